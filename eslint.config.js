@@ -1,0 +1,59 @@
+import js from '@eslint/js';
+import tseslint from 'typescript-eslint';
+
+// Dependencies point one way: controllers -> kube, metal-api, ipam-core. The pure packages never
+// reach up, and nothing imports a controller.
+const layering = {
+  'ipam-core': ['@metal-l2/*'],
+  'metal-api': ['@metal-l2/*'],
+  'metal-sim': ['@metal-l2/ipam-core', '@metal-l2/kube', '@metal-l2/ipam-controller', '@metal-l2/network-controller'],
+  kube: ['@metal-l2/*'],
+  'ipam-controller': ['@metal-l2/network-controller', '@metal-l2/metal-sim', '@metal-l2/local-control-plane'],
+  'network-controller': ['@metal-l2/ipam-controller', '@metal-l2/metal-sim', '@metal-l2/local-control-plane'],
+};
+
+export default tseslint.config(
+  { ignores: ['**/dist/**', '**/node_modules/**', '.local/**', 'coverage/**', 'charts/**'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommendedTypeChecked,
+  {
+    languageOptions: {
+      parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
+    },
+    rules: {
+      '@typescript-eslint/no-floating-promises': 'error',
+      '@typescript-eslint/no-misused-promises': 'error',
+      '@typescript-eslint/switch-exhaustiveness-check': 'error',
+      '@typescript-eslint/consistent-type-imports': 'error',
+      '@typescript-eslint/no-non-null-assertion': 'error',
+      '@typescript-eslint/no-explicit-any': 'error',
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+      'max-params': ['error', 3],
+    },
+  },
+  ...Object.entries(layering).map(([pkg, banned]) => ({
+    files: [`packages/${pkg}/src/**/*.ts`],
+    ignores: ['**/*.test.ts'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        { patterns: [{ group: banned.filter((b) => b !== `@metal-l2/${pkg}`), message: `${pkg} must not import this package (dependencies point down)` }] },
+      ],
+    },
+  })),
+  {
+    files: ['**/*.test.ts', 'test/**/*.ts', 'packages/*/test/**/*.ts'],
+    rules: {
+      '@typescript-eslint/no-explicit-any': 'off',
+      '@typescript-eslint/no-unsafe-assignment': 'off',
+      '@typescript-eslint/no-unsafe-member-access': 'off',
+      '@typescript-eslint/no-non-null-assertion': 'off',
+      'max-params': 'off',
+    },
+  },
+  {
+    files: ['**/*.js'],
+    ...tseslint.configs.disableTypeChecked,
+    languageOptions: { globals: { process: 'readonly', console: 'readonly', URL: 'readonly' } },
+  },
+);
