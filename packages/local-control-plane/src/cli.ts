@@ -1,0 +1,74 @@
+#!/usr/bin/env node
+// `metal-l2-cluster up|down|status`: the long-lived local control plane behind `npm run cluster:up`.
+// State lives in <repo>/.local/cluster; the kubeconfig is copied to .local/kubeconfig and kubectl
+// and helm are linked into .local/bin so the README's commands work as written.
+import { copyFile, mkdir, rm, symlink } from 'node:fs/promises';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { resolveBinaries } from './binaries.js';
+import { isRunning, readControlPlaneState, startControlPlane, stopControlPlane } from './control-plane.js';
+
+const repoRoot = fileURLToPath(new URL('../../../', import.meta.url));
+const local = join(repoRoot, '.local');
+const stateDir = join(local, 'cluster');
+const kubeconfigLink = join(local, 'kubeconfig');
+const binDir = join(local, 'bin');
+
+async function up(): Promise<void> {
+  const existing = await readControlPlaneState(stateDir);
+  if (existing !== undefined && (await isRunning(existing))) {
+    console.log(`already running at ${existing.server}`);
+    printWhere(existing.logDir);
+    return;
+  }
+  if (existing !== undefined) console.log('found a stopped or partly running control plane; cleaning it up');
+  const binaries = await resolveBinaries(repoRoot);
+  const state = await startControlPlane({ binaries, stateDir });
+  await copyFile(state.kubeconfig, kubeconfigLink);
+  await mkdir(binDir, { recursive: true });
+  for (const tool of ['kubectl', 'helm', 'etcd', 'kube-apiserver', 'kube-controller-manager'] as const) {
+    const link = join(binDir, tool);
+    await rm(link, { force: true });
+    await symlink(binaries[tool], link);
+  }
+  console.log(`control plane ready at ${state.server}`);
+  printWhere(state.logDir);
+}
+
+function printWhere(logDir: string): void {
+  console.log(`kubeconfig: ${kubeconfigLink}`);
+  console.log(`tools:      ${binDir}/kubectl, ${binDir}/helm`);
+  console.log(`logs:       ${logDir}/{etcd,kube-apiserver,kube-controller-manager}.log`);
+  console.log(`try:        ${binDir}/kubectl --kubeconfig ${kubeconfigLink} get --raw /version`);
+}
+
+async function down(): Promise<void> {
+  await stopControlPlane(stateDir);
+  await rm(kubeconfigLink, { force: true });
+  console.log('control plane stopped and its data removed');
+}
+
+async function status(): Promise<void> {
+  const state = await readControlPlaneState(stateDir);
+  if (state === undefined) {
+    console.log('not running');
+    process.exitCode = 1;
+    return;
+  }
+  const running = await isRunning(state);
+  console.log(running ? `running at ${state.server}` : 'not running (stale state; `up` cleans it)');
+  if (!running) process.exitCode = 1;
+  printWhere(state.logDir);
+}
+
+const commands: Record<string, () => Promise<void>> = { up, down, status };
+const command = commands[process.argv[2] ?? ''];
+if (command === undefined) {
+  console.error('usage: metal-l2-cluster up|down|status');
+  process.exitCode = 2;
+} else {
+  command().catch((err: unknown) => {
+    console.error(err instanceof Error ? `${err.message}${err.cause instanceof Error ? `: ${err.cause.message}` : ''}` : err);
+    process.exitCode = 1;
+  });
+}

@@ -1,0 +1,186 @@
+import { generateKeyPairSync, randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Binaries } from './binaries.js';
+import { freePort } from './free-port.js';
+import { probeOnce, waitHealthy } from './health.js';
+import { renderKubeconfig } from './kubeconfig.js';
+import { isAlive, spawnLogged, stopProcess, type SpawnedProcess } from './processes.js';
+
+/** What a running control plane leaves in its state directory, so another process can find or stop it. */
+export interface ControlPlaneState {
+  readonly server: string;
+  readonly token: string;
+  readonly caData: string;
+  readonly kubeconfig: string;
+  readonly logDir: string;
+  readonly processes: readonly SpawnedProcess[];
+  readonly startedAt: string;
+  /** The process that owns this control plane; a test run's owner is the jest process. */
+  readonly ownerPid?: number;
+}
+
+export interface StartOptions {
+  readonly binaries: Binaries;
+  /** Holds etcd data, certificates, logs, the kubeconfig and state.json. Wiped on start. */
+  readonly stateDir: string;
+  readonly ownerPid?: number;
+  readonly startTimeoutMs?: number;
+}
+
+const STATE_FILE = 'state.json';
+
+/**
+ * Starts etcd, then kube-apiserver (RBAC, service-account issuer and keys, static admin token,
+ * loopback only), then kube-controller-manager with only the garbage-collector and namespace
+ * controllers, waiting for each to be healthy. Anything left in `stateDir` from an earlier run
+ * (a crash, a second start) is stopped and removed first.
+ */
+export async function startControlPlane(options: StartOptions): Promise<ControlPlaneState> {
+  const { binaries, stateDir } = options;
+  const timeoutMs = options.startTimeoutMs ?? 90_000;
+  await stopControlPlane(stateDir);
+  const pki = join(stateDir, 'pki');
+  const logDir = join(stateDir, 'logs');
+  await mkdir(pki, { recursive: true });
+  await mkdir(logDir, { recursive: true });
+
+  const token = randomBytes(24).toString('hex');
+  const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+  const saKey = join(pki, 'sa.key');
+  await writeFile(saKey, privateKey.export({ type: 'pkcs8', format: 'pem' }), { mode: 0o600 });
+  const tokenFile = join(pki, 'tokens.csv');
+  await writeFile(tokenFile, `${token},admin,admin,"system:masters"\n`, { mode: 0o600 });
+
+  const processes: SpawnedProcess[] = [];
+  const record = async (extra: Partial<ControlPlaneState> = {}): Promise<void> => {
+    const partial = { processes, logDir, startedAt: new Date().toISOString(), ownerPid: options.ownerPid, ...extra };
+    await writeFile(join(stateDir, STATE_FILE), JSON.stringify(partial, null, 2));
+  };
+
+  try {
+    const etcdPort = await freePort();
+    const etcdPeerPort = await freePort();
+    const etcdUrl = `http://127.0.0.1:${etcdPort}`;
+    const etcdLog = join(logDir, 'etcd.log');
+    const etcd = spawnLogged({
+      name: 'etcd',
+      command: binaries.etcd,
+      args: [
+        `--data-dir=${join(stateDir, 'etcd')}`,
+        `--listen-client-urls=${etcdUrl}`,
+        `--advertise-client-urls=${etcdUrl}`,
+        `--listen-peer-urls=http://127.0.0.1:${etcdPeerPort}`,
+        `--initial-advertise-peer-urls=http://127.0.0.1:${etcdPeerPort}`,
+        `--initial-cluster=default=http://127.0.0.1:${etcdPeerPort}`,
+        '--unsafe-no-fsync=true',
+        '--quota-backend-bytes=4294967296',
+        '--log-level=warn',
+      ],
+      logFile: etcdLog,
+    });
+    processes.push(etcd);
+    await record();
+    await waitHealthy({ url: `${etcdUrl}/health` }, { timeoutMs, what: 'etcd', logFile: etcdLog, isStillRunning: () => isAlive(etcd.pid) });
+
+    const apiPort = await freePort();
+    const server = `https://127.0.0.1:${apiPort}`;
+    const apiLog = join(logDir, 'kube-apiserver.log');
+    const apiserver = spawnLogged({
+      name: 'kube-apiserver',
+      command: binaries['kube-apiserver'],
+      args: [
+        `--etcd-servers=${etcdUrl}`,
+        '--bind-address=127.0.0.1',
+        '--advertise-address=127.0.0.1',
+        '--endpoint-reconciler-type=none',
+        `--secure-port=${apiPort}`,
+        `--cert-dir=${pki}`,
+        `--service-account-issuer=${server}`,
+        `--service-account-key-file=${saKey}`,
+        `--service-account-signing-key-file=${saKey}`,
+        '--service-cluster-ip-range=10.0.0.0/24',
+        '--authorization-mode=RBAC',
+        `--token-auth-file=${tokenFile}`,
+        '--disable-admission-plugins=ServiceAccount',
+        '--allow-privileged=true',
+        '--v=1',
+      ],
+      logFile: apiLog,
+    });
+    processes.push(apiserver);
+    await record();
+    await waitHealthy(
+      { url: `${server}/readyz`, token },
+      { timeoutMs, what: 'kube-apiserver', logFile: apiLog, isStillRunning: () => isAlive(apiserver.pid) },
+    );
+    // kube-apiserver self-signs its serving certificate into --cert-dir on first start; the file
+    // holds the certificate and its CA, which is what clients must trust.
+    const caData = (await readFile(join(pki, 'apiserver.crt'))).toString('base64');
+    const kubeconfig = join(stateDir, 'kubeconfig');
+    await writeFile(kubeconfig, renderKubeconfig({ server, caData, token }), { mode: 0o600 });
+
+    const kcmPort = await freePort();
+    const kcmLog = join(logDir, 'kube-controller-manager.log');
+    const kcm = spawnLogged({
+      name: 'kube-controller-manager',
+      command: binaries['kube-controller-manager'],
+      args: [
+        `--kubeconfig=${kubeconfig}`,
+        '--controllers=garbagecollector,namespace',
+        '--leader-elect=false',
+        '--bind-address=127.0.0.1',
+        `--secure-port=${kcmPort}`,
+        '--v=1',
+      ],
+      logFile: kcmLog,
+    });
+    processes.push(kcm);
+    await waitHealthy(
+      { url: `https://127.0.0.1:${kcmPort}/healthz` },
+      { timeoutMs, what: 'kube-controller-manager', logFile: kcmLog, isStillRunning: () => isAlive(kcm.pid) },
+    );
+    const state: ControlPlaneState = {
+      server,
+      token,
+      caData,
+      kubeconfig,
+      logDir,
+      processes,
+      startedAt: new Date().toISOString(),
+      ...(options.ownerPid === undefined ? {} : { ownerPid: options.ownerPid }),
+    };
+    await writeFile(join(stateDir, STATE_FILE), JSON.stringify(state, null, 2));
+    return state;
+  } catch (err: unknown) {
+    await Promise.all(processes.map((p) => stopProcess(p.pid, { graceMs: 2_000 })));
+    throw err;
+  }
+}
+
+/** Reads state.json; undefined when there is none (never started, or stopped). */
+export async function readControlPlaneState(stateDir: string): Promise<ControlPlaneState | undefined> {
+  const file = join(stateDir, STATE_FILE);
+  if (!existsSync(file)) return undefined;
+  try {
+    return JSON.parse(await readFile(file, 'utf8')) as ControlPlaneState;
+  } catch {
+    return undefined;
+  }
+}
+
+/** True when every process of the recorded control plane runs and the API server answers /readyz. */
+export async function isRunning(state: ControlPlaneState): Promise<boolean> {
+  if (state.processes.length !== 3 || !state.processes.every((p) => isAlive(p.pid))) return false;
+  return (await probeOnce({ url: `${state.server}/readyz`, token: state.token })) === 200;
+}
+
+/** Stops whatever state.json records (in reverse start order) and removes the state directory. */
+export async function stopControlPlane(stateDir: string): Promise<void> {
+  const state = await readControlPlaneState(stateDir);
+  if (state !== undefined) {
+    for (const p of [...state.processes].reverse()) await stopProcess(p.pid);
+  }
+  await rm(stateDir, { recursive: true, force: true });
+}
