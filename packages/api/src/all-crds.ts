@@ -1,0 +1,11 @@
+import type { CrdManifest } from './crd.js';
+import { poolCrds } from './ipam-pool.js';
+
+interface CrdManifestShape {
+  spec: { group: string; names: { plural: string } };
+}
+
+/** Every CRD this project owns, in the order crds/ and the chart list them. */
+export function allCrds(): (CrdManifest & CrdManifestShape)[] {
+  return [...poolCrds()] as (CrdManifest & CrdManifestShape)[];
+}

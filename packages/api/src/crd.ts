@@ -1,0 +1,71 @@
+import type { TSchema } from '@sinclair/typebox';
+
+export interface PrinterColumn {
+  readonly name: string;
+  readonly type: 'string' | 'integer' | 'number' | 'boolean' | 'date';
+  readonly jsonPath: string;
+  readonly description?: string;
+  readonly priority?: number;
+}
+
+export interface CrdSource {
+  readonly group: string;
+  readonly kind: string;
+  readonly plural: string;
+  readonly singular: string;
+  readonly listKind?: string;
+  readonly shortNames?: readonly string[];
+  readonly categories?: readonly string[];
+  readonly scope: 'Namespaced' | 'Cluster';
+  readonly labels?: Readonly<Record<string, string>>;
+  readonly versions: readonly {
+    readonly name: string;
+    readonly served: boolean;
+    readonly storage: boolean;
+    readonly schema: TSchema;
+    readonly printerColumns?: readonly PrinterColumn[];
+    readonly hasStatus: boolean;
+  }[];
+}
+
+/** A CustomResourceDefinition as plain JSON, the way crds/ and the chart carry it. */
+export type CrdManifest = Record<string, unknown>;
+
+// TypeBox marks schemas with symbol keys; a JSON round trip keeps only what Kubernetes reads.
+function plain(schema: TSchema): unknown {
+  return JSON.parse(JSON.stringify(schema)) as unknown;
+}
+
+/** Builds the CRD manifest for a kind from its schema: the one place CRD YAML comes from. */
+export function buildCrd(source: CrdSource): CrdManifest {
+  return {
+    apiVersion: 'apiextensions.k8s.io/v1',
+    kind: 'CustomResourceDefinition',
+    metadata: {
+      name: `${source.plural}.${source.group}`,
+      ...(source.labels === undefined ? {} : { labels: { ...source.labels } }),
+    },
+    spec: {
+      group: source.group,
+      names: {
+        kind: source.kind,
+        listKind: source.listKind ?? `${source.kind}List`,
+        plural: source.plural,
+        singular: source.singular,
+        ...(source.shortNames === undefined ? {} : { shortNames: [...source.shortNames] }),
+        ...(source.categories === undefined ? {} : { categories: [...source.categories] }),
+      },
+      scope: source.scope,
+      versions: source.versions.map((v) => ({
+        name: v.name,
+        served: v.served,
+        storage: v.storage,
+        ...(v.hasStatus ? { subresources: { status: {} } } : {}),
+        ...(v.printerColumns === undefined
+          ? {}
+          : { additionalPrinterColumns: [...v.printerColumns, { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' }] }),
+        schema: { openAPIV3Schema: plain(v.schema) },
+      })),
+    },
+  };
+}

@@ -1,0 +1,36 @@
+export { apiVersionOf } from './object-meta.js';
+export type { KubeObject, ObjectMeta, OwnerReference, ResourceType } from './object-meta.js';
+export { ConditionSchema, ConditionsSchema } from './condition.js';
+export type { Condition, ConditionStatus } from './condition.js';
+export { buildCrd } from './crd.js';
+export type { CrdManifest, CrdSource, PrinterColumn } from './crd.js';
+export {
+  IPAM_GROUP,
+  IPAM_VERSION,
+  InClusterIPPoolType,
+  GlobalInClusterIPPoolType,
+  poolTypes,
+  IpamFinalizers,
+  IpamAnnotations,
+  PoolConditionTypes,
+  PoolReasons,
+  PoolSpecSchema,
+  PoolStatusSchema,
+  VrfSpecSchema,
+  poolCrds,
+} from './ipam-pool.js';
+export type { InClusterIPPool, IPPool, PoolKind, PoolSpec, PoolStatus, PoolVrfStatus, VrfSpec } from './ipam-pool.js';
+export {
+  CAPI_IPAM_GROUP,
+  CAPI_IPAM_VERSIONS,
+  CAPI_CORE_GROUP,
+  CAPI_CORE_VERSIONS,
+  ipAddressClaimType,
+  ipAddressType,
+  clusterType,
+  CapiLabels,
+  CapiAnnotations,
+  ClaimReasons,
+} from './capi.js';
+export type { CapiIpamVersion, CapiCoreVersion, ClaimReason, IPAddressClaim, IPAddress, Cluster, PoolReference, V1Beta1Condition } from './capi.js';
+export { allCrds } from './all-crds.js';
