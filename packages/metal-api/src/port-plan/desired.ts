@@ -1,0 +1,204 @@
+// What the user asks for, checked against the device it is meant for: defaults filled in, vxlan
+// numbers resolved to the VLANs of the device's metro, and every rule the Metal API would enforce
+// (or that would leave the machine unreachable) reported as an issue before any call is made.
+
+import type { VirtualNetwork } from '../types.js';
+import { PORT_PLAN_ISSUE_CODES } from './issues.js';
+import type { PortPlanIssue } from './issues.js';
+import { sortVlans } from './port-state.js';
+import type { ObservedPort, PortSettings, VlanRef } from './port-state.js';
+
+/** One port as a MachineNetworkTemplate describes it, with VLANs by vxlan. */
+export interface DesiredPort {
+  /** The Metal port name: bond0, eth0, eth1, ... */
+  name: string;
+  /**
+   * Bond ports: whether the bond is up (false = layer2-individual). Physical ports: whether the
+   * port stays in its bond (false on eth1 = hybrid). Defaults: true on bond ports; a physical
+   * port follows its bond.
+   */
+  bonded?: boolean;
+  /** Bond ports only: layer 2 (the port loses its public addresses). Default false. */
+  layer2?: boolean;
+  /** vxlan numbers of the VLANs to assign. Default none. */
+  vlans?: readonly number[];
+  /** vxlan of the native (untagged) VLAN; must be one of `vlans`. */
+  nativeVlan?: number;
+}
+
+export interface ResolveContext {
+  /** The project's VLANs, any metro. */
+  virtualNetworks: readonly VirtualNetwork[];
+  /** The device's metro code; needed only when VLANs are asked for. */
+  metro: string | undefined;
+}
+
+/**
+ * Desired settings for every observed port, keyed by port name: ports the input does not mention
+ * get the defaults (bond ports bonded in layer 3 without VLANs, physical ports following their
+ * bond), which is how a freshly provisioned server looks.
+ */
+export function resolveDesired(
+  desired: readonly DesiredPort[],
+  observed: readonly ObservedPort[],
+  context: ResolveContext,
+): { settings: Map<string, PortSettings>; issues: PortPlanIssue[] } {
+  const issues: PortPlanIssue[] = [];
+  const specs = indexSpecs(desired, observed, issues);
+  const settings = new Map<string, PortSettings>();
+
+  // Bond ports first: physical ports default to their bond's setting.
+  for (const port of observed.filter((p) => p.isBond)) {
+    const spec = specs.get(port.name);
+    const bonded = spec?.port.bonded ?? true;
+    const layer2 = spec?.port.layer2 ?? false;
+    settings.set(port.name, { bonded, layer2, ...resolveVlans(spec, context, issues) });
+  }
+  for (const port of observed.filter((p) => !p.isBond)) {
+    const spec = specs.get(port.name);
+    const bond = port.bondName === undefined ? undefined : settings.get(port.bondName);
+    const bonded = spec?.port.bonded ?? bond?.bonded ?? false;
+    settings.set(port.name, { bonded, layer2: false, ...resolveVlans(spec, context, issues) });
+  }
+
+  for (const port of observed) {
+    const setting = settings.get(port.name);
+    if (setting !== undefined) checkPort({ port, setting, spec: specs.get(port.name), observed, settings }, issues);
+  }
+  return { settings, issues };
+}
+
+interface IndexedSpec {
+  port: DesiredPort;
+  path: string;
+}
+
+function indexSpecs(desired: readonly DesiredPort[], observed: readonly ObservedPort[], issues: PortPlanIssue[]): Map<string, IndexedSpec> {
+  const specs = new Map<string, IndexedSpec>();
+  desired.forEach((port, index) => {
+    const path = `desired[${index}]`;
+    if (specs.has(port.name)) {
+      issues.push({ code: PORT_PLAN_ISSUE_CODES.duplicatePort, path: `${path}.name`, message: `port ${port.name} is listed twice` });
+      return;
+    }
+    if (!observed.some((p) => p.name === port.name)) {
+      const names = observed.map((p) => p.name).join(', ');
+      issues.push({
+        code: PORT_PLAN_ISSUE_CODES.unknownPort,
+        path: `${path}.name`,
+        message: `the device has no port ${port.name} (it has ${names === '' ? 'none' : names})`,
+      });
+      return;
+    }
+    specs.set(port.name, { port, path });
+  });
+  return specs;
+}
+
+function resolveVlans(
+  spec: IndexedSpec | undefined,
+  context: ResolveContext,
+  issues: PortPlanIssue[],
+): Pick<PortSettings, 'vlans' | 'nativeVlan'> {
+  if (spec === undefined) return { vlans: [], nativeVlan: undefined };
+  const vxlans = spec.port.vlans ?? [];
+  const vlans: VlanRef[] = [];
+  vxlans.forEach((vxlan, index) => {
+    const path = `${spec.path}.vlans[${index}]`;
+    if (vxlans.indexOf(vxlan) !== index) {
+      issues.push({ code: PORT_PLAN_ISSUE_CODES.duplicateVlan, path, message: `VLAN ${vxlan} is listed twice on ${spec.port.name}` });
+      return;
+    }
+    const vlan = findVlan(vxlan, context, { path, issues });
+    if (vlan !== undefined) vlans.push(vlan);
+  });
+  const native = spec.port.nativeVlan;
+  return {
+    vlans: sortVlans(vlans),
+    nativeVlan: native === undefined ? undefined : vlans.find((v) => v.vxlan === native),
+  };
+}
+
+function findVlan(vxlan: number, context: ResolveContext, at: { path: string; issues: PortPlanIssue[] }): VlanRef | undefined {
+  if (context.metro === undefined) {
+    at.issues.push({
+      code: PORT_PLAN_ISSUE_CODES.incompleteDevice,
+      path: 'device.metro',
+      message: `the device's metro is unknown, so VLAN ${vxlan} cannot be resolved`,
+    });
+    return undefined;
+  }
+  const metro = context.metro.toLowerCase();
+  const sameVxlan = context.virtualNetworks.filter((vn) => vn.vxlan === vxlan && vn.id !== undefined);
+  const local = sameVxlan.find((vn) => metroOf(vn) === metro);
+  if (local?.id !== undefined) return { id: local.id, vxlan };
+  if (sameVxlan.length > 0) {
+    const elsewhere = [...new Set(sameVxlan.map(metroOf))].join(', ');
+    at.issues.push({
+      code: PORT_PLAN_ISSUE_CODES.vlanInOtherMetro,
+      path: at.path,
+      message: `VLAN ${vxlan} exists in ${elsewhere}, not in the device's metro ${metro}`,
+    });
+    return undefined;
+  }
+  at.issues.push({ code: PORT_PLAN_ISSUE_CODES.vlanNotFound, path: at.path, message: `the project has no VLAN ${vxlan}` });
+  return undefined;
+}
+
+function metroOf(vn: VirtualNetwork): string {
+  return (vn.metro_code ?? vn.metro?.code ?? '').toLowerCase();
+}
+
+interface PortCheck {
+  port: ObservedPort;
+  setting: PortSettings;
+  spec: IndexedSpec | undefined;
+  observed: readonly ObservedPort[];
+  settings: ReadonlyMap<string, PortSettings>;
+}
+
+function checkPort(c: PortCheck, issues: PortPlanIssue[]): void {
+  const { port, setting, spec } = c;
+  const at = (field: string): string => (spec === undefined ? `device.ports.${port.name}` : `${spec.path}.${field}`);
+  const add = (code: PortPlanIssue['code'], field: string, message: string): void => {
+    issues.push({ code, path: at(field), message });
+  };
+
+  if (port.isBond) {
+    const members = c.observed.filter((p) => p.bondName === port.name);
+    const bondedMembers = members.filter((m) => c.settings.get(m.name)?.bonded === true);
+    if (!setting.layer2 && (!setting.bonded || (members.length > 0 && bondedMembers.length === 0))) {
+      add(PORT_PLAN_ISSUE_CODES.layer3PortUnbonded, 'bonded', `${port.name} stays in layer 3, so it must stay bonded with at least one port`);
+    }
+    if (!setting.bonded && setting.vlans.length > 0) {
+      add(PORT_PLAN_ISSUE_CODES.vlanOnUnbondedBond, 'vlans', `${port.name} is disbonded: assign its VLANs to its physical ports`);
+    }
+    if (!setting.layer2 && setting.nativeVlan !== undefined) {
+      add(PORT_PLAN_ISSUE_CODES.nativeVlanOnLayer3Port, 'nativeVlan', `${port.name} stays in layer 3, so it can carry tagged VLANs only`);
+    }
+  } else {
+    if (spec?.port.layer2 === true) {
+      add(PORT_PLAN_ISSUE_CODES.layer2OnNonBondPort, 'layer2', `${port.name} is not a bond port: only bond ports convert to layer 2`);
+    }
+    const bond = port.bondName === undefined ? undefined : c.settings.get(port.bondName);
+    if (setting.bonded && bond?.bonded !== true) {
+      const why = port.bondName === undefined ? 'belongs to no bond' : `belongs to ${port.bondName}, which is disbonded`;
+      add(PORT_PLAN_ISSUE_CODES.bondedPortWithoutBond, 'bonded', `${port.name} cannot be bonded: it ${why}`);
+    }
+    if (setting.bonded && setting.vlans.length > 0) {
+      add(PORT_PLAN_ISSUE_CODES.vlanOnBondedMember, 'vlans', `${port.name} stays bonded: assign its VLANs to ${port.bondName ?? 'the bond port'}`);
+    }
+  }
+
+  const native = spec?.port.nativeVlan;
+  if (native !== undefined && !(spec?.port.vlans ?? []).includes(native)) {
+    add(PORT_PLAN_ISSUE_CODES.nativeVlanNotAssigned, 'nativeVlan', `native VLAN ${native} is not among the VLANs of ${port.name}`);
+  } else if (native !== undefined && (spec?.port.vlans ?? []).length < 2) {
+    add(PORT_PLAN_ISSUE_CODES.nativeVlanNeedsTwoVlans, 'nativeVlan', `a native VLAN needs at least two VLANs on ${port.name}`);
+  }
+
+  const leavesBond = port.bonded && !setting.bonded;
+  if (leavesBond && port.disbondSupported === false) {
+    add(PORT_PLAN_ISSUE_CODES.disbondNotSupported, 'bonded', `${port.name} does not support leaving its bond`);
+  }
+}

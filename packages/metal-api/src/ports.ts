@@ -1,0 +1,210 @@
+// Ports: everything that changes a machine's network mode. Bond ports (bond0) convert between
+// layer 3 and layer 2 and bond or disbond their members; any port takes VLANs, one at a time
+// (assign/unassign) or as an asynchronous batch that is polled to completion.
+//
+// The actions here are retried after 5xx and timeouts although they are POSTs: repeating one ends
+// in the same port state or in a 422 ("already assigned"), after which the caller re-reads the
+// port and plans again, so no duplicate object can come of it. Creating a batch is the exception:
+// it makes a new batch object each time.
+
+import { itemsOf, objectWithId } from './decode.js';
+import { includeQuery, signalOf } from './request-options.js';
+import type { CallOptions, IncludeOptions } from './request-options.js';
+import { apiPath } from './transport.js';
+import type { MetalTransport } from './transport.js';
+import type {
+  Port,
+  PortConvertLayer3RequestIp,
+  PortVlanAssignment,
+  PortVlanAssignmentBatch,
+  PortVlanAssignmentBatchCreateInput,
+} from './types.js';
+
+export const PORT_OPERATIONS = {
+  get: 'findPortById',
+  assign: 'assignPort',
+  unassign: 'unassignPort',
+  createVlanAssignmentBatch: 'createPortVlanAssignmentBatch',
+  getVlanAssignmentBatch: 'findPortVlanAssignmentBatchByPortIdAndBatchId',
+  listVlanAssignmentBatches: 'findPortVlanAssignmentBatches',
+  listVlanAssignments: 'findPortVlanAssignments',
+  assignNativeVlan: 'assignNativeVlan',
+  deleteNativeVlan: 'deleteNativeVlan',
+  bond: 'bondPort',
+  disbond: 'disbondPort',
+  convertLayer2: 'convertLayer2',
+  convertLayer3: 'convertLayer3',
+} as const;
+
+/** Ask for these when reading a port, or VLANs come back as bare `{href}` links. */
+export const PORT_VLAN_INCLUDES: readonly string[] = ['virtual_networks', 'native_virtual_network'];
+
+/**
+ * The addresses a port gets back when it returns to layer 3: public IPv4, private IPv4 (the API
+ * requires it) and public IPv6, as a freshly provisioned server has.
+ */
+export const DEFAULT_LAYER3_REQUEST_IPS: readonly PortConvertLayer3RequestIp[] = [
+  { address_family: 4, public: true },
+  { address_family: 4, public: false },
+  { address_family: 6, public: true },
+];
+
+export interface BondOptions extends IncludeOptions {
+  /** Bond every member of the bond (`bulk_enable=true`), not only this port. */
+  bulk?: boolean;
+}
+
+export interface ConvertLayer3Options extends IncludeOptions {
+  requestIps?: readonly PortConvertLayer3RequestIp[];
+}
+
+export interface ConvertLayer2Options extends IncludeOptions {
+  /** Optionally assign this VLAN (UUID or number) as part of the conversion. */
+  vnid?: string;
+}
+
+export interface PortsApi {
+  /** `GET /ports/{id}` (findPortById); pass `include: PORT_VLAN_INCLUDES` for VLAN details. */
+  get(id: string, options?: IncludeOptions): Promise<Port>;
+  /** `POST /ports/{id}/assign` (assignPort); `vnid` is a VLAN UUID or number. */
+  assign(id: string, vnid: string, options?: IncludeOptions): Promise<Port>;
+  /** `POST /ports/{id}/unassign` (unassignPort). */
+  unassign(id: string, vnid: string, options?: IncludeOptions): Promise<Port>;
+  /** `POST /ports/{id}/vlan-assignments/batches` (createPortVlanAssignmentBatch); poll the result. */
+  createVlanAssignmentBatch(
+    id: string,
+    input: PortVlanAssignmentBatchCreateInput,
+    options?: IncludeOptions,
+  ): Promise<PortVlanAssignmentBatch>;
+  /** `GET /ports/{id}/vlan-assignments/batches/{batch_id}`. */
+  getVlanAssignmentBatch(id: string, batchId: string, options?: IncludeOptions): Promise<PortVlanAssignmentBatch>;
+  /** `GET /ports/{id}/vlan-assignments/batches` (findPortVlanAssignmentBatches; not paginated). */
+  listVlanAssignmentBatches(id: string, options?: CallOptions): Promise<PortVlanAssignmentBatch[]>;
+  /** `GET /ports/{id}/vlan-assignments` (findPortVlanAssignments; not paginated). */
+  listVlanAssignments(id: string, options?: CallOptions): Promise<PortVlanAssignment[]>;
+  /** `POST /ports/{id}/native-vlan?vnid=` (assignNativeVlan); the VLAN must already be assigned. */
+  assignNativeVlan(id: string, vnid: string, options?: IncludeOptions): Promise<Port>;
+  /** `DELETE /ports/{id}/native-vlan` (deleteNativeVlan). */
+  deleteNativeVlan(id: string, options?: IncludeOptions): Promise<Port>;
+  /** `POST /ports/{id}/bond` (bondPort). */
+  bond(id: string, options?: BondOptions): Promise<Port>;
+  /** `POST /ports/{id}/disbond` (disbondPort); `bulk` sends `bulk_disable=true`. */
+  disbond(id: string, options?: BondOptions): Promise<Port>;
+  /** `POST /ports/{id}/convert/layer-2` (convertLayer2): the bond port loses its IP assignments. */
+  convertLayer2(id: string, options?: ConvertLayer2Options): Promise<Port>;
+  /** `POST /ports/{id}/convert/layer-3` (convertLayer3): VLANs must be unassigned first. */
+  convertLayer3(id: string, options?: ConvertLayer3Options): Promise<Port>;
+}
+
+const port = objectWithId<Port>('port');
+const batch = objectWithId<PortVlanAssignmentBatch>('VLAN assignment batch');
+
+/** A POST on a port that answers with the port. */
+interface PortAction {
+  operation: string;
+  path: string;
+  options: IncludeOptions | undefined;
+  query?: Record<string, string | boolean | undefined>;
+  body?: unknown;
+}
+
+export function createPortsApi(transport: MetalTransport): PortsApi {
+  const action = (a: PortAction): Promise<Port> =>
+    transport.send({
+      operation: a.operation,
+      method: 'POST',
+      path: a.path,
+      query: { ...includeQuery(a.options), ...a.query },
+      ...(a.body === undefined ? {} : { body: a.body }),
+      decode: port,
+      isIdempotent: true,
+      ...signalOf(a.options),
+    });
+
+  return {
+    get: (id, options) =>
+      transport.send({
+        operation: PORT_OPERATIONS.get,
+        method: 'GET',
+        path: apiPath`/ports/${id}`,
+        query: includeQuery(options),
+        decode: port,
+        ...signalOf(options),
+      }),
+
+    assign: (id, vnid, options) => action({ operation: PORT_OPERATIONS.assign, path: apiPath`/ports/${id}/assign`, options, body: { vnid } }),
+
+    unassign: (id, vnid, options) =>
+      action({ operation: PORT_OPERATIONS.unassign, path: apiPath`/ports/${id}/unassign`, options, body: { vnid } }),
+
+    createVlanAssignmentBatch: (id, input, options) =>
+      transport.send({
+        operation: PORT_OPERATIONS.createVlanAssignmentBatch,
+        method: 'POST',
+        path: apiPath`/ports/${id}/vlan-assignments/batches`,
+        query: includeQuery(options),
+        body: input,
+        decode: batch,
+        ...signalOf(options),
+      }),
+
+    getVlanAssignmentBatch: (id, batchId, options) =>
+      transport.send({
+        operation: PORT_OPERATIONS.getVlanAssignmentBatch,
+        method: 'GET',
+        path: apiPath`/ports/${id}/vlan-assignments/batches/${batchId}`,
+        query: includeQuery(options),
+        decode: batch,
+        ...signalOf(options),
+      }),
+
+    listVlanAssignmentBatches: (id, options) =>
+      transport.send({
+        operation: PORT_OPERATIONS.listVlanAssignmentBatches,
+        method: 'GET',
+        path: apiPath`/ports/${id}/vlan-assignments/batches`,
+        decode: itemsOf<PortVlanAssignmentBatch>('batches', 'VLAN assignment batch list'),
+        ...signalOf(options),
+      }),
+
+    listVlanAssignments: (id, options) =>
+      transport.send({
+        operation: PORT_OPERATIONS.listVlanAssignments,
+        method: 'GET',
+        path: apiPath`/ports/${id}/vlan-assignments`,
+        decode: itemsOf<PortVlanAssignment>('vlan_assignments', 'VLAN assignment list'),
+        ...signalOf(options),
+      }),
+
+    assignNativeVlan: (id, vnid, options) =>
+      action({ operation: PORT_OPERATIONS.assignNativeVlan, path: apiPath`/ports/${id}/native-vlan`, options, query: { vnid } }),
+
+    deleteNativeVlan: (id, options) =>
+      transport.send({
+        operation: PORT_OPERATIONS.deleteNativeVlan,
+        method: 'DELETE',
+        path: apiPath`/ports/${id}/native-vlan`,
+        query: includeQuery(options),
+        decode: port,
+        ...signalOf(options),
+      }),
+
+    bond: (id, options) =>
+      action({ operation: PORT_OPERATIONS.bond, path: apiPath`/ports/${id}/bond`, options, query: { bulk_enable: options?.bulk } }),
+
+    disbond: (id, options) =>
+      action({ operation: PORT_OPERATIONS.disbond, path: apiPath`/ports/${id}/disbond`, options, query: { bulk_disable: options?.bulk } }),
+
+    // The spec gives convert/layer-2 the PortAssignInput body; an empty object is what the
+    // Terraform provider sends when no VLAN goes with the conversion.
+    convertLayer2: (id, options) =>
+      action({ operation: PORT_OPERATIONS.convertLayer2, path: apiPath`/ports/${id}/convert/layer-2`, options, 
+        body: options?.vnid === undefined ? {} : { vnid: options.vnid },
+      }),
+
+    convertLayer3: (id, options) =>
+      action({ operation: PORT_OPERATIONS.convertLayer3, path: apiPath`/ports/${id}/convert/layer-3`, options, 
+        body: { request_ips: options?.requestIps ?? DEFAULT_LAYER3_REQUEST_IPS },
+      }),
+  };
+}
