@@ -1,0 +1,197 @@
+// Fault injection: rules that make matching calls answer 429 with Retry-After, answer 5xx, wait
+// first, or drop the connection. Rules match by operationId and/or method and path pattern, and
+// fire always, with a probability (dice from a PRNG seeded like the ids, so a seeded run fails the
+// same calls every time), for the next N matching calls, or both.
+
+import { Prng } from './ids.js';
+
+export type FaultKind = 'rate-limit' | 'server-error' | 'latency' | 'drop';
+
+export interface FaultRuleInput {
+  readonly fault: FaultKind;
+  /** Match the spec's operationId (e.g. `assignPort`). */
+  readonly operationId?: string;
+  /** Match the HTTP method. */
+  readonly method?: string;
+  /**
+   * Match the path below `/metal/v1` (or the full path for other paths, e.g. `/metadata/**`):
+   * `*` or `{name}` is one segment, `**` any rest, so spec templates paste as is.
+   */
+  readonly path?: string;
+  /** server-error: the status, 500-599 (default 500). */
+  readonly status?: number;
+  /** rate-limit: the Retry-After value in seconds (default 1). */
+  readonly retryAfterSeconds?: number;
+  /** latency: how long to wait before answering, in real milliseconds (default 1000). */
+  readonly latencyMs?: number;
+  /** Fire with this probability (0-1) on each matching call. */
+  readonly probability?: number;
+  /** Fire on the next N matching calls only, then the rule is spent. */
+  readonly times?: number;
+  /** rate-limit/server-error: answer with an HTML page, as a load balancer in front of the API does. */
+  readonly html?: boolean;
+}
+
+export interface FaultRule extends FaultRuleInput {
+  readonly id: string;
+  /** Matching calls seen. */
+  matched: number;
+  /** Calls it fired on. */
+  fired: number;
+  /** Firings left when `times` was given. */
+  remaining: number | undefined;
+}
+
+export type TerminalFault =
+  | { readonly kind: 'rate-limit'; readonly ruleId: string; readonly retryAfterSeconds: number; readonly html: boolean }
+  | { readonly kind: 'server-error'; readonly ruleId: string; readonly status: number; readonly html: boolean }
+  | { readonly kind: 'drop'; readonly ruleId: string };
+
+export interface FaultDecision {
+  /** Total injected wait before the answer (latency rules add up). */
+  readonly latencyMs: number;
+  readonly latencyRuleIds: readonly string[];
+  /** The answer that replaces the real one, if any. */
+  readonly terminal: TerminalFault | undefined;
+}
+
+export interface FaultTarget {
+  readonly operationId: string | undefined;
+  readonly method: string;
+  /** Path below /metal/v1 for API calls; the full path otherwise. */
+  readonly path: string;
+}
+
+export class FaultSpecError extends Error {
+  override readonly name = 'FaultSpecError';
+}
+
+const KINDS: readonly FaultKind[] = ['rate-limit', 'server-error', 'latency', 'drop'];
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** Checks one rule as read from JSON/YAML (admin endpoint body, --faults file). */
+export function parseFaultRule(raw: unknown, where = 'fault'): FaultRuleInput {
+  if (!isRecord(raw)) throw new FaultSpecError(`${where} must be an object`);
+  const fault = raw['fault'];
+  if (typeof fault !== 'string' || !KINDS.includes(fault as FaultKind)) throw new FaultSpecError(`${where}.fault must be one of ${KINDS.join(', ')}`);
+  const out: Record<string, unknown> = { fault };
+  for (const key of ['operationId', 'method', 'path'] as const) {
+    const v = raw[key];
+    if (v === undefined) continue;
+    if (typeof v !== 'string' || v === '') throw new FaultSpecError(`${where}.${key} must be a non-empty string`);
+    out[key] = key === 'method' ? v.toUpperCase() : v;
+  }
+  const numbers: Record<string, [number, number]> = {
+    status: [500, 599],
+    retryAfterSeconds: [0, 86_400],
+    latencyMs: [0, 600_000],
+    probability: [0, 1],
+    times: [1, Number.MAX_SAFE_INTEGER],
+  };
+  for (const [key, [min, max]] of Object.entries(numbers)) {
+    const v = raw[key];
+    if (v === undefined) continue;
+    if (typeof v !== 'number' || Number.isNaN(v) || v < min || v > max || (key !== 'probability' && !Number.isInteger(v))) {
+      throw new FaultSpecError(`${where}.${key} must be a number from ${min} to ${max}`);
+    }
+    out[key] = v;
+  }
+  if (raw['html'] !== undefined) {
+    if (typeof raw['html'] !== 'boolean') throw new FaultSpecError(`${where}.html must be a boolean`);
+    out['html'] = raw['html'];
+  }
+  return out as unknown as FaultRuleInput;
+}
+
+/** A list of rules, or `{faults: [...]}`, or one rule. */
+export function parseFaultRules(doc: unknown): FaultRuleInput[] {
+  const list = Array.isArray(doc) ? doc : isRecord(doc) && Array.isArray(doc['faults']) ? doc['faults'] : [doc];
+  return list.map((r: unknown, i: number) => parseFaultRule(r, `faults[${i}]`));
+}
+
+function matchesPath(pattern: string, path: string): boolean {
+  const want = pattern.split('/').filter((s) => s !== '');
+  const got = path.split('/').filter((s) => s !== '');
+  for (let i = 0; i < want.length; i++) {
+    const w = want[i];
+    if (w === '**') return true;
+    const g = got[i];
+    if (g === undefined) return false;
+    if (w === '*' || (w?.startsWith('{') === true && w.endsWith('}'))) continue;
+    if (w !== g) return false;
+  }
+  return want.length === got.length;
+}
+
+export class FaultInjector {
+  private readonly prng: Prng;
+  private rules: FaultRule[] = [];
+  private nextId = 1;
+
+  constructor(seed: string) {
+    this.prng = new Prng(`${seed}:faults`);
+  }
+
+  add(input: FaultRuleInput): FaultRule {
+    const rule: FaultRule = { ...parseFaultRule(input), id: `fault-${this.nextId++}`, matched: 0, fired: 0, remaining: input.times };
+    this.rules.push(rule);
+    return rule;
+  }
+
+  list(): readonly FaultRule[] {
+    return this.rules;
+  }
+
+  remove(id: string): boolean {
+    const before = this.rules.length;
+    this.rules = this.rules.filter((r) => r.id !== id);
+    return this.rules.length !== before;
+  }
+
+  clear(): void {
+    this.rules = [];
+  }
+
+  /** Decides what happens to one call; counts matches and firings. */
+  decide(target: FaultTarget): FaultDecision {
+    let latencyMs = 0;
+    const latencyRuleIds: string[] = [];
+    let terminal: TerminalFault | undefined;
+    for (const rule of this.rules) {
+      if (!this.matches(rule, target)) continue;
+      // A latency rule stacks; once a terminal fault is chosen, later terminal rules do not roll.
+      if (rule.fault !== 'latency' && terminal !== undefined) continue;
+      rule.matched++;
+      if (rule.remaining !== undefined && rule.remaining <= 0) continue;
+      if (rule.probability !== undefined && this.prng.nextFloat() >= rule.probability) continue;
+      rule.fired++;
+      if (rule.remaining !== undefined) rule.remaining--;
+      switch (rule.fault) {
+        case 'latency':
+          latencyMs += rule.latencyMs ?? 1000;
+          latencyRuleIds.push(rule.id);
+          break;
+        case 'rate-limit':
+          terminal = { kind: 'rate-limit', ruleId: rule.id, retryAfterSeconds: rule.retryAfterSeconds ?? 1, html: rule.html ?? false };
+          break;
+        case 'server-error':
+          terminal = { kind: 'server-error', ruleId: rule.id, status: rule.status ?? 500, html: rule.html ?? false };
+          break;
+        case 'drop':
+          terminal = { kind: 'drop', ruleId: rule.id };
+          break;
+      }
+    }
+    return { latencyMs, latencyRuleIds, terminal };
+  }
+
+  private matches(rule: FaultRule, t: FaultTarget): boolean {
+    if (rule.operationId !== undefined && rule.operationId !== t.operationId) return false;
+    if (rule.method !== undefined && rule.method !== t.method) return false;
+    if (rule.path !== undefined && !matchesPath(rule.path, t.path)) return false;
+    return true;
+  }
+}

@@ -1,0 +1,149 @@
+import { param, requireDevice, requireProject } from '../access.js';
+import { unprocessable } from '../errors.js';
+import { json, noContent, route, type RouteContext, type RouteDef } from '../http.js';
+import {
+  bodyFields,
+  optBoolean,
+  optInteger,
+  optList,
+  optRecord,
+  optString,
+  optStringArray,
+  queryList,
+  reqString,
+  type Fields,
+} from '../input.js';
+import { paginate, readPage } from '../pagination.js';
+import { renderDevice, renderEvent } from '../render/device.js';
+import { renderSpecMetadata } from '../render/metadata.js';
+import { PoolExhaustedError, type AddressRequest } from '../store.js';
+
+const BILLING_CYCLES = ['hourly', 'daily', 'monthly', 'yearly'];
+
+/** The default the spec gives `ip_addresses`: public IPv4, private IPv4, public IPv6. */
+export const DEFAULT_ADDRESSES: readonly AddressRequest[] = [
+  { family: 4, public: true, prefix: 31 },
+  { family: 4, public: false, prefix: 31 },
+  { family: 6, public: true, prefix: 127 },
+];
+
+/** `ip_addresses` of a device create (also `request_ips` of a layer-3 conversion). */
+export function readAddressRequests(list: readonly Fields[] | undefined, opts: { readonly requirePrivate: boolean }): AddressRequest[] {
+  if (list === undefined) return [...DEFAULT_ADDRESSES];
+  const out = list.map((f): AddressRequest => {
+    const family = optInteger(f, 'address_family') ?? 4;
+    if (family !== 4 && family !== 6) throw unprocessable('address_family must be 4 or 6');
+    const isPublic = optBoolean(f, 'public') ?? true;
+    if (family === 6 && !isPublic) throw unprocessable('private IPv6 addresses are not offered');
+    const [min, max] = family === 4 ? [28, 31] : [124, 127];
+    const prefix = optInteger(f, 'cidr') ?? max;
+    if (prefix < min || prefix > max) throw unprocessable(`cidr for IPv${family} must be between ${min} and ${max}`);
+    return { family, public: isPublic, prefix };
+  });
+  if (opts.requirePrivate && !out.some((a) => a.family === 4 && !a.public)) {
+    throw unprocessable('a private IPv4 address is required');
+  }
+  return out;
+}
+
+function include(ctx: RouteContext): Set<string> {
+  return queryList(ctx.req.query, 'include');
+}
+
+function createDevice(ctx: RouteContext) {
+  const project = requireProject(ctx, param(ctx, 'id'));
+  const f = bodyFields(ctx.req);
+  if (f['facility'] !== undefined && f['metro'] === undefined) {
+    throw unprocessable('facility-based provisioning is not offered by this simulator; give a metro');
+  }
+  const metroRef = reqString(f, 'metro');
+  const metro = metroRef === 'any' ? [...ctx.store.metros.values()][0] : ctx.store.metroByRef(metroRef);
+  if (metro === undefined) throw unprocessable(`metro ${metroRef} not found`);
+  const planSlug = reqString(f, 'plan');
+  const plan = ctx.store.plans.get(planSlug);
+  if (plan === undefined) throw unprocessable(`plan ${planSlug} is not available in metro ${metro.code}`);
+  const billingCycle = optString(f, 'billing_cycle') ?? 'hourly';
+  if (!BILLING_CYCLES.includes(billingCycle)) throw unprocessable(`billing_cycle must be one of ${BILLING_CYCLES.join(', ')}`);
+  try {
+    const device = ctx.store.createDevice({
+      projectId: project.id,
+      plan,
+      metro,
+      operatingSystem: reqString(f, 'operating_system'),
+      hostname: optString(f, 'hostname'),
+      description: optString(f, 'description') ?? '',
+      billingCycle,
+      userdata: optString(f, 'userdata') ?? '',
+      customdata: optRecord(f, 'customdata') ?? {},
+      tags: optStringArray(f, 'tags') ?? [],
+      locked: optBoolean(f, 'locked') ?? false,
+      networkFrozen: optBoolean(f, 'network_frozen') ?? false,
+      addresses: readAddressRequests(optList(f, 'ip_addresses'), { requirePrivate: true }),
+    });
+    return json(201, renderDevice(ctx.store, device, include(ctx)));
+  } catch (err: unknown) {
+    if (err instanceof PoolExhaustedError) throw unprocessable(err.message);
+    throw err;
+  }
+}
+
+function updateDevice(ctx: RouteContext) {
+  const device = requireDevice(ctx, param(ctx, 'id'));
+  const f = bodyFields(ctx.req);
+  const hostname = optString(f, 'hostname');
+  const description = optString(f, 'description');
+  const userdata = optString(f, 'userdata');
+  const tags = optStringArray(f, 'tags');
+  const customdata = optRecord(f, 'customdata');
+  const locked = optBoolean(f, 'locked');
+  const frozen = optBoolean(f, 'network_frozen');
+  const billing = optString(f, 'billing_cycle');
+  if (billing !== undefined && !BILLING_CYCLES.includes(billing)) throw unprocessable(`billing_cycle must be one of ${BILLING_CYCLES.join(', ')}`);
+  if (hostname !== undefined) device.hostname = hostname;
+  if (description !== undefined) device.description = description;
+  if (userdata !== undefined) device.userdata = userdata;
+  if (tags !== undefined) device.tags = tags;
+  if (customdata !== undefined) device.customdata = customdata;
+  if (locked !== undefined) device.locked = locked;
+  if (frozen !== undefined) device.networkFrozen = frozen;
+  if (billing !== undefined) device.billingCycle = billing;
+  device.updatedAt = ctx.store.nowIso();
+  ctx.store.emit({ kind: 'device', action: 'updated', deviceId: device.id });
+  return json(200, renderDevice(ctx.store, device, include(ctx)));
+}
+
+export const deviceRoutes: readonly RouteDef[] = [
+  route('findProjectDevices', 'GET /projects/{id}/devices', (ctx) => {
+    const project = requireProject(ctx, param(ctx, 'id'));
+    const q = ctx.req.query;
+    const matches = [...ctx.store.devices.values()].filter(
+      (d) =>
+        d.projectId === project.id &&
+        (q.get('hostname') === null || d.hostname === q.get('hostname')) &&
+        (q.get('metro') === null || d.metroCode === q.get('metro')?.toLowerCase()) &&
+        (q.get('tag') === null || d.tags.includes(q.get('tag') ?? '')) &&
+        (q.get('search') === null || d.hostname.includes(q.get('search') ?? '') || d.id === q.get('search')),
+    );
+    const page = paginate(matches, ctx.req, readPage(ctx.req, { perPage: 10, maxPerPage: 1000 }));
+    return json(200, { devices: page.items.map((d) => renderDevice(ctx.store, d, include(ctx))), meta: page.meta });
+  }),
+  route('createDevice', 'POST /projects/{id}/devices', createDevice),
+  route('findDeviceById', 'GET /devices/{id}', (ctx) => json(200, renderDevice(ctx.store, requireDevice(ctx, param(ctx, 'id')), include(ctx)))),
+  route('updateDevice', 'PUT /devices/{id}', updateDevice),
+  route('deleteDevice', 'DELETE /devices/{id}', (ctx) => {
+    const device = requireDevice(ctx, param(ctx, 'id'));
+    if (device.locked) throw unprocessable(`device ${device.hostname} is locked; unlock it before deleting`);
+    ctx.store.deleteDevice(device);
+    return noContent();
+  }),
+  route('findDeviceEvents', 'GET /devices/{id}/events', (ctx) => {
+    const device = requireDevice(ctx, param(ctx, 'id'));
+    const newestFirst = [...device.events].reverse();
+    const page = paginate(newestFirst, ctx.req, readPage(ctx.req, { perPage: 10, maxPerPage: 1000 }));
+    return json(200, { events: page.items.map((e) => renderEvent(device, e)), meta: page.meta });
+  }),
+  route('findDeviceMetadataByID', 'GET /devices/{id}/metadata', (ctx) =>
+    json(200, renderSpecMetadata(ctx.store, requireDevice(ctx, param(ctx, 'id')))),
+  ),
+  route('findDeviceUserdataByID', 'GET /devices/{id}/userdata', (ctx) => json(200, { userdata: requireDevice(ctx, param(ctx, 'id')).userdata })),
+];

@@ -1,0 +1,162 @@
+// One simulator per test file: a ManualClock (time moves only when a test says so), a seeded id
+// stream, and, when the spec is present, the contract validator watching every call.
+
+import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
+import { ManualClock } from '../../src/clock.js';
+import { ContractValidator, defaultSpecPath, specAvailable } from '../../src/contract.js';
+import { startSimulator, type Simulator, type SimulatorOptions } from '../../src/server.js';
+import { DEFAULT_DELAYS } from '../../src/store.js';
+import type { DeviceWire, PortWire, VirtualNetworkWire } from '../../src/wire.js';
+
+export const SPEC_PATH = defaultSpecPath();
+export const HAS_SPEC = specAvailable(SPEC_PATH);
+export const TOKEN = 'sim-token';
+
+/** Time from create to active with the default delays. */
+export const PROVISION_MS = DEFAULT_DELAYS.deviceQueuedMs + DEFAULT_DELAYS.deviceProvisioningMs;
+export const BATCH_MS = DEFAULT_DELAYS.batchQueuedMs + DEFAULT_DELAYS.batchInProgressMs;
+
+export interface ApiAnswer<T = any> {
+  readonly status: number;
+  readonly body: T;
+  readonly headers: Headers;
+}
+
+/** Plain fetch against the simulator, JSON in and out, the token set unless told otherwise. */
+export class Api {
+  constructor(
+    readonly baseUrl: string,
+    private readonly token: string | undefined = TOKEN,
+  ) {}
+
+  withToken(token: string | undefined): Api {
+    return new Api(this.baseUrl, token);
+  }
+
+  async call<T = any>(method: string, path: string, body?: unknown): Promise<ApiAnswer<T>> {
+    const headers: Record<string, string> = { accept: 'application/json' };
+    if (this.token !== undefined) headers['x-auth-token'] = this.token;
+    if (body !== undefined) headers['content-type'] = 'application/json';
+    const res = await fetch(`${this.baseUrl}${path}`, { method, headers, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+    const text = await res.text();
+    let parsed: unknown = text;
+    if ((res.headers.get('content-type') ?? '').includes('json') && text !== '') parsed = JSON.parse(text);
+    return { status: res.status, body: parsed as T, headers: res.headers };
+  }
+
+  get<T = any>(path: string): Promise<ApiAnswer<T>> {
+    return this.call<T>('GET', path);
+  }
+
+  post<T = any>(path: string, body?: unknown): Promise<ApiAnswer<T>> {
+    return this.call<T>('POST', path, body);
+  }
+
+  put<T = any>(path: string, body?: unknown): Promise<ApiAnswer<T>> {
+    return this.call<T>('PUT', path, body);
+  }
+
+  delete<T = any>(path: string): Promise<ApiAnswer<T>> {
+    return this.call<T>('DELETE', path);
+  }
+}
+
+export interface TestSim {
+  readonly sim: Simulator;
+  readonly clock: ManualClock;
+  readonly api: Api;
+  /** The seed's first project. */
+  readonly projectId: string;
+}
+
+let sharedValidator: Promise<ContractValidator> | undefined;
+
+/** Starts a simulator for this file and registers its teardown. Call at module level. */
+export function useSimulator(options: Partial<SimulatorOptions> = {}): () => TestSim {
+  let current: TestSim | undefined;
+  beforeAll(async () => {
+    const clock = new ManualClock();
+    if (HAS_SPEC) sharedValidator ??= ContractValidator.load(SPEC_PATH);
+    const contract = HAS_SPEC ? await sharedValidator : undefined;
+    const sim = await startSimulator({ seed: 'metal-sim-tests', clock, ...(contract === undefined ? {} : { contract }), ...options });
+    const projectId = [...sim.store.projects.values()][0]?.id;
+    if (projectId === undefined) throw new Error('the seed has no project');
+    current = { sim, clock, api: new Api(sim.baseUrl), projectId };
+  });
+  afterAll(async () => {
+    await current?.sim.close();
+  });
+  return () => {
+    if (current === undefined) throw new Error('the simulator is not started yet (use it inside a test)');
+    return current;
+  };
+}
+
+/**
+ * The contract check for a file: every request and response of the file's tests met the spec.
+ * Register it last in the file. Without the spec (a clone without ../shared) this block alone is
+ * skipped, and says why.
+ */
+export function describeContract(get: () => TestSim): void {
+  if (!HAS_SPEC) {
+    process.stderr.write(`metal-sim: contract checks skipped: the OpenAPI spec is missing at ${SPEC_PATH} (clone ../shared next to the repository to run them)\n`);
+    describe.skip(`contract (skipped: spec missing at ${SPEC_PATH})`, () => {
+      test('every request and response met the spec', () => undefined);
+    });
+    return;
+  }
+  describe('contract', () => {
+    test('every request and response met the spec', () => {
+      const { sim } = get();
+      const report = sim.contract?.report();
+      expect(report).toBeDefined();
+      if (report === undefined) return;
+      process.stderr.write(
+        `metal-sim contract (${expect.getState().testPath?.split('/').pop() ?? '?'}): ${report.requestsValidated} requests and ${report.responsesValidated} responses validated, ${report.responsesSkipped} fault responses skipped, ${report.waived.length} waived\n`,
+      );
+      expect(report.violations).toEqual([]);
+      expect(report.requestsValidated).toBeGreaterThan(0);
+      expect(report.responsesValidated).toBeGreaterThan(0);
+    });
+  });
+}
+
+/** Creates a device and moves the clock until it is active. */
+export async function createActiveDevice(t: TestSim, body: Record<string, unknown> = {}): Promise<DeviceWire> {
+  const created = await t.api.post<DeviceWire>(`/projects/${t.projectId}/devices`, {
+    metro: 'da',
+    plan: 'c3.small.x86',
+    operating_system: 'ubuntu_22_04',
+    ...body,
+  });
+  if (created.status !== 201) throw new Error(`create device: ${created.status} ${JSON.stringify(created.body)}`);
+  t.clock.advance(PROVISION_MS);
+  const device = await t.api.get<DeviceWire>(`/devices/${created.body.id}`);
+  if (device.body.state !== 'active') throw new Error(`device did not become active: ${device.body.state}`);
+  return device.body;
+}
+
+export function portByName(device: DeviceWire, name: string): PortWire {
+  const port = device.network_ports.find((p) => p.name === name);
+  if (port === undefined) throw new Error(`device has no port ${name}`);
+  return port;
+}
+
+export async function createVlan(t: TestSim, body: Record<string, unknown>): Promise<VirtualNetworkWire> {
+  const res = await t.api.post<VirtualNetworkWire>(`/projects/${t.projectId}/virtual-networks`, { metro: 'da', ...body });
+  if (res.status !== 201) throw new Error(`create vlan: ${res.status} ${JSON.stringify(res.body)}`);
+  return res.body;
+}
+
+/** Polls until `probe` returns a value (not undefined) or the deadline passes; reports the last value seen. */
+export async function waitFor<T>(description: string, probe: () => Promise<T | undefined>, opts: { timeoutMs: number; intervalMs: number }): Promise<T> {
+  const deadline = Date.now() + opts.timeoutMs;
+  let last: unknown;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    last = value;
+    if (Date.now() > deadline) throw new Error(`timed out after ${opts.timeoutMs} ms waiting for ${description} (last: ${JSON.stringify(last)})`);
+    await new Promise((r) => setTimeout(r, opts.intervalMs));
+  }
+}
