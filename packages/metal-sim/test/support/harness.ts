@@ -160,3 +160,11 @@ export async function waitFor<T>(description: string, probe: () => Promise<T | u
     await new Promise((r) => setTimeout(r, opts.intervalMs));
   }
 }
+
+/** A 422 in the API's format, refused by the named rule (the request log records which rule refused). */
+export function expectRefusedBy(t: TestSim, res: ApiAnswer, rule: string): void {
+  expect({ status: res.status, rule: t.sim.requests.entries().at(-1)?.rule }).toEqual({ status: 422, rule });
+  const body = res.body as { errors?: unknown };
+  expect(Array.isArray(body.errors)).toBe(true);
+  expect((body.errors as unknown[]).every((e) => typeof e === 'string' && e.length > 0)).toBe(true);
+}
