@@ -26,16 +26,17 @@ export interface ApiAnswer<T = any> {
 export class Api {
   constructor(
     readonly baseUrl: string,
-    private readonly token: string | undefined = TOKEN,
+    /** null sends no X-Auth-Token at all. */
+    private readonly token: string | null = TOKEN,
   ) {}
 
-  withToken(token: string | undefined): Api {
+  withToken(token: string | null): Api {
     return new Api(this.baseUrl, token);
   }
 
   async call<T = any>(method: string, path: string, body?: unknown): Promise<ApiAnswer<T>> {
     const headers: Record<string, string> = { accept: 'application/json' };
-    if (this.token !== undefined) headers['x-auth-token'] = this.token;
+    if (this.token !== null) headers['x-auth-token'] = this.token;
     if (body !== undefined) headers['content-type'] = 'application/json';
     const res = await fetch(`${this.baseUrl}${path}`, { method, headers, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
     const text = await res.text();

@@ -1,0 +1,137 @@
+// Fault injection through the admin endpoint and start options: 429 with Retry-After, 5xx (JSON
+// or an intermediary's HTML), latency, dropped connections; per operation or method + path; always,
+// for the next N calls, or with a seeded probability. And the request log that counts it all.
+
+import { describe, expect, test } from '@jest/globals';
+import type { FaultRule } from '../src/faults.js';
+import type { RequestLogEntry } from '../src/request-log.js';
+import { startSimulator } from '../src/server.js';
+import { Api, createActiveDevice, describeContract, portByName, useSimulator, type TestSim } from './support/harness.js';
+
+const sim = useSimulator();
+
+async function admin<T>(t: TestSim, method: string, path: string, body?: unknown): Promise<{ status: number; body: T }> {
+  const res = await fetch(`${t.sim.url}/_sim${path}`, { method, ...(body === undefined ? {} : { body: JSON.stringify(body), headers: { 'content-type': 'application/json' } }) });
+  const text = await res.text();
+  return { status: res.status, body: (text === '' ? undefined : JSON.parse(text)) as T };
+}
+
+async function addFault(t: TestSim, rule: Record<string, unknown>): Promise<FaultRule> {
+  const res = await admin<{ faults: FaultRule[] }>(t, 'POST', '/faults', rule);
+  expect(res.status).toBe(201);
+  const added = res.body.faults[0];
+  if (added === undefined) throw new Error('no rule added');
+  return added;
+}
+
+describe('fault injection', () => {
+  test('rate-limit: the next N calls of an operation answer 429 with Retry-After, then calls pass', async () => {
+    const t = sim();
+    const rule = await addFault(t, { fault: 'rate-limit', operationId: 'findVirtualNetworks', times: 2, retryAfterSeconds: 3 });
+    const path = `/projects/${t.projectId}/virtual-networks`;
+    for (let i = 0; i < 2; i++) {
+      const res = await t.api.get(path);
+      expect(res.status).toBe(429);
+      expect(res.headers.get('retry-after')).toBe('3');
+      expect(res.body).toEqual({ error: 'Too many requests, slow down' });
+    }
+    expect((await t.api.get(path)).status).toBe(200);
+    // Other operations were never affected.
+    expect((await t.api.get(`/projects/${t.projectId}/vrfs`)).status).toBe(200);
+    const listed = await admin<{ faults: FaultRule[] }>(t, 'GET', '/faults');
+    expect(listed.body.faults.find((f) => f.id === rule.id)).toMatchObject({ matched: 3, fired: 2, remaining: 0 });
+    await admin(t, 'DELETE', '/faults');
+  });
+
+  test('server-error by method and path pattern: only matching calls answer 503', async () => {
+    const t = sim();
+    const d = await createActiveDevice(t);
+    await t.api.post(`/projects/${t.projectId}/virtual-networks`, { metro: 'da', vxlan: 1200 });
+    await addFault(t, { fault: 'server-error', status: 503, method: 'POST', path: '/ports/{id}/assign' });
+    const bond0 = portByName(d, 'bond0').id;
+    const res = await t.api.post(`/ports/${bond0}/assign`, { vnid: '1200' });
+    expect(res.status).toBe(503);
+    expect(res.body).toEqual({ error: 'Internal server error (injected)' });
+    expect((await t.api.get(`/ports/${bond0}`)).status).toBe(200);
+    expect((await t.api.get<{ virtual_networks: unknown[] }>(`/ports/${bond0}`)).body.virtual_networks).toEqual([]);
+    await admin(t, 'DELETE', '/faults');
+    expect((await t.api.post(`/ports/${bond0}/assign`, { vnid: '1200' })).status).toBe(200);
+  });
+
+  test('an intermediary-style 502 answers with an HTML page, not JSON', async () => {
+    const t = sim();
+    await addFault(t, { fault: 'server-error', status: 502, path: '/projects/**', html: true, times: 1 });
+    const res = await fetch(`${t.sim.baseUrl}/projects/${t.projectId}`, { headers: { 'x-auth-token': 'sim-token' } });
+    expect(res.status).toBe(502);
+    expect(res.headers.get('content-type')).toBe('text/html');
+    expect(await res.text()).toContain('502 Bad Gateway');
+  });
+
+  test('latency: a matching call waits at least the injected time before answering', async () => {
+    const t = sim();
+    const rule = await addFault(t, { fault: 'latency', operationId: 'findProjectById', latencyMs: 150, times: 1 });
+    const started = Date.now();
+    expect((await t.api.get(`/projects/${t.projectId}`)).status).toBe(200);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(150);
+    const entry = t.sim.requests.entries({ operationId: 'findProjectById' }).at(-1);
+    expect(entry?.durationMs).toBeGreaterThanOrEqual(150);
+    expect(t.sim.faults.list().find((f) => f.id === rule.id)?.fired).toBe(1);
+  });
+
+  test('drop: the connection closes without an answer and the log records status 0', async () => {
+    const t = sim();
+    const rule = await addFault(t, { fault: 'drop', operationId: 'findProjectById', times: 1 });
+    await expect(t.api.get(`/projects/${t.projectId}`)).rejects.toThrow();
+    const entry: RequestLogEntry | undefined = t.sim.requests.entries({ operationId: 'findProjectById' }).at(-1);
+    expect(entry).toMatchObject({ status: 0, faultRuleId: rule.id });
+    expect((await t.api.get(`/projects/${t.projectId}`)).status).toBe(200);
+  });
+
+  test('probability: the same seed fails the same calls, and about the given share of them', async () => {
+    const pattern = async (seed: string): Promise<number[]> => {
+      const s = await startSimulator({ seed, faults: [{ fault: 'server-error', operationId: 'findProjects', probability: 0.3 }] });
+      try {
+        const api = new Api(s.baseUrl);
+        const statuses: number[] = [];
+        for (let i = 0; i < 40; i++) statuses.push((await api.get('/projects')).status);
+        return statuses;
+      } finally {
+        await s.close();
+      }
+    };
+    const a = await pattern('dice');
+    expect(await pattern('dice')).toEqual(a);
+    const failures = a.filter((s) => s === 500).length;
+    expect(failures).toBeGreaterThan(3);
+    expect(failures).toBeLessThan(25);
+    expect(await pattern('other-dice')).not.toEqual(a);
+  });
+
+  test('the admin endpoint refuses a malformed rule and removes rules by id', async () => {
+    const t = sim();
+    const bad = await admin<{ errors: string[] }>(t, 'POST', '/faults', { fault: 'explode' });
+    expect(bad.status).toBe(422);
+    expect(bad.body.errors[0]).toContain('fault must be one of');
+    const rule = await addFault(t, { fault: 'rate-limit', operationId: 'findProjects' });
+    expect((await admin(t, 'DELETE', `/faults/${rule.id}`)).status).toBe(204);
+    expect((await admin(t, 'DELETE', `/faults/${rule.id}`)).status).toBe(404);
+    expect((await t.api.get('/projects')).status).toBe(200);
+  });
+});
+
+describe('request log', () => {
+  test('counts Metal calls per device and operation, in process and at /_sim/requests', async () => {
+    const t = sim();
+    const mark = t.sim.requests.lastSeq();
+    const d = await createActiveDevice(t);
+    await t.api.post(`/ports/${portByName(d, 'eth1').id}/disbond`);
+    expect(t.sim.requests.countByOperation({ deviceId: d.id, afterSeq: mark })).toEqual({ createDevice: 1, findDeviceById: 1, disbondPort: 1 });
+    const remote = await admin<{ count: number; requests: RequestLogEntry[] }>(t, 'GET', `/requests?deviceId=${d.id}&operationId=disbondPort`);
+    expect(remote.body.count).toBe(1);
+    expect(remote.body.requests[0]).toMatchObject({ method: 'POST', status: 200, portId: portByName(d, 'eth1').id });
+    expect((await admin(t, 'DELETE', '/requests')).status).toBe(204);
+    expect(t.sim.requests.count()).toBe(0);
+  });
+});
+
+describeContract(sim);
