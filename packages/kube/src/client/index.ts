@@ -1,0 +1,12 @@
+export { KubeClient } from './kube-client.js';
+export type {
+  DeleteOptions,
+  KubeClientOptions,
+  ListOptions,
+  ListResult,
+  PatchOptions,
+  RequestOptions,
+  WatchOptions,
+  WriteOptions,
+} from './kube-client.js';
+export type { WatchEvent } from './watch-stream.js';
