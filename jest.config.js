@@ -6,6 +6,8 @@ const common = {
   extensionsToTreatAsEsm: ['.ts'],
   transform: { '^.+\\.ts$': tsJest },
   testEnvironment: 'node',
+  roots: ['<rootDir>/packages', '<rootDir>/test'],
+  modulePathIgnorePatterns: ['<rootDir>/packages/[^/]+/dist/'],
   moduleNameMapper: {
     '^@metal-l2/([a-z-]+)$': '<rootDir>/packages/$1/src/index.ts',
     '^(\\.{1,2}/.*)\\.js$': '$1',

@@ -1,0 +1,108 @@
+import { IpamFinalizers, type IPAddress, type IPAddressClaim } from '@metal-l2/api';
+import { isAlreadyExists, isConflict, isNotFound } from '@metal-l2/kube';
+import type { IpamContext } from '../context.js';
+import { claimStatusPatch, type ClaimOutcome } from './claim-status.js';
+import type { ClaimView } from './claim-view.js';
+
+// The contract chores on claims and IPAddresses, kept apart from allocation (as ipamutil does):
+// each function is idempotent and reads the object again only when a guarded write lost a race.
+
+async function patchFinalizers(ctx: IpamContext, claim: ClaimView, change: (finalizers: string[]) => string[]): Promise<void> {
+  let current: IPAddressClaim | undefined = claim.object;
+  for (let attempt = 0; attempt < 5 && current !== undefined; attempt++) {
+    const before = current.metadata.finalizers ?? [];
+    const after = change(before);
+    if (after.length === before.length && after.every((f, i) => f === before[i])) return;
+    try {
+      await ctx.client.patch(ctx.claimType, { namespace: claim.namespace, name: claim.name }, { metadata: { finalizers: after } }, {
+        ...(current.metadata.resourceVersion === undefined ? {} : { resourceVersion: current.metadata.resourceVersion }),
+      });
+      return;
+    } catch (err: unknown) {
+      if (isNotFound(err)) return;
+      if (!isConflict(err)) throw err;
+      current = await ctx.client.get<IPAddressClaim>(ctx.claimType, { namespace: claim.namespace, name: claim.name });
+    }
+  }
+}
+
+export async function ensureClaimFinalizer(ctx: IpamContext, claim: ClaimView): Promise<void> {
+  if (claim.hasFinalizer || claim.isDeleting) return;
+  await patchFinalizers(ctx, claim, (f) => (f.includes(IpamFinalizers.releaseAddress) ? f : [...f, IpamFinalizers.releaseAddress]));
+}
+
+export async function removeClaimFinalizer(ctx: IpamContext, claim: ClaimView): Promise<void> {
+  if (!claim.hasFinalizer) return;
+  await patchFinalizers(ctx, claim, (f) => f.filter((x) => x !== IpamFinalizers.releaseAddress));
+}
+
+/** Writes the claim's Ready condition (and addressRef) when they differ from the outcome. */
+export async function writeClaimStatus(ctx: IpamContext, claim: ClaimView, outcome: ClaimOutcome): Promise<void> {
+  const patch = claimStatusPatch(claim.object, outcome, { version: ctx.version, now: ctx.now() });
+  if (patch === undefined) return;
+  try {
+    await ctx.client.patchStatus(ctx.claimType, { namespace: claim.namespace, name: claim.name }, { status: patch.status });
+  } catch (err: unknown) {
+    if (!isNotFound(err)) throw err;
+  }
+}
+
+export type EnsureAddressResult = { readonly kind: 'ok' } | { readonly kind: 'conflict'; readonly message: string };
+
+/**
+ * Creates the IPAddress for an allocation. One that already exists is accepted when it says the
+ * same thing, and reported (never overwritten) when it does not.
+ */
+export async function ensureIPAddress(ctx: IpamContext, desired: IPAddress): Promise<EnsureAddressResult> {
+  const key = { namespace: desired.metadata.namespace ?? '', name: desired.metadata.name ?? '' };
+  const cached = ctx.caches.addresses.get(key);
+  if (cached !== undefined && matches(cached, desired)) return { kind: 'ok' };
+  let existing = cached;
+  if (existing === undefined) {
+    try {
+      await ctx.client.create(ctx.addressType, desired);
+      return { kind: 'ok' };
+    } catch (err: unknown) {
+      if (!isAlreadyExists(err)) throw err;
+      existing = await ctx.client.get<IPAddress>(ctx.addressType, key);
+      if (existing === undefined) return { kind: 'conflict', message: `IPAddress ${key.namespace}/${key.name} was deleted while being created; retrying` };
+    }
+  }
+  if (matches(existing, desired)) return { kind: 'ok' };
+  return {
+    kind: 'conflict',
+    message: `IPAddress ${key.namespace}/${key.name} exists with address ${existing.spec.address} for pool ${existing.spec.poolRef.kind} ${existing.spec.poolRef.name}, but the pool allocated ${desired.spec.address}; not overwriting it`,
+  };
+}
+
+function matches(existing: IPAddress, desired: IPAddress): boolean {
+  return (
+    existing.spec.address === desired.spec.address &&
+    existing.spec.claimRef.name === desired.spec.claimRef.name &&
+    existing.spec.poolRef.kind === desired.spec.poolRef.kind &&
+    existing.spec.poolRef.name === desired.spec.poolRef.name
+  );
+}
+
+/**
+ * Removes our finalizer from the IPAddress and deletes it. Returns true once the API server no
+ * longer has it (asked directly, not the cache), which is when its address may be released.
+ */
+export async function deleteIPAddress(ctx: IpamContext, key: { namespace: string; name: string }): Promise<boolean> {
+  const current = await ctx.client.get<IPAddress>(ctx.addressType, key);
+  if (current === undefined) return true;
+  const finalizers = current.metadata.finalizers ?? [];
+  if (finalizers.includes(IpamFinalizers.protectAddress)) {
+    try {
+      await ctx.client.patch(ctx.addressType, key, { metadata: { finalizers: finalizers.filter((f) => f !== IpamFinalizers.protectAddress) } }, {
+        ...(current.metadata.resourceVersion === undefined ? {} : { resourceVersion: current.metadata.resourceVersion }),
+      });
+    } catch (err: unknown) {
+      if (isNotFound(err)) return true;
+      if (isConflict(err)) return false;
+      throw err;
+    }
+  }
+  if (current.metadata.deletionTimestamp === undefined) await ctx.client.delete(ctx.addressType, key);
+  return (await ctx.client.get(ctx.addressType, key)) === undefined;
+}

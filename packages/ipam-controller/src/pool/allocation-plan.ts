@@ -1,0 +1,218 @@
+import {
+  allocate,
+  createAllocationState,
+  expireReleased,
+  formatAddress,
+  formatClaimRef,
+  isSameClaim,
+  parseAddress,
+  releaseClaims,
+  type Address,
+  type Allocation,
+  type AllocationRequest,
+  type AllocationState,
+  type ClaimRef,
+  type ResolvedPool,
+} from '@metal-l2/ipam-core';
+import type { ClaimView } from '../claim/claim-view.js';
+
+/** An IPAddress of this pool as the plan needs it. */
+export interface AddressView {
+  readonly namespace: string;
+  readonly name: string;
+  readonly claimName: string;
+  readonly address: string;
+}
+
+export interface AllocationPlanInput {
+  /** Namespaced pools store claims without namespace (it is the pool's); global pools with it. */
+  readonly isGlobal: boolean;
+  readonly pool: ResolvedPool;
+  /** Decoded status.allocations. */
+  readonly allocations: readonly Allocation[];
+  /** Claims of this pool that the provider may act on now (not paused, cluster present or deleting). */
+  readonly claims: readonly ClaimView[];
+  /** Claims of this pool that exist but must be left alone (paused); their allocations are kept. */
+  readonly heldClaims: readonly ClaimView[];
+  /** Deleting claims whose IPAddress is confirmed gone: their allocation may be released. */
+  readonly releasable: readonly ClaimView[];
+  /** IPAddresses that reference this pool. */
+  readonly addresses: readonly AddressView[];
+  /** False while the pool cannot hand out addresses (invalid, paused, VRF not ready, deleting). */
+  readonly canAllocate: boolean;
+  readonly gracePeriodSeconds: number;
+  readonly now: Date;
+}
+
+export type ClaimDecision =
+  | { readonly kind: 'bound'; readonly claim: ClaimView; readonly address: string }
+  | { readonly kind: 'exhausted'; readonly claim: ClaimView }
+  | { readonly kind: 'failed'; readonly claim: ClaimView; readonly message: string }
+  | { readonly kind: 'not-ready'; readonly claim: ClaimView };
+
+export interface AllocationPlan {
+  /** The allocations to write; equal to the input when `changed` is false. */
+  readonly allocations: readonly Allocation[];
+  readonly changed: boolean;
+  /** One decision per acting, non-deleting claim. */
+  readonly decisions: readonly ClaimDecision[];
+  /** Deleting claims whose allocation is gone after this write: their finalizer may go. */
+  readonly released: readonly ClaimView[];
+  /** Allocations taken in this write (for logs and metrics). */
+  readonly newlyAllocated: number;
+  /** Allocations recreated from IPAddress objects (status lost or behind). */
+  readonly recovered: number;
+  /** Disagreements between status and IPAddress objects; reported, never overwritten. */
+  readonly conflicts: readonly string[];
+  /** When the next grace period ends, to come back then. */
+  readonly nextExpiryInMs?: number | undefined;
+  readonly state: AllocationState;
+}
+
+/**
+ * Decides one group commit for a pool, purely: recover allocations from IPAddress objects when
+ * status lost them, release what deleted or vanished claims held, let grace periods expire, then
+ * give every waiting claim an address (requested ones first) in a single pass.
+ */
+export function planAllocations(input: AllocationPlanInput): AllocationPlan {
+  const refOf = (claim: { namespace: string; name: string }): ClaimRef =>
+    input.isGlobal ? { namespace: claim.namespace, name: claim.name } : { name: claim.name };
+  const conflicts: string[] = [];
+  let allocations: Allocation[] = [...input.allocations];
+  let changed = false;
+
+  // 1. Recover: an IPAddress of a live claim whose address status does not hold.
+  const byAddress = new Map(allocations.map((a) => [a.address, a]));
+  const activeByClaim = new Map(allocations.filter((a) => a.releasedAt === undefined).map((a) => [formatClaimRef(a.claim), a]));
+  const liveClaims = new Map([...input.claims, ...input.heldClaims].map((c) => [`${c.namespace}/${c.name}`, c]));
+  let recovered = 0;
+  for (const ip of input.addresses) {
+    const claim = liveClaims.get(`${ip.namespace}/${ip.claimName}`);
+    const address = canonical(ip.address);
+    if (claim === undefined || address === undefined) continue;
+    const ref = refOf(claim);
+    const holder = byAddress.get(address);
+    if (holder !== undefined) {
+      if (!isSameClaim(holder.claim, ref)) {
+        conflicts.push(`IPAddress ${ip.namespace}/${ip.name} has ${address}, which status gives to ${formatClaimRef(holder.claim)}`);
+      }
+      continue;
+    }
+    const other = activeByClaim.get(formatClaimRef(ref));
+    if (other !== undefined) {
+      conflicts.push(`IPAddress ${ip.namespace}/${ip.name} has ${address}, but status gives its claim ${other.address}`);
+      continue;
+    }
+    const entry: Allocation = { address, claim: ref };
+    allocations.push(entry);
+    byAddress.set(address, entry);
+    activeByClaim.set(formatClaimRef(ref), entry);
+    recovered++;
+    changed = true;
+  }
+
+  // 2. Release: deleting claims whose IPAddress is gone, and entries whose claim vanished.
+  const releasedRefs = input.releasable.map(refOf);
+  const liveRefs = new Set([...liveClaims.values()].map((c) => formatClaimRef(refOf(c))));
+  const vanished = allocations.filter((a) => a.releasedAt === undefined && !liveRefs.has(formatClaimRef(a.claim))).map((a) => a.claim);
+  const toRelease = [...releasedRefs, ...vanished];
+  if (toRelease.length > 0) {
+    const next = releaseClaims(allocations, toRelease, { now: input.now, gracePeriodSeconds: input.gracePeriodSeconds });
+    if (!sameAllocations(next, allocations)) {
+      allocations = next;
+      changed = true;
+    }
+  }
+  const expiry = expireReleased(allocations, { now: input.now, gracePeriodSeconds: input.gracePeriodSeconds });
+  if (expiry.expired.length > 0) {
+    allocations = [...expiry.allocations];
+    changed = true;
+  }
+
+  // 3. Allocate for every acting claim without an address, in one pass.
+  const held = new Map<string, Allocation>();
+  for (const a of allocations) if (a.releasedAt === undefined) held.set(formatClaimRef(a.claim), a);
+  const state = createAllocationState({
+    family: input.pool.family,
+    allocatable: input.pool.allocatable,
+    used: allocations.map((a) => parseAddress(a.address)).filter((a): a is Address => a !== undefined),
+  });
+  const decisions: ClaimDecision[] = [];
+  const waiting: ClaimView[] = [];
+  const requests: AllocationRequest[] = [];
+  for (const claim of input.claims) {
+    if (claim.isDeleting) continue;
+    const existing = held.get(formatClaimRef(refOf(claim)));
+    if (existing !== undefined) {
+      decisions.push({ kind: 'bound', claim, address: existing.address });
+      continue;
+    }
+    if (!input.canAllocate) {
+      decisions.push({ kind: 'not-ready', claim });
+      continue;
+    }
+    if (claim.requestedAddress !== undefined) {
+      const requested = parseAddress(claim.requestedAddress.trim());
+      if (requested === undefined) {
+        decisions.push({ kind: 'failed', claim, message: `requested address ${JSON.stringify(claim.requestedAddress)} is not an IP address` });
+        continue;
+      }
+      waiting.push(claim);
+      requests.push({ requestedAddress: requested });
+      continue;
+    }
+    waiting.push(claim);
+    requests.push({});
+  }
+  const outcome = allocate(state, requests);
+  let newlyAllocated = 0;
+  outcome.results.forEach((result, i) => {
+    const claim = waiting[i];
+    if (claim === undefined) return;
+    switch (result.kind) {
+      case 'allocated': {
+        const address = formatAddress({ family: input.pool.family, value: result.address });
+        allocations.push({ address, claim: refOf(claim) });
+        decisions.push({ kind: 'bound', claim, address });
+        newlyAllocated++;
+        changed = true;
+        break;
+      }
+      case 'exhausted':
+        decisions.push({ kind: 'exhausted', claim });
+        break;
+      case 'requested-address-taken':
+        decisions.push({
+          kind: 'failed',
+          claim,
+          message: `requested address ${formatAddress({ family: input.pool.family, value: result.address })} is already allocated`,
+        });
+        break;
+      case 'requested-address-not-in-pool':
+        decisions.push({ kind: 'failed', claim, message: `requested address ${formatAddress(result.address)} is not an allocatable address of the pool` });
+        break;
+    }
+  });
+
+  const releasedKeys = new Set(allocations.filter((a) => a.releasedAt === undefined).map((a) => formatClaimRef(a.claim)));
+  return {
+    allocations,
+    changed,
+    decisions,
+    released: input.releasable.filter((c) => !releasedKeys.has(formatClaimRef(refOf(c)))),
+    newlyAllocated,
+    recovered,
+    conflicts,
+    nextExpiryInMs: expiry.nextExpiryInMs,
+    state: outcome.state,
+  };
+}
+
+function canonical(text: string): string | undefined {
+  const parsed = parseAddress(text);
+  return parsed === undefined ? undefined : formatAddress(parsed);
+}
+
+function sameAllocations(a: readonly Allocation[], b: readonly Allocation[]): boolean {
+  return a.length === b.length && a.every((x, i) => x.address === b[i]?.address && x.releasedAt === b[i]?.releasedAt);
+}

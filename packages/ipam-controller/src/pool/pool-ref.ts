@@ -1,0 +1,36 @@
+import { GlobalInClusterIPPoolType, IPAM_GROUP, InClusterIPPoolType, type PoolKind, type ResourceType } from '@metal-l2/api';
+
+/** Identifies one pool: its kind, and its namespace when it is namespaced. */
+export interface PoolRef {
+  readonly kind: PoolKind;
+  readonly namespace?: string | undefined;
+  readonly name: string;
+}
+
+export function poolTypeOf(kind: PoolKind): ResourceType {
+  return kind === 'InClusterIPPool' ? InClusterIPPoolType : GlobalInClusterIPPoolType;
+}
+
+export function isOurPoolKind(kind: string): kind is PoolKind {
+  return kind === InClusterIPPoolType.kind || kind === GlobalInClusterIPPoolType.kind;
+}
+
+/**
+ * The pool a claim points at, or undefined when the claim belongs to another provider (other
+ * apiGroup or kind): such claims are never touched. A namespaced pool is looked up in the claim's
+ * namespace, a global one has none.
+ */
+export function poolOfClaim(claim: { namespace: string; poolRef: { apiGroup?: string | undefined; kind: string; name: string } }): PoolRef | undefined {
+  const { apiGroup, kind, name } = claim.poolRef;
+  if (apiGroup !== IPAM_GROUP || !isOurPoolKind(kind)) return undefined;
+  return kind === 'InClusterIPPool' ? { kind, namespace: claim.namespace, name } : { kind, name };
+}
+
+export function formatPoolRef(pool: PoolRef): string {
+  return pool.namespace === undefined ? `${pool.kind} ${pool.name}` : `${pool.kind} ${pool.namespace}/${pool.name}`;
+}
+
+/** A string key for maps and indexes: `InClusterIPPool/ns/name` or `GlobalInClusterIPPool/name`. */
+export function poolIndexKey(pool: PoolRef): string {
+  return pool.namespace === undefined ? `${pool.kind}/${pool.name}` : `${pool.kind}/${pool.namespace}/${pool.name}`;
+}

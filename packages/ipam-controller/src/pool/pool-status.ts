@@ -1,0 +1,54 @@
+import { PoolConditionTypes, PoolReasons, type PoolStatus } from '@metal-l2/api';
+import { countAddresses, encodeAllocations, toStatusCounts, type Allocation, type AllocationState } from '@metal-l2/ipam-core';
+import { setConditions, type Condition, type ConditionInput } from '@metal-l2/kube';
+
+/** Why a pool cannot hand out addresses right now, or undefined when it can. */
+export type PoolBlocker =
+  | { readonly reason: typeof PoolReasons.invalidSpec; readonly message: string }
+  | { readonly reason: typeof PoolReasons.paused; readonly message: string }
+  | { readonly reason: typeof PoolReasons.vrfNotReady; readonly message: string }
+  | { readonly reason: typeof PoolReasons.deleting; readonly message: string };
+
+export interface PoolStatusInput {
+  readonly current: PoolStatus | undefined;
+  readonly allocations: readonly Allocation[];
+  readonly state: AllocationState | undefined;
+  readonly blocker: PoolBlocker | undefined;
+  /** The VRFReady condition when the pool has spec.vrf; the VRF reconciler computes it. */
+  readonly vrfCondition?: ConditionInput | undefined;
+  readonly generation: number | undefined;
+  readonly now: Date;
+}
+
+/**
+ * The status a pool should have. Pure; the reconciler sends it only when it differs from what
+ * the server has (so a steady pool is never written).
+ */
+export function computePoolStatus(input: PoolStatusInput): PoolStatus {
+  const counts = input.state === undefined ? undefined : toStatusCounts(countAddresses(input.state));
+  const ready: ConditionInput =
+    input.blocker === undefined
+      ? {
+          type: PoolConditionTypes.ready,
+          status: 'True',
+          reason: PoolReasons.ready,
+          message: counts === undefined ? 'pool is ready' : `${counts.free} of ${counts.total} addresses free`,
+          ...generation(input.generation),
+        }
+      : { type: PoolConditionTypes.ready, status: 'False', reason: input.blocker.reason, message: input.blocker.message, ...generation(input.generation) };
+  const inputs = input.vrfCondition === undefined ? [ready] : [ready, { ...input.vrfCondition, ...generation(input.generation) }];
+  const previous = (input.current?.conditions ?? []).filter((c) => input.vrfCondition !== undefined || c.type !== PoolConditionTypes.vrfReady) as Condition[];
+  const conditions = setConditions(previous, inputs, input.now);
+  const encoded = encodeAllocations(input.allocations);
+  return {
+    ...(input.current ?? {}),
+    ...(counts === undefined ? {} : { ipAddresses: { ...counts } }),
+    ...(Object.keys(encoded).length === 0 && input.current?.allocations === undefined ? {} : { allocations: encoded }),
+    conditions,
+    ...generation(input.generation, 'observedGeneration'),
+  };
+}
+
+function generation(value: number | undefined, key: 'observedGeneration' = 'observedGeneration'): Record<string, number> {
+  return value === undefined ? {} : { [key]: value };
+}
