@@ -1,0 +1,116 @@
+import { IpamAnnotations, type IPPool, type VrfSpec } from '@metal-l2/api';
+import {
+  IssueCode,
+  decodeAllocations,
+  findAddressesOutsidePool,
+  formatAddress,
+  formatClaimRef,
+  formatIssues,
+  overlapIssue,
+  parseAddress,
+  resolvePoolSpec,
+  type Address,
+  type Issue,
+} from '@metal-l2/ipam-core';
+
+/** The webhook's answer: allowed, or denied with one message listing every problem. */
+export type Verdict = { readonly allowed: true } | { readonly allowed: false; readonly message: string };
+
+const allow: Verdict = { allowed: true };
+
+function deny(issues: readonly Issue[]): Verdict {
+  return issues.length === 0 ? allow : { allowed: false, message: formatIssues(issues, { root: 'spec' }) };
+}
+
+function describe(pool: IPPool): string {
+  const ns = pool.metadata.namespace;
+  return ns === undefined || ns === '' ? `${pool.kind} ${pool.metadata.name ?? ''}` : `${pool.kind} ${ns}/${pool.metadata.name ?? ''}`;
+}
+
+/**
+ * Which VRF a pool's range lives in, so pools sharing one can be compared wherever they are
+ * declared: the adopted VRF id, the id a created VRF got, or (before creation) project + name.
+ */
+export function vrfIdentity(pool: IPPool): string | undefined {
+  const vrf: VrfSpec | undefined = pool.spec.vrf;
+  if (vrf === undefined) return undefined;
+  if (vrf.vrfID !== undefined) return `${vrf.projectID}/${vrf.vrfID}`;
+  const created = pool.status?.vrf?.vrfID;
+  if (created !== undefined) return `${vrf.projectID}/${created}`;
+  return `${vrf.projectID}/create:${vrf.create?.name ?? ''}`;
+}
+
+/**
+ * The pools a pool must not overlap: namespaced pools in its namespace, global pools among
+ * themselves, and any pool in the same VRF (one routing table in Metal, wherever it is declared).
+ */
+function competitors(pool: IPPool, others: readonly IPPool[]): IPPool[] {
+  const vrf = vrfIdentity(pool);
+  return others.filter((other) => {
+    if (other.kind === pool.kind && other.metadata.name === pool.metadata.name && other.metadata.namespace === pool.metadata.namespace) return false;
+    if (vrf !== undefined && vrfIdentity(other) === vrf) return true;
+    if (other.kind !== pool.kind) return false;
+    return pool.kind === 'GlobalInClusterIPPool' || other.metadata.namespace === pool.metadata.namespace;
+  });
+}
+
+/** Spec rules the schema cannot express, and overlap with competing pools. */
+export function validatePool(pool: IPPool, others: readonly IPPool[]): Verdict {
+  const resolved = resolvePoolSpec(pool.spec);
+  if (!resolved.ok) return deny(resolved.issues);
+  const issues: Issue[] = [];
+  for (const other of competitors(pool, others)) {
+    const otherResolved = resolvePoolSpec(other.spec);
+    if (!otherResolved.ok || otherResolved.pool.family !== resolved.pool.family) continue;
+    const issue = overlapIssue({ pool: resolved.pool, other: otherResolved.pool, otherName: describe(other) });
+    if (issue !== undefined) issues.push(issue);
+  }
+  return deny(issues);
+}
+
+function activeAllocations(pool: IPPool): { address: string; claim: string }[] {
+  return decodeAllocations(pool.status?.allocations ?? {})
+    .allocations.filter((a) => a.releasedAt === undefined)
+    .map((a) => ({ address: a.address, claim: formatClaimRef(a.claim) }));
+}
+
+export function validatePoolUpdate(oldPool: IPPool, newPool: IPPool, others: readonly IPPool[]): Verdict {
+  const base = validatePool(newPool, others);
+  if (!base.allowed) return base;
+  const resolved = resolvePoolSpec(newPool.spec);
+  if (!resolved.ok) return deny(resolved.issues);
+  // Everything status holds, released-in-grace included: shrinking must not drop any of it.
+  const held = decodeAllocations(oldPool.status?.allocations ?? {}).allocations.map((a) => parseAddress(a.address)).filter((a): a is Address => a !== undefined);
+  const outside = findAddressesOutsidePool(resolved.pool, held);
+  const issues: Issue[] = [];
+  if (outside.length > 0) {
+    const shown = outside.slice(0, 10).map(formatAddress);
+    issues.push({
+      code: IssueCode.AllocatedAddressOutsidePool,
+      path: ['addresses'],
+      message: `pool addresses do not contain allocated addresses: [${shown.join(', ')}]${outside.length > 10 ? ` and ${outside.length - 10} more` : ''}`,
+    });
+  }
+  if (activeAllocations(oldPool).length > 0 && vrfKey(oldPool) !== vrfKey(newPool)) {
+    return { allowed: false, message: `spec.vrf: the pool has allocated addresses, so it cannot move to another VRF, project or metro; release them first` };
+  }
+  return deny(issues);
+}
+
+function vrfKey(pool: IPPool): string {
+  const vrf = pool.spec.vrf;
+  return vrf === undefined ? '' : `${vrf.projectID}/${vrf.metro}/${vrf.vrfID ?? `create:${vrf.create?.name ?? ''}`}`;
+}
+
+/** A pool in use may not be deleted; the message names the claims holding its addresses. */
+export function validatePoolDelete(pool: IPPool): Verdict {
+  if (pool.metadata.annotations?.[IpamAnnotations.skipValidateDelete] !== undefined) return allow;
+  const active = activeAllocations(pool);
+  if (active.length === 0) return allow;
+  const claims = active.slice(0, 10).map((a) => `${a.claim} (${a.address})`);
+  const more = active.length > 10 ? ` and ${active.length - 10} more` : '';
+  return {
+    allowed: false,
+    message: `${describe(pool)} has ${active.length} addresses allocated, to claims ${claims.join(', ')}${more}; delete those claims first, or annotate the pool with ${IpamAnnotations.skipValidateDelete} to skip this check`,
+  };
+}
