@@ -88,8 +88,13 @@ describe('fault injection', () => {
   });
 
   test('probability: the same seed fails the same calls, and about the given share of them', async () => {
+    const contract = sim().sim.contract;
     const pattern = async (seed: string): Promise<number[]> => {
-      const s = await startSimulator({ seed, faults: [{ fault: 'server-error', operationId: 'findProjects', probability: 0.3 }] });
+      const s = await startSimulator({
+        seed,
+        faults: [{ fault: 'server-error', operationId: 'findProjects', probability: 0.3 }],
+        ...(contract === undefined ? {} : { contract }),
+      });
       try {
         const api = new Api(s.baseUrl);
         const statuses: number[] = [];

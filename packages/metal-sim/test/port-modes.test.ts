@@ -117,7 +117,7 @@ describe('network mode transitions', () => {
     await ok(t, 'POST', `/ports/${eth0}/unassign`, { vnid: String(a) });
     await batch(t, eth1, [{ vlan: String(b), state: 'unassigned' }, { vlan: String(c), state: 'unassigned' }]);
     await ok(t, 'POST', `/ports/${bond0}/bond?bulk_enable=true`);
-    expect(types(await device(t, d.id)).device).toBe('layer2-bonded');
+    expect(types(await device(t, d.id))['device']).toBe('layer2-bonded');
     await ok(t, 'POST', `/ports/${bond0}/convert/layer-3`, {});
     const back = await device(t, d.id);
     expect(types(back)).toEqual({ device: 'layer3', bond0: 'layer3', eth0: true, eth1: true });

@@ -70,16 +70,29 @@ export interface TestSim {
   readonly projectId: string;
 }
 
-let sharedValidator: Promise<ContractValidator> | undefined;
+/**
+ * The file's contract validator (when the spec is present): loaded before the file's tests, shared
+ * by every simulator the file starts, stopped after them.
+ */
+export function useContract(): () => ContractValidator | undefined {
+  let validator: ContractValidator | undefined;
+  beforeAll(async () => {
+    if (HAS_SPEC) validator = await ContractValidator.load(SPEC_PATH);
+  });
+  afterAll(async () => {
+    await validator?.close();
+  });
+  return () => validator;
+}
 
 /** Starts a simulator for this file and registers its teardown. Call at module level. */
 export function useSimulator(options: Partial<SimulatorOptions> = {}): () => TestSim {
+  const contract = useContract();
   let current: TestSim | undefined;
   beforeAll(async () => {
     const clock = new ManualClock();
-    if (HAS_SPEC) sharedValidator ??= ContractValidator.load(SPEC_PATH);
-    const contract = HAS_SPEC ? await sharedValidator : undefined;
-    const sim = await startSimulator({ seed: 'metal-sim-tests', clock, ...(contract === undefined ? {} : { contract }), ...options });
+    const validator = contract();
+    const sim = await startSimulator({ seed: 'metal-sim-tests', clock, ...(validator === undefined ? {} : { contract: validator }), ...options });
     const projectId = [...sim.store.projects.values()][0]?.id;
     if (projectId === undefined) throw new Error('the seed has no project');
     current = { sim, clock, api: new Api(sim.baseUrl), projectId };
@@ -99,6 +112,10 @@ export function useSimulator(options: Partial<SimulatorOptions> = {}): () => Tes
  * skipped, and says why.
  */
 export function describeContract(get: () => TestSim): void {
+  describeContractOf(() => get().sim.contract);
+}
+
+export function describeContractOf(get: () => ContractValidator | undefined): void {
   if (!HAS_SPEC) {
     process.stderr.write(`metal-sim: contract checks skipped: the OpenAPI spec is missing at ${SPEC_PATH} (clone ../shared next to the repository to run them)\n`);
     describe.skip(`contract (skipped: spec missing at ${SPEC_PATH})`, () => {
@@ -108,8 +125,7 @@ export function describeContract(get: () => TestSim): void {
   }
   describe('contract', () => {
     test('every request and response met the spec', () => {
-      const { sim } = get();
-      const report = sim.contract?.report();
+      const report = get()?.report();
       expect(report).toBeDefined();
       if (report === undefined) return;
       process.stderr.write(

@@ -1,0 +1,24 @@
+import { describe, expect, test } from '@jest/globals';
+import { DEFAULT_SEED, parseSeed, SeedError } from './seed.js';
+
+describe('parseSeed', () => {
+  test('reads YAML and JSON; missing sections fall back to the defaults', () => {
+    const yaml = parseSeed('projects:\n  - name: p\ntokens:\n  - token: t\n    projects: [p]\n');
+    expect(yaml.projects).toEqual([{ name: 'p' }]);
+    expect(yaml.tokens).toEqual([{ token: 't', projects: ['p'] }]);
+    expect(yaml.metros).toEqual(DEFAULT_SEED.metros);
+    expect(parseSeed('{"plans":[{"slug":"x","ports":4}]}').plans).toEqual([{ slug: 'x', ports: 4 }]);
+  });
+
+  test.each([
+    ['- a list', 'must be a mapping'],
+    ['plans:\n  - slug: x\n    ports: 3', 'plans[0].ports must be 2 or 4'],
+    ['tokens:\n  - projects: [a]', 'tokens[0].token is required'],
+    ['metros: nope', 'metros must be a list'],
+    ['limits:\n  vrfsPerProject: -1', 'vrfsPerProject'],
+    ['{bad', 'not valid YAML or JSON'],
+  ])('refuses %j', (text, message) => {
+    expect(() => parseSeed(text)).toThrow(SeedError);
+    expect(() => parseSeed(text)).toThrow(message);
+  });
+});

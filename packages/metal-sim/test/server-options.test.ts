@@ -1,0 +1,101 @@
+// Start options: TLS, a seed file, deterministic ids from --seed, fault rules given at start.
+
+import { describe, expect, test } from '@jest/globals';
+import { readFile } from 'node:fs/promises';
+import { request } from 'node:https';
+import { fileURLToPath } from 'node:url';
+import { ManualClock } from '../src/clock.js';
+import { loadSeedFile } from '../src/seed.js';
+import { startSimulator, type Simulator } from '../src/server.js';
+import type { DeviceWire } from '../src/wire.js';
+import { Api, describeContractOf, useContract } from './support/harness.js';
+
+const contract = useContract();
+
+/** Every simulator of this file reports to the file's contract validator. */
+function checked<T extends object>(options: T): T & { contract?: NonNullable<ReturnType<typeof contract>> } {
+  const validator = contract();
+  return validator === undefined ? options : { ...options, contract: validator };
+}
+
+const fixture = (name: string): string => fileURLToPath(new URL(`./fixtures/${name}`, import.meta.url));
+
+async function withSim<T>(sim: Simulator, fn: (sim: Simulator) => Promise<T>): Promise<T> {
+  try {
+    return await fn(sim);
+  } finally {
+    await sim.close();
+  }
+}
+
+describe('simulator options', () => {
+  test('TLS: the API answers over HTTPS with the given certificate', async () => {
+    const [cert, key] = await Promise.all([readFile(fixture('tls-cert.pem')), readFile(fixture('tls-key.pem'))]);
+    await withSim(await startSimulator(checked({ tls: { cert, key } })), async (sim) => {
+      expect(sim.url.startsWith('https://127.0.0.1:')).toBe(true);
+      const { status, body } = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+        const req = request(`${sim.baseUrl}/projects`, { ca: cert, headers: { 'x-auth-token': 'sim-token' } }, (res) => {
+          let text = '';
+          res.on('data', (c: Buffer) => (text += c.toString()));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
+        });
+        req.on('error', reject);
+        req.end();
+      });
+      expect(status).toBe(200);
+      expect((JSON.parse(body) as { projects: unknown[] }).projects).toHaveLength(1);
+    });
+  });
+
+  test('a YAML seed file gives the projects, tokens, plans and metros', async () => {
+    const seedConfig = await loadSeedFile(fixture('seed-two-projects.yaml'));
+    await withSim(await startSimulator(checked({ seedConfig, clock: new ManualClock() })), async (sim) => {
+      const capi = '3f0c2f1e-0d3b-4a59-9c56-4b0f6f6d2a11';
+      const scoped = new Api(sim.baseUrl, 'capi-token');
+      expect((await scoped.get<{ projects: { id: string }[] }>('/projects')).body.projects.map((p) => p.id)).toEqual([capi]);
+      expect((await new Api(sim.baseUrl, 'user-token').get<{ projects: unknown[] }>('/projects')).body.projects).toHaveLength(2);
+      expect((await new Api(sim.baseUrl, 'sim-token').get('/projects')).status).toBe(401);
+      const device = await scoped.post<DeviceWire>(`/projects/${capi}/devices`, { metro: 'am', plan: 'n3.xlarge.x86', operating_system: 'flatcar' });
+      expect(device.status).toBe(201);
+      expect(device.body.network_ports.filter((p) => p.type === 'NetworkBondPort')).toHaveLength(2);
+      expect((await scoped.post(`/projects/${capi}/devices`, { metro: 'sv', plan: 'c3.small.x86', operating_system: 'flatcar' })).status).toBe(422);
+    });
+  });
+
+  test('the same seed and calls give the same ids and MACs; another seed gives others', async () => {
+    const run = async (seed: string): Promise<string[]> =>
+      withSim(await startSimulator(checked({ seed, clock: new ManualClock() })), async (sim) => {
+        const api = new Api(sim.baseUrl);
+        const projectId = [...sim.store.projects.values()][0]?.id ?? '';
+        const d = (await api.post<DeviceWire>(`/projects/${projectId}/devices`, { metro: 'da', plan: 'c3.small.x86', operating_system: 'ubuntu_22_04' })).body;
+        return [projectId, d.id, ...d.network_ports.map((p) => `${p.id} ${p.data.mac ?? ''}`)];
+      });
+    const first = await run('fixed-seed');
+    expect(await run('fixed-seed')).toEqual(first);
+    expect(await run('another-seed')).not.toEqual(first);
+    expect(first[1]).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+  });
+
+  test('fault rules given at start are active from the first call', async () => {
+    await withSim(await startSimulator(checked({ faults: [{ fault: 'rate-limit' as const, operationId: 'findProjects', times: 1 }] })), async (sim) => {
+      const api = new Api(sim.baseUrl);
+      expect((await api.get('/projects')).status).toBe(429);
+      expect((await api.get('/projects')).status).toBe(200);
+    });
+  });
+
+  test('publicUrl is what devices are told to call back', async () => {
+    const clock = new ManualClock();
+    await withSim(await startSimulator(checked({ clock, publicUrl: 'https://metadata.example.test/' })), async (sim) => {
+      const api = new Api(sim.baseUrl);
+      const projectId = [...sim.store.projects.values()][0]?.id ?? '';
+      const d = (await api.post<DeviceWire>(`/projects/${projectId}/devices`, { metro: 'da', plan: 'c3.small.x86', operating_system: 'ubuntu_22_04' })).body;
+      clock.advance(60_000);
+      expect(sim.metadataUrl(d.id)).toBe(`https://metadata.example.test/metadata/${d.id}`);
+      const doc = (await (await fetch(`${sim.url}/metadata/${d.id}`)).json()) as { user_state_url: string };
+      expect(doc.user_state_url).toBe(`https://metadata.example.test/metadata/${d.id}/events`);
+    });
+  });
+});
+
+describeContractOf(contract);
