@@ -29,6 +29,8 @@ export interface IpamContext {
   readonly events: EventSink;
   readonly logger: Logger;
   readonly now: () => Date;
+  /** Set when the controller watches one namespace only (`--namespace`). */
+  readonly watchNamespace?: string | undefined;
   /** How many claim/IPAddress writes one pool reconcile runs at once. */
   readonly writeConcurrency: number;
 }

@@ -123,6 +123,14 @@ describe('planAllocations', () => {
     expect(bound(plan)).toEqual({ new: '10.0.0.1' });
   });
 
+  test('a controller watching one namespace never releases a global pool address held in another', () => {
+    const plan = planAllocations(
+      input({ isGlobal: true, watchNamespace: 'mine', allocations: [{ address: '10.0.0.1', claim: { namespace: 'theirs', name: 'c' } }], claims: [] }),
+    );
+    expect(plan.changed).toBe(false);
+    expect(plan.allocations).toHaveLength(1);
+  });
+
   test('k free addresses and k+1 claims: exactly one claim is exhausted', () => {
     const plan = planAllocations(
       input({ pool: pool({ addresses: ['10.0.0.10-10.0.0.12'], prefix: 24 }), claims: ['a', 'b', 'c', 'd'].map((n) => claim(n)) }),

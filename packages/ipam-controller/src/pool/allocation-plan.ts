@@ -42,6 +42,11 @@ export interface AllocationPlanInput {
   readonly canAllocate: boolean;
   readonly gracePeriodSeconds: number;
   readonly now: Date;
+  /**
+   * The namespace the controller watches, when it watches one (`--namespace`). A global pool's
+   * allocations for claims elsewhere belong to another controller's view: never treat them as vanished.
+   */
+  readonly watchNamespace?: string | undefined;
 }
 
 export type ClaimDecision =
@@ -114,7 +119,11 @@ export function planAllocations(input: AllocationPlanInput): AllocationPlan {
   // 2. Release: deleting claims whose IPAddress is gone, and entries whose claim vanished.
   const releasedRefs = input.releasable.map(refOf);
   const liveRefs = new Set([...liveClaims.values()].map((c) => formatClaimRef(refOf(c))));
-  const vanished = allocations.filter((a) => a.releasedAt === undefined && !liveRefs.has(formatClaimRef(a.claim))).map((a) => a.claim);
+  const isWatched = (claim: ClaimRef): boolean =>
+    input.watchNamespace === undefined || claim.namespace === undefined || claim.namespace === input.watchNamespace;
+  const vanished = allocations
+    .filter((a) => a.releasedAt === undefined && isWatched(a.claim) && !liveRefs.has(formatClaimRef(a.claim)))
+    .map((a) => a.claim);
   const toRelease = [...releasedRefs, ...vanished];
   if (toRelease.length > 0) {
     const next = releaseClaims(allocations, toRelease, { now: input.now, gracePeriodSeconds: input.gracePeriodSeconds });

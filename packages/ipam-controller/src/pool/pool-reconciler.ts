@@ -148,6 +148,7 @@ function decide(ctx: IpamContext, scope: PoolScope, releasable: readonly ClaimVi
     // Deleting a pool releases at once: nobody will be handed the address again from it.
     gracePeriodSeconds: scope.blocker?.reason === PoolReasons.deleting ? 0 : scope.pool.spec.addressReuseGracePeriodSeconds ?? 0,
     now: ctx.now(),
+    watchNamespace: ctx.watchNamespace,
   });
 }
 

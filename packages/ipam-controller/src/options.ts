@@ -1,0 +1,79 @@
+import { parseArgs } from 'node:util';
+
+/** The controller's flags, named as controller-runtime managers name theirs. */
+export interface IpamFlags {
+  readonly kubeconfig?: string | undefined;
+  readonly namespace?: string | undefined;
+  readonly leaderElect: boolean;
+  readonly leaderElectionNamespace?: string | undefined;
+  readonly leaderElectionId: string;
+  readonly metricsBindAddress: string;
+  readonly healthProbeBindAddress: string;
+  readonly webhookPort: number;
+  readonly webhookCertDir: string;
+  readonly concurrency: number;
+  readonly logLevel: string;
+}
+
+export const usage = `metal-l2-ipam-controller: a Cluster API IPAM provider with VRF-backed in-cluster pools
+
+  --kubeconfig PATH                  kubeconfig to use; in-cluster config when absent
+  --namespace NS                     watch claims and pools in one namespace (default: all)
+  --leader-elect=true|false          elect a leader through a Lease (default true)
+  --leader-election-namespace NS     where the Lease lives (default: the pod's namespace)
+  --leader-election-id NAME          the Lease name (default metal-l2-ipam-controller)
+  --metrics-bind-address ADDR        Prometheus metrics at ADDR/metrics (default :8080; 0 disables)
+  --health-probe-bind-address ADDR   /healthz and /readyz (default :8081; 0 disables)
+  --webhook-port PORT                HTTPS port of the validating webhook (default 9443; 0 disables)
+  --webhook-cert-dir DIR             holds tls.crt and tls.key (default /tmp/k8s-webhook-server/serving-certs)
+  --concurrency N                    pools reconciled at once (default 4)
+  --log-level LEVEL                  error|warn|info|debug or 0-5 (default info)
+`;
+
+function toBool(value: string, flag: string): boolean {
+  if (value === 'true' || value === '') return true;
+  if (value === 'false') return false;
+  throw new Error(`--${flag} takes true or false, not ${JSON.stringify(value)}`);
+}
+
+function toInt(value: string, flag: string, min: number): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < min) throw new Error(`--${flag} takes an integer >= ${min}, not ${JSON.stringify(value)}`);
+  return n;
+}
+
+/** Parses argv (without node and script). Throws with a message naming the bad flag. */
+export function parseFlags(argv: readonly string[]): IpamFlags | 'help' {
+  const { values } = parseArgs({
+    args: [...argv],
+    strict: true,
+    options: {
+      kubeconfig: { type: 'string' },
+      namespace: { type: 'string' },
+      'leader-elect': { type: 'string', default: 'true' },
+      'leader-election-namespace': { type: 'string' },
+      'leader-election-id': { type: 'string', default: 'metal-l2-ipam-controller' },
+      'metrics-bind-address': { type: 'string', default: ':8080' },
+      'health-probe-bind-address': { type: 'string', default: ':8081' },
+      'webhook-port': { type: 'string', default: '9443' },
+      'webhook-cert-dir': { type: 'string', default: '/tmp/k8s-webhook-server/serving-certs' },
+      concurrency: { type: 'string', default: '4' },
+      'log-level': { type: 'string', default: 'info' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+  if (values.help === true) return 'help';
+  return {
+    kubeconfig: values.kubeconfig,
+    namespace: values.namespace,
+    leaderElect: toBool(values['leader-elect'], 'leader-elect'),
+    leaderElectionNamespace: values['leader-election-namespace'],
+    leaderElectionId: values['leader-election-id'],
+    metricsBindAddress: values['metrics-bind-address'],
+    healthProbeBindAddress: values['health-probe-bind-address'],
+    webhookPort: toInt(values['webhook-port'], 'webhook-port', 0),
+    webhookCertDir: values['webhook-cert-dir'],
+    concurrency: toInt(values.concurrency, 'concurrency', 1),
+    logLevel: values['log-level'],
+  };
+}

@@ -1,0 +1,60 @@
+import type { Cluster, IPAddress, IPAddressClaim, IPPool, PoolKind } from '@metal-l2/api';
+import type { Informer, ObjectKey } from '@metal-l2/kube';
+import { viewClaim } from './claim/claim-view.js';
+import { IndexNames } from './context.js';
+import { isOurPoolKind, poolIndexKey, poolOfClaim, type PoolRef } from './pool/pool-ref.js';
+
+// Watches, declared as data: which events of which kind wake which pool. One pool controller per
+// pool kind; every mapping here is filtered by that kind.
+
+export function poolOfAddress(address: IPAddress): PoolRef | undefined {
+  const { apiGroup, kind, name } = address.spec.poolRef;
+  if (apiGroup !== 'ipam.metal.x-k8s.io' || !isOurPoolKind(kind)) return undefined;
+  return kind === 'InClusterIPPool' ? { kind, namespace: address.metadata.namespace ?? '', name } : { kind, name };
+}
+
+function keyOfPool(pool: PoolRef): ObjectKey {
+  return pool.namespace === undefined ? { name: pool.name } : { namespace: pool.namespace, name: pool.name };
+}
+
+/** Indexes the reconciler reads: claims and IPAddresses by pool, claims by Cluster. */
+export function addIndexes(informers: { claims: Informer<IPAddressClaim>; addresses: Informer<IPAddress> }): void {
+  informers.claims.addIndex(IndexNames.byPool, (claim) => {
+    const view = viewClaim(claim);
+    const pool = poolOfClaim(view);
+    return pool === undefined ? [] : [poolIndexKey(pool)];
+  });
+  informers.claims.addIndex(IndexNames.byCluster, (claim) => {
+    const view = viewClaim(claim);
+    return view.clusterName === undefined ? [] : [`${view.namespace}/${view.clusterName}`];
+  });
+  informers.addresses.addIndex(IndexNames.byPool, (address) => {
+    const pool = poolOfAddress(address);
+    return pool === undefined ? [] : [poolIndexKey(pool)];
+  });
+}
+
+export interface PoolWatches {
+  readonly claims: (claim: IPAddressClaim) => ObjectKey[];
+  readonly addresses: (address: IPAddress) => ObjectKey[];
+  readonly clusters: (cluster: Cluster) => ObjectKey[];
+}
+
+/** For the controller of one pool kind: the pool keys an event on each watched kind maps to. */
+export function poolWatches(kind: PoolKind, claims: Informer<IPAddressClaim>): PoolWatches {
+  const forKind = (pool: PoolRef | undefined): ObjectKey[] => (pool !== undefined && pool.kind === kind ? [keyOfPool(pool)] : []);
+  return {
+    claims: (claim) => forKind(poolOfClaim(viewClaim(claim))),
+    addresses: (address) => forKind(poolOfAddress(address)),
+    clusters: (cluster) => {
+      const keys = new Map<string, ObjectKey>();
+      const value = `${cluster.metadata.namespace ?? ''}/${cluster.metadata.name ?? ''}`;
+      for (const claim of claims.byIndex(IndexNames.byCluster, value)) {
+        for (const key of forKind(poolOfClaim(viewClaim(claim)))) keys.set(`${key.namespace ?? ''}/${key.name}`, key);
+      }
+      return [...keys.values()];
+    },
+  };
+}
+
+export type PoolInformers = Readonly<Record<PoolKind, Informer<IPPool>>>;
