@@ -53,6 +53,7 @@ export {
   rangesContain,
   rangesContainRange,
   rangesFromValues,
+  rangesOverlap,
   subtractRanges,
   unionRanges,
 } from './range.js';

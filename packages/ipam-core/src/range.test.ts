@@ -12,6 +12,7 @@ import {
   rangesContain,
   rangesContainRange,
   rangesFromValues,
+  rangesOverlap,
   subtractRanges,
   unionRanges,
 } from './range.js';
@@ -71,6 +72,7 @@ describe('set operations match a plain Set model', () => {
         expect(expand(inter)).toEqual([...sa].filter((v) => sb.has(v)).sort((x, y) => x - y));
         expect(rangesContain(a, BigInt(probe))).toBe(sa.has(probe));
         expect(countRangeAddresses(a)).toBe(BigInt(sa.size));
+        expect(rangesOverlap(a, b)).toBe([...sa].some((v) => sb.has(v)));
       }),
     );
   });

@@ -129,6 +129,20 @@ export function intersectRanges(a: RangeSet, b: RangeSet): RangeSet {
   return out;
 }
 
+/** Whether the sets share at least one address, without building the intersection. */
+export function rangesOverlap(a: RangeSet, b: RangeSet): boolean {
+  let i = 0;
+  let j = 0;
+  while (i < a.length && j < b.length) {
+    const x = a[i] as AddressRange;
+    const y = b[j] as AddressRange;
+    if (x.start <= y.end && y.start <= x.end) return true;
+    if (x.end < y.end) i++;
+    else j++;
+  }
+  return false;
+}
+
 /**
  * Index of the first range whose end is >= value, or `set.length` when none is. Binary search,
  * optionally starting at `from` (callers walking upwards pass their current index).
