@@ -165,10 +165,8 @@ function checkPort(c: PortCheck, issues: PortPlanIssue[]): void {
   };
 
   if (port.isBond) {
-    const members = c.observed.filter((p) => p.bondName === port.name);
-    const bondedMembers = members.filter((m) => c.settings.get(m.name)?.bonded === true);
-    if (!setting.layer2 && (!setting.bonded || (members.length > 0 && bondedMembers.length === 0))) {
-      add(PORT_PLAN_ISSUE_CODES.layer3PortUnbonded, 'bonded', `${port.name} stays in layer 3, so it must stay bonded with at least one port`);
+    if (!setting.layer2 && !setting.bonded) {
+      add(PORT_PLAN_ISSUE_CODES.layer3PortUnbonded, 'bonded', `${port.name} stays in layer 3, so it must stay bonded`);
     }
     if (!setting.bonded && setting.vlans.length > 0) {
       add(PORT_PLAN_ISSUE_CODES.vlanOnUnbondedBond, 'vlans', `${port.name} is disbonded: assign its VLANs to its physical ports`);
@@ -181,6 +179,15 @@ function checkPort(c: PortCheck, issues: PortPlanIssue[]): void {
       add(PORT_PLAN_ISSUE_CODES.layer2OnNonBondPort, 'layer2', `${port.name} is not a bond port: only bond ports convert to layer 2`);
     }
     const bond = port.bondName === undefined ? undefined : c.settings.get(port.bondName);
+    // The first port of a layer-3 bond carries its addresses; only the others may leave (hybrid).
+    const isPrimary = port.bondName !== undefined && c.observed.find((p) => p.bondName === port.bondName)?.name === port.name;
+    if (isPrimary && bond !== undefined && bond.bonded && !bond.layer2 && !setting.bonded) {
+      add(
+        PORT_PLAN_ISSUE_CODES.layer3PortUnbonded,
+        'bonded',
+        `${port.name} is the first port of ${port.bondName ?? ''}, which stays in layer 3: it must stay bonded (eth1 and later ports may leave)`,
+      );
+    }
     if (setting.bonded && bond?.bonded !== true) {
       const why = port.bondName === undefined ? 'belongs to no bond' : `belongs to ${port.bondName}, which is disbonded`;
       add(PORT_PLAN_ISSUE_CODES.bondedPortWithoutBond, 'bonded', `${port.name} cannot be bonded: it ${why}`);

@@ -13,7 +13,7 @@ export const PORT_PLAN_ISSUE_CODES = {
   duplicatePort: 'DuplicatePort',
   /** `layer2` on a physical port: only bond ports change layer. */
   layer2OnNonBondPort: 'Layer2OnNonBondPort',
-  /** A layer-3 bond port that would be unbonded (or keep no bonded member). */
+  /** A layer-3 bond port that would be unbonded, or the first port of a layer-3 bond leaving it. */
   layer3PortUnbonded: 'Layer3PortUnbonded',
   /** A physical port bonded to a bond that is itself disbonded, or to no bond at all. */
   bondedPortWithoutBond: 'BondedPortWithoutBond',

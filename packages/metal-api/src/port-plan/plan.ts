@@ -2,21 +2,23 @@
 // that get there, in an order where every intermediate state is one the API accepts:
 //
 //   1. clear the native VLAN when that VLAN is about to go
-//   2. unassign VLANs (one batch per port); a bond port about to return to layer 3 loses all of
-//      them, since convert/layer-3 requires it ("VLANs must first be unassigned")
+//   2. unassign VLANs (one batch per port); a bond returning to layer 3 loses every VLAN on it and
+//      on its ports first ("VLANs must first be unassigned")
 //   3. convert bond ports to layer 2
-//   4. disbond (the whole bond in one bulk call when every member leaves it)
-//   5. bond (likewise in bulk when every member rejoins)
+//   4. disbond (the whole bond in one bulk call when every port leaves it)
+//   5. bond (likewise in bulk); a bond returning to layer 3 gets all its ports back first
 //   6. convert bond ports to layer 3 (with request_ips)
-//   7. assign VLANs (one batch per port)
-//   8. set or clear the native VLAN
+//   7. disbond the ports that end up outside a bond that just returned to layer 3 (hybrid)
+//   8. assign VLANs (one batch per port)
+//   9. set or clear the native VLAN
 //
 // This is the Terraform provider's order (remove VLANs, disbond, convert to L2, bond, convert to
-// L3, add VLANs, native VLAN) with one change, taken from the per-transition calls in
-// shared/research/capp-layer2-metal.md (c.1): a bond leaves layer 3 *before* its ports leave it
-// (layer3 -> layer2-individual is "convert/layer-2, then disbond?bulk_disable=true"), so that no
-// step ever asks for an unbonded layer-3 bond, which the API refuses. Terraform never meets this
-// case because it changes one port at a time.
+// L3, add VLANs, native VLAN) refined with the per-transition calls of
+// shared/research/capp-layer2-metal.md (c.1) and packngo's ConvertDevice, because a layer-3 bond
+// cannot be unbonded: a bond leaves layer 3 *before* its first port leaves the bond
+// (layer3 -> layer2-individual is "convert/layer-2, then disbond?bulk_disable=true"), and returns
+// to layer 3 only with every port bonded, eth1 leaving again afterwards (layer2 -> hybrid). The
+// Terraform provider never meets these cases because it changes one port at a time.
 //
 // Pure: no I/O, no clock. Nothing differs -> no calls.
 
@@ -99,17 +101,40 @@ function settingOf(settings: ReadonlyMap<string, PortSettings>, port: ObservedPo
 }
 
 function buildCalls(targets: readonly Target[], requestIps: readonly PortConvertLayer3RequestIp[]): PortCall[] {
-  const vlanChanges = targets.map(planVlanChanges);
-  const structural = [
-    ...targets.filter(({ port, want }) => port.isBond && !port.layer2 && want.layer2).map(({ port }) => call(port, { operation: 'convertLayer2' as const })),
-    ...bondChanges(targets, 'leave'),
-    ...bondChanges(targets, 'join'),
-    ...targets
-      .filter(({ port, want }) => port.isBond && port.layer2 && !want.layer2)
-      .map(({ port }) => call(port, { operation: 'convertLayer3' as const, requestIps })),
-  ];
+  const bonds = targets.filter((t) => t.port.isBond);
+  const membersOf = (bond: Target): Target[] => targets.filter((t) => t.port.bondName === bond.port.name);
+  const returningToLayer3 = new Set(bonds.filter((b) => b.port.layer2 && !b.want.layer2).map((b) => b.port.name));
+  const vlanChanges = targets.map((t) =>
+    planVlanChanges(t, { unassignAll: returningToLayer3.has(t.port.isBond ? t.port.name : (t.port.bondName ?? '')) }),
+  );
 
-  const clearNativeFirst = vlanChanges.filter((c) => c.clearNativeFirst).map((c) => call(c.port, { operation: 'deleteNativeVlan' as const }));
+  const convertLayer2: PortCall[] = bonds
+    .filter((b) => !b.port.layer2 && b.want.layer2)
+    .map((b) => call(b.port, { operation: 'convertLayer2' as const }));
+  const disbond: PortCall[] = [];
+  const bond: PortCall[] = [];
+  const convertLayer3: PortCall[] = [];
+  const disbondAfterLayer3: PortCall[] = [];
+  for (const b of bonds) {
+    const members = membersOf(b);
+    if (returningToLayer3.has(b.port.name)) {
+      bond.push(...moveTogether({ bond: b, members, moving: members.filter((m) => !m.port.bonded), operation: 'bondPort' }));
+      convertLayer3.push(call(b.port, { operation: 'convertLayer3' as const, requestIps }));
+      disbondAfterLayer3.push(
+        ...members.filter((m) => !m.want.bonded).map((m) => call(m.port, { operation: 'disbondPort' as const, bulk: false })),
+      );
+      continue;
+    }
+    const leaving = members.length === 0 ? [b].filter(leaves) : members.filter(leaves);
+    const joining = members.length === 0 ? [b].filter(joins) : members.filter(joins);
+    disbond.push(...moveTogether({ bond: b, members, moving: leaving, operation: 'disbondPort' }));
+    bond.push(...moveTogether({ bond: b, members, moving: joining, operation: 'bondPort' }));
+  }
+  const structural = [...convertLayer2, ...disbond, ...bond, ...convertLayer3, ...disbondAfterLayer3];
+
+  const clearNativeFirst = vlanChanges
+    .filter((c) => c.clearNativeFirst)
+    .map((c) => call(c.port, { operation: 'deleteNativeVlan' as const }));
   const native = vlanChanges.flatMap((c) => c.native);
   if (structural.length === 0) {
     // Nothing in between: each port's removals and additions go in one batch.
@@ -125,6 +150,9 @@ function buildCalls(targets: readonly Target[], requestIps: readonly PortConvert
   ];
 }
 
+const leaves = ({ port, want }: Target): boolean => port.bonded && !want.bonded;
+const joins = ({ port, want }: Target): boolean => !port.bonded && want.bonded;
+
 interface VlanChanges {
   port: ObservedPort;
   clearNativeFirst: boolean;
@@ -133,10 +161,9 @@ interface VlanChanges {
   native: PortCall[];
 }
 
-function planVlanChanges({ port, want }: Target): VlanChanges {
+function planVlanChanges({ port, want }: Target, options: { unassignAll: boolean }): VlanChanges {
   const has = (list: readonly VlanRef[], vlan: VlanRef): boolean => list.some((v) => v.id === vlan.id);
-  const toLayer3 = port.isBond && port.layer2 && !want.layer2;
-  const unassigned = port.vlans.filter((v) => toLayer3 || !has(want.vlans, v));
+  const unassigned = port.vlans.filter((v) => options.unassignAll || !has(want.vlans, v));
   const kept = port.vlans.filter((v) => !has(unassigned, v));
   const assigned = want.vlans.filter((v) => !has(kept, v));
 
@@ -162,26 +189,21 @@ function batchCall(port: ObservedPort, vlanAssignments: readonly PlannedVlanAssi
 }
 
 /**
- * Ports leaving (or joining) their bond. When every port of a bond moves together the call goes
- * to the bond port with bulk=true (one call, as the API offers); otherwise each port is moved
- * alone with bulk=false, which is how hybrid mode takes eth1 out and puts it back.
+ * Ports leaving (or joining) a bond. When every port of the bond moves the call goes to the bond
+ * port with bulk=true (one call, as the API offers); otherwise each port moves alone with
+ * bulk=false, which is how hybrid mode takes eth1 out and puts it back.
  */
-function bondChanges(targets: readonly Target[], direction: 'leave' | 'join'): PortCall[] {
-  const operation = direction === 'leave' ? ('disbondPort' as const) : ('bondPort' as const);
-  const moves = ({ port, want }: Target): boolean => (direction === 'leave' ? port.bonded && !want.bonded : !port.bonded && want.bonded);
-  const calls: PortCall[] = [];
-  for (const bond of targets.filter((t) => t.port.isBond)) {
-    const members = targets.filter((t) => t.port.bondName === bond.port.name);
-    if (members.length === 0) {
-      if (moves(bond)) calls.push(call(bond.port, { operation, bulk: true }));
-      continue;
-    }
-    const moving = members.filter(moves);
-    if (moving.length === 0) continue;
-    if (moving.length === members.length) calls.push(call(bond.port, { operation, bulk: true }));
-    else calls.push(...moving.map((m) => call(m.port, { operation, bulk: false })));
+function moveTogether(m: {
+  bond: Target;
+  members: readonly Target[];
+  moving: readonly Target[];
+  operation: 'bondPort' | 'disbondPort';
+}): PortCall[] {
+  if (m.moving.length === 0) return [];
+  if (m.members.length === 0 || m.moving.length === m.members.length) {
+    return [call(m.bond.port, { operation: m.operation, bulk: true })];
   }
-  return calls;
+  return m.moving.map((t) => call(t.port, { operation: m.operation, bulk: false }));
 }
 
 function call<C extends PortCallBody>(port: ObservedPort, body: C): C & { portId: string; portName: string } {
