@@ -1,0 +1,3 @@
+export { Informer } from './informer.js';
+export type { InformerEventName, InformerHandle, InformerHandlers, InformerOptions, InformerStats } from './informer.js';
+export type { IndexFunction } from './indexer.js';

@@ -1,0 +1,351 @@
+import type { KubeClient } from '../client/kube-client.js';
+import type { WatchEvent } from '../client/watch-stream.js';
+import { Backoff, realClock, sleep, type Clock } from '../clock.js';
+import { isGone, type KubeApiError } from '../errors.js';
+import { errorFields, type Logger } from '../log.js';
+import type { RuntimeMetrics } from '../metrics.js';
+import { keyString, type KubeObject, type ObjectKey, type ResourceType } from '../resource.js';
+import { Indexer, type IndexFunction } from './indexer.js';
+import { applyWatchEvent, cacheKey, replaceAll, type CacheEvent } from './store.js';
+
+/** Handler signatures per event. `resync`: the periodic relist found the object unchanged. */
+export interface InformerHandlers<T extends KubeObject> {
+  add: (obj: T) => void;
+  update: (oldObj: T, newObj: T) => void;
+  delete: (obj: T) => void;
+  resync: (obj: T) => void;
+}
+
+export type InformerEventName = keyof InformerHandlers<KubeObject>;
+
+export interface InformerOptions {
+  readonly client: KubeClient;
+  readonly type: ResourceType;
+  /** Watch one namespace; all namespaces when absent. */
+  readonly namespace?: string;
+  readonly labelSelector?: string;
+  readonly fieldSelector?: string;
+  /** A full list this often, diffed into events (catches anything a watch missed). Default 5 min. */
+  readonly relistIntervalMs?: number;
+  /**
+   * Restart a watch that delivered nothing (bookmarks included) for this long. The API server
+   * sends a bookmark about once a minute on a quiet watch, so the default of 150 s only fires on
+   * a watch that is really dead (a half-open connection, which client-node 1.x never notices).
+   */
+  readonly watchdogMs?: number;
+  /** Ask the server to end each watch after this long; default a random 5–10 min as client-go does. */
+  readonly watchTimeoutSeconds?: number;
+  /** Backoff after failed lists/watches. Default 1 s doubling to 30 s. */
+  readonly backoff?: { readonly initialMs: number; readonly maxMs: number };
+  readonly pageSize?: number;
+  readonly logger: Logger;
+  readonly metrics?: RuntimeMetrics;
+  readonly clock?: Clock;
+}
+
+/** Counters of what the informer did; for tests and debugging (the same feed metrics). */
+export interface InformerStats {
+  /** Successful full lists, the first one included. */
+  lists: number;
+  /** Watch requests started. */
+  watches: number;
+  /** Watches that ended and were started again, for any reason. */
+  restarts: number;
+  /** 410 Gone answers (HTTP or ERROR event) that forced a relist. */
+  gone: number;
+  /** Watches the watchdog ended for silence. */
+  watchdogFirings: number;
+  /** Lists or watches that failed with something other than 410 (then backed off). */
+  errors: number;
+  /** Object events delivered by watches (not bookmarks). */
+  events: number;
+}
+
+/** What the manager and controllers need of any informer, whatever its object type. */
+export interface InformerHandle {
+  readonly type: ResourceType;
+  start(signal: AbortSignal): Promise<void>;
+  stopped(): Promise<void>;
+  hasSynced(): boolean;
+}
+
+type WatchEnd = 'closed' | 'watchdog' | 'relist' | 'aborted';
+
+const defaultRelistIntervalMs = 5 * 60_000;
+const defaultWatchdogMs = 150_000;
+
+/**
+ * A local cache of one kind, kept current by list + watch:
+ * - paginated list, then a watch from the list's resourceVersion with bookmarks;
+ * - 410 Gone (HTTP or ERROR event) → relist and diff; any other failure → restart with
+ *   exponential backoff; a clean close → resume from the last resourceVersion seen;
+ * - a periodic relist diffed into add/update/delete (and resync for unchanged objects);
+ * - a watchdog that restarts a watch that stayed silent too long;
+ * - one request at a time: the previous watch is aborted and finished before the next starts.
+ * Objects handed out are the cached instances: treat them as read-only (clone before editing).
+ */
+export class Informer<T extends KubeObject> implements InformerHandle {
+  private readonly store = new Map<string, T>();
+  private readonly indexer = new Indexer<T>();
+  private readonly handlers: { [E in InformerEventName]: InformerHandlers<T>[E][] } = { add: [], update: [], delete: [], resync: [] };
+  private readonly counters: InformerStats = { lists: 0, watches: 0, restarts: 0, gone: 0, watchdogFirings: 0, errors: 0, events: 0 };
+  private synced = false;
+  private running: Promise<void> | undefined;
+  private syncWaiters: (() => void)[] = [];
+  private readonly clock: Clock;
+  private readonly logger: Logger;
+  private readonly resourceName: string;
+
+  constructor(private readonly options: InformerOptions) {
+    this.clock = options.clock ?? realClock;
+    this.resourceName = options.type.group === '' ? options.type.plural : `${options.type.plural}.${options.type.group}`;
+    this.logger = options.logger.child({ informer: this.resourceName, ...(options.namespace !== undefined ? { namespace: options.namespace } : {}) });
+  }
+
+  get type(): ResourceType {
+    return this.options.type;
+  }
+
+  /** Subscribes a handler; returns a function that unsubscribes it. Handlers run in event order. */
+  on<E extends InformerEventName>(event: E, handler: InformerHandlers<T>[E]): () => void {
+    const list = this.handlers[event];
+    list.push(handler);
+    return () => {
+      const at = list.indexOf(handler);
+      if (at >= 0) list.splice(at, 1);
+    };
+  }
+
+  onAdd(handler: InformerHandlers<T>['add']): () => void {
+    return this.on('add', handler);
+  }
+
+  onUpdate(handler: InformerHandlers<T>['update']): () => void {
+    return this.on('update', handler);
+  }
+
+  onDelete(handler: InformerHandlers<T>['delete']): () => void {
+    return this.on('delete', handler);
+  }
+
+  /**
+   * Starts list + watch (once: later calls return the same promise and the first signal keeps
+   * governing). Resolves when the first list is in the cache, or when the signal aborts first
+   * (check hasSynced()). Keeps watching in the background until the signal aborts; stopped()
+   * resolves after that.
+   */
+  start(signal: AbortSignal): Promise<void> {
+    if (this.running === undefined) {
+      this.running = this.run(signal).catch((err: unknown) => {
+        this.logger.error('informer stopped on an unexpected error', { err: errorFields(err) });
+      });
+      void this.running.finally(() => this.releaseSyncWaiters());
+      signal.addEventListener('abort', () => this.releaseSyncWaiters(), { once: true });
+    }
+    if (this.synced || signal.aborted) return Promise.resolve();
+    return new Promise((resolve) => this.syncWaiters.push(resolve));
+  }
+
+  /** Resolves once the informer was started and its loop has ended (after the signal aborted). */
+  async stopped(): Promise<void> {
+    await this.running;
+  }
+
+  hasSynced(): boolean {
+    return this.synced;
+  }
+
+  get(key: ObjectKey | string): T | undefined {
+    return this.store.get(typeof key === 'string' ? key : keyString(key));
+  }
+
+  /** Cached objects, of one namespace when given. */
+  list(namespace?: string): T[] {
+    const all = [...this.store.values()];
+    return namespace === undefined ? all : all.filter((o) => o.metadata.namespace === namespace);
+  }
+
+  /** Adds a secondary index (may be called before or after start). */
+  addIndex(name: string, fn: IndexFunction<T>): void {
+    this.indexer.addIndex(name, fn, this.store.entries());
+  }
+
+  /** Cached objects indexed under `value` in index `name`. */
+  byIndex(name: string, value: string): T[] {
+    return this.indexer.keys(name, value).flatMap((k) => {
+      const obj = this.store.get(k);
+      return obj === undefined ? [] : [obj];
+    });
+  }
+
+  stats(): Readonly<InformerStats> {
+    return { ...this.counters };
+  }
+
+  private releaseSyncWaiters(): void {
+    for (const resolve of this.syncWaiters.splice(0)) resolve();
+  }
+
+  private async run(signal: AbortSignal): Promise<void> {
+    const backoff = new Backoff({ initialMs: this.options.backoff?.initialMs ?? 1000, maxMs: this.options.backoff?.maxMs ?? 30_000 });
+    const relistIntervalMs = this.options.relistIntervalMs ?? defaultRelistIntervalMs;
+    let resourceVersion: string | undefined;
+    let relistAt = 0;
+    while (!signal.aborted) {
+      try {
+        if (resourceVersion === undefined || this.clock.now() >= relistAt) {
+          resourceVersion = await this.relist(signal);
+          if (signal.aborted) return;
+          relistAt = this.clock.now() + relistIntervalMs;
+        }
+        const startedAt = this.clock.now();
+        const outcome = await this.watchOnce({ signal, resourceVersion, relistAt });
+        resourceVersion = outcome.resourceVersion;
+        if (outcome.end === 'aborted') return;
+        if (outcome.end === 'relist') relistAt = 0;
+        this.countRestart(outcome.end);
+        if (outcome.delivered > 0) backoff.reset();
+        // A server that closes watches at once must not make us spin.
+        if (outcome.end === 'closed' && outcome.delivered === 0 && this.clock.now() - startedAt < 1000) {
+          await sleep({ delayMs: backoff.next(), signal, clock: this.clock });
+        }
+      } catch (err: unknown) {
+        if (signal.aborted) return;
+        if (isGone(err)) {
+          this.counters.gone += 1;
+          this.countRestart('gone');
+          this.logger.info('resourceVersion too old, relisting', { resourceVersion });
+          resourceVersion = undefined;
+          continue;
+        }
+        this.counters.errors += 1;
+        const delayMs = backoff.next();
+        this.countRestart('error');
+        this.logger.warn('list or watch failed, retrying', { err: errorFields(err), delayMs, synced: this.synced });
+        await sleep({ delayMs, signal, clock: this.clock });
+      }
+    }
+  }
+
+  private countRestart(reason: Exclude<WatchEnd, 'aborted'> | 'gone' | 'error'): void {
+    this.counters.restarts += 1;
+    if (reason === 'watchdog') this.counters.watchdogFirings += 1;
+    this.options.metrics?.informerRestarts.inc({ resource: this.resourceName, reason });
+    this.logger.debug('restarting watch', { reason });
+  }
+
+  /** Lists everything, replaces the cache with it, emits the differences; returns the list's version. */
+  private async relist(signal: AbortSignal): Promise<string> {
+    const result = await this.options.client.list<T>(this.options.type, {
+      ...(this.options.namespace !== undefined ? { namespace: this.options.namespace } : {}),
+      ...(this.options.labelSelector !== undefined ? { labelSelector: this.options.labelSelector } : {}),
+      ...(this.options.fieldSelector !== undefined ? { fieldSelector: this.options.fieldSelector } : {}),
+      ...(this.options.pageSize !== undefined ? { limit: this.options.pageSize } : {}),
+      signal,
+    });
+    if (signal.aborted) return result.resourceVersion;
+    const firstList = !this.synced;
+    const changes = replaceAll(this.store, result.items, { resync: !firstList });
+    this.counters.lists += 1;
+    this.options.metrics?.informerLists.inc({ resource: this.resourceName });
+    this.logger.debug('listed', { count: result.items.length, changes: changes.length, resourceVersion: result.resourceVersion });
+    for (const change of changes) this.dispatch(change);
+    if (firstList) {
+      this.synced = true;
+      this.logger.debug('cache synced', { count: this.store.size });
+      this.releaseSyncWaiters();
+    }
+    return result.resourceVersion;
+  }
+
+  /**
+   * Runs one watch until it closes, fails, goes silent past the watchdog, reaches the relist
+   * time or the signal aborts. The request is aborted and finished before this returns.
+   */
+  private async watchOnce(options: { signal: AbortSignal; resourceVersion: string; relistAt: number }): Promise<{
+    end: WatchEnd;
+    resourceVersion: string;
+    delivered: number;
+  }> {
+    const { signal } = options;
+    const request = new AbortController();
+    let end: WatchEnd = 'closed';
+    let resourceVersion = options.resourceVersion;
+    let delivered = 0;
+    let failure: KubeApiError | undefined;
+    const stop = (why: WatchEnd): void => {
+      if (request.signal.aborted) return;
+      end = why;
+      request.abort();
+    };
+    const onAbort = (): void => stop('aborted');
+    signal.addEventListener('abort', onAbort, { once: true });
+    const watchdogMs = this.options.watchdogMs ?? defaultWatchdogMs;
+    let cancelWatchdog = this.clock.schedule(() => stop('watchdog'), watchdogMs);
+    const cancelRelist = this.clock.schedule(() => stop('relist'), Math.max(0, options.relistAt - this.clock.now()));
+    const onEvent = (event: WatchEvent<T>): void => {
+      if (request.signal.aborted) return;
+      cancelWatchdog();
+      cancelWatchdog = this.clock.schedule(() => stop('watchdog'), watchdogMs);
+      switch (event.type) {
+        case 'BOOKMARK':
+          resourceVersion = event.resourceVersion;
+          return;
+        case 'ERROR':
+          failure = event.error;
+          stop('closed');
+          return;
+        case 'ADDED':
+        case 'MODIFIED':
+        case 'DELETED': {
+          delivered += 1;
+          this.counters.events += 1;
+          resourceVersion = event.object.metadata.resourceVersion ?? resourceVersion;
+          const change = applyWatchEvent(this.store, event);
+          if (change !== undefined) this.dispatch(change);
+          return;
+        }
+      }
+    };
+    this.counters.watches += 1;
+    try {
+      await this.options.client.watch<T>(
+        this.options.type,
+        {
+          ...(this.options.namespace !== undefined ? { namespace: this.options.namespace } : {}),
+          ...(this.options.labelSelector !== undefined ? { labelSelector: this.options.labelSelector } : {}),
+          ...(this.options.fieldSelector !== undefined ? { fieldSelector: this.options.fieldSelector } : {}),
+          resourceVersion,
+          allowWatchBookmarks: true,
+          timeoutSeconds: this.options.watchTimeoutSeconds ?? Math.round(300 + Math.random() * 300),
+          signal: request.signal,
+        },
+        onEvent,
+      );
+    } finally {
+      cancelWatchdog();
+      cancelRelist();
+      signal.removeEventListener('abort', onAbort);
+      request.abort();
+    }
+    if (failure !== undefined) throw failure;
+    return { end: signal.aborted ? 'aborted' : end, resourceVersion, delivered };
+  }
+
+  private dispatch(change: CacheEvent<T>): void {
+    const key = cacheKey(change.object);
+    this.indexer.update(key, change.type === 'delete' ? undefined : change.object);
+    const calls: (() => void)[] =
+      change.type === 'update'
+        ? this.handlers.update.map((h) => () => h(change.oldObject, change.object))
+        : this.handlers[change.type].map((h) => () => h(change.object));
+    for (const call of calls) {
+      try {
+        call();
+      } catch (err: unknown) {
+        // A handler's bug must not stop the cache or the other handlers.
+        this.logger.error('informer handler threw', { event: change.type, key, err: errorFields(err) });
+      }
+    }
+  }
+}

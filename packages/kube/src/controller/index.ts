@@ -1,0 +1,4 @@
+export { Controller } from './controller.js';
+export type { ControllerOptions, ControllerWatchOptions, EventMapper } from './controller.js';
+export { done, requeueAfter, soonest } from './result.js';
+export type { ReconcileContext, ReconcileResult, Reconciler } from './result.js';
