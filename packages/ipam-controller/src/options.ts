@@ -44,8 +44,10 @@ function toInt(value: string, flag: string, min: number): number {
 
 /** Parses argv (without node and script). Throws with a message naming the bad flag. */
 export function parseFlags(argv: readonly string[]): IpamFlags | 'help' {
+  // `--leader-elect` alone means true, as with Go's boolean flags.
+  const args = argv.map((arg) => (arg === '--leader-elect' ? '--leader-elect=true' : arg));
   const { values } = parseArgs({
-    args: [...argv],
+    args,
     strict: true,
     options: {
       kubeconfig: { type: 'string' },

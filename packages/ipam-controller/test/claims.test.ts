@@ -42,6 +42,7 @@ const addressOf = (a: Obj): string => a.spec.address as string;
 
 describe('allocation', () => {
   test('a claim gets an IPAddress named like it, owned by claim and pool, with finalizers and the cluster label', async () => {
+    await objects.create(kinds.cluster(), { metadata: { name: 'c1', namespace: ns }, spec: { paused: false } });
     await objects.create(kinds.pool, poolObject('alloc', { addresses: ['10.0.0.1-10.0.0.254'], prefix: 24, gateway: '10.0.0.2' }, ns));
     const claim = await objects.create(claimKind, claimObject('alloc-1', ns, { pool: 'alloc', labels: { 'cluster.x-k8s.io/cluster-name': 'c1' } }));
     const address = await boundAddress('alloc-1');
@@ -202,12 +203,12 @@ describe('pause and cluster linkage', () => {
   test('a claim naming a Cluster that does not exist waits until the Cluster is created', async () => {
     await objects.create(claimKind, claimObject('nocluster-1', ns, { pool: 'pause', clusterName: 'absent' }));
     await staysTrue('no IPAddress without the Cluster', async () => (await objects.get(addressKind, 'nocluster-1', ns)) === undefined, 2_000);
-    await objects.create(clusterKind, { metadata: { name: 'absent', namespace: ns }, spec: {} });
+    await objects.create(clusterKind, { metadata: { name: 'absent', namespace: ns }, spec: { paused: false } });
     await boundAddress('nocluster-1');
   });
 
   test('the cluster-name label links a claim to its Cluster too (pre-1.8 claims)', async () => {
-    await objects.create(clusterKind, { metadata: { name: 'labelled', namespace: ns, annotations: { 'cluster.x-k8s.io/paused': '' } }, spec: {} });
+    await objects.create(clusterKind, { metadata: { name: 'labelled', namespace: ns, annotations: { 'cluster.x-k8s.io/paused': '' } }, spec: { paused: false } });
     await objects.create(claimKind, claimObject('label-1', ns, { pool: 'pause', labels: { 'cluster.x-k8s.io/cluster-name': 'labelled' } }));
     await staysTrue('no IPAddress while the Cluster carries the paused annotation', async () => (await objects.get(addressKind, 'label-1', ns)) === undefined, 2_000);
     await objects.patch(clusterKind, 'labelled', ns, { metadata: { annotations: { 'cluster.x-k8s.io/paused': null } } });
@@ -224,7 +225,7 @@ describe('pause and cluster linkage', () => {
   });
 
   test('deleting a claim whose Cluster is gone still releases it', async () => {
-    await objects.create(clusterKind, { metadata: { name: 'doomed', namespace: ns }, spec: {} });
+    await objects.create(clusterKind, { metadata: { name: 'doomed', namespace: ns }, spec: { paused: false } });
     await objects.create(claimKind, claimObject('doomed-1', ns, { pool: 'pause', clusterName: 'doomed' }));
     await boundAddress('doomed-1');
     await objects.delete(clusterKind, 'doomed', ns);

@@ -1,13 +1,17 @@
 import type * as k8s from '@kubernetes/client-node';
 import { createLogger } from '@metal-l2/kube';
-import { startIpamController, type RunningIpamController } from '../../src/start.js';
+import { startIpamController, type IpamControllerOptions, type RunningIpamController } from '../../src/start.js';
 
 /**
  * Runs the IPAM controller in this process against the test control plane, watching one
  * namespace (so test files do not act on each other's claims). Logs go nowhere unless
  * METAL_L2_TEST_LOG is set.
  */
-export async function runController(kc: k8s.KubeConfig, namespace: string): Promise<RunningIpamController> {
+export async function runController(
+  kc: k8s.KubeConfig,
+  namespace: string,
+  extra: Partial<Pick<IpamControllerOptions, 'webhook' | 'concurrency'>> = {},
+): Promise<RunningIpamController> {
   const logger = createLogger({ level: process.env['METAL_L2_TEST_LOG'] ?? 'error', silent: process.env['METAL_L2_TEST_LOG'] === undefined });
-  return startIpamController({ kubeConfig: kc, namespace, logger, leaderElection: false, concurrency: 4 });
+  return startIpamController({ kubeConfig: kc, namespace, logger, leaderElection: false, concurrency: 4, ...extra });
 }

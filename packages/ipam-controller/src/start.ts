@@ -1,0 +1,158 @@
+import type { KubeConfig } from '@kubernetes/client-node';
+import {
+  CAPI_CORE_GROUP,
+  CAPI_CORE_VERSIONS,
+  CAPI_IPAM_GROUP,
+  CAPI_IPAM_VERSIONS,
+  GlobalInClusterIPPoolType,
+  InClusterIPPoolType,
+  clusterType,
+  ipAddressClaimType,
+  ipAddressType,
+  type CapiCoreVersion,
+  type CapiIpamVersion,
+  type Cluster,
+  type IPAddress,
+  type IPAddressClaim,
+  type IPPool,
+  type PoolKind,
+} from '@metal-l2/api';
+import { Controller, Informer, KubeClient, type KubeObject, type Logger, type ObjectKey, type ResourceType, type RuntimeMetrics } from '@metal-l2/kube';
+import type { EventSink, IpamContext } from './context.js';
+import { reconcilePool } from './pool/pool-reconciler.js';
+import { addIndexes, poolWatches } from './watches.js';
+import { AdmissionServer } from './webhook/admission-server.js';
+import { poolAdmissionHandler, poolWebhookPaths } from './webhook/pool-webhook.js';
+
+export interface IpamControllerOptions {
+  readonly kubeConfig: KubeConfig;
+  /** Watch claims, IPAddresses and namespaced pools in this namespace only. */
+  readonly namespace?: string | undefined;
+  readonly logger: Logger;
+  readonly concurrency?: number;
+  readonly metrics?: RuntimeMetrics;
+  readonly events?: EventSink;
+  readonly webhook?: { readonly port: number; readonly certDir: string; readonly host?: string } | undefined;
+  readonly now?: () => Date;
+}
+
+/** The wired controller before it runs: what main.ts hands to the manager. */
+export interface IpamRunnables {
+  readonly informers: readonly { start(signal: AbortSignal): Promise<void>; hasSynced(): boolean }[];
+  /** Need leadership: they write. */
+  readonly controllers: readonly Controller[];
+  /** Run on every replica: the webhook answers whether or not this replica leads. */
+  readonly webhook?: AdmissionServer | undefined;
+  readonly version: CapiIpamVersion;
+}
+
+async function discover(client: KubeClient): Promise<{ ipam: CapiIpamVersion; core: CapiCoreVersion | undefined }> {
+  const ipam = (await client.preferredVersion(CAPI_IPAM_GROUP, CAPI_IPAM_VERSIONS)) as CapiIpamVersion | undefined;
+  if (ipam === undefined) {
+    throw new Error(`the API server serves none of ${CAPI_IPAM_VERSIONS.map((v) => `${CAPI_IPAM_GROUP}/${v}`).join(', ')}: install Cluster API (its IPAM CRDs) first`);
+  }
+  const core = (await client.preferredVersion(CAPI_CORE_GROUP, CAPI_CORE_VERSIONS)) as CapiCoreVersion | undefined;
+  return { ipam, core };
+}
+
+/**
+ * Wires the IPAM provider: discovers which IPAM contract version the server serves, builds the
+ * informers, the two pool controllers (one per pool kind, same reconciler) and the webhook.
+ */
+export async function createIpamController(options: IpamControllerOptions & { client: KubeClient }): Promise<IpamRunnables> {
+  const { client, logger } = options;
+  const versions = await discover(client);
+  logger.info('discovered API versions', { ipam: versions.ipam, clusterAPI: versions.core ?? 'none' });
+  const ns = options.namespace;
+  const informer = <T extends KubeObject>(type: ResourceType, namespaced: boolean): Informer<T> =>
+    new Informer<T>({ client, type, logger, ...(namespaced && ns !== undefined ? { namespace: ns } : {}), ...(options.metrics === undefined ? {} : { metrics: options.metrics }) });
+  const pools: Record<PoolKind, Informer<IPPool>> = {
+    InClusterIPPool: informer<IPPool>(InClusterIPPoolType, true),
+    GlobalInClusterIPPool: informer<IPPool>(GlobalInClusterIPPoolType, false),
+  };
+  const claims = informer<IPAddressClaim>(ipAddressClaimType(versions.ipam), true);
+  const addresses = informer<IPAddress>(ipAddressType(versions.ipam), true);
+  const clusters = versions.core === undefined ? undefined : informer<Cluster>(clusterType(versions.core), true);
+  addIndexes({ claims, addresses });
+
+  const ctx: IpamContext = {
+    client,
+    version: versions.ipam,
+    claimType: ipAddressClaimType(versions.ipam),
+    addressType: ipAddressType(versions.ipam),
+    caches: { pools, claims, addresses, clusters },
+    events: options.events ?? { event: (obj, e) => logger.info('event', { object: obj.metadata.name, ...e }) },
+    logger,
+    now: options.now ?? (() => new Date()),
+    watchNamespace: ns,
+    writeConcurrency: 16,
+  };
+
+  const controllers = (Object.keys(pools) as PoolKind[]).map((kind) => {
+    const controller = new Controller({
+      name: kind.toLowerCase(),
+      concurrency: options.concurrency ?? 4,
+      logger,
+      ...(options.metrics === undefined ? {} : { metrics: options.metrics }),
+      reconciler: {
+        reconcile: (key: ObjectKey) => reconcilePool(ctx, { kind, namespace: key.namespace, name: key.name }),
+      },
+    });
+    const watches = poolWatches(kind, claims);
+    controller.watch(pools[kind]);
+    controller.watch(claims, watches.claims);
+    controller.watch(addresses, watches.addresses);
+    if (clusters !== undefined) controller.watch(clusters, watches.clusters);
+    return controller;
+  });
+
+  const webhook =
+    options.webhook === undefined || options.webhook.port < 0
+      ? undefined
+      : new AdmissionServer({
+          port: options.webhook.port,
+          ...(options.webhook.host === undefined ? {} : { host: options.webhook.host }),
+          certDir: options.webhook.certDir,
+          logger: logger.child({ component: 'webhook' }),
+          handlers: Object.fromEntries(
+            (Object.keys(poolWebhookPaths) as PoolKind[]).map((kind) => [
+              poolWebhookPaths[kind],
+              poolAdmissionHandler(kind, () => [...pools.InClusterIPPool.list(), ...pools.GlobalInClusterIPPool.list()]),
+            ]),
+          ),
+        });
+  return { informers: [pools.InClusterIPPool, pools.GlobalInClusterIPPool, claims, addresses, ...(clusters === undefined ? [] : [clusters])], controllers, webhook, version: versions.ipam };
+}
+
+export interface RunningIpamController {
+  /** The webhook's bound port (when started on port 0). */
+  readonly webhookPort: number;
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts the controller in this process without leader election: for tests and embedding.
+ * main.ts runs the same runnables under the manager (leader election, probes, metrics, signals).
+ */
+export async function startIpamController(options: IpamControllerOptions & { leaderElection: false }): Promise<RunningIpamController> {
+  const client = KubeClient.fromKubeConfig(options.kubeConfig, { fieldManager: 'metal-l2-ipam-controller' });
+  const runnables = await createIpamController({ ...options, client });
+  const abort = new AbortController();
+  const running: Promise<void>[] = [];
+  if (runnables.webhook !== undefined) running.push(runnables.webhook.start(abort.signal));
+  await Promise.all(runnables.informers.map((i) => i.start(abort.signal)));
+  for (const controller of runnables.controllers) running.push(controller.start(abort.signal));
+  if (runnables.webhook !== undefined) await waitListening(runnables.webhook);
+  return {
+    webhookPort: runnables.webhook?.port() ?? 0,
+    stop: async () => {
+      abort.abort();
+      await Promise.allSettled(running);
+      client.close();
+    },
+  };
+}
+
+async function waitListening(server: AdmissionServer): Promise<void> {
+  for (let i = 0; i < 100 && server.port() === 0; i++) await new Promise((resolve) => setTimeout(resolve, 20));
+}

@@ -1,0 +1,71 @@
+import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
+import { createTestNamespace, deleteTestNamespace, loadKubeConfig } from '../../../test/support/cluster.js';
+import { installCrds, projectCrds, upstreamCrds } from '../../../test/support/crds.js';
+import { Objects, claimObject, kinds, poolObject, type Obj } from '../../../test/support/objects.js';
+import { timeouts } from '../../../test/support/timeouts.js';
+import { waitFor } from '../../../test/support/wait-for.js';
+import type { RunningIpamController } from '../src/start.js';
+import { runController } from './support/running-controller.js';
+
+// Checklist item 17, with one controller per namespace writing the same global pool: the
+// resourceVersion guard on its status is all that keeps them from handing out one address twice.
+const kc = loadKubeConfig();
+const objects = new Objects(kc);
+let ns1 = '';
+let ns2 = '';
+let globalName = '';
+const controllers: RunningIpamController[] = [];
+
+beforeAll(async () => {
+  await installCrds(kc, [...(await upstreamCrds('capiV1_14')), ...(await projectCrds())]);
+  ns1 = await createTestNamespace(kc, 'ipam-global-a');
+  ns2 = await createTestNamespace(kc, 'ipam-global-b');
+  globalName = `global-${ns1}`;
+  controllers.push(await runController(kc, ns1), await runController(kc, ns2));
+});
+afterAll(async () => {
+  // Release everything while the controllers still run, so the cluster-scoped pool can go.
+  for (const ns of [ns1, ns2]) for (const claim of await objects.list(kinds.claim(), ns)) await objects.delete(kinds.claim(), claim.metadata.name, ns);
+  await objects.delete(kinds.globalPool, globalName);
+  await waitFor('the global pool gone', async () => (await objects.get(kinds.globalPool, globalName)) === undefined, { timeoutMs: timeouts.claimBound });
+  await Promise.all(controllers.map((c) => c.stop()));
+  await deleteTestNamespace(kc, ns1);
+  await deleteTestNamespace(kc, ns2);
+});
+
+async function bound(name: string, namespace: string): Promise<Obj> {
+  return waitFor(`${namespace}/${name} bound`, async () => {
+    const claim = await objects.get(kinds.claim(), name, namespace);
+    return claim?.status?.addressRef?.name === undefined ? undefined : objects.get(kinds.address(), name, namespace);
+  }, { timeoutMs: timeouts.claimBound });
+}
+
+describe('global pools', () => {
+  test('claims with the same name in two namespaces get distinct addresses, each IPAddress beside its claim', async () => {
+    const pool = await objects.create(kinds.globalPool, poolObject(globalName, { addresses: ['10.30.0.10-10.30.0.40'], prefix: 24 }));
+    for (let i = 0; i < 10; i++) {
+      await objects.create(kinds.claim(), claimObject(`c${i}`, ns1, { pool: globalName, kind: 'GlobalInClusterIPPool' }));
+      await objects.create(kinds.claim(), claimObject(`c${i}`, ns2, { pool: globalName, kind: 'GlobalInClusterIPPool' }));
+    }
+    const addresses: Obj[] = [];
+    for (let i = 0; i < 10; i++) addresses.push(await bound(`c${i}`, ns1), await bound(`c${i}`, ns2));
+    expect(new Set(addresses.map((a) => a.spec.address as string)).size).toBe(20);
+    expect(addresses[0]?.metadata.ownerReferences).toContainEqual(
+      expect.objectContaining({ kind: 'GlobalInClusterIPPool', name: globalName, uid: pool.metadata.uid, controller: false }),
+    );
+    const status = await waitFor('20 allocations in status', async () => {
+      const p = await objects.get(kinds.globalPool, globalName);
+      return Object.keys(p?.status?.allocations ?? {}).length === 20 ? p?.status : undefined;
+    }, { timeoutMs: timeouts.claimBound });
+    expect(Object.values(status.allocations as Record<string, string>)).toContain(`${ns2}/c3`);
+  });
+
+  test('namespaced pools with the same name in two namespaces allocate independently', async () => {
+    for (const ns of [ns1, ns2]) {
+      await objects.create(kinds.pool, poolObject('same', { addresses: ['10.31.0.10-10.31.0.20'], prefix: 24 }, ns));
+      await objects.create(kinds.claim(), claimObject('same-1', ns, { pool: 'same' }));
+    }
+    expect((await bound('same-1', ns1)).spec.address).toBe('10.31.0.10');
+    expect((await bound('same-1', ns2)).spec.address).toBe('10.31.0.10');
+  });
+});

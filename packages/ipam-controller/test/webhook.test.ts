@@ -1,0 +1,122 @@
+import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
+import * as k8s from '@kubernetes/client-node';
+import { makeServingCertificate } from '../../../test/support/certificates.js';
+import { createTestNamespace, deleteTestNamespace, loadKubeConfig } from '../../../test/support/cluster.js';
+import { installCrds, projectCrds, upstreamCrds } from '../../../test/support/crds.js';
+import { Objects, claimObject, kinds, poolObject } from '../../../test/support/objects.js';
+import { timeouts } from '../../../test/support/timeouts.js';
+import { waitFor } from '../../../test/support/wait-for.js';
+import { poolWebhookPaths } from '../src/webhook/pool-webhook.js';
+import type { RunningIpamController } from '../src/start.js';
+import { runController } from './support/running-controller.js';
+
+// The validating webhook, served by the controller over HTTPS and called by the real API server.
+const kc = loadKubeConfig();
+const objects = new Objects(kc);
+const admission = kc.makeApiClient(k8s.AdmissionregistrationV1Api);
+let ns = '';
+let controller: RunningIpamController | undefined;
+let configName = '';
+
+async function rejection(promise: Promise<unknown>): Promise<string> {
+  try {
+    await promise;
+  } catch (err: unknown) {
+    if (err instanceof k8s.ApiException) return String(err.body);
+    throw err;
+  }
+  throw new Error('expected the API server to refuse the request');
+}
+
+beforeAll(async () => {
+  await installCrds(kc, [...(await upstreamCrds('capiV1_14')), ...(await projectCrds())]);
+  ns = await createTestNamespace(kc, 'ipam-webhook');
+  const { certDir, caBundle } = await makeServingCertificate();
+  controller = await runController(kc, ns, { webhook: { port: 0, certDir, host: '127.0.0.1' } });
+  const port = controller.webhookPort;
+  configName = `metal-l2-test-${ns}`;
+  const webhook = (kind: 'InClusterIPPool' | 'GlobalInClusterIPPool'): k8s.V1ValidatingWebhook => ({
+    name: `${kind.toLowerCase()}.${ns}.ipam.metal.x-k8s.io`,
+    admissionReviewVersions: ['v1'],
+    sideEffects: 'None',
+    failurePolicy: 'Fail',
+    timeoutSeconds: 10,
+    clientConfig: { url: `https://127.0.0.1:${port}${poolWebhookPaths[kind]}`, caBundle },
+    rules: [{ apiGroups: ['ipam.metal.x-k8s.io'], apiVersions: ['v1alpha1'], operations: ['CREATE', 'UPDATE', 'DELETE'], resources: [kind === 'InClusterIPPool' ? 'inclusterippools' : 'globalinclusterippools'] }],
+    // Only this file's objects: other test files share the API server.
+    ...(kind === 'InClusterIPPool'
+      ? { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': ns } } }
+      : { objectSelector: { matchLabels: { 'metal-l2-test': ns } } }),
+  });
+  await admission.createValidatingWebhookConfiguration({
+    body: { metadata: { name: configName }, webhooks: [webhook('InClusterIPPool'), webhook('GlobalInClusterIPPool')] },
+  });
+  // The API server picks up a new configuration asynchronously: wait until it rejects something.
+  await waitFor(
+    'the webhook to be called',
+    async () => {
+      try {
+        await objects.create(kinds.pool, poolObject('probe', { addresses: ['10.0.0.1', 'fd00::1'], prefix: 24 }, ns));
+        await objects.delete(kinds.pool, 'probe', ns);
+        return false;
+      } catch {
+        return true;
+      }
+    },
+    { timeoutMs: timeouts.webhookReady },
+  );
+});
+
+afterAll(async () => {
+  await admission.deleteValidatingWebhookConfiguration({ name: configName }).catch(() => undefined);
+  await controller?.stop();
+  await deleteTestNamespace(kc, ns);
+});
+
+describe('pool validation', () => {
+  test.each([
+    { name: 'mixed families', spec: { addresses: ['10.0.0.1', 'fd00::1'], prefix: 24 }, want: 'mixed' },
+    { name: 'an entry outside the prefix', spec: { addresses: ['10.0.0.1', '10.0.1.1'], prefix: 24 }, want: 'spec.addresses' },
+    { name: 'a gateway of the other family', spec: { addresses: ['10.0.0.1'], prefix: 24, gateway: 'fd00::1' }, want: 'spec.gateway' },
+    { name: 'a gateway outside the subnet', spec: { addresses: ['10.0.0.1'], prefix: 24, gateway: '10.0.9.1' }, want: 'spec.gateway' },
+    { name: 'an IPv4 prefix longer than 32', spec: { addresses: ['10.0.0.1'], prefix: 40 }, want: 'spec.prefix' },
+  ])('refuses $name with a message naming the field', async ({ spec, want }) => {
+    const message = await rejection(objects.create(kinds.pool, poolObject('bad', spec, ns)));
+    expect(message).toContain('admission webhook');
+    expect(message.toLowerCase()).toContain(want.toLowerCase());
+  });
+
+  test('refuses a pool overlapping another in the namespace, and global pools overlapping each other', async () => {
+    await objects.create(kinds.pool, poolObject('first', { addresses: ['10.20.0.10-10.20.0.20'], prefix: 24 }, ns));
+    expect(await rejection(objects.create(kinds.pool, poolObject('second', { addresses: ['10.20.0.15-10.20.0.30'], prefix: 24 }, ns)))).toContain(
+      `InClusterIPPool ${ns}/first`,
+    );
+    const global = (name: string): ReturnType<typeof poolObject> => ({
+      metadata: { name, labels: { 'metal-l2-test': ns } },
+      spec: { addresses: ['10.21.0.0/28'], prefix: 24 },
+    });
+    await objects.create(kinds.globalPool, global(`${ns}-g1`));
+    try {
+      expect(await rejection(objects.create(kinds.globalPool, global(`${ns}-g2`)))).toContain(`GlobalInClusterIPPool ${ns}-g1`);
+    } finally {
+      await objects.delete(kinds.globalPool, `${ns}-g1`);
+    }
+  });
+
+  test('refuses shrinking a pool below its allocations, and deleting it while claims hold addresses', async () => {
+    await objects.create(kinds.pool, poolObject('used', { addresses: ['10.22.0.10-10.22.0.20'], prefix: 24 }, ns));
+    await objects.create(kinds.claim(), claimObject('user-1', ns, { pool: 'used' }));
+    await waitFor('user-1 bound', async () => (await objects.get(kinds.address(), 'user-1', ns)) !== undefined, { timeoutMs: timeouts.claimBound });
+    await waitFor('allocation in status', async () => (await objects.get(kinds.pool, 'used', ns))?.status?.allocations?.['10.22.0.10'] === 'user-1', {
+      timeoutMs: timeouts.claimBound,
+    });
+    expect(await rejection(objects.patch(kinds.pool, 'used', ns, { spec: { addresses: ['10.22.0.15-10.22.0.20'] } }))).toContain('10.22.0.10');
+    expect(await rejection(objects.delete(kinds.pool, 'used', ns))).toContain('user-1 (10.22.0.10)');
+    await objects.delete(kinds.claim(), 'user-1', ns);
+    await waitFor('allocation released', async () => (await objects.get(kinds.pool, 'used', ns))?.status?.allocations?.['10.22.0.10'] === undefined, {
+      timeoutMs: timeouts.claimBound,
+    });
+    await objects.delete(kinds.pool, 'used', ns);
+    await waitFor('pool gone', async () => (await objects.get(kinds.pool, 'used', ns)) === undefined, { timeoutMs: timeouts.claimBound });
+  });
+});
