@@ -15,9 +15,12 @@ const { readFileSync } = require('node:fs');
 const load = createRequire(workerData.resolveFrom);
 const { port, flag, specPath } = workerData;
 
+// Each call carries a sequence number; the answer carries it back and the flag is set to it after
+// the answer is posted, so the caller never wakes for an older call's signal.
+let seq = 0;
 function reply(message) {
-  port.postMessage(message);
-  Atomics.store(flag, 0, 1);
+  port.postMessage({ ...message, seq });
+  Atomics.store(flag, 0, seq);
   Atomics.notify(flag, 0);
 }
 
@@ -44,6 +47,7 @@ async function main() {
   });
   await api.init();
   port.on('message', (m) => {
+    seq = m.seq;
     try {
       if (m.kind === 'match') {
         const op = api.matchOperation({ method: m.method, path: m.path, headers: {} });
@@ -69,8 +73,8 @@ async function main() {
       reply({ failure: String(err && err.stack ? err.stack : err) });
     }
   });
-  reply({ ready: true });
+  port.postMessage({ ready: true });
 }
 
-main().catch((err) => reply({ failure: String(err && err.stack ? err.stack : err) }));
+main().catch((err) => port.postMessage({ failure: String(err && err.stack ? err.stack : err) }));
 `;

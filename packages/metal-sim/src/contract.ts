@@ -94,6 +94,7 @@ function isAmbiguousOneOf(e: AjvErrorLike): boolean {
 
 /** What the worker answers; `failure` when it could not do what was asked. */
 interface WorkerAnswer {
+  readonly seq?: number;
   readonly ready?: boolean;
   readonly failure?: string;
   readonly operationId?: string;
@@ -105,6 +106,7 @@ interface WorkerAnswer {
 const CALL_TIMEOUT_MS = 30_000;
 
 export class ContractValidator {
+  private seq = 0;
   private requests = 0;
   private responses = 0;
   private skipped = 0;
@@ -152,17 +154,29 @@ export class ContractValidator {
     await this.worker.terminate();
   }
 
-  /** A synchronous round trip to the worker (it answers in well under a millisecond per call). */
+  /**
+   * A synchronous round trip to the worker (well under a millisecond per call once a schema is
+   * compiled): post the call with a fresh sequence number, sleep on the shared flag until the worker
+   * has set it to that number, then take the answer off the port.
+   */
   private call(message: Record<string, unknown>): WorkerAnswer {
-    Atomics.store(this.flag, 0, 0);
-    this.port.postMessage(message);
-    if (Atomics.wait(this.flag, 0, 0, CALL_TIMEOUT_MS) === 'timed-out') {
-      throw new Error(`contract worker did not answer within ${CALL_TIMEOUT_MS} ms`);
+    const seq = ++this.seq;
+    this.port.postMessage({ ...message, seq });
+    const deadline = Date.now() + CALL_TIMEOUT_MS;
+    for (;;) {
+      const seen = Atomics.load(this.flag, 0);
+      if (seen === seq) break;
+      const left = deadline - Date.now();
+      if (left <= 0) throw new Error(`contract worker did not answer within ${CALL_TIMEOUT_MS} ms`);
+      Atomics.wait(this.flag, 0, seen, left);
     }
-    const answer = receiveMessageOnPort(this.port)?.message as WorkerAnswer | undefined;
-    if (answer === undefined) throw new Error('contract worker signalled without an answer');
-    if (answer.failure !== undefined) throw new Error(`contract worker failed: ${answer.failure}`);
-    return answer;
+    for (;;) {
+      const answer = receiveMessageOnPort(this.port)?.message as WorkerAnswer | undefined;
+      if (answer === undefined) throw new Error('contract worker signalled without an answer');
+      if (answer.seq !== seq) continue; // an answer to a call that timed out earlier
+      if (answer.failure !== undefined) throw new Error(`contract worker failed: ${answer.failure}`);
+      return answer;
+    }
   }
 
   /** The operationId the spec has for this call, if any. */
@@ -198,6 +212,16 @@ export class ContractValidator {
       return;
     }
     this.record(where, answer.errors ?? []);
+  }
+
+  /**
+   * A call the simulator has no route for: if the spec has the operation, the simulator is missing
+   * it, and that is recorded as a violation (the 404 it answers would otherwise pass as documented).
+   */
+  noteUnserved(method: string, path: string): void {
+    const operationId = this.operationFor(method, path);
+    if (operationId === undefined) return;
+    this.violations.push({ direction: 'response', operationId, method, path, messages: [`operation ${operationId} is in the spec but the simulator does not serve it`] });
   }
 
   /** Counts a response a fault produced; it is not held to the spec. */

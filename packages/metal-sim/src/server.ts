@@ -292,6 +292,8 @@ async function answer(parts: Components, inc: Incoming): Promise<Outcome> {
   }
   if (route !== undefined) {
     parts.contract?.validateResponse({ operationId: route.operationId, method, path: url.pathname, status: response.status, body: response.body });
+  } else if (isApi) {
+    parts.contract?.noteUnserved(method, url.pathname);
   }
   // A created device is known only now; the log should still tie the call to it.
   if (route?.operationId === 'createDevice' && response.status === 201) {

@@ -5,6 +5,7 @@ import { readFile } from 'node:fs/promises';
 import { request } from 'node:https';
 import { fileURLToPath } from 'node:url';
 import { ManualClock } from '../src/clock.js';
+import { ContractValidator } from '../src/contract.js';
 import { loadSeedFile } from '../src/seed.js';
 import { startSimulator, type Simulator } from '../src/server.js';
 import type { DeviceWire } from '../src/wire.js';
@@ -82,6 +83,21 @@ describe('simulator options', () => {
       expect((await api.get('/projects')).status).toBe(429);
       expect((await api.get('/projects')).status).toBe(200);
     });
+  });
+
+  test('a spec operation the simulator does not serve is reported as a contract violation', async () => {
+    const validator = contract();
+    if (validator === undefined) return; // without the spec there is nothing to compare with
+    const own = await ContractValidator.load(validator.specPath);
+    try {
+      await withSim(await startSimulator({ contract: own }), async (sim) => {
+        const res = await new Api(sim.baseUrl).get('/devices/00000000-0000-4000-8000-000000000000/bgp/sessions');
+        expect({ status: res.status, body: res.body }).toEqual({ status: 404, body: { error: 'Not found' } });
+        expect(own.report().violations).toMatchObject([{ operationId: 'findBgpSessions', messages: [expect.stringContaining('does not serve it')] }]);
+      });
+    } finally {
+      await own.close();
+    }
   });
 
   test('publicUrl is what devices are told to call back', async () => {
