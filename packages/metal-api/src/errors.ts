@@ -5,6 +5,8 @@
 // No error carries the API token: messages are built from the operation, method and path only,
 // and text that came from the server is passed through the client's redaction before it gets here.
 
+import { isNativeError } from 'node:util/types';
+
 export const METAL_API_ERROR_CODES = {
   http: 'METAL_HTTP',
   network: 'METAL_NETWORK',
@@ -147,7 +149,8 @@ export function isMetalHttpError(err: unknown, ...statuses: number[]): err is Me
 
 function describeCause(cause: unknown): unknown {
   if (cause instanceof MetalApiError) return cause.toJSON();
-  if (cause instanceof Error) {
+  // isNativeError, not instanceof: fetch's errors may come from another realm (vm contexts, tests).
+  if (isNativeError(cause)) {
     return {
       name: cause.name,
       message: cause.message,

@@ -5,6 +5,8 @@
 // The token lives only in this closure. It is not a property of any object we return, it is never
 // logged, and text the server sends back is scrubbed of it before it reaches an error.
 
+import { isNativeError } from 'node:util/types';
+
 import { DecodeProblem, isRecord } from './decode.js';
 import {
   MetalAbortedError,
@@ -298,9 +300,10 @@ function isConnectionRefused(err: unknown): boolean {
   return codes.length > 0 && codes.every((code) => code === 'ECONNREFUSED');
 }
 
+// isNativeError rather than instanceof: undici's errors can come from another realm.
 function errorCodes(err: unknown): string[] {
-  if (!(err instanceof Error)) return [];
-  if (err instanceof AggregateError) return err.errors.flatMap(errorCodes);
+  if (!isNativeError(err)) return [];
+  if ('errors' in err && Array.isArray(err.errors)) return err.errors.flatMap(errorCodes);
   if ('code' in err && typeof err.code === 'string') return [err.code];
   return errorCodes(err.cause);
 }
