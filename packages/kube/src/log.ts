@@ -130,7 +130,8 @@ const reservedKeys = new Set(['level', 'message']);
 /** Replaces every field of the line by its redacted copy. The info object itself is winston's own. */
 const redactFormat = winston.format((info) => {
   for (const key of Object.keys(info)) {
-    if (!reservedKeys.has(key)) info[key] = redactValue({ value: info[key] });
+    if (reservedKeys.has(key)) continue;
+    info[key] = sensitiveKeys.has(key.toLowerCase()) ? redacted : redactValue({ value: info[key] });
   }
   if (typeof info.message === 'string') info.message = redactString(info.message);
   return info;
