@@ -104,5 +104,5 @@ export function claimObject(
 }
 
 export function readyCondition(obj: Obj | undefined): { status?: string; reason?: string; message?: string } | undefined {
-  return (obj?.status?.conditions as { type: string }[] | undefined)?.find((c) => c.type === 'Ready');
+  return (obj?.status?.conditions as { type: string; status?: string; reason?: string; message?: string }[] | undefined)?.find((c) => c.type === 'Ready');
 }

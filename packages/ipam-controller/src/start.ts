@@ -17,7 +17,7 @@ import {
   type IPPool,
   type PoolKind,
 } from '@metal-l2/api';
-import { Controller, Informer, KubeClient, type KubeObject, type Logger, type ObjectKey, type ResourceType, type RuntimeMetrics } from '@metal-l2/kube';
+import { Controller, Informer, KubeClient, Manager, type KubeObject, type Logger, type ObjectKey, type ResourceType, type RuntimeMetrics } from '@metal-l2/kube';
 import type { EventSink, IpamContext } from './context.js';
 import { reconcilePool } from './pool/pool-reconciler.js';
 import { addIndexes, poolWatches } from './watches.js';
@@ -124,6 +124,12 @@ export async function createIpamController(options: IpamControllerOptions & { cl
   return { informers: [pools.InClusterIPPool, pools.GlobalInClusterIPPool, claims, addresses, ...(clusters === undefined ? [] : [clusters])], controllers, webhook, version: versions.ipam };
 }
 
+/** Adds the wired controller to a manager: caches and webhook on every replica, controllers on the leader. */
+export function addToManager(manager: Manager, runnables: IpamRunnables): void {
+  for (const controller of runnables.controllers) manager.addController(controller);
+  if (runnables.webhook !== undefined) manager.add(runnables.webhook, { name: 'webhook', needsLeaderElection: false });
+}
+
 export interface RunningIpamController {
   /** The webhook's bound port (when started on port 0). */
   readonly webhookPort: number;
@@ -131,28 +137,33 @@ export interface RunningIpamController {
 }
 
 /**
- * Starts the controller in this process without leader election: for tests and embedding.
- * main.ts runs the same runnables under the manager (leader election, probes, metrics, signals).
+ * Starts the controller in this process without leader election or signal handling: for tests
+ * and embedding. main.ts runs the same runnables under a manager with leader election.
  */
 export async function startIpamController(options: IpamControllerOptions & { leaderElection: false }): Promise<RunningIpamController> {
   const client = KubeClient.fromKubeConfig(options.kubeConfig, { fieldManager: 'metal-l2-ipam-controller' });
   const runnables = await createIpamController({ ...options, client });
+  const manager = new Manager({ logger: options.logger, handleSignals: false, processMetrics: false });
+  addToManager(manager, runnables);
   const abort = new AbortController();
-  const running: Promise<void>[] = [];
-  if (runnables.webhook !== undefined) running.push(runnables.webhook.start(abort.signal));
-  await Promise.all(runnables.informers.map((i) => i.start(abort.signal)));
-  for (const controller of runnables.controllers) running.push(controller.start(abort.signal));
-  if (runnables.webhook !== undefined) await waitListening(runnables.webhook);
+  const running = manager.start(abort.signal);
+  const failed = running.then(
+    () => new Error('the manager stopped before the controller was ready'),
+    (err: unknown) => err,
+  );
+  const ready = (async (): Promise<void> => {
+    while (!runnables.informers.every((i) => i.hasSynced()) || (runnables.webhook !== undefined && runnables.webhook.port() === 0)) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  })();
+  const first = await Promise.race([ready.then(() => undefined), failed]);
+  if (first !== undefined) throw first;
   return {
     webhookPort: runnables.webhook?.port() ?? 0,
     stop: async () => {
       abort.abort();
-      await Promise.allSettled(running);
+      await running.catch(() => undefined);
       client.close();
     },
   };
-}
-
-async function waitListening(server: AdmissionServer): Promise<void> {
-  for (let i = 0; i < 100 && server.port() === 0; i++) await new Promise((resolve) => setTimeout(resolve, 20));
 }

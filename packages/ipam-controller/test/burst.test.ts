@@ -1,0 +1,95 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
+import { createTestNamespace, deleteTestNamespace, loadKubeConfig, testKubeconfigPath } from '../../../test/support/cluster.js';
+import { installCrds, projectCrds, upstreamCrds } from '../../../test/support/crds.js';
+import { Objects, claimObject, kinds, poolObject } from '../../../test/support/objects.js';
+import { repoRoot } from '../../../test/support/paths.js';
+import { timeouts } from '../../../test/support/timeouts.js';
+import { waitFor } from '../../../test/support/wait-for.js';
+import type { RunningIpamController } from '../src/start.js';
+import { runController } from './support/running-controller.js';
+
+// Checklist item 16: uniqueness under load, and across a controller killed with SIGKILL mid-burst.
+const kc = loadKubeConfig();
+const objects = new Objects(kc);
+let ns = '';
+
+beforeAll(async () => {
+  await installCrds(kc, [...(await upstreamCrds('capiV1_14')), ...(await projectCrds())]);
+  ns = await createTestNamespace(kc, 'ipam-burst');
+});
+afterAll(async () => {
+  await deleteTestNamespace(kc, ns);
+});
+
+async function createClaims(pool: string, prefix: string, count: number): Promise<void> {
+  const names = Array.from({ length: count }, (_, i) => `${prefix}-${i}`);
+  // Created at once, as a MachineDeployment scale-up would: 25 requests in flight.
+  for (let i = 0; i < names.length; i += 25) {
+    await Promise.all(names.slice(i, i + 25).map((n) => objects.create(kinds.claim(), claimObject(n, ns, { pool }))));
+  }
+}
+
+async function allBound(prefix: string, count: number): Promise<string[]> {
+  return waitFor(
+    `${count} ${prefix} claims bound`,
+    async () => {
+      const claims = (await objects.list(kinds.claim(), ns)).filter((c) => c.metadata.name.startsWith(`${prefix}-`));
+      const bound = claims.filter((c) => c.status?.addressRef?.name !== undefined);
+      if (bound.length < count) return undefined;
+      const addresses = (await objects.list(kinds.address(), ns)).filter((a) => a.metadata.name.startsWith(`${prefix}-`));
+      return addresses.length === count ? addresses.map((a) => a.spec.address as string) : undefined;
+    },
+    { timeoutMs: timeouts.burstBound, intervalMs: 500 },
+  );
+}
+
+describe('bursts', () => {
+  test('500 claims created at once on one pool all bind with distinct addresses', async () => {
+    let controller: RunningIpamController | undefined;
+    try {
+      controller = await runController(kc, ns);
+      await objects.create(kinds.pool, poolObject('burst', { addresses: ['10.40.0.0/22'], prefix: 22, gateway: '10.40.0.1' }, ns));
+      const started = Date.now();
+      await createClaims('burst', 'b', 500);
+      const addresses = await allBound('b', 500);
+      const seconds = (Date.now() - started) / 1000;
+      process.stderr.write(`500-claim burst bound in ${seconds.toFixed(1)} s (${(500 / seconds).toFixed(0)} claims/s, creation included)\n`);
+      expect(new Set(addresses).size).toBe(500);
+      expect(addresses).not.toContain('10.40.0.1');
+      const pool = await objects.get(kinds.pool, 'burst', ns);
+      expect(Object.keys(pool?.status?.allocations ?? {})).toHaveLength(500);
+    } finally {
+      await controller?.stop();
+    }
+  });
+
+  test('a controller killed with SIGKILL mid-burst and restarted ends with every claim bound once', async () => {
+    const main = join(repoRoot, 'packages', 'ipam-controller', 'dist', 'main.js');
+    const args = [main, '--kubeconfig', testKubeconfigPath(), '--namespace', ns, '--leader-elect=false', '--metrics-bind-address', '0', '--health-probe-bind-address', '0', '--webhook-port', '0', '--log-level', 'warn'];
+    const startProcess = (): ChildProcess => spawn(process.execPath, args, { stdio: ['ignore', 'ignore', 'inherit'] });
+    await objects.create(kinds.pool, poolObject('crash', { addresses: ['10.41.0.0/23'], prefix: 23 }, ns));
+    let child = startProcess();
+    try {
+      await createClaims('crash', 'k', 300);
+      // Kill it once it is visibly mid-burst: some claims bound, not all.
+      await waitFor(
+        'the first claims bound',
+        async () => (await objects.list(kinds.address(), ns)).filter((a) => a.metadata.name.startsWith('k-')).length >= 20,
+        { timeoutMs: timeouts.burstBound, intervalMs: 50 },
+      );
+      child.kill('SIGKILL');
+      await new Promise((resolve) => child.once('exit', resolve));
+      child = startProcess();
+      const addresses = await allBound('k', 300);
+      expect(new Set(addresses).size).toBe(300);
+      const pool = await objects.get(kinds.pool, 'crash', ns);
+      const allocations = pool?.status?.allocations as Record<string, string>;
+      expect(Object.keys(allocations)).toHaveLength(300);
+      expect(new Set(Object.values(allocations)).size).toBe(300);
+    } finally {
+      child.kill('SIGKILL');
+    }
+  });
+});
