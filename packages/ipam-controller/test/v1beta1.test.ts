@@ -1,0 +1,86 @@
+import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
+import type * as k8s from '@kubernetes/client-node';
+import type { OwnedControlPlane } from '@metal-l2/local-control-plane';
+import { createTestNamespace, loadKubeConfig } from '../../../test/support/cluster.js';
+import { installCrds, projectCrds, upstreamCrds } from '../../../test/support/crds.js';
+import { Objects, claimObject, kinds, poolObject, readyCondition, type Obj } from '../../../test/support/objects.js';
+import { startPrivateControlPlane, stopPrivateControlPlane } from '../../../test/support/test-control-planes.js';
+import { timeouts } from '../../../test/support/timeouts.js';
+import { staysTrue, waitFor } from '../../../test/support/wait-for.js';
+import type { RunningIpamController } from '../src/start.js';
+import { runController } from './support/running-controller.js';
+
+// A CAPP-era management cluster: CAPI v1.7.9 serves IPAM v1beta1 only, and its claims have no
+// spec.clusterName (the cluster-name label links them). The controller discovers that and adapts.
+let plane: OwnedControlPlane | undefined;
+let kc: k8s.KubeConfig;
+let objects: Objects;
+let controller: RunningIpamController | undefined;
+let ns = '';
+const claimKind = kinds.claim('v1beta1');
+const addressKind = kinds.address('v1beta1');
+
+beforeAll(async () => {
+  plane = await startPrivateControlPlane('ipam-v1beta1');
+  kc = loadKubeConfig(plane.state.kubeconfig);
+  objects = new Objects(kc);
+  await installCrds(kc, [...(await upstreamCrds('capiV1_7')), ...(await projectCrds())]);
+  ns = await createTestNamespace(kc, 'ipam-v1beta1');
+  controller = await runController(kc, ns);
+});
+afterAll(async () => {
+  await controller?.stop();
+  await stopPrivateControlPlane(plane);
+});
+
+async function bound(name: string): Promise<Obj> {
+  return waitFor(`${name} bound`, async () => {
+    const claim = await objects.get(claimKind, name, ns);
+    return claim?.status?.addressRef?.name === undefined ? undefined : objects.get(addressKind, name, ns);
+  }, { timeoutMs: timeouts.claimBound });
+}
+
+describe('IPAM v1beta1 (CAPI v1.7.9)', () => {
+  test('a claim binds, with v1beta1 owner references and a v1beta1 Ready condition', async () => {
+    await objects.create(kinds.pool, poolObject('old', { addresses: ['10.50.0.10-10.50.0.20'], prefix: 24, gateway: '10.50.0.1' }, ns));
+    const claim = await objects.create(claimKind, claimObject('old-1', ns, { pool: 'old' }));
+    const address = await bound('old-1');
+    expect(address.spec).toEqual({
+      address: '10.50.0.10',
+      prefix: 24,
+      gateway: '10.50.0.1',
+      claimRef: { name: 'old-1' },
+      poolRef: { apiGroup: 'ipam.metal.x-k8s.io', kind: 'InClusterIPPool', name: 'old' },
+    });
+    expect(address.metadata.ownerReferences).toContainEqual({
+      apiVersion: 'ipam.cluster.x-k8s.io/v1beta1',
+      kind: 'IPAddressClaim',
+      name: 'old-1',
+      uid: claim.metadata.uid,
+      controller: true,
+      blockOwnerDeletion: true,
+    });
+    const after = await objects.get(claimKind, 'old-1', ns);
+    expect(readyCondition(after)).toMatchObject({ status: 'True', reason: 'AddressAllocated' });
+  });
+
+  test('the cluster-name label pauses a claim with its Cluster (no spec.clusterName in v1.7)', async () => {
+    await objects.create(kinds.cluster('v1beta1'), { metadata: { name: 'c', namespace: ns }, spec: { paused: true } });
+    await objects.create(claimKind, claimObject('old-2', ns, { pool: 'old', labels: { 'cluster.x-k8s.io/cluster-name': 'c' } }));
+    await staysTrue('no IPAddress while the Cluster is paused', async () => (await objects.get(addressKind, 'old-2', ns)) === undefined, 2_000);
+    await objects.patch(kinds.cluster('v1beta1'), 'c', ns, { spec: { paused: false } });
+    expect((await bound('old-2')).metadata.labels).toEqual({ 'cluster.x-k8s.io/cluster-name': 'c' });
+  });
+
+  test('an exhausted claim gets a False Ready condition with a severity, as v1beta1 conditions have', async () => {
+    await objects.create(kinds.pool, poolObject('tiny', { addresses: ['10.51.0.10'], prefix: 24 }, ns));
+    await objects.create(claimKind, claimObject('tiny-1', ns, { pool: 'tiny' }));
+    await bound('tiny-1');
+    await objects.create(claimKind, claimObject('tiny-2', ns, { pool: 'tiny' }));
+    const ready = await waitFor('tiny-2 exhausted', async () => {
+      const c = readyCondition(await objects.get(claimKind, 'tiny-2', ns)) as { reason?: string; severity?: string } | undefined;
+      return c?.reason === 'PoolExhausted' ? c : undefined;
+    }, { timeoutMs: timeouts.claimBound });
+    expect(ready.severity).toBe('Warning');
+  });
+});
