@@ -143,7 +143,7 @@ describe('Controller against the API server', () => {
     expect(await metricValue(metrics, 'controller_runtime_terminal_reconcile_errors_total', { controller: 'retry' })).toBe(1);
     expect(await metricValue(metrics, 'workqueue_retries_total', { name: 'retry' })).toBe(2);
     const histogram = await metrics.registry.getSingleMetric('controller_runtime_reconcile_time_seconds')?.get();
-    expect(histogram?.values.find((v) => v.metricName === 'controller_runtime_reconcile_time_seconds_count')?.value).toBeGreaterThanOrEqual(6);
+    expect(histogram?.values.find((v) => (v as { metricName?: string }).metricName === 'controller_runtime_reconcile_time_seconds_count')?.value).toBeGreaterThanOrEqual(6);
   });
 
   test('events on one kind map to keys of another, and each reconcile logs with its own context', async () => {
