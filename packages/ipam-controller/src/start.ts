@@ -157,7 +157,7 @@ export async function startIpamController(options: IpamControllerOptions & { lea
     }
   })();
   const first = await Promise.race([ready.then(() => undefined), failed]);
-  if (first !== undefined) throw first;
+  if (first !== undefined) throw first instanceof Error ? first : new Error('the IPAM controller failed to start', { cause: first });
   return {
     webhookPort: runnables.webhook?.port() ?? 0,
     stop: async () => {

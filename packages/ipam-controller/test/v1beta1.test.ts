@@ -78,7 +78,7 @@ describe('IPAM v1beta1 (CAPI v1.7.9)', () => {
     await bound('tiny-1');
     await objects.create(claimKind, claimObject('tiny-2', ns, { pool: 'tiny' }));
     const ready = await waitFor('tiny-2 exhausted', async () => {
-      const c = readyCondition(await objects.get(claimKind, 'tiny-2', ns)) as { reason?: string; severity?: string } | undefined;
+      const c: { reason?: string; severity?: string } | undefined = readyCondition(await objects.get(claimKind, 'tiny-2', ns));
       return c?.reason === 'PoolExhausted' ? c : undefined;
     }, { timeoutMs: timeouts.claimBound });
     expect(ready.severity).toBe('Warning');

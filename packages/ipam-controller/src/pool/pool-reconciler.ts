@@ -52,9 +52,9 @@ export async function reconcilePool(ctx: IpamContext, ref: PoolRef): Promise<Rec
 
   let pool: IPPool | undefined = cached;
   for (let attempt = 0; attempt < COMMIT_ATTEMPTS && pool !== undefined; attempt++) {
-    if (isPausedPool(pool)) return writePausedStatus(ctx, gatherScope(ctx, ref, pool, claims));
+    if (isPausedPool(pool)) return writePausedStatus(ctx, gatherScope(ctx, { ref, pool, claims }));
     pool = await ensurePoolFinalizer(ctx, ref, pool);
-    const scope = gatherScope(ctx, ref, pool, claims);
+    const scope = gatherScope(ctx, { ref, pool, claims });
     const releasable = await removeAddressesOfDeletingClaims(ctx, scope);
     const plan = decide(ctx, scope, releasable);
     try {
@@ -84,7 +84,8 @@ function isPausedPool(pool: IPPool): boolean {
   return pool.metadata.annotations?.[CapiAnnotations.paused] !== undefined;
 }
 
-function gatherScope(ctx: IpamContext, ref: PoolRef, pool: IPPool, claims: readonly ClaimView[]): PoolScope {
+function gatherScope(ctx: IpamContext, found: { ref: PoolRef; pool: IPPool; claims: readonly ClaimView[] }): PoolScope {
+  const { ref, pool, claims } = found;
   const decoded = decodeAllocations(pool.status?.allocations ?? {});
   const resolved = resolvePoolSpec(pool.spec);
   const addresses = ctx.caches.addresses.byIndex(IndexNames.byPool, poolIndexKey(ref));
