@@ -110,6 +110,9 @@ export type {
   AnyMetalGatewayCreateInput,
 } from './types.js';
 
+export { applyPortPlan, applyPortCall, pollVlanBatch } from './apply-port-plan.js';
+export type { ApplyPortPlanOptions, PortPlanOutcome, PortCallStarted, VlanBatchStatus } from './apply-port-plan.js';
+
 export {
   planPortChanges,
   describePortCall,

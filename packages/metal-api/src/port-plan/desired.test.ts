@@ -137,6 +137,16 @@ describe('planPortChanges refuses invalid targets with a reason', () => {
     expect(result).toMatchObject({ kind: 'refused', issues: [{ code: 'IncompleteDevice', path: 'device.metro' }] });
   });
 
+  test('a layer-3 bond that says it cannot disbond may still go layer2-individual: it converts first', () => {
+    const from = { bond0: { disbondSupported: false }, eth0: { disbondSupported: false } };
+    const result = planPortChanges({
+      device: apiDevice(from),
+      desired: [{ name: 'bond0', layer2: true, bonded: false }],
+      virtualNetworks: PROJECT_VLANS,
+    });
+    expect(result.kind).toBe('planned');
+  });
+
   test('leaving hybrid on a port that cannot disbond is fine: it only rejoins', () => {
     const result = planPortChanges({ device: apiDevice({ ...HYBRID, eth1: { bonded: false, disbondSupported: false } }), desired: [], virtualNetworks: PROJECT_VLANS });
     expect(result.kind).toBe('planned');

@@ -204,8 +204,13 @@ function checkPort(c: PortCheck, issues: PortPlanIssue[]): void {
     add(PORT_PLAN_ISSUE_CODES.nativeVlanNeedsTwoVlans, 'nativeVlan', `a native VLAN needs at least two VLANs on ${port.name}`);
   }
 
+  // The API reports disbond_operation_supported for the port's current mode (no for a layer-3
+  // bond and its first port); when the bond converts to layer 2 first, the answer no longer holds.
+  const bondName = port.isBond ? port.name : port.bondName;
+  const bondNow = c.observed.find((p) => p.name === bondName);
+  const convertsToLayer2 = bondNow !== undefined && !bondNow.layer2 && c.settings.get(bondNow.name)?.layer2 === true;
   const leavesBond = port.bonded && !setting.bonded;
-  if (leavesBond && port.disbondSupported === false) {
+  if (leavesBond && port.disbondSupported === false && !convertsToLayer2) {
     add(PORT_PLAN_ISSUE_CODES.disbondNotSupported, 'bonded', `${port.name} does not support leaving its bond`);
   }
 }
