@@ -1,0 +1,116 @@
+import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
+import { createTestNamespace, deleteTestNamespace, loadKubeConfig } from '../../../test/support/cluster.js';
+import { timeouts } from '../../../test/support/timeouts.js';
+import { staysTrue, waitFor } from '../../../test/support/wait-for.js';
+import { builtinTypes, KubeClient, LeaderElector, silentLogger, type Lease } from '../src/index.js';
+
+/** Short durations so takeovers happen within a test; the ratios are client-go's. */
+const fast = { leaseDurationMs: 3000, renewDeadlineMs: 2000, retryPeriodMs: 250 } as const;
+
+interface Candidate {
+  readonly elector: LeaderElector;
+  readonly stop: AbortController;
+  readonly run: Promise<void>;
+  /** What the callbacks saw. */
+  readonly seen: { leaderSignal: AbortSignal | undefined; started: number; stopped: number };
+}
+
+describe('LeaderElector against the API server', () => {
+  const kc = loadKubeConfig();
+  const client = KubeClient.fromKubeConfig(kc);
+  const logger = silentLogger();
+  let ns = '';
+
+  beforeAll(async () => {
+    ns = await createTestNamespace(kc, 'kube-leader');
+  });
+  afterAll(async () => {
+    await deleteTestNamespace(kc, ns);
+    client.close();
+  });
+
+  function candidate(options: { lease: string; identity: string; releaseOnCancel?: boolean }): Candidate {
+    const elector = new LeaderElector({ client, namespace: ns, name: options.lease, identity: options.identity, logger, ...fast, releaseOnCancel: options.releaseOnCancel ?? true });
+    const stop = new AbortController();
+    const seen: Candidate['seen'] = { leaderSignal: undefined, started: 0, stopped: 0 };
+    const run = elector.run(stop.signal, {
+      onStartedLeading: (signal) => {
+        seen.leaderSignal = signal;
+        seen.started += 1;
+      },
+      onStoppedLeading: () => {
+        seen.stopped += 1;
+      },
+    });
+    return { elector, stop, run, seen };
+  }
+
+  async function holder(lease: string): Promise<string | undefined> {
+    const current = await client.get<Lease>(builtinTypes.lease, { namespace: ns, name: lease });
+    return current?.spec?.holderIdentity;
+  }
+
+  test('only one of two candidates leads; the other takes over as soon as the leader releases', async () => {
+    const a = candidate({ lease: 'two', identity: 'a' });
+    const b = candidate({ lease: 'two', identity: 'b' });
+    await waitFor('a leader', () => a.elector.isLeader() || b.elector.isLeader(), { timeoutMs: timeouts.watchEvent });
+    await staysTrue('never two leaders', () => !(a.elector.isLeader() && b.elector.isLeader()), 1500);
+    const [leader, standby] = a.elector.isLeader() ? [a, b] : [b, a];
+    expect(await holder('two')).toBe(leader === a ? 'a' : 'b');
+    expect(standby.seen.started).toBe(0);
+
+    leader.stop.abort();
+    await leader.run;
+    expect(leader.seen.leaderSignal?.aborted).toBe(true);
+    expect(leader.seen.stopped).toBe(1);
+    const releasedAt = Date.now();
+    await waitFor('the standby to lead', () => standby.elector.isLeader(), { timeoutMs: timeouts.watchEvent });
+    // Released, not expired: the standby did not have to wait out the lease.
+    expect(Date.now() - releasedAt).toBeLessThan(fast.leaseDurationMs);
+    const lease = await client.get<Lease>(builtinTypes.lease, { namespace: ns, name: 'two' });
+    expect(lease?.spec).toMatchObject({ holderIdentity: standby === a ? 'a' : 'b', leaseDurationSeconds: 3 });
+    expect(lease?.spec?.renewTime).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/);
+
+    standby.stop.abort();
+    await standby.run;
+    expect(await holder('two')).toBe('');
+  });
+
+  test('a leader that crashes without releasing is replaced after its lease expires', async () => {
+    const a = candidate({ lease: 'crash', identity: 'a', releaseOnCancel: false });
+    await waitFor('a to lead', () => a.elector.isLeader(), { timeoutMs: timeouts.watchEvent });
+    const b = candidate({ lease: 'crash', identity: 'b' });
+    await staysTrue('b waits while a renews', () => !b.elector.isLeader(), 1000);
+    a.stop.abort();
+    await a.run;
+    expect(await holder('crash')).toBe('a');
+    await waitFor('b to take the expired lease', () => b.elector.isLeader(), { timeoutMs: timeouts.watchEvent });
+    const lease = await client.get<Lease>(builtinTypes.lease, { namespace: ns, name: 'crash' });
+    expect(lease?.spec?.leaseTransitions).toBe(1);
+    b.stop.abort();
+    await b.run;
+  });
+
+  test('a leader whose lease is taken by someone else stops leading', async () => {
+    const a = candidate({ lease: 'stolen', identity: 'a' });
+    await waitFor('a to lead', () => a.elector.isLeader(), { timeoutMs: timeouts.watchEvent });
+    // Another writer takes the lease over (an operator, a split brain): resourceVersion-guarded.
+    await waitFor(
+      'the lease to be taken over',
+      async () => {
+        const current = await client.get<Lease>(builtinTypes.lease, { namespace: ns, name: 'stolen' });
+        if (current === undefined) return false;
+        const now = new Date().toISOString().replace(/Z$/, '000Z');
+        await client.replace(builtinTypes.lease, { ...current, spec: { ...current.spec, holderIdentity: 'intruder', renewTime: now, leaseDurationSeconds: 60 } }).catch(() => undefined);
+        return (await holder('stolen')) === 'intruder';
+      },
+      { timeoutMs: timeouts.watchEvent },
+    );
+    await a.run;
+    expect(a.elector.isLeader()).toBe(false);
+    expect(a.seen.leaderSignal?.aborted).toBe(true);
+    expect(a.seen.stopped).toBe(1);
+    expect(a.stop.signal.aborted).toBe(false);
+    expect(await holder('stolen')).toBe('intruder');
+  });
+});

@@ -1,0 +1,195 @@
+import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
+import type { V1CustomResourceDefinition } from '@kubernetes/client-node';
+import { createTestNamespace, deleteTestNamespace, loadKubeConfig } from '../../../test/support/cluster.js';
+import { installCrds } from '../../../test/support/crds.js';
+import { timeouts } from '../../../test/support/timeouts.js';
+import { waitFor } from '../../../test/support/wait-for.js';
+import {
+  builtinTypes,
+  Controller,
+  createRuntimeMetrics,
+  done,
+  Informer,
+  KubeClient,
+  LeadershipLostError,
+  Manager,
+  silentLogger,
+  type Lease,
+  type ResourceType,
+} from '../src/index.js';
+import { newConfigMap, type ConfigMap } from './fixtures.js';
+
+/** A kind that does not exist until this test installs it, so readiness visibly flips. */
+const widgetType: ResourceType = { group: 'kubetest.metal-l2.io', version: 'v1', kind: 'Widget', plural: 'widgets', namespaced: true };
+const widgetCrd: V1CustomResourceDefinition = {
+  apiVersion: 'apiextensions.k8s.io/v1',
+  kind: 'CustomResourceDefinition',
+  metadata: { name: 'widgets.kubetest.metal-l2.io' },
+  spec: {
+    group: 'kubetest.metal-l2.io',
+    scope: 'Namespaced',
+    names: { kind: 'Widget', plural: 'widgets', singular: 'widget', listKind: 'WidgetList' },
+    versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', x_kubernetes_preserve_unknown_fields: true } } }],
+  },
+};
+
+async function probe(address: string | undefined, path: string): Promise<{ status: number; body: string }> {
+  if (address === undefined) throw new Error('server not started');
+  const res = await fetch(`http://${address}${path}`);
+  return { status: res.status, body: await res.text() };
+}
+
+describe('Manager against the API server', () => {
+  const kc = loadKubeConfig();
+  const client = KubeClient.fromKubeConfig(kc);
+  const logger = silentLogger();
+  let ns = '';
+
+  beforeAll(async () => {
+    ns = await createTestNamespace(kc, 'kube-manager');
+  });
+  afterAll(async () => {
+    await deleteTestNamespace(kc, ns);
+    client.close();
+  });
+
+  test('serves /healthz at once, /readyz once caches synced, and /metrics; stops on request', async () => {
+    const metrics = createRuntimeMetrics();
+    const manager = new Manager({
+      logger,
+      metrics,
+      healthProbeBindAddress: '127.0.0.1:0',
+      metricsBindAddress: '127.0.0.1:0',
+      handleSignals: false,
+      processMetrics: true,
+    });
+    const informer = new Informer({ client, type: widgetType, namespace: ns, backoff: { initialMs: 50, maxMs: 500 }, logger, metrics });
+    manager.addInformer(informer);
+    const stop = new AbortController();
+    const running = manager.start(stop.signal);
+
+    await waitFor('the probe server', () => manager.probeAddress(), { timeoutMs: timeouts.watchEvent });
+    expect(await probe(manager.probeAddress(), '/healthz')).toEqual({ status: 200, body: 'ok\n' });
+    const notReady = await probe(manager.probeAddress(), '/readyz');
+    expect(notReady.status).toBe(500);
+    expect(notReady.body).toContain('[-]informers-synced failed');
+
+    await installCrds(kc, [widgetCrd]);
+    await waitFor('readiness once the cache synced', async () => (await probe(manager.probeAddress(), '/readyz')).status === 200, {
+      timeoutMs: timeouts.crdEstablished,
+    });
+    expect((await probe(manager.probeAddress(), '/readyz?verbose')).body).toContain('[+]informers-synced ok');
+    expect((await probe(manager.probeAddress(), '/nope')).status).toBe(404);
+
+    const scraped = await probe(manager.metricsAddress(), '/metrics');
+    expect(scraped.status).toBe(200);
+    expect(scraped.body).toContain('metal_l2_informer_lists_total{resource="widgets.kubetest.metal-l2.io"} 1');
+    expect(scraped.body).toContain('nodejs_heap_size_used_bytes');
+
+    const address = manager.probeAddress();
+    stop.abort();
+    await running;
+    await expect(probe(address, '/healthz')).rejects.toThrow();
+  });
+
+  test('with leader election, only the leader runs controllers; shutdown releases the lease', async () => {
+    const reconciledBy: string[] = [];
+    const makeManager = (identity: string): { manager: Manager; stop: AbortController; running: Promise<void> } => {
+      const informer = new Informer<ConfigMap>({ client, type: builtinTypes.configMap, namespace: ns, labelSelector: 'test=manager', logger });
+      const controller = new Controller({
+        name: `cm-${identity}`,
+        logger,
+        reconciler: {
+          reconcile: () => {
+            reconciledBy.push(identity);
+            return Promise.resolve(done());
+          },
+        },
+      });
+      controller.watch(informer);
+      const manager = new Manager({
+        logger,
+        handleSignals: false,
+        processMetrics: false,
+        healthProbeBindAddress: '127.0.0.1:0',
+        leaderElection: { client, namespace: ns, name: 'manager-lease', identity, leaseDurationMs: 3000, renewDeadlineMs: 2000, retryPeriodMs: 250 },
+      });
+      manager.addController(controller);
+      const stop = new AbortController();
+      return { manager, stop, running: manager.start(stop.signal) };
+    };
+    const one = makeManager('one');
+    await waitFor('one to lead', () => one.manager.isLeader(), { timeoutMs: timeouts.watchEvent });
+    const two = makeManager('two');
+    // The standby's caches sync too, so it is ready to take over.
+    await waitFor('the standby ready', async () => (await probe(two.manager.probeAddress(), '/readyz')).status === 200, { timeoutMs: timeouts.watchEvent });
+
+    await client.create(builtinTypes.configMap, { ...newConfigMap(ns, 'managed'), metadata: { namespace: ns, name: 'managed', labels: { test: 'manager' } } });
+    await waitFor('the leader reconciled', () => reconciledBy.includes('one'), { timeoutMs: timeouts.watchEvent });
+    expect(reconciledBy).not.toContain('two');
+
+    one.stop.abort();
+    await one.running;
+    await waitFor('two to take over and reconcile', () => two.manager.isLeader() && reconciledBy.includes('two'), { timeoutMs: timeouts.watchEvent });
+
+    two.stop.abort();
+    await two.running;
+    const lease = await client.get<Lease>(builtinTypes.lease, { namespace: ns, name: 'manager-lease' });
+    expect(lease?.spec?.holderIdentity).toBe('');
+  });
+
+  test('a manager that loses its lease stops everything and reports it', async () => {
+    const manager = new Manager({
+      logger,
+      handleSignals: false,
+      processMetrics: false,
+      leaderElection: { client, namespace: ns, name: 'lost-lease', identity: 'loser', leaseDurationMs: 3000, renewDeadlineMs: 2000, retryPeriodMs: 250 },
+    });
+    let leaderWorkStopped = false;
+    manager.add(
+      {
+        start: (signal) =>
+          new Promise((resolve) => {
+            signal.addEventListener('abort', () => {
+              leaderWorkStopped = true;
+              resolve();
+            });
+          }),
+      },
+      { name: 'leader work' },
+    );
+    const running = manager.start();
+    await waitFor('leadership', () => manager.isLeader(), { timeoutMs: timeouts.watchEvent });
+    const lease = await client.get<Lease>(builtinTypes.lease, { namespace: ns, name: 'lost-lease' });
+    if (lease === undefined) throw new Error('no lease');
+    await client.replace(builtinTypes.lease, { ...lease, spec: { ...lease.spec, holderIdentity: 'usurper', leaseDurationSeconds: 60 } });
+    await expect(running).rejects.toBeInstanceOf(LeadershipLostError);
+    expect(leaderWorkStopped).toBe(true);
+  });
+
+  test('SIGTERM stops a manager gracefully', async () => {
+    const manager = new Manager({ logger, processMetrics: false });
+    let stoppedBySignal = false;
+    let began = false;
+    manager.add(
+      {
+        start: (signal) =>
+          new Promise((resolve) => {
+            began = true;
+            signal.addEventListener('abort', () => {
+              stoppedBySignal = true;
+              resolve();
+            });
+          }),
+      },
+      { name: 'waits for the signal', needsLeaderElection: false },
+    );
+    const listenersBefore = process.listenerCount('SIGTERM');
+    const running = manager.start();
+    await waitFor('the runnable to start', () => began, { timeoutMs: timeouts.watchEvent });
+    process.emit('SIGTERM', 'SIGTERM');
+    await running;
+    expect(stoppedBySignal).toBe(true);
+    expect(process.listenerCount('SIGTERM')).toBe(listenersBefore);
+  });
+});
