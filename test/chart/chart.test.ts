@@ -64,7 +64,7 @@ describe('helm chart', () => {
     // No pods run here, so the webhook cannot answer: take it out of the way for this part.
     await kc.makeApiClient(k8s.AdmissionregistrationV1Api).deleteValidatingWebhookConfiguration({ name: 'metal-l2-ipam' });
     const core = kc.makeApiClient(k8s.CoreV1Api);
-    const token = await core.createNamespacedServiceAccountToken({ namespace: releaseNs, name: 'metal-l2-ipam', body: { spec: { expirationSeconds: 3600 } } });
+    const token = await core.createNamespacedServiceAccountToken({ namespace: releaseNs, name: 'metal-l2-ipam', body: { spec: { audiences: [], expirationSeconds: 3600 } } });
     const asController = new k8s.KubeConfig();
     const cluster = kc.getCurrentCluster();
     asController.loadFromOptions({
