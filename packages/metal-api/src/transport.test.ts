@@ -283,6 +283,21 @@ describe('network failures and timeouts', () => {
   });
 });
 
+describe('logs', () => {
+  test('one debug line per attempt and a warning per retry, with fixed messages and fields', async () => {
+    const lines: { level: string; message: string; fields: unknown }[] = [];
+    const log = (level: string) => (message: string, fields?: Record<string, unknown>) => lines.push({ level, message, fields });
+    server.answer(json(503, {}), json(200, { id: 'd1' }));
+    await client({ logger: { debug: log('debug'), info: log('info'), warn: log('warn'), error: log('error') } }).devices.get('d1');
+    const fields = { operation: 'findDeviceById', method: 'GET', path: '/devices/d1' };
+    expect(lines).toEqual([
+      { level: 'debug', message: 'metal api request', fields: { ...fields, status: 503, attempt: 1, durationMs: 0 } },
+      { level: 'warn', message: 'metal api request will be retried', fields: { ...fields, attempt: 1, reason: 'server-error', delayMs: 75, status: 503 } },
+      { level: 'debug', message: 'metal api request', fields: { ...fields, status: 200, attempt: 2, durationMs: 0 } },
+    ]);
+  });
+});
+
 describe('rate limit', () => {
   test('requests beyond the burst wait for tokens', async () => {
     server.answer(...Array.from({ length: 4 }, () => json(200, { id: 'd' })));
