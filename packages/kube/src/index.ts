@@ -1,5 +1,5 @@
 // The public surface of @metal-l2/kube. Everything else is internal.
-export { KubeClient } from './client/index.js';
+export { KubeClient, defaultNamespace, loadKubeConfig } from './client/index.js';
 export type {
   DeleteOptions,
   KubeClientOptions,
@@ -47,7 +47,7 @@ export type { Condition, ConditionInput, ConditionStatus } from './conditions.js
 export { PatchHelper, createMergePatch, jsonEqual, objectPatch, patchStatusIfChanged, statusPatch } from './patch.js';
 export type { MergePatch, PatchHelperOptions } from './patch.js';
 
-export { LeaderElector, formatMicroTime } from './leader-election.js';
+export { LeaderElector, formatMicroTime, leaderIdentity } from './leader-election.js';
 export type { Lease, LeaderCallbacks, LeaderElectorOptions } from './leader-election.js';
 
 export { EventRecorder } from './events.js';
@@ -64,6 +64,9 @@ export type { ServerHandle } from './http-server.js';
 
 export { createLogger, errorFields, parseLogLevel, redactString, redactValue, silentLogger } from './log.js';
 export type { LogFormat, LogLevel, Logger, LoggerOptions } from './log.js';
+
+export { normalizeBooleanFlags, readRuntimeFlags, runtimeFlagOptions } from './flags.js';
+export type { RuntimeFlags } from './flags.js';
 
 export { Backoff, realClock, sleep } from './clock.js';
 export type { Cancel, Clock } from './clock.js';

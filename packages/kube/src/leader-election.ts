@@ -1,3 +1,5 @@
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
 import type { KubeClient } from './client/kube-client.js';
 import { realClock, sleep, type Clock } from './clock.js';
 import { isAlreadyExists, isConflict } from './errors.js';
@@ -51,6 +53,11 @@ export interface LeaderCallbacks {
 }
 
 type Attempt = 'acquired' | 'heldByOther' | 'failed';
+
+/** A unique candidate identity, like client-go's: the host (pod) name plus a UUID. */
+export function leaderIdentity(): string {
+  return `${hostname()}_${randomUUID()}`;
+}
 
 /** metav1.MicroTime wants six fractional digits; Date gives three. */
 export function formatMicroTime(ms: number): string {

@@ -1,3 +1,4 @@
+export { defaultNamespace, loadKubeConfig } from './kube-config.js';
 export { KubeClient } from './kube-client.js';
 export type {
   DeleteOptions,
