@@ -57,7 +57,7 @@ export function readRuntimeFlags(values: Record<string, unknown>): RuntimeFlags 
   const concurrency = Number(concurrencyText);
   if (!Number.isInteger(concurrency) || concurrency < 1) throw new Error(`--concurrency must be a positive integer, got "${concurrencyText}"`);
   const logFormat = values['log-format'] ?? 'json';
-  if (logFormat !== 'json' && logFormat !== 'text') throw new Error(`--log-format must be json or text, got "${String(logFormat)}"`);
+  if (logFormat !== 'json' && logFormat !== 'text') throw new Error(`--log-format must be json or text, got ${JSON.stringify(logFormat)}`);
   const metricsBindAddress = typeof values['metrics-bind-address'] === 'string' ? values['metrics-bind-address'] : ':8080';
   const healthProbeBindAddress = typeof values['health-probe-bind-address'] === 'string' ? values['health-probe-bind-address'] : ':8081';
   // Fail at start, not when the server is first needed.
