@@ -56,6 +56,12 @@ export type PortPlan =
     }
   | { kind: 'refused'; issues: PortPlanIssue[] };
 
+/**
+ * Called with a freshly read device (ports with their VLANs included) whenever its ports may
+ * differ from what is wanted. Returns the calls to make, in order, or the issues that make the
+ * target impossible; never throws for bad input. The calls are valid against the ports as read:
+ * after any of them fails, read the device again and plan again.
+ */
 export function planPortChanges(input: PortPlanInput): PortPlan {
   const observed = observePorts(input.device.network_ports ?? [], input.virtualNetworks);
   if (observed.issues.length > 0) return { kind: 'refused', issues: observed.issues };
