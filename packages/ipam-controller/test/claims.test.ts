@@ -175,6 +175,20 @@ describe('deletion', () => {
     expect(addressOf(await boundAddress('grace-3'))).toBe('10.8.0.10');
   });
 
+  test('a pool keeps its finalizer while addresses are allocated, even when the delete check is skipped', async () => {
+    const annotations = { 'ipam.metal.x-k8s.io/skip-validate-delete-webhook': '' };
+    await objects.create(kinds.pool, { ...poolObject('going', { addresses: ['10.12.0.10'], prefix: 24 }, ns), metadata: { name: 'going', namespace: ns, annotations } });
+    await objects.create(claimKind, claimObject('going-1', ns, { pool: 'going' }));
+    await boundAddress('going-1');
+    await objects.delete(kinds.pool, 'going', ns);
+    await staysTrue('the pool to stay, Terminating', async () => (await objects.get(kinds.pool, 'going', ns))?.metadata.deletionTimestamp !== undefined, 1_500);
+    expect((await objects.get(kinds.pool, 'going', ns))?.metadata.finalizers).toContain('ipam.metal.x-k8s.io/protect-pool');
+    await objects.delete(claimKind, 'going-1', ns);
+    await waitFor('the pool gone once its last address is released', async () => (await objects.get(kinds.pool, 'going', ns)) === undefined, {
+      timeoutMs: timeouts.claimBound,
+    });
+  });
+
   test('an IPAddress deleted while its claim exists stays Terminating and its address is not reused', async () => {
     await objects.create(kinds.pool, poolObject('keep', { addresses: ['10.9.0.10-10.9.0.11'], prefix: 24 }, ns));
     await objects.create(claimKind, claimObject('keep-1', ns, { pool: 'keep' }));
