@@ -71,44 +71,31 @@ GO
   done
 }
 
-build_etcd() {
-  local dir="$WORK/etcd"
+# Builds one program from a throw-away module that requires its module at a pinned version: go
+# install refuses modules whose go.mod has replace directives (etcd's has), a dependency does not.
+build_from_module() { # name module version package ldflags
+  local name="$1" module="$2" version="$3" pkg="$4" ld="$5"
+  local dir="$WORK/$name"
   mkdir -p "$dir"
   cd "$dir"
-  [ -f go.mod ] || go mod init metal-l2.local/control-plane-etcd >/dev/null 2>&1
-  go mod edit "-require=go.etcd.io/etcd/server/v3@${ETCD_VERSION}"
-  cat > tools.go <<'GO'
-//go:build tools
-
-package tools
-
-import _ "go.etcd.io/etcd/server/v3"
-GO
+  [ -f go.mod ] || go mod init "metal-l2.local/control-plane-$name" >/dev/null 2>&1
+  go mod edit "-require=${module}@${version}"
+  printf '//go:build tools\n\npackage tools\n\nimport _ "%s"\n' "$pkg" > tools.go
   go mod tidy >/dev/null
-  log "building etcd ${ETCD_VERSION}"
-  go build -trimpath -ldflags "-s -w" -o "$BIN/etcd" go.etcd.io/etcd/server/v3
+  log "building $name ${version}"
+  go build -trimpath -ldflags "$ld" -o "$BIN/$name" "$pkg"
+}
+
+build_etcd() {
+  build_from_module etcd go.etcd.io/etcd/server/v3 "$ETCD_VERSION" go.etcd.io/etcd/server/v3 "-s -w"
 }
 
 build_helm() {
-  local dir="$WORK/helm"
-  mkdir -p "$dir"
-  cd "$dir"
-  [ -f go.mod ] || go mod init metal-l2.local/control-plane-helm >/dev/null 2>&1
-  go mod edit "-require=helm.sh/helm/v3@${HELM_VERSION}"
-  cat > tools.go <<'GO'
-//go:build tools
-
-package tools
-
-import _ "helm.sh/helm/v3/cmd/helm"
-GO
-  go mod tidy >/dev/null
   local ld="-s -w -X helm.sh/helm/v3/internal/version.version=${HELM_VERSION}"
   for pkg in helm.sh/helm/v3/pkg/chartutil helm.sh/helm/v3/pkg/lint/rules; do
     ld="$ld -X $pkg.k8sVersionMajor=1 -X $pkg.k8sVersionMinor=${k8s_minor}"
   done
-  log "building helm ${HELM_VERSION}"
-  go build -trimpath -ldflags "$ld" -o "$BIN/helm" helm.sh/helm/v3/cmd/helm
+  build_from_module helm helm.sh/helm/v3 "$HELM_VERSION" helm.sh/helm/v3/cmd/helm "$ld"
 }
 
 [ -x "$BIN/etcd" ] || build_etcd
