@@ -20,14 +20,11 @@ export interface ObjectKey {
 }
 
 /**
- * client-node's V1ObjectMeta as it travels on the wire. The generated type says `Date` for the
- * timestamps because client-node's own deserializer converts them; this package reads raw JSON,
- * where they are RFC 3339 strings, so the type says so instead of lying.
+ * client-node's V1ObjectMeta. The client turns the timestamps it reads (creationTimestamp,
+ * deletionTimestamp, managedFields[].time) into Date objects, as client-node's own deserializer
+ * does, so the type tells the truth.
  */
-export type ObjectMeta = Omit<V1ObjectMeta, 'creationTimestamp' | 'deletionTimestamp'> & {
-  creationTimestamp?: string;
-  deletionTimestamp?: string;
-};
+export type ObjectMeta = V1ObjectMeta;
 
 /**
  * The base of every object the client and the cache handle. Controllers declare their kinds as

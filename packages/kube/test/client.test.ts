@@ -24,6 +24,9 @@ describe('KubeClient against the API server', () => {
 
     const read = await client.get<ConfigMap>(builtinTypes.configMap, { namespace: ns, name: 'crud' });
     expect(read?.metadata.uid).toBe(created.metadata.uid);
+    // Metadata timestamps are Dates, as client-node's V1ObjectMeta declares them.
+    expect(read?.metadata.creationTimestamp).toBeInstanceOf(Date);
+    expect(read?.metadata.managedFields?.[0]?.time).toBeInstanceOf(Date);
 
     const replaced = await client.replace<ConfigMap>(builtinTypes.configMap, { ...created, data: { a: '2' } });
     expect(replaced.data).toEqual({ a: '2' });

@@ -22,6 +22,13 @@ export interface HttpResponse {
   readonly text: string;
 }
 
+/** A reused keep-alive connection turned out closed before the request got an answer. */
+class StaleConnectionError extends Error {
+  constructor(cause: Error) {
+    super('pooled connection was closed by the server', { cause });
+  }
+}
+
 export interface HttpStream {
   readonly status: number;
   readonly headers: IncomingHttpHeaders;
@@ -63,6 +70,17 @@ export class Transport {
   }
 
   private async send(req: HttpRequest): Promise<IncomingMessage> {
+    try {
+      return await this.sendOnce(req);
+    } catch (err: unknown) {
+      // A pooled connection the server closed while idle fails before anything was sent or
+      // answered; Node marks that case, and one retry on a fresh connection is safe.
+      if (err instanceof StaleConnectionError) return this.sendOnce(req);
+      throw err;
+    }
+  }
+
+  private async sendOnce(req: HttpRequest): Promise<IncomingMessage> {
     req.signal?.throwIfAborted();
     const cluster = this.kubeConfig.getCurrentCluster();
     if (cluster === null) throw new Error('the kubeconfig has no current cluster');
@@ -87,7 +105,9 @@ export class Transport {
     const requestFn = isHttps ? https.request : http.request;
     return new Promise<IncomingMessage>((resolve, reject) => {
       const request = requestFn(url, { method: req.method, headers, agent, ...(req.signal !== undefined ? { signal: req.signal } : {}) }, resolve);
-      request.on('error', reject);
+      request.on('error', (err: NodeJS.ErrnoException) => {
+        reject(request.reusedSocket && err.code === 'ECONNRESET' ? new StaleConnectionError(err) : err);
+      });
       request.end(payload);
     });
   }
