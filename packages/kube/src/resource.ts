@@ -20,11 +20,16 @@ export interface ObjectKey {
 }
 
 /**
- * client-node's V1ObjectMeta. The client turns the timestamps it reads (creationTimestamp,
- * deletionTimestamp, managedFields[].time) into Date objects, as client-node's own deserializer
- * does, so the type tells the truth.
+ * client-node's V1ObjectMeta as it travels on the wire. The generated type says `Date` for the
+ * timestamps because client-node's own deserializer converts them; this package hands out the
+ * JSON the API server sent, where they are RFC 3339 strings, so the type says so instead of
+ * lying. (@metal-l2/api's ObjectMeta is assignable to it.)
  */
-export type ObjectMeta = V1ObjectMeta;
+export type ObjectMeta = Omit<V1ObjectMeta, 'creationTimestamp' | 'deletionTimestamp' | 'managedFields'> & {
+  creationTimestamp?: string;
+  deletionTimestamp?: string;
+  managedFields?: (Omit<NonNullable<V1ObjectMeta['managedFields']>[number], 'time'> & { time?: string })[];
+};
 
 /**
  * The base of every object the client and the cache handle. Controllers declare their kinds as

@@ -2,7 +2,6 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import { KubeApiError, kubeApiErrorFromResponse, toKubeApiError } from '../errors.js';
 import { apiVersionOf, keyString, type KubeObject, type ObjectKey, type ResourceType } from '../resource.js';
 import { collectionPath, groupPath, objectPath } from './paths.js';
-import { reviveMetadata } from './revive.js';
 import { Transport, type HttpRequest, type HttpResponse } from './transport.js';
 import { streamWatch, type WatchEvent } from './watch-stream.js';
 
@@ -140,10 +139,7 @@ export class KubeClient {
       for (const item of rawItems) {
         // List items carry no apiVersion/kind on the wire; fill them so objects look the same
         // whether they came from a list, a get or a watch.
-        if (isRecord(item) && isRecord(item['metadata'])) {
-          reviveMetadata(item);
-          items.push({ apiVersion, kind: type.kind, ...item } as unknown as T);
-        }
+        if (isRecord(item) && isRecord(item['metadata'])) items.push({ apiVersion, kind: type.kind, ...item } as unknown as T);
       }
       resourceVersion = typeof metadata['resourceVersion'] === 'string' ? metadata['resourceVersion'] : resourceVersion;
       continueToken = typeof metadata['continue'] === 'string' && metadata['continue'] !== '' ? metadata['continue'] : undefined;
@@ -345,7 +341,6 @@ export class KubeClient {
     if (!isRecord(body) || !isRecord(body['metadata'])) {
       throw new KubeApiError({ action, status: res.status, reason: 'Unknown', detail: 'the response is not a Kubernetes object' });
     }
-    reviveMetadata(body);
     return body as unknown as T;
   }
 }

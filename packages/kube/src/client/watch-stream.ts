@@ -1,7 +1,6 @@
 import { createInterface } from 'node:readline';
 import { kubeApiErrorFromResponse, type KubeApiError } from '../errors.js';
 import type { KubeObject } from '../resource.js';
-import { reviveMetadata } from './revive.js';
 import type { HttpRequest, Transport } from './transport.js';
 
 /**
@@ -28,7 +27,6 @@ function parseEvent<T extends KubeObject>(line: string, action: string): WatchEv
     case 'MODIFIED':
     case 'DELETED':
       if (!isRecord(object['metadata'])) throw new Error(`watch event without metadata: ${line.slice(0, 200)}`);
-      reviveMetadata(object);
       // The API server's schema for the kind is trusted beyond metadata.
       return { type: data['type'], object: object as unknown as T };
     case 'BOOKMARK': {
