@@ -26,10 +26,11 @@ async function runChecks(checks: ReadonlyMap<string, Check>): Promise<{ name: st
 }
 
 /** Answers like the API server's own health endpoints: "ok", or one [+]/[-] line per check. */
-function respond(res: ServerResponse, results: { name: string; ok: boolean }[], verbose: boolean): void {
+function respond(res: ServerResponse, answer: { endpoint: string; results: { name: string; ok: boolean }[]; verbose: boolean }): void {
+  const { endpoint, results, verbose } = answer;
   const ok = results.every((r) => r.ok);
   const lines = results.map((r) => `[${r.ok ? '+' : '-'}]${r.name} ${r.ok ? 'ok' : 'failed'}`);
-  const body = ok && !verbose ? 'ok\n' : `${lines.join('\n')}\n${ok ? 'healthz check passed' : 'healthz check failed'}\n`;
+  const body = ok && !verbose ? 'ok\n' : `${lines.join('\n')}\n${endpoint} check ${ok ? 'passed' : 'failed'}\n`;
   res.writeHead(ok ? 200 : 500, { 'Content-Type': 'text/plain; charset=utf-8' }).end(body);
 }
 
@@ -46,7 +47,8 @@ export async function startProbeServer(options: ProbeServerOptions): Promise<Ser
         res.writeHead(404).end();
         return;
       }
-      void runChecks(checks).then((results) => respond(res, results, url.searchParams.has('verbose')));
+      const endpoint = url.pathname.slice(1);
+      void runChecks(checks).then((results) => respond(res, { endpoint, results, verbose: url.searchParams.has('verbose') }));
     },
   });
 }

@@ -47,6 +47,8 @@ export interface InformerOptions {
 export interface InformerStats {
   /** Successful full lists, the first one included. */
   lists: number;
+  /** Lists after the first: periodic, after 410 Gone, after a failed list. */
+  relists: number;
   /** Watch requests started. */
   watches: number;
   /** Watches that ended and were started again, for any reason. */
@@ -88,7 +90,7 @@ export class Informer<T extends KubeObject> implements InformerHandle {
   private readonly store = new Map<string, T>();
   private readonly indexer = new Indexer<T>();
   private readonly handlers: { [E in InformerEventName]: InformerHandlers<T>[E][] } = { add: [], update: [], delete: [], resync: [] };
-  private readonly counters: InformerStats = { lists: 0, watches: 0, restarts: 0, gone: 0, watchdogFirings: 0, errors: 0, events: 0 };
+  private readonly counters: InformerStats = { lists: 0, relists: 0, watches: 0, restarts: 0, gone: 0, watchdogFirings: 0, errors: 0, events: 0 };
   private synced = false;
   private running: Promise<void> | undefined;
   private syncWaiters: (() => void)[] = [];
@@ -129,10 +131,10 @@ export class Informer<T extends KubeObject> implements InformerHandle {
   }
 
   /**
-   * Starts list + watch (once: later calls return the same promise and the first signal keeps
-   * governing). Resolves when the first list is in the cache, or when the signal aborts first
-   * (check hasSynced()). Keeps watching in the background until the signal aborts; stopped()
-   * resolves after that.
+   * Starts list + watch. Only the first call starts anything, and its signal governs how long
+   * the informer runs; later calls (a second controller sharing the informer) just wait. Resolves
+   * when the first list is in the cache, or when the caller's signal aborts first (check
+   * hasSynced()). Keeps watching in the background; stopped() resolves once it has ended.
    */
   start(signal: AbortSignal): Promise<void> {
     if (this.running === undefined) {
@@ -140,10 +142,16 @@ export class Informer<T extends KubeObject> implements InformerHandle {
         this.logger.error('informer stopped on an unexpected error', { err: errorFields(err) });
       });
       void this.running.finally(() => this.releaseSyncWaiters());
-      signal.addEventListener('abort', () => this.releaseSyncWaiters(), { once: true });
     }
     if (this.synced || signal.aborted) return Promise.resolve();
-    return new Promise((resolve) => this.syncWaiters.push(resolve));
+    return new Promise((resolve) => {
+      const onAbort = (): void => resolve();
+      signal.addEventListener('abort', onAbort, { once: true });
+      this.syncWaiters.push(() => {
+        signal.removeEventListener('abort', onAbort);
+        resolve();
+      });
+    });
   }
 
   /** Resolves once the informer was started and its loop has ended (after the signal aborted). */
@@ -194,7 +202,9 @@ export class Informer<T extends KubeObject> implements InformerHandle {
     while (!signal.aborted) {
       try {
         if (resourceVersion === undefined || this.clock.now() >= relistAt) {
-          resourceVersion = await this.relist(signal);
+          // Only the periodic relist re-announces unchanged objects; recovering from a 410
+          // needs just the differences.
+          resourceVersion = await this.relist(signal, { resync: resourceVersion !== undefined });
           if (signal.aborted) return;
           relistAt = this.clock.now() + relistIntervalMs;
         }
@@ -235,7 +245,7 @@ export class Informer<T extends KubeObject> implements InformerHandle {
   }
 
   /** Lists everything, replaces the cache with it, emits the differences; returns the list's version. */
-  private async relist(signal: AbortSignal): Promise<string> {
+  private async relist(signal: AbortSignal, options: { resync: boolean }): Promise<string> {
     const result = await this.options.client.list<T>(this.options.type, {
       ...(this.options.namespace !== undefined ? { namespace: this.options.namespace } : {}),
       ...(this.options.labelSelector !== undefined ? { labelSelector: this.options.labelSelector } : {}),
@@ -245,8 +255,9 @@ export class Informer<T extends KubeObject> implements InformerHandle {
     });
     if (signal.aborted) return result.resourceVersion;
     const firstList = !this.synced;
-    const changes = replaceAll(this.store, result.items, { resync: !firstList });
+    const changes = replaceAll(this.store, result.items, { resync: options.resync && !firstList });
     this.counters.lists += 1;
+    if (!firstList) this.counters.relists += 1;
     this.options.metrics?.informerLists.inc({ resource: this.resourceName });
     this.logger.debug('listed', { count: result.items.length, changes: changes.length, resourceVersion: result.resourceVersion });
     for (const change of changes) this.dispatch(change);

@@ -243,8 +243,8 @@ export class KubeClient {
    * The first of `candidates` (in the caller's order of preference) that the server serves, e.g.
    * preferredVersion('ipam.cluster.x-k8s.io', ['v1beta2', 'v1beta1']).
    */
-  async preferredVersion(group: string, candidates: readonly string[], options: RequestOptions = {}): Promise<string | undefined> {
-    const served = new Set(await this.servedVersions(group, options));
+  async preferredVersion<V extends string>(group: string, candidates: readonly V[], options: RequestOptions = {}): Promise<V | undefined> {
+    const served = new Set<string>(await this.servedVersions(group, options));
     return candidates.find((c) => served.has(c));
   }
 
