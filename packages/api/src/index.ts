@@ -14,12 +14,14 @@ export {
   IpamAnnotations,
   PoolConditionTypes,
   PoolReasons,
+  PoolEventReasons,
   PoolSpecSchema,
   PoolStatusSchema,
   VrfSpecSchema,
+  VrfResourceKinds,
   poolCrds,
 } from './ipam-pool.js';
-export type { InClusterIPPool, IPPool, PoolKind, PoolSpec, PoolStatus, PoolVrfStatus, VrfSpec } from './ipam-pool.js';
+export type { InClusterIPPool, IPPool, PoolKind, PoolSpec, PoolStatus, PoolVrfStatus, VrfResourceKind, VrfSpec } from './ipam-pool.js';
 export {
   CAPI_IPAM_GROUP,
   CAPI_IPAM_VERSIONS,

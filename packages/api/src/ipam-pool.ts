@@ -53,8 +53,22 @@ export const PoolReasons = {
   vrfError: 'MetalAPIError',
   vrfCredentialsMissing: 'CredentialsMissing',
   vrfDrift: 'DriftDetected',
+  /** The adopted VRF (spec.vrf.vrfID) does not exist, or the token cannot see it. */
+  vrfNotFound: 'VRFNotFound',
+  /** Something in Metal stands in the way and only a user can move it (a VRF of that name not ours, a gateway address in use). */
+  vrfConflict: 'VRFConflict',
+  /** The pool subnet is not inside the VRF's IP ranges. */
+  vrfSubnetOutside: 'SubnetOutsideVRF',
   deleting: 'Deleting',
   noVrf: 'NoVRF',
+} as const;
+
+/** Events a pool's Metal side reports (Warning for drift, Normal for what it created or deleted). */
+export const PoolEventReasons = {
+  metalResourceCreated: 'MetalResourceCreated',
+  metalResourceDeleted: 'MetalResourceDeleted',
+  driftDetected: 'DriftDetected',
+  metalAPIError: 'MetalAPIError',
 } as const;
 
 const ADDRESS_RULE =
@@ -140,15 +154,20 @@ export type PoolSpec = Static<typeof PoolSpecSchema>;
 
 const Count = Type.Integer({ minimum: 0, format: 'int64' });
 
+/** The Metal resources behind a VRF-backed pool, in the order they are created (deleted in reverse). */
+export const VrfResourceKinds = ['VRF', 'VLAN', 'Reservation', 'MetalGateway'] as const;
+export type VrfResourceKind = (typeof VrfResourceKinds)[number];
+
 export const PoolVrfStatusSchema = Type.Object({
   vrfID: Type.Optional(Type.String()),
   vlanID: Type.Optional(Type.String()),
   vxlan: Type.Optional(Type.Integer()),
   reservationID: Type.Optional(Type.String()),
   metalGatewayID: Type.Optional(Type.String()),
+  subnet: Type.Optional(Type.String({ description: 'the pool subnet as reserved in the VRF (network/cidr).' })),
   gatewayAddress: Type.Optional(Type.String({ description: 'the address the Metal Gateway takes; never allocated.' })),
   created: Type.Optional(
-    Type.Array(Type.Unsafe<'VRF' | 'VLAN' | 'Reservation' | 'MetalGateway'>({ type: 'string', enum: ['VRF', 'VLAN', 'Reservation', 'MetalGateway'] }), {
+    Type.Array(Type.Unsafe<VrfResourceKind>({ type: 'string', enum: [...VrfResourceKinds] }), {
       maxItems: 4,
       'x-kubernetes-list-type': 'set',
       description: 'the Metal resources this pool created and will delete with it.',
