@@ -1,5 +1,6 @@
 import type { CapiIpamVersion, Cluster, IPAddress, IPAddressClaim, IPPool, PoolKind, ResourceType } from '@metal-l2/api';
 import type { KubeClient, Logger, ObjectKey } from '@metal-l2/kube';
+import type { VrfRuntime } from './vrf/vrf-runtime.js';
 
 /** The read side the reconcilers use: the informer caches, with the indexes declared in watches.ts. */
 export interface ObjectCache<T> {
@@ -33,6 +34,8 @@ export interface IpamContext {
   readonly watchNamespace?: string | undefined;
   /** How many claim/IPAddress writes one pool reconcile runs at once. */
   readonly writeConcurrency: number;
+  /** Metal clients, memory and timing of the VRF steps (pools with spec.vrf). */
+  readonly vrf: VrfRuntime;
 }
 
 export const IndexNames = {

@@ -70,6 +70,11 @@ async function main(): Promise<number> {
       events,
       concurrency: flags.concurrency,
       webhook: flags.webhookPort === 0 ? undefined : { port: flags.webhookPort, certDir: flags.webhookCertDir },
+      vrf: {
+        metal: { baseUrl: flags.metalApiUrl },
+        controllerNamespace: flags.controllerNamespace ?? podNamespace(),
+        resyncMs: flags.vrfResyncSeconds * 1000,
+      },
     });
     addToManager(manager, runnables);
     await manager.start();

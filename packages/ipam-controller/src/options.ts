@@ -1,4 +1,5 @@
 import { parseArgs } from 'node:util';
+import { DEFAULT_BASE_URL } from '@metal-l2/metal-api';
 
 /** The controller's flags, named as controller-runtime managers name theirs. */
 export interface IpamFlags {
@@ -13,6 +14,12 @@ export interface IpamFlags {
   readonly webhookCertDir: string;
   readonly concurrency: number;
   readonly logLevel: string;
+  /** Base URL of the Equinix Metal API (a simulator in tests and demos). */
+  readonly metalApiUrl: string;
+  /** Where global pools' credentials Secrets live by default; the pod's namespace when absent. */
+  readonly controllerNamespace?: string | undefined;
+  /** How often a ready VRF-backed pool's Metal side is checked again for drift. */
+  readonly vrfResyncSeconds: number;
 }
 
 export const usage = `metal-l2-ipam-controller: a Cluster API IPAM provider with VRF-backed in-cluster pools
@@ -28,6 +35,10 @@ export const usage = `metal-l2-ipam-controller: a Cluster API IPAM provider with
   --webhook-cert-dir DIR             holds tls.crt and tls.key (default /tmp/k8s-webhook-server/serving-certs)
   --concurrency N                    pools reconciled at once (default 4)
   --log-level LEVEL                  error|warn|info|debug or 0-5 (default info)
+  --metal-api-url URL                Equinix Metal API base URL (default ${DEFAULT_BASE_URL})
+  --controller-namespace NS          default namespace of global pools' credentials Secrets
+                                     (default: POD_NAMESPACE, else the pod's service account namespace)
+  --vrf-resync-seconds N             check a ready VRF-backed pool's Metal side again after N s (default 300)
 `;
 
 function toBool(value: string, flag: string): boolean {
@@ -40,6 +51,17 @@ function toInt(value: string, flag: string, min: number): number {
   const n = Number(value);
   if (!Number.isInteger(n) || n < min) throw new Error(`--${flag} takes an integer >= ${min}, not ${JSON.stringify(value)}`);
   return n;
+}
+
+function toUrl(value: string, flag: string): string {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new Error(`--${flag} takes an http(s) URL, not ${JSON.stringify(value)}`);
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new Error(`--${flag} takes an http(s) URL, not ${JSON.stringify(value)}`);
+  return value;
 }
 
 /** Parses argv (without node and script). Throws with a message naming the bad flag. */
@@ -61,6 +83,9 @@ export function parseFlags(argv: readonly string[]): IpamFlags | 'help' {
       'webhook-cert-dir': { type: 'string', default: '/tmp/k8s-webhook-server/serving-certs' },
       concurrency: { type: 'string', default: '4' },
       'log-level': { type: 'string', default: 'info' },
+      'metal-api-url': { type: 'string', default: DEFAULT_BASE_URL },
+      'controller-namespace': { type: 'string' },
+      'vrf-resync-seconds': { type: 'string', default: '300' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -77,5 +102,8 @@ export function parseFlags(argv: readonly string[]): IpamFlags | 'help' {
     webhookCertDir: values['webhook-cert-dir'],
     concurrency: toInt(values.concurrency, 'concurrency', 1),
     logLevel: values['log-level'],
+    metalApiUrl: toUrl(values['metal-api-url'], 'metal-api-url'),
+    controllerNamespace: values['controller-namespace'],
+    vrfResyncSeconds: toInt(values['vrf-resync-seconds'], 'vrf-resync-seconds', 1),
   };
 }

@@ -20,6 +20,7 @@ import {
 import { Controller, Informer, KubeClient, Manager, type KubeObject, type Logger, type ObjectKey, type ResourceType, type RuntimeMetrics } from '@metal-l2/kube';
 import type { EventSink, IpamContext } from './context.js';
 import { reconcilePool } from './pool/pool-reconciler.js';
+import { createVrfRuntime, type VrfRuntimeOptions } from './vrf/index.js';
 import { addIndexes, poolWatches } from './watches.js';
 import { AdmissionServer } from './webhook/admission-server.js';
 import { poolAdmissionHandler, poolWebhookPaths } from './webhook/pool-webhook.js';
@@ -34,6 +35,8 @@ export interface IpamControllerOptions {
   readonly events?: EventSink;
   readonly webhook?: { readonly port: number; readonly certDir: string; readonly host?: string } | undefined;
   readonly now?: () => Date;
+  /** The Metal side of VRF-backed pools: API URL and client tuning, controller namespace, resync period. */
+  readonly vrf?: VrfRuntimeOptions | undefined;
 }
 
 /** The wired controller before it runs: what main.ts hands to the manager. */
@@ -47,11 +50,11 @@ export interface IpamRunnables {
 }
 
 async function discover(client: KubeClient): Promise<{ ipam: CapiIpamVersion; core: CapiCoreVersion | undefined }> {
-  const ipam = (await client.preferredVersion(CAPI_IPAM_GROUP, CAPI_IPAM_VERSIONS)) as CapiIpamVersion | undefined;
+  const ipam = await client.preferredVersion<CapiIpamVersion>(CAPI_IPAM_GROUP, CAPI_IPAM_VERSIONS);
   if (ipam === undefined) {
     throw new Error(`the API server serves none of ${CAPI_IPAM_VERSIONS.map((v) => `${CAPI_IPAM_GROUP}/${v}`).join(', ')}: install Cluster API (its IPAM CRDs) first`);
   }
-  const core = (await client.preferredVersion(CAPI_CORE_GROUP, CAPI_CORE_VERSIONS)) as CapiCoreVersion | undefined;
+  const core = await client.preferredVersion<CapiCoreVersion>(CAPI_CORE_GROUP, CAPI_CORE_VERSIONS);
   return { ipam, core };
 }
 
@@ -86,6 +89,7 @@ export async function createIpamController(options: IpamControllerOptions & { cl
     now: options.now ?? (() => new Date()),
     watchNamespace: ns,
     writeConcurrency: 16,
+    vrf: createVrfRuntime(options.vrf ?? {}, logger),
   };
 
   const controllers = (Object.keys(pools) as PoolKind[]).map((kind) => {

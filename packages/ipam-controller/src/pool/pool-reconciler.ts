@@ -1,64 +1,59 @@
-import {
-  CapiAnnotations,
-  ClaimReasons,
-  IpamFinalizers,
-  PoolReasons,
-  type IPAddress,
-  type IPPool,
-} from '@metal-l2/api';
+import { CapiAnnotations, IpamFinalizers, PoolReasons, type IPPool } from '@metal-l2/api';
 import {
   decodeAllocations,
   formatIssues,
+  parseAddress,
+  rangesFromValues,
   resolvePoolSpec,
-  type Allocation,
+  subtractRanges,
+  type Address,
   type ResolvedPool,
 } from '@metal-l2/ipam-core';
-import { done, isConflict, isNotFound, patchStatusIfChanged, requeueAfter, type ObjectKey, type ReconcileResult } from '@metal-l2/kube';
-import { buildIPAddress } from '../claim/ip-address.js';
+import { done, isConflict, patchStatusIfChanged, requeueAfter, soonest, type ReconcileResult } from '@metal-l2/kube';
+import type { ClaimView } from '../claim/claim-view.js';
+import { viewClaim } from '../claim/claim-view.js';
 import { clusterStateOf, mayActOn } from '../claim/cluster-state.js';
-import type { ClaimOutcome } from '../claim/claim-status.js';
-import { viewClaim, type ClaimView } from '../claim/claim-view.js';
-import { deleteIPAddress, ensureClaimFinalizer, ensureIPAddress, removeClaimFinalizer, writeClaimStatus } from '../claim/claim-writes.js';
 import { IndexNames, type IpamContext } from '../context.js';
-import { forEachBounded } from '../parallel.js';
-import { planAllocations, type AllocationPlan, type ClaimDecision } from './allocation-plan.js';
+import { planAllocations, type AllocationPlan } from './allocation-plan.js';
+import { applyDecisions, removeAddressesOfDeletingClaims, settleClaimsOfMissingPool } from './claim-decisions.js';
+import { finishPoolDeletion } from './pool-deletion.js';
+import { formatPoolRef, poolIndexKey, poolObjectKey, poolTypeOf, type PoolRef } from './pool-ref.js';
+import type { PoolScope, VrfView } from './pool-scope.js';
 import { computePoolStatus, type PoolBlocker } from './pool-status.js';
-import { formatPoolRef, poolIndexKey, poolTypeOf, type PoolRef } from './pool-ref.js';
+import { observeVrf } from './pool-vrf.js';
 
 /** How often a lost status race is retried at once, with a fresh read, before backing off. */
 const COMMIT_ATTEMPTS = 8;
-
-/** What one pass over a pool found, before anything was written. */
-interface PoolScope {
-  readonly ref: PoolRef;
-  readonly pool: IPPool;
-  readonly resolved: ResolvedPool | undefined;
-  readonly blocker: PoolBlocker | undefined;
-  readonly allocations: readonly Allocation[];
-  readonly claims: readonly ClaimView[];
-  readonly addresses: readonly IPAddress[];
-}
 
 /**
  * The pool reconciler: every claim of a pool is decided in one pass and committed in one status
  * write guarded by the pool's resourceVersion (group commit). IPAddresses and claim status follow
  * the commit. A lost race re-reads the pool from the API server and decides again, so two writers
  * (a stale cache, a second replica) can never hand out the same address.
+ *
+ * A pool with spec.vrf first brings its Metal side to match (observeVrf: VRF, VLAN, reservation,
+ * Metal Gateway); until that is ready it allocates nothing. On deletion, once no address is held,
+ * the Metal resources it created go before its finalizer does.
  */
 export async function reconcilePool(ctx: IpamContext, ref: PoolRef): Promise<ReconcileResult> {
   const cached = ctx.caches.pools[ref.kind].get(poolObjectKey(ref));
   const claims = ctx.caches.claims.byIndex(IndexNames.byPool, poolIndexKey(ref)).map(viewClaim);
-  if (cached === undefined) return reconcileMissingPool(ctx, ref, claims);
+  if (cached === undefined) {
+    await settleClaimsOfMissingPool(ctx, ref, claims);
+    return done();
+  }
+  if (isPausedPool(cached)) return writePausedStatus(ctx, gatherScope(ctx, { ref, pool: cached, claims, vrf: undefined }));
 
-  let pool: IPPool | undefined = cached;
+  let pool: IPPool | undefined = await ensurePoolFinalizer(ctx, ref, cached);
+  const observed = await observeVrf(ctx, { ref, pool, resolved: resolve(pool) });
+  pool = observed.pool;
   for (let attempt = 0; attempt < COMMIT_ATTEMPTS && pool !== undefined; attempt++) {
-    if (isPausedPool(pool)) return writePausedStatus(ctx, gatherScope(ctx, { ref, pool, claims }));
-    pool = await ensurePoolFinalizer(ctx, ref, pool);
-    const scope = gatherScope(ctx, { ref, pool, claims });
+    const scope = gatherScope(ctx, { ref, pool, claims, vrf: observed.view });
     const releasable = await removeAddressesOfDeletingClaims(ctx, scope);
     const plan = decide(ctx, scope, releasable);
+    let written: IPPool;
     try {
-      await commitStatus(ctx, scope, plan);
+      written = await commitStatus(ctx, scope, plan);
     } catch (err: unknown) {
       if (!isConflict(err)) throw err;
       // Someone else wrote the pool since we read it: read it again and decide again.
@@ -66,26 +61,30 @@ export async function reconcilePool(ctx: IpamContext, ref: PoolRef): Promise<Rec
       continue;
     }
     await applyDecisions(ctx, scope, plan);
-    await finishPoolDeletion(ctx, scope, plan);
+    const deletionRetryMs = await finishPoolDeletion(ctx, { scope, plan, pool: written });
     if (plan.conflicts.length > 0) {
-      ctx.events.event(pool, { type: 'Warning', reason: 'AllocationConflict', message: plan.conflicts.slice(0, 5).join('; ') });
+      ctx.events.event(written, { type: 'Warning', reason: 'AllocationConflict', message: plan.conflicts.slice(0, 5).join('; ') });
     }
-    return plan.nextExpiryInMs === undefined ? done() : requeueAfter(plan.nextExpiryInMs);
+    return [plan.nextExpiryInMs, observed.view?.requeueAfterMs, deletionRetryMs].reduce<ReconcileResult>(
+      (result, afterMs) => (afterMs === undefined ? result : soonest(result, requeueAfter(afterMs))),
+      done(),
+    );
   }
   if (pool === undefined) return done();
   throw new Error(`could not commit allocations of ${formatPoolRef(ref)}: lost ${COMMIT_ATTEMPTS} status races in a row`);
-}
-
-export function poolObjectKey(ref: PoolRef): ObjectKey {
-  return ref.namespace === undefined ? { name: ref.name } : { namespace: ref.namespace, name: ref.name };
 }
 
 function isPausedPool(pool: IPPool): boolean {
   return pool.metadata.annotations?.[CapiAnnotations.paused] !== undefined;
 }
 
-function gatherScope(ctx: IpamContext, found: { ref: PoolRef; pool: IPPool; claims: readonly ClaimView[] }): PoolScope {
-  const { ref, pool, claims } = found;
+function resolve(pool: IPPool): ResolvedPool | undefined {
+  const resolved = resolvePoolSpec(pool.spec);
+  return resolved.ok ? resolved.pool : undefined;
+}
+
+function gatherScope(ctx: IpamContext, input: { ref: PoolRef; pool: IPPool; claims: readonly ClaimView[]; vrf: VrfView | undefined }): PoolScope {
+  const { ref, pool, vrf } = input;
   const decoded = decodeAllocations(pool.status?.allocations ?? {});
   const resolved = resolvePoolSpec(pool.spec);
   const addresses = ctx.caches.addresses.byIndex(IndexNames.byPool, poolIndexKey(ref));
@@ -94,8 +93,28 @@ function gatherScope(ctx: IpamContext, found: { ref: PoolRef; pool: IPPool; clai
     blocker = { reason: PoolReasons.invalidSpec, message: formatIssues(resolved.issues) };
   } else if (pool.metadata.deletionTimestamp !== undefined) {
     blocker = { reason: PoolReasons.deleting, message: 'pool is being deleted' };
+  } else if (vrf !== undefined && !vrf.ready) {
+    blocker = { reason: PoolReasons.vrfNotReady, message: vrf.message };
   }
-  return { ref, pool, resolved: resolved.ok ? resolved.pool : undefined, blocker, allocations: decoded.allocations, claims, addresses };
+  return {
+    ref,
+    pool,
+    resolved: resolved.ok ? withoutReserved(resolved.pool, vrf?.reservedAddresses ?? []) : undefined,
+    blocker,
+    vrf,
+    allocations: decoded.allocations,
+    claims: input.claims,
+    addresses,
+  };
+}
+
+/** The pool minus what Metal uses itself (the Metal Gateway's address): never handed out. */
+function withoutReserved(pool: ResolvedPool, reserved: readonly string[]): ResolvedPool {
+  const values = reserved
+    .map(parseAddress)
+    .filter((a): a is Address => a !== undefined && a.family === pool.family)
+    .map((a) => a.value);
+  return values.length === 0 ? pool : { ...pool, allocatable: subtractRanges(pool.allocatable, rangesFromValues(values)) };
 }
 
 /** Returns the pool as written, so the status write that follows is guarded by its new version. */
@@ -108,23 +127,6 @@ async function ensurePoolFinalizer(ctx: IpamContext, ref: PoolRef, pool: IPPool)
     { metadata: { finalizers: [...finalizers, IpamFinalizers.protectPool] } },
     { ...(pool.metadata.resourceVersion === undefined ? {} : { resourceVersion: pool.metadata.resourceVersion }) },
   );
-}
-
-/**
- * A deleting claim's address is released only after its IPAddress is gone (asked of the API
- * server), so an existing IPAddress always has its allocation in status. Orphaned IPAddresses,
- * whose claim is gone without us, are removed the same way.
- */
-async function removeAddressesOfDeletingClaims(ctx: IpamContext, scope: PoolScope): Promise<ClaimView[]> {
-  const deleting = scope.claims.filter((c) => c.isDeleting && c.hasFinalizer && mayActOn(c, clusterStateOf(ctx, c)));
-  const live = new Set(scope.claims.map((c) => `${c.namespace}/${c.name}`));
-  const orphans = scope.addresses.filter((a) => !live.has(`${a.metadata.namespace ?? ''}/${a.spec.claimRef.name}`));
-  const releasable: ClaimView[] = [];
-  await forEachBounded([...deleting.map((c) => ({ claim: c, key: { namespace: c.namespace, name: c.name } })), ...orphans.map((a) => ({ claim: undefined, key: { namespace: a.metadata.namespace ?? '', name: a.metadata.name ?? '' } }))], ctx.writeConcurrency, async ({ claim, key }) => {
-    const gone = await deleteIPAddress(ctx, key);
-    if (gone && claim !== undefined) releasable.push(claim);
-  });
-  return releasable;
 }
 
 function decide(ctx: IpamContext, scope: PoolScope, releasable: readonly ClaimView[]): AllocationPlan {
@@ -153,12 +155,14 @@ function decide(ctx: IpamContext, scope: PoolScope, releasable: readonly ClaimVi
   });
 }
 
-async function commitStatus(ctx: IpamContext, scope: PoolScope, plan: AllocationPlan): Promise<void> {
+/** Returns the pool as the server has it after the write (the scope's pool when nothing changed). */
+async function commitStatus(ctx: IpamContext, scope: PoolScope, plan: AllocationPlan): Promise<IPPool> {
   const status = computePoolStatus({
     current: scope.pool.status,
     allocations: plan.allocations,
     state: scope.resolved === undefined ? undefined : plan.state,
     blocker: scope.blocker,
+    vrf: scope.vrf?.write,
     generation: scope.pool.metadata.generation,
     now: ctx.now(),
   });
@@ -172,69 +176,7 @@ async function commitStatus(ctx: IpamContext, scope: PoolScope, plan: Allocation
       total: plan.allocations.length,
     });
   }
-}
-
-function outcomeOf(scope: PoolScope, decision: ClaimDecision): ClaimOutcome {
-  switch (decision.kind) {
-    case 'bound':
-      return { kind: 'bound', addressName: decision.claim.name, address: decision.address };
-    case 'exhausted':
-      return { kind: 'waiting', reason: ClaimReasons.poolExhausted, message: `${formatPoolRef(scope.ref)} has no free address` };
-    case 'failed':
-      return { kind: 'waiting', reason: ClaimReasons.allocationFailed, message: decision.message };
-    case 'not-ready':
-      return {
-        kind: 'waiting',
-        reason: ClaimReasons.poolNotReady,
-        message: `${formatPoolRef(scope.ref)} is not ready: ${scope.blocker?.message ?? 'its spec is invalid'}`,
-      };
-  }
-}
-
-/** After the commit: IPAddresses, finalizers and claim status follow what status now says. */
-async function applyDecisions(ctx: IpamContext, scope: PoolScope, plan: AllocationPlan): Promise<void> {
-  const conflicts: string[] = [];
-  await forEachBounded(plan.decisions, ctx.writeConcurrency, async (decision) => {
-    const { claim } = decision;
-    if (decision.kind === 'bound') {
-      await ensureClaimFinalizer(ctx, claim);
-      const result = await ensureIPAddress(
-        ctx,
-        buildIPAddress({
-          claim,
-          pool: { ...scope.ref, uid: scope.pool.metadata.uid ?? '' },
-          address: decision.address,
-          prefix: scope.pool.spec.prefix,
-          gateway: scope.pool.spec.gateway,
-          version: ctx.version,
-        }),
-      );
-      if (result.kind === 'conflict') {
-        conflicts.push(result.message);
-        await writeClaimStatus(ctx, claim, { kind: 'waiting', reason: ClaimReasons.allocationFailed, message: result.message });
-        return;
-      }
-    }
-    await writeClaimStatus(ctx, claim, outcomeOf(scope, decision));
-  });
-  await forEachBounded(plan.released, ctx.writeConcurrency, (claim) => removeClaimFinalizer(ctx, claim));
-  if (conflicts.length > 0) {
-    ctx.events.event(scope.pool, { type: 'Warning', reason: 'AllocationConflict', message: conflicts.slice(0, 5).join('; ') });
-  }
-}
-
-/** The pool keeps its finalizer until no address is held (released ones included). */
-async function finishPoolDeletion(ctx: IpamContext, scope: PoolScope, plan: AllocationPlan): Promise<void> {
-  if (scope.pool.metadata.deletionTimestamp === undefined || plan.allocations.length > 0) return;
-  const finalizers = scope.pool.metadata.finalizers ?? [];
-  if (!finalizers.includes(IpamFinalizers.protectPool)) return;
-  try {
-    await ctx.client.patch(poolTypeOf(scope.ref.kind), poolObjectKey(scope.ref), {
-      metadata: { finalizers: finalizers.filter((f) => f !== IpamFinalizers.protectPool) },
-    });
-  } catch (err: unknown) {
-    if (!isNotFound(err)) throw err;
-  }
+  return written ?? scope.pool;
 }
 
 async function writePausedStatus(ctx: IpamContext, scope: PoolScope): Promise<ReconcileResult> {
@@ -243,27 +185,11 @@ async function writePausedStatus(ctx: IpamContext, scope: PoolScope): Promise<Re
     allocations: scope.allocations,
     state: undefined,
     blocker: { reason: PoolReasons.paused, message: `pool has the ${CapiAnnotations.paused} annotation; allocation and release are held` },
+    vrf: scope.pool.spec.vrf === undefined && scope.pool.status?.vrf === undefined ? undefined : 'keep',
     generation: scope.pool.metadata.generation,
     now: ctx.now(),
   });
   await patchStatusIfChanged({ client: ctx.client, type: poolTypeOf(scope.ref.kind), before: scope.pool, after: { ...scope.pool, status } });
-  return done();
-}
-
-/**
- * Claims of a pool that does not exist wait with PoolNotReady, and get the address as soon as the
- * pool appears. A deleting claim is let go (its IPAddress removed first) since no pool holds its address.
- */
-async function reconcileMissingPool(ctx: IpamContext, ref: PoolRef, claims: readonly ClaimView[]): Promise<ReconcileResult> {
-  await forEachBounded(claims, ctx.writeConcurrency, async (claim) => {
-    if (!mayActOn(claim, clusterStateOf(ctx, claim))) return;
-    if (claim.isDeleting) {
-      if (await deleteIPAddress(ctx, { namespace: claim.namespace, name: claim.name })) await removeClaimFinalizer(ctx, claim);
-      return;
-    }
-    if (claim.object.status?.addressRef?.name !== undefined) return;
-    await writeClaimStatus(ctx, claim, { kind: 'waiting', reason: ClaimReasons.poolNotReady, message: `${formatPoolRef(ref)} not found` });
-  });
   return done();
 }
 

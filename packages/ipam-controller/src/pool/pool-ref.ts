@@ -1,4 +1,5 @@
 import { GlobalInClusterIPPoolType, IPAM_GROUP, InClusterIPPoolType, type PoolKind, type ResourceType } from '@metal-l2/api';
+import type { ObjectKey } from '@metal-l2/kube';
 
 /** Identifies one pool: its kind, and its namespace when it is namespaced. */
 export interface PoolRef {
@@ -33,4 +34,9 @@ export function formatPoolRef(pool: PoolRef): string {
 /** A string key for maps and indexes: `InClusterIPPool/ns/name` or `GlobalInClusterIPPool/name`. */
 export function poolIndexKey(pool: PoolRef): string {
   return pool.namespace === undefined ? `${pool.kind}/${pool.name}` : `${pool.kind}/${pool.namespace}/${pool.name}`;
+}
+
+/** The pool's key for the API client and the cache. */
+export function poolObjectKey(ref: PoolRef): ObjectKey {
+  return ref.namespace === undefined ? { name: ref.name } : { namespace: ref.namespace, name: ref.name };
 }

@@ -1,4 +1,4 @@
-import { PoolConditionTypes, PoolReasons, type PoolStatus } from '@metal-l2/api';
+import { PoolConditionTypes, PoolReasons, type PoolStatus, type PoolVrfStatus } from '@metal-l2/api';
 import { countAddresses, encodeAllocations, toStatusCounts, type Allocation, type AllocationState } from '@metal-l2/ipam-core';
 import { setConditions, type Condition, type ConditionInput } from '@metal-l2/kube';
 
@@ -14,8 +14,11 @@ export interface PoolStatusInput {
   readonly allocations: readonly Allocation[];
   readonly state: AllocationState | undefined;
   readonly blocker: PoolBlocker | undefined;
-  /** The VRFReady condition when the pool has spec.vrf; the VRF reconciler computes it. */
-  readonly vrfCondition?: ConditionInput | undefined;
+  /**
+   * The pool's Metal side: status.vrf and VRFReady as the VRF steps left them; 'keep' leaves both
+   * as they are (paused, deleting); undefined drops both (a pool without spec.vrf).
+   */
+  readonly vrf?: { readonly status: PoolVrfStatus; readonly condition: ConditionInput } | 'keep' | undefined;
   readonly generation: number | undefined;
   readonly now: Date;
 }
@@ -36,12 +39,16 @@ export function computePoolStatus(input: PoolStatusInput): PoolStatus {
           ...generation(input.generation),
         }
       : { type: PoolConditionTypes.ready, status: 'False', reason: input.blocker.reason, message: input.blocker.message, ...generation(input.generation) };
-  const inputs = input.vrfCondition === undefined ? [ready] : [ready, { ...input.vrfCondition, ...generation(input.generation) }];
-  const previous = (input.current?.conditions ?? []).filter((c) => input.vrfCondition !== undefined || c.type !== PoolConditionTypes.vrfReady) as Condition[];
+  const vrf = input.vrf;
+  const inputs = vrf === undefined || vrf === 'keep' ? [ready] : [ready, { ...vrf.condition, ...generation(input.generation) }];
+  const previous = (input.current?.conditions ?? []).filter((c) => vrf !== undefined || c.type !== PoolConditionTypes.vrfReady) as Condition[];
   const conditions = setConditions(previous, inputs, input.now);
   const encoded = encodeAllocations(input.allocations);
+  const { vrf: currentVrf, ...current } = input.current ?? {};
+  const vrfStatus = vrf === undefined ? undefined : vrf === 'keep' ? currentVrf : vrf.status;
   return {
-    ...(input.current ?? {}),
+    ...current,
+    ...(vrfStatus === undefined || Object.keys(vrfStatus).length === 0 ? {} : { vrf: vrfStatus }),
     ...(counts === undefined ? {} : { ipAddresses: { ...counts } }),
     ...(Object.keys(encoded).length === 0 && input.current?.allocations === undefined ? {} : { allocations: encoded }),
     conditions,

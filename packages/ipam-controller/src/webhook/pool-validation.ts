@@ -1,4 +1,5 @@
 import { IpamAnnotations, type IPPool, type VrfSpec } from '@metal-l2/api';
+import { formatVrfIssues, validateVrf, validateVrfUpdate, type VrfIssue } from './vrf-validation.js';
 import {
   IssueCode,
   decodeAllocations,
@@ -18,8 +19,10 @@ export type Verdict = { readonly allowed: true } | { readonly allowed: false; re
 
 const allow: Verdict = { allowed: true };
 
-function deny(issues: readonly Issue[]): Verdict {
-  return issues.length === 0 ? allow : { allowed: false, message: formatIssues(issues, { root: 'spec' }) };
+function deny(issues: readonly Issue[], vrfIssues: readonly VrfIssue[] = []): Verdict {
+  if (issues.length === 0 && vrfIssues.length === 0) return allow;
+  const parts = [issues.length === 0 ? '' : formatIssues(issues, { root: 'spec' }), formatVrfIssues(vrfIssues)].filter((p) => p !== '');
+  return { allowed: false, message: parts.join('; ') };
 }
 
 function describe(pool: IPPool): string {
@@ -65,7 +68,7 @@ export function validatePool(pool: IPPool, others: readonly IPPool[]): Verdict {
     const issue = overlapIssue({ pool: resolved.pool, other: otherResolved.pool, otherName: describe(other) });
     if (issue !== undefined) issues.push(issue);
   }
-  return deny(issues);
+  return deny(issues, validateVrf(pool, resolved.pool));
 }
 
 function activeAllocations(pool: IPPool): { address: string; claim: string }[] {
@@ -94,7 +97,7 @@ export function validatePoolUpdate(oldPool: IPPool, newPool: IPPool, others: rea
   if (activeAllocations(oldPool).length > 0 && vrfKey(oldPool) !== vrfKey(newPool)) {
     return { allowed: false, message: `spec.vrf: the pool has allocated addresses, so it cannot move to another VRF, project or metro; release them first` };
   }
-  return deny(issues);
+  return deny(issues, validateVrfUpdate(oldPool, newPool, resolved.pool));
 }
 
 function vrfKey(pool: IPPool): string {

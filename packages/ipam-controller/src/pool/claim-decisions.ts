@@ -1,0 +1,104 @@
+import { ClaimReasons, type IPPool } from '@metal-l2/api';
+import { buildIPAddress } from '../claim/ip-address.js';
+import { clusterStateOf, mayActOn } from '../claim/cluster-state.js';
+import type { ClaimOutcome } from '../claim/claim-status.js';
+import type { ClaimView } from '../claim/claim-view.js';
+import { deleteIPAddress, ensureClaimFinalizer, ensureIPAddress, removeClaimFinalizer, writeClaimStatus } from '../claim/claim-writes.js';
+import type { IpamContext } from '../context.js';
+import { forEachBounded } from '../parallel.js';
+import type { AllocationPlan, ClaimDecision } from './allocation-plan.js';
+import { formatPoolRef, type PoolRef } from './pool-ref.js';
+import type { PoolScope } from './pool-scope.js';
+
+// The claim side of a pool pass: before the commit, IPAddresses of deleting claims go (so their
+// addresses may be released); after it, IPAddresses, finalizers and claim status follow status.
+
+/**
+ * A deleting claim's address is released only after its IPAddress is gone (asked of the API
+ * server), so an existing IPAddress always has its allocation in status. Orphaned IPAddresses,
+ * whose claim is gone without us, are removed the same way.
+ */
+export async function removeAddressesOfDeletingClaims(ctx: IpamContext, scope: PoolScope): Promise<ClaimView[]> {
+  const deleting = scope.claims.filter((c) => c.isDeleting && c.hasFinalizer && mayActOn(c, clusterStateOf(ctx, c)));
+  const live = new Set(scope.claims.map((c) => `${c.namespace}/${c.name}`));
+  const orphans = scope.addresses.filter((a) => !live.has(`${a.metadata.namespace ?? ''}/${a.spec.claimRef.name}`));
+  const releasable: ClaimView[] = [];
+  await forEachBounded([...deleting.map((c) => ({ claim: c, key: { namespace: c.namespace, name: c.name } })), ...orphans.map((a) => ({ claim: undefined, key: { namespace: a.metadata.namespace ?? '', name: a.metadata.name ?? '' } }))], ctx.writeConcurrency, async ({ claim, key }) => {
+    const gone = await deleteIPAddress(ctx, key);
+    if (gone && claim !== undefined) releasable.push(claim);
+  });
+  return releasable;
+}
+
+function outcomeOf(scope: PoolScope, decision: ClaimDecision): ClaimOutcome {
+  switch (decision.kind) {
+    case 'bound':
+      return { kind: 'bound', addressName: decision.claim.name, address: decision.address };
+    case 'exhausted':
+      return { kind: 'waiting', reason: ClaimReasons.poolExhausted, message: `${formatPoolRef(scope.ref)} has no free address` };
+    case 'failed':
+      return { kind: 'waiting', reason: ClaimReasons.allocationFailed, message: decision.message };
+    case 'not-ready':
+      return {
+        kind: 'waiting',
+        reason: ClaimReasons.poolNotReady,
+        message: `${formatPoolRef(scope.ref)} is not ready: ${scope.blocker?.message ?? 'its spec is invalid'}`,
+      };
+  }
+}
+
+/**
+ * The gateway IPAddresses carry: the spec's, or else the Metal Gateway's (the pool's routed
+ * gateway on the VLAN), so machines learn it without the user copying it from status.
+ */
+function gatewayOf(pool: IPPool): string | undefined {
+  return pool.spec.gateway ?? (pool.spec.vrf?.metalGateway === true ? pool.status?.vrf?.gatewayAddress : undefined);
+}
+
+/** After the commit: IPAddresses, finalizers and claim status follow what status now says. */
+export async function applyDecisions(ctx: IpamContext, scope: PoolScope, plan: AllocationPlan): Promise<void> {
+  const conflicts: string[] = [];
+  await forEachBounded(plan.decisions, ctx.writeConcurrency, async (decision) => {
+    const { claim } = decision;
+    if (decision.kind === 'bound') {
+      await ensureClaimFinalizer(ctx, claim);
+      const result = await ensureIPAddress(
+        ctx,
+        buildIPAddress({
+          claim,
+          pool: { ...scope.ref, uid: scope.pool.metadata.uid ?? '' },
+          address: decision.address,
+          prefix: scope.pool.spec.prefix,
+          gateway: gatewayOf(scope.pool),
+          version: ctx.version,
+        }),
+      );
+      if (result.kind === 'conflict') {
+        conflicts.push(result.message);
+        await writeClaimStatus(ctx, claim, { kind: 'waiting', reason: ClaimReasons.allocationFailed, message: result.message });
+        return;
+      }
+    }
+    await writeClaimStatus(ctx, claim, outcomeOf(scope, decision));
+  });
+  await forEachBounded(plan.released, ctx.writeConcurrency, (claim) => removeClaimFinalizer(ctx, claim));
+  if (conflicts.length > 0) {
+    ctx.events.event(scope.pool, { type: 'Warning', reason: 'AllocationConflict', message: conflicts.slice(0, 5).join('; ') });
+  }
+}
+
+/**
+ * Claims of a pool that does not exist wait with PoolNotReady, and get the address as soon as the
+ * pool appears. A deleting claim is let go (its IPAddress removed first) since no pool holds its address.
+ */
+export async function settleClaimsOfMissingPool(ctx: IpamContext, ref: PoolRef, claims: readonly ClaimView[]): Promise<void> {
+  await forEachBounded(claims, ctx.writeConcurrency, async (claim) => {
+    if (!mayActOn(claim, clusterStateOf(ctx, claim))) return;
+    if (claim.isDeleting) {
+      if (await deleteIPAddress(ctx, { namespace: claim.namespace, name: claim.name })) await removeClaimFinalizer(ctx, claim);
+      return;
+    }
+    if (claim.object.status?.addressRef?.name !== undefined) return;
+    await writeClaimStatus(ctx, claim, { kind: 'waiting', reason: ClaimReasons.poolNotReady, message: `${formatPoolRef(ref)} not found` });
+  });
+}

@@ -1,0 +1,50 @@
+import type { VirtualNetwork } from '@metal-l2/metal-api';
+import { metalCall, metalCallOrGone } from './metal-call.js';
+import { createdFor, isOwnedBy } from './ownership.js';
+import { createIn, driftDetected, noteCreated, proceed, record, settling, vrfStatusOf, type StepOutcome, type VrfScope } from './vrf-scope.js';
+import { withResource } from './vrf-status.js';
+
+/**
+ * Postcondition: when spec.vrf.vxlan is set, a VLAN with that vxlan exists in the project and
+ * metro and status.vrf.vlanID names it. An existing VLAN is used (and left alone on deletion
+ * unless it carries this pool's tag); an absent one is created.
+ */
+export async function ensureVlan(scope: VrfScope): Promise<StepOutcome> {
+  const { spec } = scope;
+  const vxlan = spec.vxlan;
+  if (vxlan === undefined) return proceed;
+
+  const status = vrfStatusOf(scope);
+  if (status.vlanID !== undefined && status.vxlan === vxlan) {
+    const recorded = status.vlanID;
+    const vlan = await metalCallOrGone(`read VLAN ${vxlan} (${recorded})`, () => scope.metal.virtualNetworks.get(recorded));
+    if (vlan !== undefined) return found(scope, vlan);
+    return driftDetected(scope, 'VLAN', `VLAN ${vxlan} (${recorded}) is gone from Metal; creating it again`);
+  }
+
+  const where = `project ${spec.projectID} metro ${spec.metro}`;
+  const listed = await metalCall(`list VLANs of ${where}`, () => scope.metal.virtualNetworks.list(spec.projectID, { metro: spec.metro }));
+  const existing = listed.find((v) => v.vxlan === vxlan);
+  if (existing?.id !== undefined) {
+    const id = existing.id;
+    await record(scope, (s) => withResource(s, 'VLAN', { id, created: isOwnedBy(existing.tags, scope.ref), details: { vxlan } }));
+    return found(scope, existing);
+  }
+  const wait = settling(scope, 'VLAN');
+  if (wait !== undefined) return wait;
+  const vlan = await createIn(scope, {
+    kind: 'VLAN',
+    what: `create VLAN ${vxlan} in ${where}`,
+    call: () => scope.metal.virtualNetworks.create(spec.projectID, { metro: spec.metro, vxlan, description: createdFor(scope.ref), tags: [scope.tag] }),
+  });
+  const id = vlan.id ?? '';
+  scope.createdNow.add('VLAN');
+  await record(scope, (s) => withResource(s, 'VLAN', { id, created: true, details: { vxlan } }));
+  noteCreated(scope, `VLAN ${vxlan} (${id}) in ${where}`);
+  return found(scope, vlan);
+}
+
+function found(scope: VrfScope, vlan: VirtualNetwork): StepOutcome {
+  scope.observed.vlan = vlan;
+  return proceed;
+}

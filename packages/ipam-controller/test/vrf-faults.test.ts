@@ -1,0 +1,114 @@
+import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
+import type { Simulator } from '@metal-l2/metal-sim';
+import { createTestNamespace, deleteTestNamespace, loadKubeConfig } from '../../../test/support/cluster.js';
+import { installCrds, projectCrds, upstreamCrds } from '../../../test/support/crds.js';
+import { Objects, claimObject, kinds } from '../../../test/support/objects.js';
+import { timeouts } from '../../../test/support/timeouts.js';
+import { waitFor } from '../../../test/support/wait-for.js';
+import type { RunningIpamController } from '../src/start.js';
+import { TOKEN, capturedLogger, createCredentials, metalObjects, poolCondition, runVrfController, startMetal, successfulCalls, vrfPoolObject } from './support/metal.js';
+
+// Metal misbehaving while a pool is created and deleted: 429 and 5xx storms, dropped connections,
+// and creates whose answer never arrives although Metal acted. Each ends with exactly one of each
+// resource while the pool lives and none after it is gone.
+const kc = loadKubeConfig();
+const objects = new Objects(kc);
+const { logger, lines } = capturedLogger();
+let sim: Simulator;
+const namespaces: string[] = [];
+const controllers: RunningIpamController[] = [];
+const converged = { timeoutMs: 90_000 };
+
+beforeAll(async () => {
+  await installCrds(kc, [...(await upstreamCrds('capiV1_14')), ...(await projectCrds())]);
+  sim = await startMetal({ seed: 'vrf-faults' });
+});
+
+afterAll(async () => {
+  sim.faults.clear();
+  for (const ns of namespaces) {
+    for (const claim of await objects.list(kinds.claim(), ns)) await objects.delete(kinds.claim(), claim.metadata.name, ns);
+    for (const pool of await objects.list(kinds.pool, ns)) await objects.delete(kinds.pool, pool.metadata.name, ns);
+  }
+  await waitFor('every pool of the file gone', async () => {
+    for (const ns of namespaces) if ((await objects.list(kinds.pool, ns)).length > 0) return false;
+    return true;
+  }, { timeoutMs: timeouts.claimBound }).catch(() => undefined);
+  await Promise.all(controllers.map((c) => c.stop()));
+  for (const ns of namespaces) await deleteTestNamespace(kc, ns);
+  const report = sim.contract?.report();
+  await sim.contract?.close();
+  await sim.close();
+  if (report !== undefined) expect(report.violations).toEqual([]);
+  expect(lines.join('')).not.toContain(TOKEN);
+});
+
+async function namespaceWithController(prefix: string, options: { timeoutMs?: number; settleMs?: number } = {}): Promise<string> {
+  const ns = await createTestNamespace(kc, prefix);
+  namespaces.push(ns);
+  controllers.push(await runVrfController(kc, ns, { sim, logger, ...options }));
+  await createCredentials(kc, ns);
+  return ns;
+}
+
+const creates = ['createVrf', 'createVirtualNetwork', 'requestIPReservation', 'createMetalGateway'] as const;
+const deletes = ['deleteMetalGateway', 'deleteIPAddress', 'deleteVirtualNetwork', 'deleteVrf'] as const;
+
+describe('a 429/5xx storm', () => {
+  test('during creation and deletion converges, creates each resource once and leaves nothing behind', async () => {
+    const ns = await namespaceWithController('ipam-vrf-storm');
+    const rules = [
+      sim.faults.add({ fault: 'rate-limit', probability: 0.35, retryAfterSeconds: 0 }),
+      sim.faults.add({ fault: 'server-error', status: 503, probability: 0.25 }),
+      sim.faults.add({ fault: 'server-error', status: 502, probability: 0.1, html: true }),
+      sim.faults.add({ fault: 'drop', probability: 0.05 }),
+    ];
+    const before = sim.requests.lastSeq();
+    await objects.create(kinds.pool, vrfPoolObject('stormy', ns, { addresses: ['10.65.1.0/24'], create: { name: `stormy-${ns}`, ipRanges: ['10.65.0.0/16'] }, vxlan: 1400, metalGateway: true }));
+    const ready = await poolCondition(objects, { name: 'stormy', namespace: ns }, { type: 'Ready', status: 'True', ...converged });
+    const faulted = sim.requests.entries({ afterSeq: before }).filter((e) => e.faultRuleId !== undefined).length;
+    expect(faulted).toBeGreaterThan(0);
+    process.stderr.write(`storm during creation: ${sim.requests.count({ afterSeq: before })} calls, ${faulted} answered by faults\n`);
+    expect(metalObjects(sim)).toEqual({
+      vrfs: [ready.status.vrf.vrfID],
+      vlans: [ready.status.vrf.vlanID],
+      reservations: [ready.status.vrf.reservationID],
+      gateways: [ready.status.vrf.metalGatewayID],
+    });
+    for (const op of creates) expect([op, successfulCalls(sim, op)]).toEqual([op, 1]);
+
+    await objects.create(kinds.claim(), claimObject('stormy-1', ns, { pool: 'stormy' }));
+    await waitFor('stormy-1 bound', async () => (await objects.get(kinds.address(), 'stormy-1', ns))?.spec.address === '10.65.1.2', { timeoutMs: timeouts.claimBound });
+    await objects.delete(kinds.claim(), 'stormy-1', ns);
+    await objects.delete(kinds.pool, 'stormy', ns);
+    await waitFor('stormy gone', async () => (await objects.get(kinds.pool, 'stormy', ns)) === undefined, converged);
+    for (const rule of rules) sim.faults.remove(rule.id);
+    expect(metalObjects(sim)).toEqual({ vrfs: [], vlans: [], reservations: [], gateways: [] });
+    for (const op of deletes) expect([op, successfulCalls(sim, op)]).toEqual([op, 1]);
+  });
+});
+
+describe('creates whose answer is lost after Metal acted', () => {
+  test('are found again by tag, network or reservation and never repeated', async () => {
+    // The client gives up after 300 ms; Metal answers after 800 ms, having created the object.
+    // Passes that come sooner (the pool's own updates wake one at once) find nothing yet and must
+    // not create: they wait out the settle time (2 s), then find what the lost call made.
+    const ns = await namespaceWithController('ipam-vrf-lost', { timeoutMs: 300, settleMs: 2_000 });
+    const rules = creates.map((operationId) => sim.faults.add({ fault: 'latency', operationId, latencyMs: 800, times: 1 }));
+    const before = sim.requests.lastSeq();
+    await objects.create(kinds.pool, vrfPoolObject('lost', ns, { addresses: ['10.66.1.0/24'], create: { name: `lost-${ns}`, ipRanges: ['10.66.0.0/16'] }, vxlan: 1500, metalGateway: true }));
+    const ready = await poolCondition(objects, { name: 'lost', namespace: ns }, { type: 'Ready', status: 'True', ...converged });
+    for (const rule of rules) expect(rule.fired).toBe(1);
+    for (const operationId of creates) expect([operationId, sim.requests.count({ afterSeq: before, operationId })]).toEqual([operationId, 1]);
+    expect(metalObjects(sim)).toEqual({
+      vrfs: [ready.status.vrf.vrfID],
+      vlans: [ready.status.vrf.vlanID],
+      reservations: [ready.status.vrf.reservationID],
+      gateways: [ready.status.vrf.metalGatewayID],
+    });
+    expect(ready.status.vrf.created).toEqual(['VRF', 'VLAN', 'Reservation', 'MetalGateway']);
+    await objects.delete(kinds.pool, 'lost', ns);
+    await waitFor('lost gone', async () => (await objects.get(kinds.pool, 'lost', ns)) === undefined, converged);
+    expect(metalObjects(sim)).toEqual({ vrfs: [], vlans: [], reservations: [], gateways: [] });
+  });
+});
