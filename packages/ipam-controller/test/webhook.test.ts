@@ -73,6 +73,8 @@ afterAll(async () => {
   await deleteTestNamespace(kc, ns);
 });
 
+const vrf = { projectID: '5e0f2c5a-8a3b-4a4e-9d4c-1b2c3d4e5f60', metro: 'da', credentialsSecretRef: { name: 'm' } };
+
 describe('pool validation', () => {
   test.each([
     { name: 'mixed families', spec: { addresses: ['10.0.0.1', 'fd00::1'], prefix: 24 }, want: 'mixed' },
@@ -80,6 +82,9 @@ describe('pool validation', () => {
     { name: 'a gateway of the other family', spec: { addresses: ['10.0.0.1'], prefix: 24, gateway: 'fd00::1' }, want: 'spec.gateway' },
     { name: 'a gateway outside the subnet', spec: { addresses: ['10.0.0.1'], prefix: 24, gateway: '10.0.9.1' }, want: 'spec.gateway' },
     { name: 'an IPv4 prefix longer than 32', spec: { addresses: ['10.0.0.1'], prefix: 40 }, want: 'spec.prefix' },
+    { name: 'a subnet outside the ranges of the VRF to create', spec: { addresses: ['10.0.0.1'], prefix: 24, vrf: { ...vrf, create: { name: 'v', ipRanges: ['10.9.0.0/16'] } } }, want: 'spec.vrf.create.ipRanges' },
+    { name: 'a VRF subnet Metal cannot reserve', spec: { addresses: ['10.0.0.1'], prefix: 20, vrf: { ...vrf, create: { name: 'v', ipRanges: ['10.0.0.0/16'] } } }, want: 'spec.prefix' },
+    { name: 'credentials from another namespace', spec: { addresses: ['10.0.0.1'], prefix: 24, vrf: { ...vrf, credentialsSecretRef: { name: 'm', namespace: 'kube-system' }, vrfID: '0b0f2c5a-8a3b-4a4e-9d4c-1b2c3d4e5f60' } }, want: 'spec.vrf.credentialsSecretRef.namespace' },
   ])('refuses $name with a message naming the field', async ({ spec, want }) => {
     const message = await rejection(objects.create(kinds.pool, poolObject('bad', spec, ns)));
     expect(message).toContain('admission webhook');

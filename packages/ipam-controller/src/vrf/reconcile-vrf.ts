@@ -139,7 +139,9 @@ export async function reconcileVrf(ctx: IpamContext, input: ReconcileVrfInput): 
     return notReady({ reason: outcome.reason, message: outcome.message, requeueAfterMs: outcome.requeueAfterMs ?? retryDelayMs(runtime, failures), scope });
   }
   const status = scope.pool.status?.vrf ?? {};
-  runtime.memory.succeeded(key, { uid: scope.pool.metadata.uid ?? '', generation: scope.pool.metadata.generation, status, atMs: nowMs, tokenFingerprint: fingerprint });
+  // Verified as of now, when the pass ends: a slow pass must not come back stale at once.
+  const verifiedAtMs = ctx.now().getTime();
+  runtime.memory.succeeded(key, { uid: scope.pool.metadata.uid ?? '', generation: scope.pool.metadata.generation, status, atMs: verifiedAtMs, tokenFingerprint: fingerprint });
   return {
     pool: scope.pool,
     status,
