@@ -1,0 +1,145 @@
+// `npm run bench` (builds, then runs this): the benchmarks behind DESIGN §5's targets. It prints
+// figures with the commands that produced them and asserts nothing against the targets; it exits
+// non-zero only when a benchmark could not run or found a wrong result (a duplicate address).
+//
+//   core       the allocation core: packages/ipam-core/bench/allocator.bench.js, next free address
+//              in a /16 with 60,000 used (µs/op; target < 50 µs), plus batch and codec figures.
+//   burst      IPAM throughput: a fresh local control plane (@metal-l2/local-control-plane) with
+//              the CAPI v1.14 IPAM CRDs and ours, our controller as a child process
+//              (node packages/ipam-controller/dist/main.js), one pool, 1,000 IPAddressClaims created
+//              at once (50 creates in flight). A watch on the claims times each one: claims/s until
+//              all are bound counted from the first create and from the last create, p50/p99
+//              claim-to-bound latency (from creationTimestamp, and from the client's create
+//              request), then zero duplicates (IPAddresses, the pool's allocations map).
+//   memory     the same with 10,000 claims on one pool: the controller's peak RSS (VmHWM of the
+//              child process; target < 256 MiB).
+//   reference  the reference in-cluster provider v1.0.3 (built by hack/build-reference-ipam.sh
+//              from the Go module proxy into a cache), the same burst on its own fresh control
+//              plane with the CAPI v1.10.10 CRDs and its own pool CRDs; prints its claims/s and p99
+//              next to ours and the ratio (target: ours >= 5x). Runs our burst too when it was not
+//              selected, for the ratio. If it cannot be built or run, says why and goes on.
+//
+// Options: --only core|burst|memory|reference (comma-separated for several; default all)
+//          --claims N     claims per burst (default 1,000; the memory bench 10,000)
+//          --inflight N   claim creates in flight (default 50)
+//          --timeout S    seconds to wait for all claims bound (default 120 + 0.2 s per claim)
+// The machine is small (2 cores shared with the control plane): run the heavy parts sparingly.
+import { cpus, loadavg } from 'node:os';
+import process from 'node:process';
+import { parseArgs } from 'node:util';
+import { stopAllClusters } from './bench/cluster.js';
+import { stopAllControllers } from './bench/controllers.js';
+import { runCore } from './bench/core.js';
+import { comparison, runMemory, runOurBurst, runReference } from './bench/ipam.js';
+import { mib, ms, num, printTable, rate, section } from './bench/table.js';
+
+const PARTS = ['core', 'burst', 'memory', 'reference'];
+
+function parseOptions(argv) {
+  const { values } = parseArgs({
+    args: argv,
+    strict: true,
+    options: {
+      only: { type: 'string' },
+      claims: { type: 'string' },
+      inflight: { type: 'string', default: '50' },
+      timeout: { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+  const positive = (value, flag) => {
+    const n = Number(value);
+    if (!Number.isInteger(n) || n < 1) throw new Error(`--${flag} takes a positive integer, not ${JSON.stringify(value)}`);
+    return n;
+  };
+  const only = values.only === undefined ? PARTS : values.only.split(',').map((s) => s.trim());
+  for (const part of only) if (!PARTS.includes(part)) throw new Error(`--only takes ${PARTS.join('|')}, not ${JSON.stringify(part)}`);
+  const timeout = values.timeout === undefined ? undefined : positive(values.timeout, 'timeout');
+  return {
+    help: values.help === true,
+    only: new Set(only),
+    claims: values.claims === undefined ? undefined : positive(values.claims, 'claims'),
+    inflight: positive(values.inflight, 'inflight'),
+    timeoutMs: (count) => (timeout ?? 120 + 0.2 * count) * 1000,
+  };
+}
+
+function printSummary(results, errors) {
+  section('summary');
+  const rows = [];
+  const { core, burst, memory, reference } = results;
+  if (core) {
+    rows.push(['next free address, /16 with 60,000 used (worst case)', `${num(core.nextFreeUs, 2)} µs`, '< 50 µs', core.command]);
+    rows.push(['  building that allocation state from 60,000 used (worst case)', `${num(core.buildUs / 1000, 1)} ms`, '', '']);
+  }
+  if (burst) {
+    const b = burst.burst;
+    rows.push([`${num(b.count)}-claim burst: claims/s from first create`, num(rate(b.bound, b.fromFirstCreateSeconds)), '', burst.command]);
+    rows.push([`${num(b.count)}-claim burst: claims/s from last create`, num(rate(b.bound, b.afterLastCreateSeconds)), '', '']);
+    rows.push([`${num(b.count)}-claim burst: p50 / p99 claim-to-bound`, `${ms(b.latencyMs.creationTimestamp.p50)} / ${ms(b.latencyMs.creationTimestamp.p99)}`, 'p99 < 2 s', '']);
+    rows.push([`${num(b.count)}-claim burst: duplicates`, `${num(burst.verify.duplicates)}${burst.verify.problems.length > 0 ? ' (PROBLEMS)' : ''}`, '0', '']);
+  }
+  if (memory) {
+    rows.push([`${num(memory.burst.count)} claims bound: controller peak RSS`, mib(memory.memory.peakKiB), '< 256 MiB', memory.command]);
+    rows.push([`${num(memory.burst.count)} claims: claims/s / p99 / duplicates`, `${num(rate(memory.burst.bound, memory.burst.fromFirstCreateSeconds))} / ${ms(memory.burst.latencyMs.creationTimestamp.p99)} / ${num(memory.verify.duplicates)}`, '', '']);
+  }
+  if (reference?.unavailable !== undefined) {
+    rows.push(['reference in-cluster v1.0.3', 'did not run', '', reference.unavailable.split('\n')[0]]);
+  } else if (reference) {
+    const r = reference.burst;
+    rows.push([`reference v1.0.3: claims/s from first create / p99`, `${num(rate(r.bound, r.fromFirstCreateSeconds))} / ${ms(r.latencyMs.creationTimestamp.p99)}`, '', reference.command]);
+    if (burst) rows.push(['metal-l2 / reference claims/s', `${num(comparison(burst, reference).ratio, 1)}x`, '>= 5x', '']);
+  }
+  for (const [part, err] of errors) rows.push([`${part}: FAILED`, '', '', err.message.split('\n')[0]]);
+  printTable(['figure', 'measured', 'target', 'command'], rows);
+}
+
+async function main() {
+  const usage = 'node hack/bench.js [--only core|burst|memory|reference] [--claims N] [--inflight N] [--timeout S]';
+  let options;
+  try {
+    options = parseOptions(process.argv.slice(2));
+  } catch (err) {
+    console.error(`${err.message}\nusage: ${usage}`);
+    return 2;
+  }
+  if (options.help) {
+    console.log(usage);
+    return 0;
+  }
+  console.log(`metal-l2 benchmarks (node ${process.version}, ${new Date().toISOString()}, ${cpus().length} CPUs, load average ${loadavg().map((l) => l.toFixed(1)).join(' ')})`);
+  const results = {};
+  const errors = [];
+  const attempt = async (part, fn) => {
+    try {
+      results[part] = await fn();
+    } catch (err) {
+      errors.push([part, err]);
+      console.log(`${part} FAILED: ${err.stack ?? err.message}`);
+    }
+  };
+  if (options.only.has('core')) await attempt('core', () => runCore());
+  if (options.only.has('burst') || options.only.has('reference')) await attempt('burst', () => runOurBurst(options));
+  if (options.only.has('memory')) await attempt('memory', () => runMemory(options));
+  if (options.only.has('reference')) await attempt('reference', () => runReference(options, results.burst));
+  printSummary(results, errors);
+  const wrong = ['burst', 'memory'].some((p) => results[p]?.verify?.problems?.length > 0 || results[p]?.burst?.timedOut);
+  return errors.length > 0 || wrong ? 1 : 0;
+}
+
+let stopping = false;
+for (const signal of ['SIGINT', 'SIGTERM']) {
+  process.on(signal, () => {
+    if (stopping) return;
+    stopping = true;
+    process.stderr.write(`\n${signal}: stopping the controllers and control planes this run started\n`);
+    void stopAllControllers()
+      .then(() => stopAllClusters())
+      .finally(() => process.exit(130));
+  });
+}
+
+process.exitCode = await main().catch((err) => {
+  console.error(err.stack ?? err.message);
+  return 2;
+});

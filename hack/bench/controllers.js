@@ -1,0 +1,141 @@
+// The IPAM controllers under test, each run as a child process against a bench control plane:
+// ours (node packages/ipam-controller/dist/main.js) and the reference in-cluster provider built by
+// hack/build-reference-ipam.sh. Their logs are kept under the OS temp folder for a post-mortem.
+import { execFile, spawn } from 'node:child_process';
+import { closeSync, mkdirSync, openSync, readFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { promisify } from 'node:util';
+import { benchLogDir as logDir, repoRoot } from './cluster.js';
+
+const children = new Set();
+
+/** Peak and current resident set size of a process, in KiB, from /proc/<pid>/status. */
+export function memoryOf(pid) {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    const field = (name) => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN);
+    return { peakKiB: field('VmHWM'), currentKiB: field('VmRSS') };
+  } catch {
+    return { peakKiB: NaN, currentKiB: NaN };
+  }
+}
+
+function tail(file, lines = 15) {
+  try {
+    return readFileSync(file, 'utf8').trimEnd().split('\n').slice(-lines).join('\n');
+  } catch {
+    return '(no log)';
+  }
+}
+
+function startChild({ name, command, args, shown }) {
+  mkdirSync(logDir, { recursive: true });
+  const logFile = join(logDir, `${name}-${new Date().toISOString().replace(/[:.]/g, '-')}.log`);
+  const fd = openSync(logFile, 'a');
+  const child = spawn(command, args, { stdio: ['ignore', fd, fd] });
+  closeSync(fd);
+  let exited;
+  const exit = new Promise((resolve) => {
+    child.once('exit', (code, signal) => {
+      exited = { code, signal };
+      resolve(exited);
+    });
+    child.once('error', (err) => {
+      exited = { code: null, signal: null, error: err };
+      resolve(exited);
+    });
+  });
+  const handle = {
+    name,
+    pid: child.pid,
+    logFile,
+    /** The command line as shown in tables: shortened paths, the kubeconfig as <kubeconfig>. */
+    command: shown,
+    /** Throws with the log's tail when the process has died. */
+    assertAlive() {
+      if (exited !== undefined) {
+        throw new Error(`${name} exited (${exited.error?.message ?? `code ${exited.code}, signal ${exited.signal}`}); log ${logFile}:\n${tail(logFile)}`);
+      }
+    },
+    memory: () => memoryOf(child.pid),
+    stop: async () => {
+      children.delete(handle);
+      if (exited !== undefined) return;
+      const started = Date.now();
+      child.kill('SIGTERM');
+      const done = await Promise.race([exit, sleep(10_000).then(() => undefined)]);
+      if (done === undefined) {
+        process.stderr.write(`  ${name} did not stop within 10 s of SIGTERM; sending SIGKILL\n`);
+        child.kill('SIGKILL');
+        await exit;
+      } else {
+        process.stderr.write(`  ${name} stopped ${Date.now() - started} ms after SIGTERM\n`);
+      }
+    },
+  };
+  children.add(handle);
+  return handle;
+}
+
+/** For an interrupted run: stops every controller this process started. */
+export async function stopAllControllers() {
+  await Promise.all([...children].map((c) => c.stop()));
+}
+
+export function startOurController({ kubeconfig, namespace }) {
+  const main = join('packages', 'ipam-controller', 'dist', 'main.js');
+  const nodeArgs = (process.env.METAL_L2_BENCH_CONTROLLER_NODE_ARGS ?? '').split(' ').filter((a) => a !== '');
+  const flags = (config) => [
+    '--kubeconfig', config,
+    '--namespace', namespace,
+    '--leader-elect=false',
+    '--metrics-bind-address', '0',
+    '--health-probe-bind-address', '0',
+    '--webhook-port', '0',
+    '--log-level', 'warn',
+  ];
+  return startChild({
+    name: 'metal-l2-ipam-controller',
+    command: process.execPath,
+    // For a post-mortem, e.g. METAL_L2_BENCH_CONTROLLER_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof".
+    args: [...nodeArgs, join(repoRoot, main), ...flags(kubeconfig)],
+    shown: ['node', main, ...flags('<kubeconfig>')].join(' '),
+  });
+}
+
+const run = promisify(execFile);
+
+/**
+ * Builds (or finds cached) the reference provider with hack/build-reference-ipam.sh. Returns
+ * { binary } or { error } with the reason, so the bench can report it and carry on.
+ */
+export async function buildReference() {
+  const script = join(repoRoot, 'hack', 'build-reference-ipam.sh');
+  try {
+    const { stdout } = await run('bash', [script], { maxBuffer: 16 * 1024 * 1024, timeout: 40 * 60 * 1000 });
+    return { binary: stdout.trim().split('\n').pop() };
+  } catch (err) {
+    const stderr = String(err.stderr ?? '').trimEnd().split('\n').slice(-8).join('\n');
+    return { error: `bash hack/build-reference-ipam.sh failed (${err.code ?? err.signal ?? err.message})${stderr === '' ? '' : `:\n${stderr}`}` };
+  }
+}
+
+/**
+ * The reference provider v1.0.3 with its webhooks (--webhook-port 0 skips registering them),
+ * metrics, health probes and leader election off, watching one namespace. Its client keeps the
+ * controller-runtime defaults (20 QPS, burst 30): the provider has no flag to change them.
+ */
+export function startReferenceController({ binary, kubeconfig, namespace }) {
+  const flags = (config) => [
+    `--kubeconfig=${config}`,
+    `--namespace=${namespace}`,
+    '--leader-elect=false',
+    '--metrics-bind-address=0',
+    '--health-probe-bind-address=0',
+    '--webhook-port=0',
+  ];
+  const shown = binary.replace(homedir(), '~');
+  return startChild({ name: 'reference-in-cluster-ipam', command: binary, args: flags(kubeconfig), shown: [shown, ...flags('<kubeconfig>')].join(' ') });
+}

@@ -1,0 +1,197 @@
+// (b) throughput, (c) memory and (d) the reference comparison: each on a fresh local control
+// plane with the controller under test run as a child process.
+import { cpus, loadavg } from 'node:os';
+import { createPool, poolFor, runBurst, verifyBurst } from './burst.js';
+import { cpuSeconds, forcedWatchCloses, requestCounts, requestDelta } from './server-metrics.js';
+import { createNamespace, crdDirs, installCrds, startCluster } from './cluster.js';
+import { buildReference, startOurController, startReferenceController } from './controllers.js';
+import { ours, reference } from './targets.js';
+import { mib, ms, num, printTable, rate, sec, section } from './table.js';
+
+const note = (text) => process.stderr.write(`  ${text}\n`);
+
+/** Starts a control plane, installs CRDs, runs the controller, creates the pool, runs the burst. */
+async function burstOnFreshCluster({ label, crds, target, start, count, options }) {
+  note(`starting a fresh control plane (${label})`);
+  const cluster = await startCluster(`bench-${label}`);
+  let controller;
+  try {
+    const installed = await installCrds(cluster.api, crds);
+    const namespace = await createNamespace(cluster.api, 'bench');
+    controller = start({ kubeconfig: cluster.kubeconfig, namespace });
+    const spec = poolFor(count);
+    await createPool({ api: cluster.api, namespace, target, name: 'bench', spec, controller });
+    const idle = controller.memory();
+    const loadBefore = loadavg()[0];
+    note(`${installed} CRDs, pool ${spec.addresses[0]} ready; creating ${count} claims, ${options.inflight} in flight`);
+    const burst = await runBurst({
+      api: cluster.api,
+      namespace,
+      target,
+      pool: 'bench',
+      count,
+      inflight: options.inflight,
+      timeoutMs: options.timeoutMs(count),
+      controller,
+      snapshot: async () => ({ requests: await requestCounts(cluster.api), cpu: cpuOf(cluster, controller), at: Date.now() }),
+    });
+    const { before, after } = burst.snapshots;
+    const requests = requestDelta(before.requests, after.requests, new Map([[`POST ${target.claim.plural} 201`, count]]));
+    const cpu = Object.fromEntries(Object.keys(after.cpu).map((k) => [k, after.cpu[k] - before.cpu[k]]));
+    const windowSeconds = (after.at - before.at) / 1000;
+    const forcedCloses = await forcedWatchCloses(cluster.apiserverLog, `${target.claim.plural}.${target.claim.group}`);
+    const loadAfter = loadavg()[0];
+    const verify = await verifyBurst({ api: cluster.api, namespace, target, pool: 'bench', spec });
+    controller.assertAlive();
+    const memory = controller.memory();
+    return { label: target.label, command: controller.command, logFile: controller.logFile, spec, burst, verify, idle, memory, loadBefore, loadAfter, requests, forcedCloses, cpu, windowSeconds };
+  } finally {
+    await controller?.stop();
+    await cluster.stop();
+  }
+}
+
+/** CPU seconds used so far by the processes that take part in a burst. */
+function cpuOf(cluster, controller) {
+  return {
+    controller: cpuSeconds(controller.pid),
+    'kube-apiserver': cpuSeconds(cluster.pids['kube-apiserver']),
+    etcd: cpuSeconds(cluster.pids.etcd),
+    'bench (this process)': process.cpuUsage().user / 1e6 + process.cpuUsage().system / 1e6,
+  };
+}
+
+/** "12 40 38 ..." for up to 60 seconds, then the rest summed. */
+function timeline(perSecond) {
+  const shown = perSecond.slice(0, 60).join(' ');
+  const rest = perSecond.slice(60).reduce((a, b) => a + b, 0);
+  return perSecond.length > 60 ? `${shown} ... +${rest} in ${perSecond.length - 60} s more` : shown;
+}
+
+const total = (requests) => requests.reduce((sum, r) => sum + r.count, 0);
+
+/** Rows shared by the throughput and memory tables. */
+function burstRows(r) {
+  const { burst, verify } = r;
+  return [
+    ['claims bound', `${num(burst.bound)} of ${num(burst.count)}${burst.timedOut ? ' (timed out)' : ''}`],
+    ['pool', `${r.spec.addresses[0]}, gateway ${r.spec.gateway}`],
+    ['all created (from first create)', sec(burst.createSeconds)],
+    ['all bound, from first create', `${sec(burst.fromFirstCreateSeconds)} -> ${num(rate(burst.bound, burst.fromFirstCreateSeconds))} claims/s`],
+    ['all bound, from last create', `${sec(burst.afterLastCreateSeconds)} -> ${num(rate(burst.bound, burst.afterLastCreateSeconds))} claims/s`],
+    ['claim-to-bound p50 / p99 / max (creationTimestamp)', `${ms(burst.latencyMs.creationTimestamp.p50)} / ${ms(burst.latencyMs.creationTimestamp.p99)} / ${ms(burst.latencyMs.creationTimestamp.max)}`],
+    ['claim-to-bound p50 / p99 / max (create request sent)', `${ms(burst.latencyMs.request.p50)} / ${ms(burst.latencyMs.request.p99)} / ${ms(burst.latencyMs.request.max)}`],
+    ['claims bound in each second from the first create', timeline(burst.boundPerSecond)],
+    ['IPAddresses / distinct addresses / duplicates', `${num(verify.ipAddresses)} / ${num(verify.distinctAddresses)} / ${num(verify.duplicates)}`],
+    ['pool status', verify.poolSummary],
+    ['controller RSS idle -> peak (VmHWM)', `${mib(r.idle.currentKiB)} -> ${mib(r.memory.peakKiB)}`],
+    ['API requests of the controller (claim creates left out)', `${num(total(r.requests))} = ${num(total(r.requests) / burst.count, 1)} per claim`],
+    ...r.requests.slice(0, 8).map(({ key, count, meanMs }) => [`  ${key}`, `${num(count)} (server time ${ms(meanMs)} mean)`]),
+    ['claim watches the API server force-closed as too slow', `${num(r.forcedCloses)} (the bench's own watch resumed ${num(burst.watchRestarts)} times)`],
+    [
+      `CPU seconds in the ${sec(r.windowSeconds)} from first create to all bound`,
+      Object.entries(r.cpu)
+        .map(([k, v]) => `${k} ${num(v, 1)}`)
+        .join(', '),
+    ],
+    ['machine load average (1 min) before -> after', `${num(r.loadBefore, 1)} -> ${num(r.loadAfter, 1)} on ${cpus().length} CPUs`],
+  ];
+}
+
+function printBurst(r, extra = []) {
+  console.log(`$ ${r.command}`);
+  printTable(['figure', 'value'], [...burstRows(r), ...extra]);
+  if (r.verify.problems.length > 0) console.log(`PROBLEMS:\n  ${r.verify.problems.slice(0, 10).join('\n  ')}`);
+  console.log(`controller log: ${r.logFile}`);
+  console.log('(creationTimestamp has 1 s resolution, so that latency reads up to 1 s high; the second is from the client clock)');
+}
+
+export async function runOurBurst(options) {
+  const count = options.claims ?? 1000;
+  section(`IPAM throughput: ${count} claims at once on one pool (metal-l2, CAPI v1.14 CRDs)`);
+  const r = await burstOnFreshCluster({
+    label: 'burst',
+    crds: [crdDirs.capiV1_14(), crdDirs.ours()],
+    target: ours,
+    start: startOurController,
+    count,
+    options,
+  });
+  printBurst(r);
+  return r;
+}
+
+export async function runMemory(options) {
+  const count = options.claims ?? 10_000;
+  section(`memory: ${count} claims bound on one pool (metal-l2, peak RSS of the controller process)`);
+  const r = await burstOnFreshCluster({
+    label: 'memory',
+    crds: [crdDirs.capiV1_14(), crdDirs.ours()],
+    target: ours,
+    start: startOurController,
+    count,
+    options,
+  });
+  printBurst(r, [['target', 'peak RSS < 256 MiB']]);
+  return r;
+}
+
+/**
+ * The reference in-cluster provider v1.0.3 under the same burst, on its own fresh control plane
+ * with the CAPI v1.10.10 CRDs (IPAM v1beta1, which it speaks) and its pool CRDs. `ourResult` is
+ * the metal-l2 burst of the same size, for the ratio. Returns { unavailable } with the reason when
+ * the reference cannot be built or run here.
+ */
+export async function runReference(options, ourResult) {
+  const count = options.claims ?? 1000;
+  section(`reference: the same ${count}-claim burst on sigs.k8s.io/cluster-api-ipam-provider-in-cluster v1.0.3`);
+  note('building or finding the reference provider: bash hack/build-reference-ipam.sh');
+  const built = await buildReference();
+  if (built.error !== undefined) {
+    console.log(`the reference could not run: ${built.error}`);
+    return { unavailable: built.error };
+  }
+  let r;
+  try {
+    r = await burstOnFreshCluster({
+      label: 'reference',
+      crds: [crdDirs.capiV1_10(), crdDirs.inCluster()],
+      target: reference,
+      start: ({ kubeconfig, namespace }) => startReferenceController({ binary: built.binary, kubeconfig, namespace }),
+      count,
+      options,
+    });
+  } catch (err) {
+    const reason = `the reference provider ran but the burst failed: ${err.message}`;
+    console.log(reason);
+    return { unavailable: reason };
+  }
+  printBurst(r);
+  if (ourResult?.burst !== undefined) printComparison(ourResult, r);
+  return r;
+}
+
+export function comparison(ourResult, refResult) {
+  const oursRate = rate(ourResult.burst.bound, ourResult.burst.fromFirstCreateSeconds);
+  const refRate = rate(refResult.burst.bound, refResult.burst.fromFirstCreateSeconds);
+  const oursDrain = rate(ourResult.burst.bound, ourResult.burst.afterLastCreateSeconds);
+  const refDrain = rate(refResult.burst.bound, refResult.burst.afterLastCreateSeconds);
+  return { oursRate, refRate, ratio: oursRate / refRate, oursDrain, refDrain };
+}
+
+function printComparison(ourResult, refResult) {
+  const c = comparison(ourResult, refResult);
+  const x = (a, b) => (Number.isFinite(a / b) ? `${num(a / b, 1)}x` : 'n/a');
+  console.log('');
+  printTable(
+    ['same burst', ourResult.label, refResult.label, 'metal-l2 / reference'],
+    [
+      ['claims/s, from first create', num(c.oursRate), num(c.refRate), x(c.oursRate, c.refRate)],
+      ['claims/s, from last create', num(c.oursDrain), num(c.refDrain), x(c.oursDrain, c.refDrain)],
+      ['p99 claim-to-bound (creationTimestamp)', ms(ourResult.burst.latencyMs.creationTimestamp.p99), ms(refResult.burst.latencyMs.creationTimestamp.p99), x(refResult.burst.latencyMs.creationTimestamp.p99, ourResult.burst.latencyMs.creationTimestamp.p99)],
+      ['p99 claim-to-bound (create request sent)', ms(ourResult.burst.latencyMs.request.p99), ms(refResult.burst.latencyMs.request.p99), x(refResult.burst.latencyMs.request.p99, ourResult.burst.latencyMs.request.p99)],
+      ['peak RSS (VmHWM)', mib(ourResult.memory.peakKiB), mib(refResult.memory.peakKiB), ''],
+    ],
+  );
+  console.log('target: metal-l2 >= 5x the reference claims/s (from first create)');
+}

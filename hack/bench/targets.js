@@ -1,0 +1,43 @@
+// What differs between the two providers under the same burst: the contract version the CRDs
+// serve, the pool kind, how to tell the pool was reconciled, and what its status must say after.
+
+/** metal-l2: CAPI v1.14 CRDs (IPAM v1beta2 storage), our InClusterIPPool with status.allocations. */
+export const ours = {
+  label: 'metal-l2',
+  claim: { group: 'ipam.cluster.x-k8s.io', version: 'v1beta2', plural: 'ipaddressclaims' },
+  address: { group: 'ipam.cluster.x-k8s.io', version: 'v1beta2', plural: 'ipaddresses' },
+  pool: { group: 'ipam.metal.x-k8s.io', version: 'v1alpha1', plural: 'inclusterippools', kind: 'InClusterIPPool' },
+  poolReady: (pool) => (pool.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True'),
+  /** The allocations map has one entry per IPAddress, keyed by its address, naming its claim. */
+  checkPool(pool, addresses) {
+    const allocations = pool.status?.allocations ?? {};
+    const entries = Object.entries(allocations);
+    const problems = [];
+    const claimsNamed = new Set(entries.map(([, claim]) => claim));
+    if (claimsNamed.size !== entries.length) problems.push(`allocations name ${entries.length - claimsNamed.size} claims more than once`);
+    if (entries.length !== addresses.length) problems.push(`allocations has ${entries.length} entries for ${addresses.length} IPAddresses`);
+    for (const a of addresses) {
+      if (allocations[a.spec.address] !== a.spec.claimRef?.name) {
+        problems.push(`allocations[${a.spec.address}] is ${allocations[a.spec.address]}, IPAddress says ${a.spec.claimRef?.name}`);
+        break;
+      }
+    }
+    return { summary: `allocations: ${entries.length} entries, ${claimsNamed.size} distinct claims`, problems };
+  },
+};
+
+/** The reference in-cluster provider v1.0.3: CAPI v1.10.10 CRDs (IPAM v1beta1 storage), its own pool kind. */
+export const reference = {
+  label: 'in-cluster v1.0.3',
+  claim: { group: 'ipam.cluster.x-k8s.io', version: 'v1beta1', plural: 'ipaddressclaims' },
+  address: { group: 'ipam.cluster.x-k8s.io', version: 'v1beta1', plural: 'ipaddresses' },
+  pool: { group: 'ipam.cluster.x-k8s.io', version: 'v1alpha2', plural: 'inclusterippools', kind: 'InClusterIPPool' },
+  poolReady: (pool) => typeof pool.status?.ipAddresses?.total === 'number' && pool.status.ipAddresses.total > 0,
+  checkPool(pool, addresses) {
+    const used = pool.status?.ipAddresses?.used;
+    const problems = [];
+    // The pool reconciler counts on its own schedule; report, do not fail, a lagging count.
+    const note = used === addresses.length ? '' : ` (status lags: ${addresses.length} IPAddresses)`;
+    return { summary: `status.ipAddresses.used: ${used}${note}`, problems };
+  },
+};
