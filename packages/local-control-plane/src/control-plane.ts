@@ -184,3 +184,23 @@ export async function stopControlPlane(stateDir: string): Promise<void> {
   }
   await rm(stateDir, { recursive: true, force: true });
 }
+
+/**
+ * Stops one process of a running control plane and starts it again with the same arguments (same
+ * ports, same data), then waits until the control plane answers again: for tests of what clients
+ * do when, say, the API server restarts under them.
+ */
+export async function restartProcess(stateDir: string, name: 'etcd' | 'kube-apiserver' | 'kube-controller-manager'): Promise<ControlPlaneState> {
+  const state = await readControlPlaneState(stateDir);
+  const old = state?.processes.find((p) => p.name === name);
+  if (state === undefined || old === undefined) throw new Error(`no running ${name} recorded in ${stateDir}`);
+  await stopProcess(old.pid);
+  const fresh = spawnLogged({ name, command: old.command, args: old.args, logFile: old.logFile });
+  const next: ControlPlaneState = { ...state, processes: state.processes.map((p) => (p.name === name ? fresh : p)) };
+  await writeFile(join(stateDir, STATE_FILE), JSON.stringify(next, null, 2));
+  await waitHealthy(
+    { url: `${state.server}/readyz`, token: state.token },
+    { timeoutMs: 90_000, what: 'kube-apiserver', logFile: old.logFile, isStillRunning: () => isAlive(fresh.pid) },
+  );
+  return next;
+}

@@ -5,6 +5,9 @@ export interface SpawnedProcess {
   readonly name: string;
   readonly pid: number;
   readonly logFile: string;
+  /** How it was started, so it can be started again the same way (restartProcess). */
+  readonly command: string;
+  readonly args: readonly string[];
 }
 
 /**
@@ -17,7 +20,7 @@ export function spawnLogged(options: { name: string; command: string; args: read
     const child = spawn(options.command, options.args, { detached: true, stdio: ['ignore', fd, fd] });
     child.unref();
     if (child.pid === undefined) throw new Error(`could not start ${options.name} (${options.command})`);
-    return { name: options.name, pid: child.pid, logFile: options.logFile };
+    return { name: options.name, pid: child.pid, logFile: options.logFile, command: options.command, args: options.args };
   } finally {
     closeSync(fd);
   }
