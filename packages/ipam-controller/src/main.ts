@@ -5,6 +5,7 @@ import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { KubeConfig } from '@kubernetes/client-node';
 import { EventRecorder, KubeClient, LeadershipLostError, Manager, createLogger, createRuntimeMetrics, errorFields } from '@metal-l2/kube';
+import { createPrometheusObserver } from '@metal-l2/metal-api';
 import { parseFlags, usage, type IpamFlags } from './options.js';
 import { addToManager, createIpamController } from './start.js';
 
@@ -71,7 +72,8 @@ async function main(): Promise<number> {
       concurrency: flags.concurrency,
       webhook: flags.webhookPort === 0 ? undefined : { port: flags.webhookPort, certDir: flags.webhookCertDir },
       vrf: {
-        metal: { baseUrl: flags.metalApiUrl },
+        // One observer for every client (one per token): the metrics are registered once.
+        metal: { baseUrl: flags.metalApiUrl, observer: createPrometheusObserver(metrics.registry) },
         controllerNamespace: flags.controllerNamespace ?? podNamespace(),
         resyncMs: flags.vrfResyncSeconds * 1000,
       },

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
+import * as k8s from '@kubernetes/client-node';
 import type { Simulator } from '@metal-l2/metal-sim';
 import { createTestNamespace, deleteTestNamespace, loadKubeConfig } from '../../../test/support/cluster.js';
 import { installCrds, projectCrds, upstreamCrds } from '../../../test/support/crds.js';
@@ -208,6 +209,20 @@ describe('credentials', () => {
     await objects.delete(kinds.claim(), 'late-1', ns);
     await objects.delete(kinds.pool, 'late', ns);
     await gone('late');
+  });
+
+  test('a Secret deleted before its pool (as when a namespace goes) does not strand the pool: the last token that worked deletes', async () => {
+    await createCredentials(kc, ns, { name: 'short-lived' });
+    await objects.create(
+      kinds.pool,
+      vrfPoolObject('orphan', ns, { addresses: ['10.71.1.0/24'], create: { name: `orphan-${ns}`, ipRanges: ['10.71.0.0/16'] }, vxlan: 1800, metalGateway: true, secret: 'short-lived' }),
+    );
+    const ready = await poolCondition(objects, { name: 'orphan', namespace: ns }, { type: 'Ready', status: 'True' });
+    await kc.makeApiClient(k8s.CoreV1Api).deleteNamespacedSecret({ namespace: ns, name: 'short-lived' });
+    await objects.delete(kinds.pool, 'orphan', ns);
+    await gone('orphan');
+    const { vrfID, vlanID, reservationID, metalGatewayID } = ready.status.vrf;
+    expect([sim.store.vrfs.has(vrfID), sim.store.vlans.has(vlanID), sim.store.reservations.has(reservationID), sim.store.gateways.has(metalGatewayID)]).toEqual([false, false, false, false]);
   });
 
   test('a token Metal refuses is reported with Metal’s answer, and the token shows nowhere: conditions, events, logs', async () => {

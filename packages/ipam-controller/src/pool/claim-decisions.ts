@@ -1,4 +1,4 @@
-import { ClaimReasons, type IPPool } from '@metal-l2/api';
+import { ClaimReasons } from '@metal-l2/api';
 import { buildIPAddress } from '../claim/ip-address.js';
 import { clusterStateOf, mayActOn } from '../claim/cluster-state.js';
 import type { ClaimOutcome } from '../claim/claim-status.js';
@@ -51,8 +51,8 @@ function outcomeOf(scope: PoolScope, decision: ClaimDecision): ClaimOutcome {
  * The gateway IPAddresses carry: the spec's, or else the Metal Gateway's (the pool's routed
  * gateway on the VLAN), so machines learn it without the user copying it from status.
  */
-function gatewayOf(pool: IPPool): string | undefined {
-  return pool.spec.gateway ?? (pool.spec.vrf?.metalGateway === true ? pool.status?.vrf?.gatewayAddress : undefined);
+function gatewayOf(scope: PoolScope): string | undefined {
+  return scope.pool.spec.gateway ?? (scope.pool.spec.vrf?.metalGateway === true ? scope.vrf?.gatewayAddress : undefined);
 }
 
 /** After the commit: IPAddresses, finalizers and claim status follow what status now says. */
@@ -69,7 +69,7 @@ export async function applyDecisions(ctx: IpamContext, scope: PoolScope, plan: A
           pool: { ...scope.ref, uid: scope.pool.metadata.uid ?? '' },
           address: decision.address,
           prefix: scope.pool.spec.prefix,
-          gateway: gatewayOf(scope.pool),
+          gateway: gatewayOf(scope),
           version: ctx.version,
         }),
       );

@@ -39,6 +39,7 @@ export async function reconcilePool(ctx: IpamContext, ref: PoolRef): Promise<Rec
   const cached = ctx.caches.pools[ref.kind].get(poolObjectKey(ref));
   const claims = ctx.caches.claims.byIndex(IndexNames.byPool, poolIndexKey(ref)).map(viewClaim);
   if (cached === undefined) {
+    ctx.vrf.memory.forget(poolIndexKey(ref));
     await settleClaimsOfMissingPool(ctx, ref, claims);
     return done();
   }

@@ -1,4 +1,4 @@
-import type { IPAddress, IPPool, PoolVrfStatus } from '@metal-l2/api';
+import type { IPAddress, IPPool } from '@metal-l2/api';
 import type { Allocation, ResolvedPool } from '@metal-l2/ipam-core';
 import type { ConditionInput } from '@metal-l2/kube';
 import type { ClaimView } from '../claim/claim-view.js';
@@ -7,8 +7,10 @@ import type { PoolRef } from './pool-ref.js';
 
 /** The pool's Metal side as one pass sees it (pools with spec.vrf, or status.vrf left from one). */
 export interface VrfView {
-  /** What to write: status.vrf and VRFReady as the VRF steps left them, or 'keep' both as they are. */
-  readonly write: { readonly status: PoolVrfStatus; readonly condition: ConditionInput } | 'keep';
+  /** VRFReady as the VRF steps found it, or 'keep' it as it is (status.vrf is theirs to write). */
+  readonly write: { readonly condition: ConditionInput } | 'keep';
+  /** The Metal Gateway's address, as of this pass: IPAddresses carry it when spec.gateway is unset. */
+  readonly gatewayAddress?: string | undefined;
   /** False holds allocation back (blocker VRFNotReady), with this message. */
   readonly ready: boolean;
   readonly message: string;

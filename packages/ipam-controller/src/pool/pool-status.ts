@@ -1,4 +1,4 @@
-import { PoolConditionTypes, PoolReasons, type PoolStatus, type PoolVrfStatus } from '@metal-l2/api';
+import { PoolConditionTypes, PoolReasons, type PoolStatus } from '@metal-l2/api';
 import { countAddresses, encodeAllocations, toStatusCounts, type Allocation, type AllocationState } from '@metal-l2/ipam-core';
 import { setConditions, type Condition, type ConditionInput } from '@metal-l2/kube';
 
@@ -15,10 +15,12 @@ export interface PoolStatusInput {
   readonly state: AllocationState | undefined;
   readonly blocker: PoolBlocker | undefined;
   /**
-   * The pool's Metal side: status.vrf and VRFReady as the VRF steps left them; 'keep' leaves both
-   * as they are (paused, deleting); undefined drops both (a pool without spec.vrf).
+   * The pool's Metal side: the VRFReady condition to set, or 'keep' to leave it as it is (paused,
+   * deleting); undefined drops it and status.vrf (a pool without spec.vrf). status.vrf itself is
+   * never written here: the VRF steps record it as they go (recordVrfStatus), each change applied
+   * to what the server holds, so a commit computed from a stale read cannot take an id back.
    */
-  readonly vrf?: { readonly status: PoolVrfStatus; readonly condition: ConditionInput } | 'keep' | undefined;
+  readonly vrf?: { readonly condition: ConditionInput } | 'keep' | undefined;
   readonly generation: number | undefined;
   readonly now: Date;
 }
@@ -45,10 +47,9 @@ export function computePoolStatus(input: PoolStatusInput): PoolStatus {
   const conditions = setConditions(previous, inputs, input.now);
   const encoded = encodeAllocations(input.allocations);
   const { vrf: currentVrf, ...current } = input.current ?? {};
-  const vrfStatus = vrf === undefined ? undefined : vrf === 'keep' ? currentVrf : vrf.status;
   return {
     ...current,
-    ...(vrfStatus === undefined || Object.keys(vrfStatus).length === 0 ? {} : { vrf: vrfStatus }),
+    ...(vrf === undefined || currentVrf === undefined ? {} : { vrf: currentVrf }),
     ...(counts === undefined ? {} : { ipAddresses: { ...counts } }),
     ...(Object.keys(encoded).length === 0 && input.current?.allocations === undefined ? {} : { allocations: encoded }),
     conditions,

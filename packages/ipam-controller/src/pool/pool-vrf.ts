@@ -31,7 +31,8 @@ export async function observeVrf(ctx: IpamContext, input: { readonly ref: PoolRe
   return {
     pool: outcome.pool,
     view: {
-      write: { status: outcome.status, condition: outcome.condition },
+      write: { condition: outcome.condition },
+      gatewayAddress: outcome.status.gatewayAddress,
       ready: outcome.ready,
       message: outcome.ready ? '' : `${outcome.condition.reason}: ${outcome.condition.message}`,
       reservedAddresses: outcome.reservedAddresses,

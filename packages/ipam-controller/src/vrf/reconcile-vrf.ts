@@ -20,7 +20,7 @@ import { describeReady, reservedAddressesOf, vrfReadyCondition } from './vrf-sta
 export interface VrfOutcome {
   /** The pool as last written (ids are recorded as soon as Metal hands them out). */
   readonly pool: IPPool;
-  /** status.vrf as this pass left it. */
+  /** status.vrf as this pass found or left it (already written: the steps record as they go). */
   readonly status: PoolVrfStatus;
   readonly ready: boolean;
   /** VRFReady. */
@@ -55,8 +55,8 @@ const steps: readonly ((scope: VrfScope) => Promise<StepOutcome> | StepOutcome)[
  * Brings a pool's Metal side to match spec.vrf: VRF (adopted or created), VLAN, the subnet
  * reserved in the VRF, the Metal Gateway. Every step reads what exists before it writes, so a
  * pass can be repeated (after a crash, a lost race, a 5xx) without creating anything twice.
- * A pool verified recently, whose spec and status.vrf did not change since, is answered from
- * memory without any call: the pool reconciler runs on every claim event.
+ * A pool verified recently (or failed, until its retry time), whose spec did not change since, is
+ * answered from memory without any call: the pool reconciler runs on every claim event.
  */
 export async function reconcileVrf(ctx: IpamContext, input: ReconcileVrfInput): Promise<VrfOutcome> {
   const { ref, resolved } = input;
@@ -86,7 +86,24 @@ export async function reconcileVrf(ctx: IpamContext, input: ReconcileVrfInput): 
     return notReady({ reason: PoolReasons.vrfSubnetOutside, message: `the pool subnet ${subnet.text} is not inside spec.vrf.create.ipRanges (${ranges.join(', ')})` });
   }
 
+  /** A failed pass: remembered until its retry time, so that claim events in between do not repeat it. */
+  const failedPass = (why: { reason: string; message: string; requeueAfterMs?: number; scope?: VrfScope; fingerprint?: string }): VrfOutcome => {
+    const failures = runtime.memory.failed(key, why.fingerprint);
+    const requeueAfterMs = why.requeueAfterMs ?? retryDelayMs(runtime, failures);
+    const pool = why.scope?.pool ?? input.pool;
+    runtime.memory.hold(key, {
+      uid: pool.metadata.uid ?? '',
+      generation: pool.metadata.generation,
+      reason: why.reason,
+      message: why.message,
+      untilMs: ctx.now().getTime() + requeueAfterMs,
+    });
+    return notReady({ ...why, requeueAfterMs });
+  };
+
   const nowMs = ctx.now().getTime();
+  const held = runtime.memory.held(key, input.pool, nowMs);
+  if (held !== undefined) return notReady({ reason: held.reason, message: held.message, requeueAfterMs: held.untilMs - nowMs });
   const fresh = runtime.memory.fresh(key, input.pool, { nowMs, resyncMs: runtime.resyncMs });
   if (fresh !== undefined) {
     return {
@@ -101,10 +118,7 @@ export async function reconcileVrf(ctx: IpamContext, input: ReconcileVrfInput): 
   }
 
   const credentials = await readCredentials(ctx.client, { ref, spec, controllerNamespace: runtime.controllerNamespace });
-  if (credentials.kind === 'missing') {
-    const failures = runtime.memory.failed(key);
-    return notReady({ reason: PoolReasons.vrfCredentialsMissing, message: credentials.message, requeueAfterMs: retryDelayMs(runtime, failures) });
-  }
+  if (credentials.kind === 'missing') return failedPass({ reason: PoolReasons.vrfCredentialsMissing, message: credentials.message });
   const fingerprint = MetalClients.fingerprint(credentials.token);
   // Decisions about ownership read status.vrf: read it from the server, not from a cache that may
   // not have seen the last pass's writes yet.
@@ -131,12 +145,10 @@ export async function reconcileVrf(ctx: IpamContext, input: ReconcileVrfInput): 
     }
   } catch (err: unknown) {
     if (!isVrfMetalError(err)) throw err;
-    const failures = runtime.memory.failed(key, fingerprint);
-    return notReady({ reason: PoolReasons.vrfError, message: err.message, requeueAfterMs: err.retryAfterMs ?? retryDelayMs(runtime, failures), scope });
+    return failedPass({ reason: PoolReasons.vrfError, message: err.message, ...(err.retryAfterMs === undefined ? {} : { requeueAfterMs: err.retryAfterMs }), scope, fingerprint });
   }
   if (outcome.kind === 'blocked') {
-    const failures = runtime.memory.failed(key, fingerprint);
-    return notReady({ reason: outcome.reason, message: outcome.message, requeueAfterMs: outcome.requeueAfterMs ?? retryDelayMs(runtime, failures), scope });
+    return failedPass({ reason: outcome.reason, message: outcome.message, ...(outcome.requeueAfterMs === undefined ? {} : { requeueAfterMs: outcome.requeueAfterMs }), scope, fingerprint });
   }
   const status = scope.pool.status?.vrf ?? {};
   // Verified as of now, when the pass ends: a slow pass must not come back stale at once.

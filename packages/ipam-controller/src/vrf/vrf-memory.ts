@@ -1,15 +1,27 @@
 import type { IPPool, PoolVrfStatus, VrfResourceKind } from '@metal-l2/api';
 
-/** What the last full pass over a pool's Metal side found. */
-interface Verified {
+/** Which version of a pool a remembered answer is about. */
+interface PoolVersion {
   readonly uid: string;
   readonly generation: number | undefined;
+}
+
+/** What the last full pass over a pool's Metal side found. */
+interface Verified extends PoolVersion {
   readonly status: PoolVrfStatus;
   readonly atMs: number;
 }
 
+/** Why the last pass failed, and until when that answer stands. */
+interface Held extends PoolVersion {
+  readonly reason: string;
+  readonly message: string;
+  readonly untilMs: number;
+}
+
 interface Entry {
   verified?: Verified | undefined;
+  held?: Held | undefined;
   /** Failed passes in a row: drives the retry delay. */
   failures: number;
   /** Fingerprint of the last token that worked, to delete with after the Secret is gone. */
@@ -18,12 +30,16 @@ interface Entry {
   settling: Map<VrfResourceKind, number>;
 }
 
+function isSameVersion(remembered: PoolVersion, pool: IPPool): boolean {
+  return remembered.uid === (pool.metadata.uid ?? '') && remembered.generation === pool.metadata.generation;
+}
+
 /**
  * Per-pool memory of the VRF reconciler, in this process only (a restart verifies every pool
  * once, which is cheap). It exists because the pool reconciler runs on every claim event: without
  * it a burst of 1,000 claims would become thousands of Metal calls and Secret reads. A verified
- * pool is trusted until its spec changes (generation), it is replaced (uid), or the resync period
- * has passed.
+ * pool is trusted, and a failed one left alone until its retry time, unless its spec changes
+ * (generation) or it is replaced (uid); a verified one also until the resync period has passed.
  */
 export class VrfMemory {
   readonly #entries = new Map<string, Entry>();
@@ -40,17 +56,23 @@ export class VrfMemory {
   /** The verified status when it still holds for this pool at `nowMs`, else undefined. */
   fresh(key: string, pool: IPPool, options: { readonly nowMs: number; readonly resyncMs: number }): Verified | undefined {
     const verified = this.#entries.get(key)?.verified;
-    if (verified === undefined) return undefined;
-    if (verified.uid !== (pool.metadata.uid ?? '') || verified.generation !== pool.metadata.generation) return undefined;
     // status.vrf is not compared: the cached pool often lags behind the writes that recorded it.
     // Only this controller writes status.vrf; a restored or moved pool has a new uid.
-    if (options.nowMs - verified.atMs >= options.resyncMs) return undefined;
+    if (verified === undefined || !isSameVersion(verified, pool) || options.nowMs - verified.atMs >= options.resyncMs) return undefined;
     return verified;
+  }
+
+  /** The last failure while its retry time has not come, for this version of the pool. */
+  held(key: string, pool: IPPool, nowMs: number): Held | undefined {
+    const held = this.#entries.get(key)?.held;
+    if (held === undefined || !isSameVersion(held, pool) || nowMs >= held.untilMs) return undefined;
+    return held;
   }
 
   succeeded(key: string, verified: Verified & { readonly tokenFingerprint: string }): void {
     const entry = this.#entry(key);
     entry.verified = { uid: verified.uid, generation: verified.generation, status: verified.status, atMs: verified.atMs };
+    entry.held = undefined;
     entry.failures = 0;
     entry.tokenFingerprint = verified.tokenFingerprint;
   }
@@ -64,10 +86,9 @@ export class VrfMemory {
     return entry.failures;
   }
 
-  /** Forgets what was verified (drift repaired, resources deleted) but keeps the token. */
-  invalidate(key: string): void {
-    const entry = this.#entries.get(key);
-    if (entry !== undefined) entry.verified = undefined;
+  /** Keeps a failed pass's answer until its retry time, so that claim events do not repeat it. */
+  hold(key: string, held: Held): void {
+    this.#entry(key).held = held;
   }
 
   /**

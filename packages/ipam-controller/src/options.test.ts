@@ -1,0 +1,24 @@
+import { describe, expect, test } from '@jest/globals';
+import { parseFlags } from './options.js';
+
+describe('VRF flags', () => {
+  test('default to the real Metal API, no controller namespace (main falls back to the pod’s) and a 5 min resync', () => {
+    expect(parseFlags([])).toMatchObject({ metalApiUrl: 'https://api.equinix.com/metal/v1', controllerNamespace: undefined, vrfResyncSeconds: 300 });
+  });
+
+  test('take a simulator URL, a namespace and a resync period', () => {
+    expect(parseFlags(['--metal-api-url', 'http://127.0.0.1:8080/metal/v1', '--controller-namespace', 'metal-system', '--vrf-resync-seconds', '30'])).toMatchObject({
+      metalApiUrl: 'http://127.0.0.1:8080/metal/v1',
+      controllerNamespace: 'metal-system',
+      vrfResyncSeconds: 30,
+    });
+  });
+
+  test.each([
+    { name: 'a URL without a scheme', args: ['--metal-api-url', 'api.equinix.com'], want: '--metal-api-url takes an http(s) URL' },
+    { name: 'another scheme', args: ['--metal-api-url', 'ftp://metal'], want: '--metal-api-url takes an http(s) URL' },
+    { name: 'a zero resync', args: ['--vrf-resync-seconds', '0'], want: '--vrf-resync-seconds takes an integer >= 1' },
+  ])('refuse $name', ({ args, want }) => {
+    expect(() => parseFlags(args)).toThrow(want);
+  });
+});
