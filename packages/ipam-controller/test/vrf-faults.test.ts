@@ -80,9 +80,13 @@ describe('a 429/5xx storm', () => {
     await objects.create(kinds.claim(), claimObject('stormy-1', ns, { pool: 'stormy' }));
     await waitFor('stormy-1 bound', async () => (await objects.get(kinds.address(), 'stormy-1', ns))?.spec.address === '10.65.1.2', { timeoutMs: timeouts.claimBound });
     await objects.delete(kinds.claim(), 'stormy-1', ns);
+    const beforeDelete = sim.requests.lastSeq();
     await objects.delete(kinds.pool, 'stormy', ns);
     await waitFor('stormy gone', async () => (await objects.get(kinds.pool, 'stormy', ns)) === undefined, converged);
     for (const rule of rules) sim.faults.remove(rule.id);
+    const faultedDeletes = sim.requests.entries({ afterSeq: beforeDelete }).filter((e) => e.faultRuleId !== undefined).length;
+    process.stderr.write(`storm during deletion: ${sim.requests.count({ afterSeq: beforeDelete })} calls, ${faultedDeletes} answered by faults\n`);
+    expect(faultedDeletes).toBeGreaterThan(0);
     expect(metalObjects(sim)).toEqual({ vrfs: [], vlans: [], reservations: [], gateways: [] });
     for (const op of deletes) expect([op, successfulCalls(sim, op)]).toEqual([op, 1]);
   });

@@ -66,6 +66,11 @@ export async function ensureVrf(scope: VrfScope): Promise<StepOutcome> {
 async function adoptVrf(scope: VrfScope, vrfID: string): Promise<StepOutcome> {
   const vrf = await metalCallOrGone(`read VRF ${vrfID}`, () => scope.metal.vrfs.get(vrfID));
   if (vrf === undefined) return blocked(PoolReasons.vrfNotFound, `VRF ${vrfID} does not exist in Metal, or the token cannot see it`);
+  // A token may reach several projects: a VRF of another one would fail later, less clearly.
+  const project = vrf.project?.id;
+  if (project !== undefined && project !== scope.spec.projectID) {
+    return blocked(PoolReasons.vrfConflict, `VRF ${vrfID} belongs to project ${project}, not to spec.vrf.projectID ${scope.spec.projectID}`);
+  }
   const metro = vrf.metro?.code;
   if (metro !== undefined && metro !== scope.spec.metro) {
     return blocked(PoolReasons.vrfConflict, `VRF ${vrfID} is in metro ${metro}, not in spec.vrf.metro ${scope.spec.metro}`);
