@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
+import * as k8s from '@kubernetes/client-node';
 import type { Simulator } from '@metal-l2/metal-sim';
 import { createTestNamespace, deleteTestNamespace, loadKubeConfig } from '../../../test/support/cluster.js';
 import { installCrds, projectCrds, upstreamCrds } from '../../../test/support/crds.js';
@@ -42,6 +43,15 @@ afterAll(async () => {
   if (report !== undefined) expect(report.violations).toEqual([]);
   expect(lines.join('')).not.toContain(TOKEN);
 });
+
+/** Drops status.vrf, as a backup restore or clusterctl move (which carry no status) would. */
+async function loseVrfStatus(ns: string, name: string): Promise<void> {
+  const api = kc.makeApiClient(k8s.CustomObjectsApi);
+  await api.patchNamespacedCustomObjectStatus(
+    { group: kinds.pool.group, version: kinds.pool.version, plural: kinds.pool.plural, namespace: ns, name, body: { status: { vrf: null } } },
+    k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
+  );
+}
 
 async function namespaceWithController(prefix: string, options: { timeoutMs?: number; settleMs?: number } = {}): Promise<string> {
   const ns = await createTestNamespace(kc, prefix);
@@ -113,6 +123,33 @@ describe('creates whose answer is lost after Metal acted', () => {
     expect(ready.status.vrf.created).toEqual(['VRF', 'VLAN', 'Reservation', 'MetalGateway']);
     await objects.delete(kinds.pool, 'lost', ns);
     await waitFor('lost gone', async () => (await objects.get(kinds.pool, 'lost', ns)) === undefined, converged);
+    expect(metalObjects(sim)).toEqual({ vrfs: [], vlans: [], reservations: [], gateways: [] });
+  });
+});
+
+describe('a pool whose status was lost', () => {
+  test('finds what it created by its tags, creates nothing, and still deletes all of it', async () => {
+    const ns = await createTestNamespace(kc, 'ipam-vrf-restore');
+    namespaces.push(ns);
+    await createCredentials(kc, ns);
+    const first = await runVrfController(kc, ns, { sim, logger });
+    await objects.create(kinds.pool, vrfPoolObject('restored', ns, { addresses: ['10.72.1.0/24'], create: { name: `restored-${ns}`, ipRanges: ['10.72.0.0/16'] }, vxlan: 1900, metalGateway: true }));
+    const ready = await poolCondition(objects, { name: 'restored', namespace: ns }, { type: 'Ready', status: 'True' });
+    await first.stop();
+    await loseVrfStatus(ns, 'restored');
+    expect((await objects.get(kinds.pool, 'restored', ns))?.status?.vrf).toBeUndefined();
+
+    const before = sim.requests.lastSeq();
+    controllers.push(await runVrfController(kc, ns, { sim, logger }));
+    const again = await waitFor('status.vrf rebuilt', async () => {
+      const pool = await objects.get(kinds.pool, 'restored', ns);
+      return pool?.status?.vrf?.metalGatewayID === undefined ? undefined : pool;
+    }, { timeoutMs: timeouts.claimBound });
+    expect(again.status.vrf).toEqual(ready.status.vrf);
+    expect(sim.requests.countByOperation({ afterSeq: before })).toEqual({ findVrfs: 1, findVirtualNetworks: 1, findVrfIpReservations: 1 });
+
+    await objects.delete(kinds.pool, 'restored', ns);
+    await waitFor('restored gone', async () => (await objects.get(kinds.pool, 'restored', ns)) === undefined, converged);
     expect(metalObjects(sim)).toEqual({ vrfs: [], vlans: [], reservations: [], gateways: [] });
   });
 });
