@@ -19,6 +19,13 @@
 //              next to ours and the ratio (target: ours >= 5x). Runs our burst too when it was not
 //              selected, for the ratio. If it cannot be built or run, says why and goes on.
 //
+// Each cluster part also prints what explains its figures: the controller's API requests by verb
+// (from the API server's apiserver_request_total, the bench's own creates left out) with their
+// mean server time, CPU seconds of controller / kube-apiserver / etcd / bench during the burst,
+// claim watches the API server force-closed as too slow (its log), claims bound per second, and
+// the machine's load average. Controller and control-plane logs stay in $TMPDIR/metal-l2-bench-logs.
+// METAL_L2_BENCH_CONTROLLER_NODE_ARGS passes node flags to our controller (e.g. "--cpu-prof").
+//
 // Options: --only core|burst|memory|reference (comma-separated for several; default all)
 //          --claims N     claims per burst (default 1,000; the memory bench 10,000)
 //          --inflight N   claim creates in flight (default 50)
