@@ -41,6 +41,29 @@ class LosesDeletes extends KubeClient {
   }
 }
 
+/**
+ * A real client whose first watch breaks right after delivering one event, the way a connection
+ * the API server drops for a slow reader ends: with an error, not a clean close.
+ */
+class BreaksAfterFirstEvent extends KubeClient {
+  watches = 0;
+  override async watch<T extends KubeObject>(type: ResourceType, options: WatchOptions, onEvent: (event: WatchEvent<T>) => void): Promise<void> {
+    this.watches += 1;
+    if (this.watches !== 1) return super.watch(type, options, onEvent);
+    const inner = new AbortController();
+    options.signal.addEventListener('abort', () => inner.abort(), { once: true });
+    let delivered = false;
+    await super.watch<T>(type, { ...options, signal: inner.signal }, (event) => {
+      onEvent(event);
+      if (event.type !== 'BOOKMARK' && !delivered) {
+        delivered = true;
+        inner.abort();
+      }
+    });
+    if (delivered) throw new Error('watch connection closed before the response ended');
+  }
+}
+
 describe('Informer against the API server', () => {
   const kc = loadKubeConfig();
   const client = KubeClient.fromKubeConfig(kc);
@@ -128,6 +151,20 @@ describe('Informer against the API server', () => {
   // The watch cache of a custom resource starts at the etcd revision of its CRD's creation, so
   // resourceVersion "1" is below its window: the server answers with an ERROR event, 410 Expired.
   // (Built-in kinds are cached from the API server's first moments, where "1" may still be served.)
+  test('a watch that breaks after delivering events resumes at once from where it was, without a relist or backoff', async () => {
+    const breaking = new BreaksAfterFirstEvent({ kubeConfig: kc });
+    const { informer, signal } = startable(new Informer<ConfigMap>({ client: breaking, type: builtinTypes.configMap, namespace: ns, labelSelector: 'broken', logger }));
+    await informer.start(signal);
+    await client.create(builtinTypes.configMap, { ...newConfigMap(ns, 'broken-1'), metadata: { namespace: ns, name: 'broken-1', labels: { broken: 'yes' } } });
+    await waitFor('the first event', () => informer.get(`${ns}/broken-1`), { timeoutMs: timeouts.watchEvent });
+    await waitFor('the second watch', () => breaking.watches >= 2, { timeoutMs: timeouts.watchEvent });
+    await client.create(builtinTypes.configMap, { ...newConfigMap(ns, 'broken-2'), metadata: { namespace: ns, name: 'broken-2', labels: { broken: 'yes' } } });
+    await waitFor('the event after the break', () => informer.get(`${ns}/broken-2`), { timeoutMs: timeouts.watchEvent });
+    // Progress kept: no relist, and the break is a restart, not an error that backs off.
+    expect(informer.stats()).toMatchObject({ lists: 1, errors: 0, gone: 0 });
+    breaking.close();
+  });
+
   test('410 Gone on a watch from an ancient resourceVersion leads to a relist, and the cache recovers', async () => {
     await client.create(claimType, newClaim(ns, 'gone-1'));
     const ancient = new ResumesFromAncientVersion({ kubeConfig: kc });

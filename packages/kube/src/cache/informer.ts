@@ -319,6 +319,7 @@ export class Informer<T extends KubeObject> implements InformerHandle {
       }
     };
     this.counters.watches += 1;
+    let broken: unknown;
     try {
       await this.options.client.watch<T>(
         this.options.type,
@@ -333,6 +334,8 @@ export class Informer<T extends KubeObject> implements InformerHandle {
         },
         onEvent,
       );
+    } catch (err: unknown) {
+      broken = err;
     } finally {
       cancelWatchdog();
       cancelRelist();
@@ -340,6 +343,11 @@ export class Informer<T extends KubeObject> implements InformerHandle {
       request.abort();
     }
     if (failure !== undefined) throw failure;
+    // A connection that broke after delivering events (the API server drops a watcher it thinks
+    // is too slow) made progress: resume from the last version seen, at once, instead of backing
+    // off and replaying what was already applied (a bigger replay overflows the server's buffer
+    // again and ends in a 410 and a full relist).
+    if (broken !== undefined && (delivered === 0 || isGone(broken))) throw broken instanceof Error ? broken : new Error('watch failed', { cause: broken });
     return { end: signal.aborted ? 'aborted' : end, resourceVersion, delivered };
   }
 
