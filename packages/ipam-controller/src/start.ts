@@ -18,6 +18,7 @@ import {
   type PoolKind,
 } from '@metal-l2/api';
 import { Controller, Informer, KubeClient, Manager, type KubeObject, type Logger, type ObjectKey, type ResourceType, type RuntimeMetrics } from '@metal-l2/kube';
+import { RecentWrites } from './claim/recent-writes.js';
 import type { EventSink, IpamContext } from './context.js';
 import { reconcilePool } from './pool/pool-reconciler.js';
 import { createVrfRuntime, type VrfRuntimeOptions } from './vrf/index.js';
@@ -89,6 +90,7 @@ export async function createIpamController(options: IpamControllerOptions & { cl
     now: options.now ?? (() => new Date()),
     watchNamespace: ns,
     writeConcurrency: 16,
+    recentWrites: new RecentWrites(),
     vrf: createVrfRuntime(options.vrf ?? {}, logger),
   };
 

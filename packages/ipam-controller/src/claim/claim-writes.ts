@@ -27,21 +27,29 @@ async function patchFinalizers(ctx: IpamContext, claim: ClaimView, change: (fina
 }
 
 export async function ensureClaimFinalizer(ctx: IpamContext, claim: ClaimView): Promise<void> {
-  if (claim.hasFinalizer || claim.isDeleting) return;
+  const key = `finalizer:${claim.uid}`;
+  if (claim.hasFinalizer || claim.isDeleting || ctx.recentWrites.has(key, 'added')) return;
   await patchFinalizers(ctx, claim, (f) => (f.includes(IpamFinalizers.releaseAddress) ? f : [...f, IpamFinalizers.releaseAddress]));
+  ctx.recentWrites.remember(key, 'added');
 }
 
 export async function removeClaimFinalizer(ctx: IpamContext, claim: ClaimView): Promise<void> {
   if (!claim.hasFinalizer) return;
   await patchFinalizers(ctx, claim, (f) => f.filter((x) => x !== IpamFinalizers.releaseAddress));
+  ctx.recentWrites.forget(`finalizer:${claim.uid}`);
+  ctx.recentWrites.forget(`status:${claim.uid}`);
 }
 
 /** Writes the claim's Ready condition (and addressRef) when they differ from the outcome. */
 export async function writeClaimStatus(ctx: IpamContext, claim: ClaimView, outcome: ClaimOutcome): Promise<void> {
   const patch = claimStatusPatch(claim.object, outcome, { version: ctx.version, now: ctx.now() });
   if (patch === undefined) return;
+  const key = `status:${claim.uid}`;
+  const signature = JSON.stringify(outcome);
+  if (ctx.recentWrites.has(key, signature)) return;
   try {
     await ctx.client.patchStatus(ctx.claimType, { namespace: claim.namespace, name: claim.name }, { status: patch.status });
+    ctx.recentWrites.remember(key, signature);
   } catch (err: unknown) {
     if (!isNotFound(err)) throw err;
   }
@@ -55,12 +63,15 @@ export type EnsureAddressResult = { readonly kind: 'ok' } | { readonly kind: 'co
  */
 export async function ensureIPAddress(ctx: IpamContext, desired: IPAddress): Promise<EnsureAddressResult> {
   const key = { namespace: desired.metadata.namespace ?? '', name: desired.metadata.name ?? '' };
+  const memoryKey = `address:${key.namespace}/${key.name}`;
   const cached = ctx.caches.addresses.get(key);
   if (cached !== undefined && matches(cached, desired)) return { kind: 'ok' };
+  if (cached === undefined && ctx.recentWrites.has(memoryKey, desired.spec.address)) return { kind: 'ok' };
   let existing = cached;
   if (existing === undefined) {
     try {
       await ctx.client.create(ctx.addressType, desired);
+      ctx.recentWrites.remember(memoryKey, desired.spec.address);
       return { kind: 'ok' };
     } catch (err: unknown) {
       if (!isAlreadyExists(err)) throw err;
@@ -103,6 +114,7 @@ export async function deleteIPAddress(ctx: IpamContext, key: { namespace: string
       throw err;
     }
   }
+  ctx.recentWrites.forget(`address:${key.namespace}/${key.name}`);
   if (current.metadata.deletionTimestamp === undefined) await ctx.client.delete(ctx.addressType, key);
   return (await ctx.client.get(ctx.addressType, key)) === undefined;
 }
