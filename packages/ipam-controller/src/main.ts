@@ -1,23 +1,22 @@
 #!/usr/bin/env node
 // metal-l2-ipam-controller: reads flags, builds the root logger and clients, and runs the manager.
-import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { hostname } from 'node:os';
-import { KubeConfig } from '@kubernetes/client-node';
-import { EventRecorder, KubeClient, LeadershipLostError, Manager, createLogger, createRuntimeMetrics, errorFields } from '@metal-l2/kube';
+import {
+  EventRecorder,
+  KubeClient,
+  LeadershipLostError,
+  Manager,
+  createLogger,
+  createRuntimeMetrics,
+  errorFields,
+  leaderIdentity,
+  loadKubeConfig,
+} from '@metal-l2/kube';
 import { createPrometheusObserver } from '@metal-l2/metal-api';
 import { parseFlags, usage, type IpamFlags } from './options.js';
 import { addToManager, createIpamController } from './start.js';
 
 const serviceAccountNamespaceFile = '/var/run/secrets/kubernetes.io/serviceaccount/namespace';
-
-function loadKubeConfig(flags: IpamFlags): KubeConfig {
-  const kc = new KubeConfig();
-  if (flags.kubeconfig !== undefined) kc.loadFromFile(flags.kubeconfig);
-  else if (process.env['KUBERNETES_SERVICE_HOST'] !== undefined) kc.loadFromCluster();
-  else kc.loadFromDefault();
-  return kc;
-}
 
 function podNamespace(): string | undefined {
   const fromEnv = process.env['POD_NAMESPACE'];
@@ -41,11 +40,11 @@ async function main(): Promise<number> {
     process.stdout.write(usage);
     return 0;
   }
-  const logger = createLogger({ level: flags.logLevel, fields: { component: 'metal-l2-ipam-controller' } });
-  const kubeConfig = loadKubeConfig(flags);
+  const logger = createLogger({ level: flags.logLevel, format: flags.logFormat, fields: { component: 'metal-l2-ipam-controller' } });
+  const kubeConfig = loadKubeConfig({ kubeconfig: flags.kubeconfig });
   const client = KubeClient.fromKubeConfig(kubeConfig, { fieldManager: 'metal-l2-ipam-controller' });
   const metrics = createRuntimeMetrics();
-  const identity = `${process.env['POD_NAME'] ?? hostname()}_${randomBytes(4).toString('hex')}`;
+  const identity = leaderIdentity();
   const events = new EventRecorder({ client, component: 'metal-l2-ipam-controller', instance: identity, logger });
   const electionNamespace = flags.leaderElectionNamespace ?? podNamespace();
   if (flags.leaderElect && electionNamespace === undefined) {

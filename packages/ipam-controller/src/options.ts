@@ -1,26 +1,19 @@
 import { parseArgs } from 'node:util';
+import { normalizeBooleanFlags, readRuntimeFlags, runtimeFlagOptions, type RuntimeFlags } from '@metal-l2/kube';
 import { DEFAULT_BASE_URL } from '@metal-l2/metal-api';
 
-/** The controller's flags, named as controller-runtime managers name theirs. */
-export interface IpamFlags {
-  readonly kubeconfig?: string | undefined;
-  readonly namespace?: string | undefined;
-  readonly leaderElect: boolean;
-  readonly leaderElectionNamespace?: string | undefined;
+/** The controller's flags: the runtime's shared ones (packages/kube) plus the IPAM provider's own. */
+export type IpamFlags = RuntimeFlags & {
   readonly leaderElectionId: string;
-  readonly metricsBindAddress: string;
-  readonly healthProbeBindAddress: string;
   readonly webhookPort: number;
   readonly webhookCertDir: string;
-  readonly concurrency: number;
-  readonly logLevel: string;
   /** Base URL of the Equinix Metal API (a simulator in tests and demos). */
   readonly metalApiUrl: string;
   /** Where global pools' credentials Secrets live by default; the pod's namespace when absent. */
   readonly controllerNamespace?: string | undefined;
   /** How often a ready VRF-backed pool's Metal side is checked again for drift. */
   readonly vrfResyncSeconds: number;
-}
+};
 
 export const usage = `metal-l2-ipam-controller: a Cluster API IPAM provider with VRF-backed in-cluster pools
 
@@ -33,19 +26,14 @@ export const usage = `metal-l2-ipam-controller: a Cluster API IPAM provider with
   --health-probe-bind-address ADDR   /healthz and /readyz (default :8081; 0 disables)
   --webhook-port PORT                HTTPS port of the validating webhook (default 9443; 0 disables)
   --webhook-cert-dir DIR             holds tls.crt and tls.key (default /tmp/k8s-webhook-server/serving-certs)
-  --concurrency N                    pools reconciled at once (default 4)
+  --concurrency N                    pools reconciled at once (default 10)
   --log-level LEVEL                  error|warn|info|debug or 0-5 (default info)
+  --log-format json|text             (default json)
   --metal-api-url URL                Equinix Metal API base URL (default ${DEFAULT_BASE_URL})
   --controller-namespace NS          default namespace of global pools' credentials Secrets
                                      (default: POD_NAMESPACE, else the pod's service account namespace)
   --vrf-resync-seconds N             check a ready VRF-backed pool's Metal side again after N s (default 300)
 `;
-
-function toBool(value: string, flag: string): boolean {
-  if (value === 'true' || value === '') return true;
-  if (value === 'false') return false;
-  throw new Error(`--${flag} takes true or false, not ${JSON.stringify(value)}`);
-}
 
 function toInt(value: string, flag: string, min: number): number {
   const n = Number(value);
@@ -66,23 +54,14 @@ function toUrl(value: string, flag: string): string {
 
 /** Parses argv (without node and script). Throws with a message naming the bad flag. */
 export function parseFlags(argv: readonly string[]): IpamFlags | 'help' {
-  // `--leader-elect` alone means true, as with Go's boolean flags.
-  const args = argv.map((arg) => (arg === '--leader-elect' ? '--leader-elect=true' : arg));
   const { values } = parseArgs({
-    args,
+    args: normalizeBooleanFlags(argv),
     strict: true,
+    allowNegative: true,
     options: {
-      kubeconfig: { type: 'string' },
-      namespace: { type: 'string' },
-      'leader-elect': { type: 'string', default: 'true' },
-      'leader-election-namespace': { type: 'string' },
-      'leader-election-id': { type: 'string', default: 'metal-l2-ipam-controller' },
-      'metrics-bind-address': { type: 'string', default: ':8080' },
-      'health-probe-bind-address': { type: 'string', default: ':8081' },
+      ...runtimeFlagOptions,
       'webhook-port': { type: 'string', default: '9443' },
       'webhook-cert-dir': { type: 'string', default: '/tmp/k8s-webhook-server/serving-certs' },
-      concurrency: { type: 'string', default: '4' },
-      'log-level': { type: 'string', default: 'info' },
       'metal-api-url': { type: 'string', default: DEFAULT_BASE_URL },
       'controller-namespace': { type: 'string' },
       'vrf-resync-seconds': { type: 'string', default: '300' },
@@ -90,18 +69,12 @@ export function parseFlags(argv: readonly string[]): IpamFlags | 'help' {
     },
   });
   if (values.help === true) return 'help';
+  const runtime = readRuntimeFlags(values);
   return {
-    kubeconfig: values.kubeconfig,
-    namespace: values.namespace,
-    leaderElect: toBool(values['leader-elect'], 'leader-elect'),
-    leaderElectionNamespace: values['leader-election-namespace'],
-    leaderElectionId: values['leader-election-id'],
-    metricsBindAddress: values['metrics-bind-address'],
-    healthProbeBindAddress: values['health-probe-bind-address'],
+    ...runtime,
+    leaderElectionId: runtime.leaderElectionId ?? 'metal-l2-ipam-controller',
     webhookPort: toInt(values['webhook-port'], 'webhook-port', 0),
     webhookCertDir: values['webhook-cert-dir'],
-    concurrency: toInt(values.concurrency, 'concurrency', 1),
-    logLevel: values['log-level'],
     metalApiUrl: toUrl(values['metal-api-url'], 'metal-api-url'),
     controllerNamespace: values['controller-namespace'],
     vrfResyncSeconds: toInt(values['vrf-resync-seconds'], 'vrf-resync-seconds', 1),

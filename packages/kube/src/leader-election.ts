@@ -56,7 +56,9 @@ type Attempt = 'acquired' | 'heldByOther' | 'failed';
 
 /** A unique candidate identity, like client-go's: the host (pod) name plus a UUID. */
 export function leaderIdentity(): string {
-  return `${hostname()}_${randomUUID()}`;
+  // In a pod the hostname is the pod name; POD_NAME (downward API) says so outside one too.
+  const name = process.env['POD_NAME'];
+  return `${name !== undefined && name !== '' ? name : hostname()}_${randomUUID()}`;
 }
 
 /** metav1.MicroTime wants six fractional digits; Date gives three. */
