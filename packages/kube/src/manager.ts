@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import type { InformerHandle } from './cache/informer.js';
 import type { KubeClient } from './client/kube-client.js';
 import type { Controller } from './controller/controller.js';
@@ -129,6 +130,8 @@ export class Manager {
     this.started = true;
     const { logger } = this.options;
     const stop = new AbortController();
+    // Every informer, controller and server listens on this one signal: more than Node's default 10.
+    setMaxListeners(0, stop.signal);
     const stopped = new Promise<void>((resolve) => stop.signal.addEventListener('abort', () => resolve(), { once: true }));
     const forward = (): void => stop.abort();
     signal?.addEventListener('abort', forward, { once: true });
