@@ -106,6 +106,9 @@ describe('Informer against the API server', () => {
     await client.create(builtinTypes.configMap, { ...newConfigMap(ns, 'after'), metadata: { namespace: ns, name: 'after', labels: { pool: 'b' } } });
     const added = await waitFor('the new object in the cache', () => informer.get(`${ns}/after`), { timeoutMs: timeouts.watchEvent });
     expect(typeof added.metadata.creationTimestamp).toBe('string');
+    // The server keeps managedFields; the cache does not (memory).
+    expect((await client.get<ConfigMap>(builtinTypes.configMap, { namespace: ns, name: 'after' }))?.metadata.managedFields).toBeDefined();
+    expect(added.metadata.managedFields).toBeUndefined();
     expect(informer.byIndex('pool', 'b').map((o) => o.metadata.name)).toEqual(['after']);
 
     await client.patch(builtinTypes.configMap, { namespace: ns, name: 'after' }, { metadata: { labels: { pool: 'a' } } });

@@ -74,6 +74,15 @@ export interface InformerHandle {
 type WatchEnd = 'closed' | 'watchdog' | 'relist' | 'aborted';
 
 const defaultRelistIntervalMs = 5 * 60_000;
+
+/**
+ * Drops metadata.managedFields from an object fresh off the wire, before it is cached: no
+ * reconciler reads them, and on objects written by several managers they are often the larger
+ * half of the object (as client-go informers do with a transform). Mutates the parsed JSON.
+ */
+function withoutManagedFields(obj: KubeObject): void {
+  if (obj.metadata.managedFields !== undefined) delete obj.metadata.managedFields;
+}
 const defaultWatchdogMs = 150_000;
 
 /**
@@ -255,6 +264,7 @@ export class Informer<T extends KubeObject> implements InformerHandle {
     });
     if (signal.aborted) return result.resourceVersion;
     const firstList = !this.synced;
+    for (const item of result.items) withoutManagedFields(item);
     const changes = replaceAll(this.store, result.items, { resync: options.resync && !firstList });
     this.counters.lists += 1;
     if (!firstList) this.counters.relists += 1;
@@ -312,6 +322,7 @@ export class Informer<T extends KubeObject> implements InformerHandle {
           delivered += 1;
           this.counters.events += 1;
           resourceVersion = event.object.metadata.resourceVersion ?? resourceVersion;
+          withoutManagedFields(event.object);
           const change = applyWatchEvent(this.store, event);
           if (change !== undefined) this.dispatch(change);
           return;
