@@ -5,6 +5,7 @@ import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, openSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { startSimulator } from '@metal-l2/metal-sim';
 
 const root = fileURLToPath(new URL('../', import.meta.url));
 const local = join(root, '.local');
@@ -50,6 +51,11 @@ openssl(['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256',
 writeFileSync(join(certDir, 'ext.cnf'), 'subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth\n');
 openssl(['req', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-subj', '/CN=127.0.0.1', '-keyout', join(certDir, 'tls.key'), '-out', join(certDir, 'tls.csr')]);
 openssl(['x509', '-req', '-in', join(certDir, 'tls.csr'), '-CA', join(certDir, 'ca.crt'), '-CAkey', join(certDir, 'ca.key'), '-CAcreateserial', '-days', '30', '-extfile', join(certDir, 'ext.cnf'), '-out', join(certDir, 'tls.crt')]);
+step('the Equinix Metal API simulator (the service itself was retired in 2026)');
+const sim = await startSimulator({ seed: 'demo' });
+const metal = (path) => fetch(`${sim.baseUrl}${path}`, { headers: { 'X-Auth-Token': 'sim-token' } }).then((res) => res.json());
+const projectID = (await metal('/projects')).projects[0].id;
+console.log(`simulator at ${sim.baseUrl}, project ${projectID}`);
 const webhookPort = 19443;
 const logFile = join(demoDir, 'ipam-controller.log');
 const controller = spawn(
@@ -62,6 +68,8 @@ const controller = spawn(
     '--health-probe-bind-address', '127.0.0.1:18081',
     '--webhook-port', String(webhookPort),
     '--webhook-cert-dir', certDir,
+    '--metal-api-url', sim.baseUrl,
+    '--controller-namespace', 'default',
   ],
   { stdio: ['ignore', openSync(logFile, 'w'), openSync(logFile, 'a')] },
 );
@@ -102,7 +110,7 @@ spec:
 `)
     .join('---\n');
   kubectl(['apply', '-f', '-'], claims);
-  await waitFor('five IPAddresses', () => kubectl(['get', 'ipaddresses.ipam.cluster.x-k8s.io', '-n', ns, '-o', 'name']).trim().split('\n').filter(Boolean).length === 5);
+  await waitFor('five md-0 IPAddresses', () => kubectl(['get', 'ipaddresses.ipam.cluster.x-k8s.io', '-n', ns, '-o', 'name']).split('\n').filter((n) => n.includes('/md-0-')).length === 5);
   show(['get', 'inclusterippools', '-n', ns]);
   show(['get', 'ipaddresses.ipam.cluster.x-k8s.io', '-n', ns, '-o', 'custom-columns=NAME:.metadata.name,ADDRESS:.spec.address,PREFIX:.spec.prefix,GATEWAY:.spec.gateway']);
   show(['get', 'inclusterippool', 'vlan-1000', '-n', ns, '-o', 'jsonpath={.status.allocations}']);
@@ -122,13 +130,50 @@ spec:
     }
   }
 
+  step('a VRF-backed pool: its range lives in an Equinix Metal VRF, with a VLAN and a Metal Gateway');
+  kubectl(['apply', '-f', '-'], `apiVersion: v1
+kind: Secret
+metadata: {name: metal-credentials, namespace: ${ns}}
+stringData: {apiToken: sim-token}
+---
+apiVersion: ipam.metal.x-k8s.io/v1alpha1
+kind: InClusterIPPool
+metadata: {name: vrf-pool, namespace: ${ns}}
+spec:
+  addresses: ["10.60.1.10-10.60.1.200"]
+  prefix: 24
+  vrf:
+    projectID: ${projectID}
+    metro: da
+    credentialsSecretRef: {name: metal-credentials}
+    create: {name: demo-cluster, ipRanges: ["10.60.0.0/16"], localASN: 65100}
+    vxlan: 1000
+    metalGateway: true
+`);
+  await waitFor('the VRF-backed pool Ready', () => kubectl(['get', 'inclusterippool', 'vrf-pool', '-n', ns, '-o', 'jsonpath={.status.conditions[?(@.type=="Ready")].status}']) === 'True');
+  show(['get', 'inclusterippool', 'vrf-pool', '-n', ns, '-o', 'jsonpath={.status.vrf}']);
+  console.log();
+  show(['get', 'inclusterippool', 'vrf-pool', '-n', ns, '-o', 'jsonpath={range .status.conditions[*]}{.type}={.status} {.reason}: {.message}{"\\n"}{end}']);
+  const calls = Object.entries(sim.requests.countByOperation({ excludeFaults: true })).filter(([op]) => op !== 'findProjects');
+  console.log(`Metal calls the pool cost: ${calls.map(([op, n]) => `${op} ${n}`).join(', ')}`);
+  kubectl(['apply', '-f', '-'], [1, 2].map((i) => `apiVersion: ipam.cluster.x-k8s.io/v1beta2
+kind: IPAddressClaim
+metadata: {name: vrf-machine-${i}, namespace: ${ns}}
+spec:
+  poolRef: {apiGroup: ipam.metal.x-k8s.io, kind: InClusterIPPool, name: vrf-pool}
+`).join('---\n'));
+  await waitFor('two VRF addresses', () => kubectl(['get', 'ipaddresses.ipam.cluster.x-k8s.io', '-n', ns, 'vrf-machine-1', 'vrf-machine-2', '-o', 'name', '--ignore-not-found']).trim().split('\n').filter(Boolean).length === 2);
+  show(['get', 'ipaddresses.ipam.cluster.x-k8s.io', '-n', ns, 'vrf-machine-1', 'vrf-machine-2', '-o', 'custom-columns=NAME:.metadata.name,ADDRESS:.spec.address,GATEWAY:.spec.gateway']);
+
   step('releasing: delete two claims; their addresses go back to the pool');
   kubectl(['delete', 'ipaddressclaims.ipam.cluster.x-k8s.io', '-n', ns, 'md-0-machine-1-bond0-1000', 'md-0-machine-2-bond0-1000']);
-  await waitFor('three IPAddresses', () => kubectl(['get', 'ipaddresses.ipam.cluster.x-k8s.io', '-n', ns, '-o', 'name']).trim().split('\n').filter(Boolean).length === 3);
+  await waitFor('three md-0 IPAddresses', () => kubectl(['get', 'ipaddresses.ipam.cluster.x-k8s.io', '-n', ns, '-o', 'name']).split('\n').filter((n) => n.includes('/md-0-')).length === 3);
   show(['get', 'inclusterippools', '-n', ns]);
+  show(['get', 'ipaddressclaims.ipam.cluster.x-k8s.io', '-n', ns, '-o', 'custom-columns=NAME:.metadata.name,READY:.status.conditions[?(@.type=="Ready")].reason']);
 } finally {
   kubectl(['delete', 'validatingwebhookconfiguration', 'metal-l2-demo', '--ignore-not-found']);
   controller.kill('SIGTERM');
+  await sim.close();
 }
 console.log('\nThe control plane keeps running with the demo objects: explore with');
 console.log(`  .local/bin/kubectl --kubeconfig .local/kubeconfig get inclusterippools,ipaddressclaims,ipaddresses -n ${ns}`);
