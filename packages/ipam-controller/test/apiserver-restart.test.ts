@@ -3,11 +3,12 @@ import type * as k8s from '@kubernetes/client-node';
 import { restartProcess, type OwnedControlPlane } from '@metal-l2/local-control-plane';
 import { createTestNamespace, loadKubeConfig } from '../../../test/support/cluster.js';
 import { installCrds, projectCrds, upstreamCrds } from '../../../test/support/crds.js';
-import { Objects, claimObject, kinds, poolObject } from '../../../test/support/objects.js';
+import { Objects, kinds, poolObject } from '../../../test/support/objects.js';
 import { startPrivateControlPlane, stopPrivateControlPlane } from '../../../test/support/test-control-planes.js';
 import { timeouts } from '../../../test/support/timeouts.js';
 import { waitFor } from '../../../test/support/wait-for.js';
 import type { RunningIpamController } from '../src/start.js';
+import { createClaims } from './support/claims.js';
 import { runController } from './support/running-controller.js';
 
 // DESIGN §5 reliability: the API server restarts under a running controller in the middle of a
@@ -32,20 +33,13 @@ afterAll(async () => {
   await stopPrivateControlPlane(plane);
 });
 
-async function createClaims(from: number, to: number): Promise<void> {
-  const names = Array.from({ length: to - from }, (_, i) => `r-${from + i}`);
-  for (let i = 0; i < names.length; i += 25) {
-    await Promise.all(names.slice(i, i + 25).map((n) => objects.create(kinds.claim(), claimObject(n, ns, { pool: 'restart' }))));
-  }
-}
-
 describe('API server restart', () => {
   test('a burst split by an API server restart ends with every claim bound once', async () => {
     await objects.create(kinds.pool, poolObject('restart', { addresses: ['10.90.0.0/23'], prefix: 23 }, ns));
-    await createClaims(0, 150);
+    await createClaims({ objects, namespace: ns }, { pool: 'restart', prefix: 'r', to: 150 });
     await waitFor('the first claims bound', async () => (await objects.list(kinds.address(), ns)).length > 0, { timeoutMs: timeouts.claimBound });
     await restartProcess(plane?.stateDir ?? '', 'kube-apiserver');
-    await createClaims(150, 300);
+    await createClaims({ objects, namespace: ns }, { pool: 'restart', prefix: 'r', from: 150, to: 300 });
     const addresses = await waitFor(
       'all 300 claims bound',
       async () => {

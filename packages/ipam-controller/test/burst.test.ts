@@ -3,17 +3,19 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { createTestNamespace, deleteTestNamespace, loadKubeConfig, testKubeconfigPath } from '../../../test/support/cluster.js';
 import { installCrds, projectCrds, upstreamCrds } from '../../../test/support/crds.js';
-import { Objects, claimObject, kinds, poolObject } from '../../../test/support/objects.js';
+import { Objects, kinds, poolObject } from '../../../test/support/objects.js';
 import { repoRoot } from '../../../test/support/paths.js';
 import { timeouts } from '../../../test/support/timeouts.js';
 import { waitFor } from '../../../test/support/wait-for.js';
 import type { RunningIpamController } from '../src/start.js';
+import { allBound, createClaims, type ClaimSite } from './support/claims.js';
 import { runController } from './support/running-controller.js';
 
 // Checklist item 16: uniqueness under load, and across a controller killed with SIGKILL mid-burst.
 const kc = loadKubeConfig();
 const objects = new Objects(kc);
 let ns = '';
+const site = (): ClaimSite => ({ objects, namespace: ns });
 
 beforeAll(async () => {
   await installCrds(kc, [...(await upstreamCrds('capiV1_14')), ...(await projectCrds())]);
@@ -23,28 +25,6 @@ afterAll(async () => {
   await deleteTestNamespace(kc, ns);
 });
 
-async function createClaims(pool: string, prefix: string, count: number): Promise<void> {
-  const names = Array.from({ length: count }, (_, i) => `${prefix}-${i}`);
-  // Created at once, as a MachineDeployment scale-up would: 25 requests in flight.
-  for (let i = 0; i < names.length; i += 25) {
-    await Promise.all(names.slice(i, i + 25).map((n) => objects.create(kinds.claim(), claimObject(n, ns, { pool }))));
-  }
-}
-
-async function allBound(prefix: string, count: number): Promise<string[]> {
-  return waitFor(
-    `${count} ${prefix} claims bound`,
-    async () => {
-      const claims = (await objects.list(kinds.claim(), ns)).filter((c) => c.metadata.name.startsWith(`${prefix}-`));
-      const bound = claims.filter((c) => c.status?.addressRef?.name !== undefined);
-      if (bound.length < count) return undefined;
-      const addresses = (await objects.list(kinds.address(), ns)).filter((a) => a.metadata.name.startsWith(`${prefix}-`));
-      return addresses.length === count ? addresses.map((a) => a.spec.address as string) : undefined;
-    },
-    { timeoutMs: timeouts.burstBound, intervalMs: 500 },
-  );
-}
-
 describe('bursts', () => {
   test('500 claims created at once on one pool all bind with distinct addresses', async () => {
     let controller: RunningIpamController | undefined;
@@ -52,8 +32,8 @@ describe('bursts', () => {
       controller = await runController(kc, ns);
       await objects.create(kinds.pool, poolObject('burst', { addresses: ['10.40.0.0/22'], prefix: 22, gateway: '10.40.0.1' }, ns));
       const started = Date.now();
-      await createClaims('burst', 'b', 500);
-      const addresses = await allBound('b', 500);
+      await createClaims(site(), { pool: 'burst', prefix: 'b', to: 500 });
+      const addresses = await allBound(site(), { prefix: 'b', count: 500 });
       const seconds = (Date.now() - started) / 1000;
       process.stderr.write(`500-claim burst bound in ${seconds.toFixed(1)} s (${(500 / seconds).toFixed(0)} claims/s, creation included)\n`);
       expect(new Set(addresses).size).toBe(500);
@@ -72,7 +52,7 @@ describe('bursts', () => {
     await objects.create(kinds.pool, poolObject('crash', { addresses: ['10.41.0.0/23'], prefix: 23 }, ns));
     let child = startProcess();
     try {
-      await createClaims('crash', 'k', 300);
+      await createClaims(site(), { pool: 'crash', prefix: 'k', to: 300 });
       // Kill it once it is visibly mid-burst: some claims bound, not all.
       await waitFor(
         'the first claims bound',
@@ -82,7 +62,7 @@ describe('bursts', () => {
       child.kill('SIGKILL');
       await new Promise((resolve) => child.once('exit', resolve));
       child = startProcess();
-      const addresses = await allBound('k', 300);
+      const addresses = await allBound(site(), { prefix: 'k', count: 300 });
       expect(new Set(addresses).size).toBe(300);
       const pool = await objects.get(kinds.pool, 'crash', ns);
       const allocations = pool?.status?.allocations as Record<string, string>;

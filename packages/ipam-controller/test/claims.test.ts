@@ -5,6 +5,7 @@ import { Objects, claimObject, kinds, poolObject, readyCondition, type Obj } fro
 import { timeouts } from '../../../test/support/timeouts.js';
 import { staysTrue, waitFor } from '../../../test/support/wait-for.js';
 import type { RunningIpamController } from '../src/start.js';
+import { boundAddress as bound } from './support/claims.js';
 import { runController } from './support/running-controller.js';
 
 // The CAPI IPAM contract checklist (../shared/research/ipam-anchors.md (b)) items 7-32 that need no
@@ -26,19 +27,8 @@ afterAll(async () => {
   await deleteTestNamespace(kc, ns);
 });
 
-async function boundAddress(claim: string): Promise<Obj> {
-  return waitFor(
-    `claim ${claim} bound`,
-    async () => {
-      const c = await objects.get(claimKind, claim, ns);
-      const name = c?.status?.addressRef?.name as string | undefined;
-      return name === undefined ? undefined : objects.get(addressKind, name, ns);
-    },
-    { timeoutMs: timeouts.claimBound },
-  );
-}
-
 const addressOf = (a: Obj): string => a.spec.address as string;
+const boundAddress = (claim: string): Promise<Obj> => bound({ objects, namespace: ns }, claim);
 
 describe('allocation', () => {
   test('a claim gets an IPAddress named like it, owned by claim and pool, with finalizers and the cluster label', async () => {

@@ -5,6 +5,7 @@ import { Objects, claimObject, kinds, poolObject, type Obj } from '../../../test
 import { timeouts } from '../../../test/support/timeouts.js';
 import { waitFor } from '../../../test/support/wait-for.js';
 import type { RunningIpamController } from '../src/start.js';
+import { boundAddress } from './support/claims.js';
 import { runController } from './support/running-controller.js';
 
 // Checklist item 17, with one controller per namespace writing the same global pool: the
@@ -15,6 +16,7 @@ let ns1 = '';
 let ns2 = '';
 let globalName = '';
 const controllers: RunningIpamController[] = [];
+const bound = (name: string, namespace: string): Promise<Obj> => boundAddress({ objects, namespace }, name);
 
 beforeAll(async () => {
   await installCrds(kc, [...(await upstreamCrds('capiV1_14')), ...(await projectCrds())]);
@@ -32,13 +34,6 @@ afterAll(async () => {
   await deleteTestNamespace(kc, ns1);
   await deleteTestNamespace(kc, ns2);
 });
-
-async function bound(name: string, namespace: string): Promise<Obj> {
-  return waitFor(`${namespace}/${name} bound`, async () => {
-    const claim = await objects.get(kinds.claim(), name, namespace);
-    return claim?.status?.addressRef?.name === undefined ? undefined : objects.get(kinds.address(), name, namespace);
-  }, { timeoutMs: timeouts.claimBound });
-}
 
 describe('global pools', () => {
   test('claims with the same name in two namespaces get distinct addresses, each IPAddress beside its claim', async () => {

@@ -4,11 +4,12 @@ import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import * as k8s from '@kubernetes/client-node';
 import { createTestNamespace, deleteTestNamespace, loadKubeConfig, testKubeconfigPath } from '../../../test/support/cluster.js';
 import { installCrds, projectCrds, upstreamCrds } from '../../../test/support/crds.js';
-import { Objects, claimObject, kinds, poolObject } from '../../../test/support/objects.js';
+import { Objects, kinds, poolObject } from '../../../test/support/objects.js';
 import { repoRoot } from '../../../test/support/paths.js';
 import { timeouts } from '../../../test/support/timeouts.js';
 import { waitFor } from '../../../test/support/wait-for.js';
 import type { RunningIpamController } from '../src/start.js';
+import { allBound, createClaims, type ClaimSite } from './support/claims.js';
 import { runController } from './support/running-controller.js';
 
 // Several writers on one pool: with leader election off (a misconfiguration or a split brain) the
@@ -16,6 +17,7 @@ import { runController } from './support/running-controller.js';
 const kc = loadKubeConfig();
 const objects = new Objects(kc);
 let ns = '';
+const site = (): ClaimSite => ({ objects, namespace: ns });
 
 beforeAll(async () => {
   await installCrds(kc, [...(await upstreamCrds('capiV1_14')), ...(await projectCrds())]);
@@ -25,32 +27,13 @@ afterAll(async () => {
   await deleteTestNamespace(kc, ns);
 });
 
-async function createClaims(pool: string, prefix: string, count: number): Promise<void> {
-  const names = Array.from({ length: count }, (_, i) => `${prefix}-${i}`);
-  for (let i = 0; i < names.length; i += 25) {
-    await Promise.all(names.slice(i, i + 25).map((n) => objects.create(kinds.claim(), claimObject(n, ns, { pool }))));
-  }
-}
-
-async function boundAddresses(prefix: string, count: number): Promise<string[]> {
-  return waitFor(
-    `${count} ${prefix} claims bound`,
-    async () => {
-      const addresses = (await objects.list(kinds.address(), ns)).filter((a) => a.metadata.name.startsWith(`${prefix}-`));
-      const claims = (await objects.list(kinds.claim(), ns)).filter((c) => c.metadata.name.startsWith(`${prefix}-`) && c.status?.addressRef?.name !== undefined);
-      return addresses.length === count && claims.length === count ? addresses.map((a) => a.spec.address as string) : undefined;
-    },
-    { timeoutMs: timeouts.burstBound, intervalMs: 500 },
-  );
-}
-
 describe('replicas', () => {
   test('two replicas without leader election never hand out an address twice', async () => {
     const replicas: RunningIpamController[] = [await runController(kc, ns), await runController(kc, ns)];
     try {
       await objects.create(kinds.pool, poolObject('shared', { addresses: ['10.80.0.0/24'], prefix: 24 }, ns));
-      await createClaims('shared', 'r', 200);
-      const addresses = await boundAddresses('r', 200);
+      await createClaims(site(), { pool: 'shared', prefix: 'r', to: 200 });
+      const addresses = await allBound(site(), { prefix: 'r', count: 200 });
       expect(new Set(addresses).size).toBe(200);
       const allocations = (await objects.get(kinds.pool, 'shared', ns))?.status?.allocations as Record<string, string>;
       expect(new Set(Object.values(allocations)).size).toBe(200);
@@ -75,7 +58,7 @@ describe('replicas', () => {
         }
       }, { timeoutMs: timeouts.claimBound });
       await objects.create(kinds.pool, poolObject('elected', { addresses: ['10.81.0.0/24'], prefix: 24 }, ns));
-      await createClaims('elected', 'e', 100);
+      await createClaims(site(), { pool: 'elected', prefix: 'e', to: 100 });
       await waitFor('the first claims bound', async () => (await objects.list(kinds.address(), ns)).some((a) => a.metadata.name.startsWith('e-')), {
         timeoutMs: timeouts.claimBound,
       });
@@ -85,7 +68,7 @@ describe('replicas', () => {
         return identity !== undefined && identity !== holder ? identity : undefined;
       }, { timeoutMs: 60_000 });
       expect(next).not.toBe(holder);
-      const addresses = await boundAddresses('e', 100);
+      const addresses = await allBound(site(), { prefix: 'e', count: 100 });
       expect(new Set(addresses).size).toBe(100);
     } finally {
       for (const p of processes.values()) p.kill('SIGKILL');

@@ -8,6 +8,7 @@ import { startPrivateControlPlane, stopPrivateControlPlane } from '../../../test
 import { timeouts } from '../../../test/support/timeouts.js';
 import { staysTrue, waitFor } from '../../../test/support/wait-for.js';
 import type { RunningIpamController } from '../src/start.js';
+import { boundAddress } from './support/claims.js';
 import { runController } from './support/running-controller.js';
 
 // A CAPP-era management cluster: CAPI v1.7.9 serves IPAM v1beta1 only, and its claims have no
@@ -19,6 +20,7 @@ let controller: RunningIpamController | undefined;
 let ns = '';
 const claimKind = kinds.claim('v1beta1');
 const addressKind = kinds.address('v1beta1');
+const bound = (name: string): Promise<Obj> => boundAddress({ objects, namespace: ns, version: 'v1beta1' }, name);
 
 beforeAll(async () => {
   plane = await startPrivateControlPlane('ipam-v1beta1');
@@ -32,13 +34,6 @@ afterAll(async () => {
   await controller?.stop();
   await stopPrivateControlPlane(plane);
 });
-
-async function bound(name: string): Promise<Obj> {
-  return waitFor(`${name} bound`, async () => {
-    const claim = await objects.get(claimKind, name, ns);
-    return claim?.status?.addressRef?.name === undefined ? undefined : objects.get(addressKind, name, ns);
-  }, { timeoutMs: timeouts.claimBound });
-}
 
 describe('IPAM v1beta1 (CAPI v1.7.9)', () => {
   test('a claim binds, with v1beta1 owner references and a v1beta1 Ready condition', async () => {

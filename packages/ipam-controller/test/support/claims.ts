@@ -1,0 +1,49 @@
+import { claimObject, kinds, type Objects, type Obj } from '../../../../test/support/objects.js';
+import { timeouts } from '../../../../test/support/timeouts.js';
+import { waitFor } from '../../../../test/support/wait-for.js';
+
+/** Where a test's claims live: the client, the namespace and the IPAM version served. */
+export interface ClaimSite {
+  readonly objects: Objects;
+  readonly namespace: string;
+  readonly version?: string;
+}
+
+/**
+ * Creates claims `<prefix>-<from>` … `<prefix>-<to - 1>` on one pool, 25 requests in flight, as a
+ * MachineDeployment scale-up would.
+ */
+export async function createClaims(site: ClaimSite, burst: { pool: string; prefix: string; from?: number; to: number }): Promise<void> {
+  const names = Array.from({ length: burst.to - (burst.from ?? 0) }, (_, i) => `${burst.prefix}-${(burst.from ?? 0) + i}`);
+  for (let i = 0; i < names.length; i += 25) {
+    await Promise.all(names.slice(i, i + 25).map((n) => site.objects.create(kinds.claim(site.version), claimObject(n, site.namespace, { pool: burst.pool }))));
+  }
+}
+
+/** Waits until `count` claims named `<prefix>-*` are bound and have IPAddresses; returns the addresses. */
+export async function allBound(site: ClaimSite, burst: { prefix: string; count: number }): Promise<string[]> {
+  const mine = (o: Obj): boolean => o.metadata.name.startsWith(`${burst.prefix}-`);
+  return waitFor(
+    `${burst.count} ${burst.prefix} claims bound`,
+    async () => {
+      const bound = (await site.objects.list(kinds.claim(site.version), site.namespace)).filter((c) => mine(c) && c.status?.addressRef?.name !== undefined);
+      if (bound.length < burst.count) return undefined;
+      const addresses = (await site.objects.list(kinds.address(site.version), site.namespace)).filter(mine);
+      return addresses.length === burst.count ? addresses.map((a) => a.spec.address as string) : undefined;
+    },
+    { timeoutMs: timeouts.burstBound, intervalMs: 500 },
+  );
+}
+
+/** Waits until one claim names its IPAddress in status, and returns that IPAddress. */
+export async function boundAddress(site: ClaimSite, name: string): Promise<Obj> {
+  return waitFor(
+    `claim ${site.namespace}/${name} bound`,
+    async () => {
+      const claim = await site.objects.get(kinds.claim(site.version), name, site.namespace);
+      const addressName = claim?.status?.addressRef?.name as string | undefined;
+      return addressName === undefined ? undefined : site.objects.get(kinds.address(site.version), addressName, site.namespace);
+    },
+    { timeoutMs: timeouts.claimBound },
+  );
+}
