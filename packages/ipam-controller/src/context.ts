@@ -1,6 +1,7 @@
 import type { CapiIpamVersion, Cluster, IPAddress, IPAddressClaim, IPPool, PoolKind, ResourceType } from '@metal-l2/api';
 import type { KubeClient, Logger, ObjectKey } from '@metal-l2/kube';
 import type { RecentWrites } from './claim/recent-writes.js';
+import type { IpamMetrics } from './ipam-metrics.js';
 import type { VrfRuntime } from './vrf/vrf-runtime.js';
 
 /** The read side the reconcilers use: the informer caches, with the indexes declared in watches.ts. */
@@ -37,6 +38,7 @@ export interface IpamContext {
   readonly writeConcurrency: number;
   /** Our own recent writes, so a lagging cache does not make us send them again. */
   readonly recentWrites: RecentWrites;
+  readonly metrics?: IpamMetrics | undefined;
   /** Metal clients, memory and timing of the VRF steps (pools with spec.vrf). */
   readonly vrf: VrfRuntime;
 }

@@ -19,6 +19,7 @@ import {
 } from '@metal-l2/api';
 import { Controller, Informer, KubeClient, Manager, type KubeObject, type Logger, type ObjectKey, type ResourceType, type RuntimeMetrics } from '@metal-l2/kube';
 import { RecentWrites } from './claim/recent-writes.js';
+import { createIpamMetrics } from './ipam-metrics.js';
 import type { EventSink, IpamContext } from './context.js';
 import { reconcilePool } from './pool/pool-reconciler.js';
 import { createVrfRuntime, type VrfRuntimeOptions } from './vrf/index.js';
@@ -91,6 +92,7 @@ export async function createIpamController(options: IpamControllerOptions & { cl
     watchNamespace: ns,
     writeConcurrency: 16,
     recentWrites: new RecentWrites(),
+    metrics: options.metrics === undefined ? undefined : createIpamMetrics(options.metrics.registry),
     vrf: createVrfRuntime(options.vrf ?? {}, logger),
   };
 

@@ -40,6 +40,9 @@ export async function reconcilePool(ctx: IpamContext, ref: PoolRef): Promise<Rec
   const claims = ctx.caches.claims.byIndex(IndexNames.byPool, poolIndexKey(ref)).map(viewClaim);
   if (cached === undefined) {
     ctx.vrf.memory.forget(poolIndexKey(ref));
+    for (const state of ['total', 'used', 'free', 'out_of_range']) {
+      ctx.metrics?.poolAddresses.remove({ kind: ref.kind, namespace: ref.namespace ?? '', pool: ref.name, state });
+    }
     await settleClaimsOfMissingPool(ctx, ref, claims);
     return done();
   }
@@ -57,6 +60,7 @@ export async function reconcilePool(ctx: IpamContext, ref: PoolRef): Promise<Rec
       written = await commitStatus(ctx, scope, plan);
     } catch (err: unknown) {
       if (!isConflict(err)) throw err;
+      ctx.metrics?.commitConflicts.inc({ kind: ref.kind });
       // Someone else wrote the pool since we read it: read it again and decide again.
       pool = await ctx.client.get<IPPool>(poolTypeOf(ref.kind), poolObjectKey(ref));
       continue;
@@ -168,6 +172,7 @@ async function commitStatus(ctx: IpamContext, scope: PoolScope, plan: Allocation
     now: ctx.now(),
   });
   const written = await patchStatusIfChanged({ client: ctx.client, type: poolTypeOf(scope.ref.kind), before: scope.pool, after: { ...scope.pool, status } });
+  recordMetrics(ctx, scope, { plan, written: written !== undefined, counts: status.ipAddresses });
   if (written !== undefined && plan.changed) {
     ctx.logger.info('committed allocations', {
       pool: formatPoolRef(scope.ref),
@@ -178,6 +183,27 @@ async function commitStatus(ctx: IpamContext, scope: PoolScope, plan: Allocation
     });
   }
   return written ?? scope.pool;
+}
+
+function recordMetrics(
+  ctx: IpamContext,
+  scope: PoolScope,
+  outcome: { plan: AllocationPlan; written: boolean; counts: { total: number; used: number; free: number; outOfRange: number } | undefined },
+): void {
+  const metrics = ctx.metrics;
+  if (metrics === undefined) return;
+  const kind = scope.ref.kind;
+  if (outcome.written) {
+    metrics.allocations.inc({ kind }, outcome.plan.newlyAllocated);
+    metrics.releases.inc({ kind }, outcome.plan.released.length);
+  }
+  const counts = outcome.counts;
+  if (counts === undefined) return;
+  const labels = { kind, namespace: scope.ref.namespace ?? '', pool: scope.ref.name };
+  metrics.poolAddresses.set({ ...labels, state: 'total' }, counts.total);
+  metrics.poolAddresses.set({ ...labels, state: 'used' }, counts.used);
+  metrics.poolAddresses.set({ ...labels, state: 'free' }, counts.free);
+  metrics.poolAddresses.set({ ...labels, state: 'out_of_range' }, counts.outOfRange);
 }
 
 async function writePausedStatus(ctx: IpamContext, scope: PoolScope): Promise<ReconcileResult> {
