@@ -7,30 +7,33 @@ import type { ClaimView } from './claim-view.js';
 // The contract chores on claims and IPAddresses, kept apart from allocation (as ipamutil does):
 // each function is idempotent and reads the object again only when a guarded write lost a race.
 
-async function patchFinalizers(ctx: IpamContext, claim: ClaimView, change: (finalizers: string[]) => string[]): Promise<void> {
+/** Returns the resourceVersion the claim has after the change (undefined when it is gone). */
+async function patchFinalizers(ctx: IpamContext, claim: ClaimView, change: (finalizers: string[]) => string[]): Promise<string | undefined> {
   let current: IPAddressClaim | undefined = claim.object;
   for (let attempt = 0; attempt < 5 && current !== undefined; attempt++) {
     const before = current.metadata.finalizers ?? [];
     const after = change(before);
-    if (after.length === before.length && after.every((f, i) => f === before[i])) return;
+    if (after.length === before.length && after.every((f, i) => f === before[i])) return current.metadata.resourceVersion;
     try {
-      await ctx.client.patch(ctx.claimType, { namespace: claim.namespace, name: claim.name }, { metadata: { finalizers: after } }, {
+      const patched = await ctx.client.patch<IPAddressClaim>(ctx.claimType, { namespace: claim.namespace, name: claim.name }, { metadata: { finalizers: after } }, {
         ...(current.metadata.resourceVersion === undefined ? {} : { resourceVersion: current.metadata.resourceVersion }),
       });
-      return;
+      return patched.metadata.resourceVersion;
     } catch (err: unknown) {
-      if (isNotFound(err)) return;
+      if (isNotFound(err)) return undefined;
       if (!isConflict(err)) throw err;
       current = await ctx.client.get<IPAddressClaim>(ctx.claimType, { namespace: claim.namespace, name: claim.name });
     }
   }
+  return current?.metadata.resourceVersion;
 }
 
 export async function ensureClaimFinalizer(ctx: IpamContext, claim: ClaimView): Promise<void> {
   const key = `finalizer:${claim.uid}`;
-  if (claim.hasFinalizer || claim.isDeleting || ctx.recentWrites.has(key, 'added')) return;
-  await patchFinalizers(ctx, claim, (f) => (f.includes(IpamFinalizers.releaseAddress) ? f : [...f, IpamFinalizers.releaseAddress]));
-  ctx.recentWrites.remember(key, 'added');
+  const version = claim.object.metadata.resourceVersion;
+  if (claim.hasFinalizer || claim.isDeleting || ctx.recentWrites.has(key, 'added', version)) return;
+  const produced = await patchFinalizers(ctx, claim, (f) => (f.includes(IpamFinalizers.releaseAddress) ? f : [...f, IpamFinalizers.releaseAddress]));
+  ctx.recentWrites.remember(key, 'added', { objectId: claim.uid, basedOn: version, produced });
 }
 
 export async function removeClaimFinalizer(ctx: IpamContext, claim: ClaimView): Promise<void> {
@@ -46,10 +49,11 @@ export async function writeClaimStatus(ctx: IpamContext, claim: ClaimView, outco
   if (patch === undefined) return;
   const key = `status:${claim.uid}`;
   const signature = JSON.stringify(outcome);
-  if (ctx.recentWrites.has(key, signature)) return;
+  const version = claim.object.metadata.resourceVersion;
+  if (ctx.recentWrites.has(key, signature, version)) return;
   try {
-    await ctx.client.patchStatus(ctx.claimType, { namespace: claim.namespace, name: claim.name }, { status: patch.status });
-    ctx.recentWrites.remember(key, signature);
+    const written = await ctx.client.patchStatus<IPAddressClaim>(ctx.claimType, { namespace: claim.namespace, name: claim.name }, { status: patch.status });
+    ctx.recentWrites.remember(key, signature, { objectId: claim.uid, basedOn: version, produced: written.metadata.resourceVersion });
   } catch (err: unknown) {
     if (!isNotFound(err)) throw err;
   }
@@ -66,12 +70,12 @@ export async function ensureIPAddress(ctx: IpamContext, desired: IPAddress): Pro
   const memoryKey = `address:${key.namespace}/${key.name}`;
   const cached = ctx.caches.addresses.get(key);
   if (cached !== undefined && matches(cached, desired)) return { kind: 'ok' };
-  if (cached === undefined && ctx.recentWrites.has(memoryKey, desired.spec.address)) return { kind: 'ok' };
+  if (cached === undefined && ctx.recentWrites.has(memoryKey, desired.spec.address, undefined)) return { kind: 'ok' };
   let existing = cached;
   if (existing === undefined) {
     try {
-      await ctx.client.create(ctx.addressType, desired);
-      ctx.recentWrites.remember(memoryKey, desired.spec.address);
+      const created = await ctx.client.create(ctx.addressType, desired);
+      ctx.recentWrites.remember(memoryKey, desired.spec.address, { objectId: memoryKey, basedOn: undefined, produced: created.metadata.resourceVersion });
       return { kind: 'ok' };
     } catch (err: unknown) {
       if (!isAlreadyExists(err)) throw err;

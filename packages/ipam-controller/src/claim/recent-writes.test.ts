@@ -2,21 +2,43 @@ import { describe, expect, test } from '@jest/globals';
 import { RecentWrites } from './recent-writes.js';
 
 describe('RecentWrites', () => {
-  test('remembers a value until its time to live ends, and only that value', () => {
-    let now = 1_000;
-    const writes = new RecentWrites(30_000, () => now);
-    writes.remember('status:uid-1', 'Ready/True');
-    expect(writes.has('status:uid-1', 'Ready/True')).toBe(true);
-    expect(writes.has('status:uid-1', 'Ready/False')).toBe(false);
-    expect(writes.has('status:uid-2', 'Ready/True')).toBe(false);
-    now += 30_000;
-    expect(writes.has('status:uid-1', 'Ready/True')).toBe(false);
+  test('skips an identical write while the cache shows the version it was based on', () => {
+    const writes = new RecentWrites();
+    writes.remember('status:uid-1', 'Ready/True', { objectId: 'uid-1', basedOn: '41', produced: '42' });
+    expect(writes.has('status:uid-1', 'Ready/True', '41')).toBe(true);
+    expect(writes.has('status:uid-1', 'Ready/False', '41')).toBe(false);
+    expect(writes.has('status:uid-2', 'Ready/True', '41')).toBe(false);
   });
 
-  test('forget drops an entry at once', () => {
+  test('a version another of our writes produced still counts as ours', () => {
     const writes = new RecentWrites();
-    writes.remember('finalizer:uid-1', 'added');
-    writes.forget('finalizer:uid-1');
-    expect(writes.has('finalizer:uid-1', 'added')).toBe(false);
+    // The finalizer patch took the claim from 41 to 42; the status patch was based on the cached 41.
+    writes.remember('finalizer:uid-1', 'added', { objectId: 'uid-1', basedOn: '41', produced: '42' });
+    writes.remember('status:uid-1', 'Ready/True', { objectId: 'uid-1', basedOn: '41', produced: '43' });
+    expect(writes.has('status:uid-1', 'Ready/True', '42')).toBe(true);
+  });
+
+  test('trusts the cache again once it shows a version that is not ours', () => {
+    const writes = new RecentWrites();
+    writes.remember('finalizer:uid-1', 'added', { objectId: 'uid-1', basedOn: '41', produced: '42' });
+    expect(writes.has('finalizer:uid-1', 'added', '57')).toBe(false);
+    expect(writes.has('finalizer:uid-1', 'added', '41')).toBe(false);
+  });
+
+  test('an object the cache does not have yet is matched by its absence', () => {
+    const writes = new RecentWrites();
+    writes.remember('address:ns/a', '10.0.0.1', { objectId: 'address:ns/a', basedOn: undefined, produced: '7' });
+    expect(writes.has('address:ns/a', '10.0.0.1', undefined)).toBe(true);
+  });
+
+  test('expires after its time to live, and forget drops an entry at once', () => {
+    let now = 1_000;
+    const writes = new RecentWrites(30_000, () => now);
+    writes.remember('status:uid-1', 'x', { objectId: 'uid-1', basedOn: '1', produced: '2' });
+    writes.remember('status:uid-2', 'x', { objectId: 'uid-2', basedOn: '1', produced: '2' });
+    now += 30_000;
+    expect(writes.has('status:uid-1', 'x', '1')).toBe(false);
+    writes.forget('status:uid-2');
+    expect(writes.has('status:uid-2', 'x', '1')).toBe(false);
   });
 });
