@@ -7,6 +7,7 @@
 // validator is loaded (in a worker thread, see contract-worker.ts), so the simulator runs without them.
 
 import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { MessageChannel, receiveMessageOnPort, Worker, type MessagePort } from 'node:worker_threads';
 import { WORKER_SOURCE } from './contract-worker.js';
@@ -59,7 +60,10 @@ function repoRoot(): string {
 }
 
 /** Where the spec lives in a full checkout: ../shared next to the repository. */
+/** The spec in the shared folder beside the clone; METAL_L2_SHARED moves that folder, as for the tests' CRDs. */
 export function defaultSpecPath(): string {
+  const shared = process.env['METAL_L2_SHARED'];
+  if (shared !== undefined && shared !== '') return join(shared, 'equinix-metal-openapi', 'openapi3.yaml');
   return fileURLToPath(new URL('../shared/equinix-metal-openapi/openapi3.yaml', `file://${repoRoot()}`));
 }
 
