@@ -1,32 +1,22 @@
-import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
-import { createTestNamespace, deleteTestNamespace, loadKubeConfig } from '../../../test/support/cluster.js';
-import { installCrds, projectCrds, upstreamCrds } from '../../../test/support/crds.js';
-import { Objects, claimObject, kinds, poolObject } from '../../../test/support/objects.js';
+import { describe, expect, test } from '@jest/globals';
+import { claimObject, kinds, poolObject } from '../../../test/support/objects.js';
 import { timeouts } from '../../../test/support/timeouts.js';
 import { waitFor } from '../../../test/support/wait-for.js';
+import { useIpamNamespace } from './support/ipam-namespace.js';
 import { runController } from './support/running-controller.js';
 import * as k8s from '@kubernetes/client-node';
 
 // clusterctl move and backup restores do not carry status: a pool whose status lost its
 // allocations rebuilds them from the IPAddress objects before it hands out anything new.
-const kc = loadKubeConfig();
-const objects = new Objects(kc);
-let ns = '';
-
-beforeAll(async () => {
-  await installCrds(kc, [...(await upstreamCrds('capiV1_14')), ...(await projectCrds())]);
-  ns = await createTestNamespace(kc, 'ipam-recovery');
-});
-afterAll(async () => {
-  await deleteTestNamespace(kc, ns);
-});
+const space = useIpamNamespace('ipam-recovery');
+const { kc, objects } = space;
 
 describe('recovery', () => {
   test('allocations wiped from status are rebuilt from IPAddresses; new claims do not get their addresses', async () => {
-    const first = await runController(kc, ns);
-    await objects.create(kinds.pool, poolObject('moved', { addresses: ['10.60.0.10-10.60.0.30'], prefix: 24 }, ns));
-    for (const n of ['m-1', 'm-2', 'm-3']) await objects.create(kinds.claim(), claimObject(n, ns, { pool: 'moved' }));
-    await waitFor('three allocations', async () => Object.keys((await objects.get(kinds.pool, 'moved', ns))?.status?.allocations ?? {}).length === 3, {
+    const first = await runController(kc, space.ns);
+    await objects.create(kinds.pool, poolObject('moved', { addresses: ['10.60.0.10-10.60.0.30'], prefix: 24 }, space.ns));
+    for (const n of ['m-1', 'm-2', 'm-3']) await objects.create(kinds.claim(), claimObject(n, space.ns, { pool: 'moved' }));
+    await waitFor('three allocations', async () => Object.keys((await objects.get(kinds.pool, 'moved', space.ns))?.status?.allocations ?? {}).length === 3, {
       timeoutMs: timeouts.claimBound,
     });
     await first.stop();
@@ -34,21 +24,21 @@ describe('recovery', () => {
     // What a move leaves behind: the pool with no status at all.
     const api = kc.makeApiClient(k8s.CustomObjectsApi);
     await api.patchNamespacedCustomObjectStatus(
-      { group: 'ipam.metal.x-k8s.io', version: 'v1alpha1', plural: 'inclusterippools', namespace: ns, name: 'moved', body: { status: null } },
+      { group: 'ipam.metal.x-k8s.io', version: 'v1alpha1', plural: 'inclusterippools', namespace: space.ns, name: 'moved', body: { status: null } },
       k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
     );
-    expect((await objects.get(kinds.pool, 'moved', ns))?.status).toBeUndefined();
-    const held = (await objects.list(kinds.address(), ns)).map((a) => a.spec.address as string).sort();
+    expect((await objects.get(kinds.pool, 'moved', space.ns))?.status).toBeUndefined();
+    const held = (await objects.list(kinds.address(), space.ns)).map((a) => a.spec.address as string).sort();
 
-    await objects.create(kinds.claim(), claimObject('m-4', ns, { pool: 'moved' }));
-    const second = await runController(kc, ns);
+    await objects.create(kinds.claim(), claimObject('m-4', space.ns, { pool: 'moved' }));
+    const second = await runController(kc, space.ns);
     try {
-      const newAddress = await waitFor('m-4 bound', async () => (await objects.get(kinds.address(), 'm-4', ns))?.spec.address as string | undefined, {
+      const newAddress = await waitFor('m-4 bound', async () => (await objects.get(kinds.address(), 'm-4', space.ns))?.spec.address as string | undefined, {
         timeoutMs: timeouts.claimBound,
       });
       expect(held).not.toContain(newAddress);
       const allocations = await waitFor('four allocations', async () => {
-        const a = (await objects.get(kinds.pool, 'moved', ns))?.status?.allocations as Record<string, string> | undefined;
+        const a = (await objects.get(kinds.pool, 'moved', space.ns))?.status?.allocations as Record<string, string> | undefined;
         return a !== undefined && Object.keys(a).length === 4 ? a : undefined;
       }, { timeoutMs: timeouts.claimBound });
       expect(Object.keys(allocations).sort()).toEqual([...held, newAddress].sort());
