@@ -1,5 +1,6 @@
 import type { CrdManifest } from './crd.js';
 import { poolCrds } from './ipam-pool.js';
+import { machineNetworkCrds } from './machine-network.js';
 
 interface CrdManifestShape {
   spec: { group: string; names: { plural: string } };
@@ -7,5 +8,5 @@ interface CrdManifestShape {
 
 /** Every CRD this project owns, in the order crds/ and the chart list them. */
 export function allCrds(): (CrdManifest & CrdManifestShape)[] {
-  return [...poolCrds()] as (CrdManifest & CrdManifestShape)[];
+  return [...poolCrds(), ...machineNetworkCrds()] as (CrdManifest & CrdManifestShape)[];
 }

@@ -73,3 +73,51 @@ export interface IPAddress extends KubeObject {
 export interface Cluster extends KubeObject {
   spec?: { paused?: boolean };
 }
+
+export function machineType(version: CapiCoreVersion): ResourceType {
+  return { group: CAPI_CORE_GROUP, version, kind: 'Machine', plural: 'machines', namespaced: true };
+}
+
+export function machineHealthCheckType(version: CapiCoreVersion): ResourceType {
+  return { group: CAPI_CORE_GROUP, version, kind: 'MachineHealthCheck', plural: 'machinehealthchecks', namespaced: true };
+}
+
+/** CAPI annotations the network controller reads on cloned infrastructure machines. */
+export const CapiClonedAnnotations = {
+  fromName: 'cluster.x-k8s.io/cloned-from-name',
+  fromGroupKind: 'cluster.x-k8s.io/cloned-from-groupkind',
+} as const;
+
+/** The object references Cluster API uses (v1beta1 spells them with apiVersion; v1beta2 with apiGroup). */
+export interface ContractReference {
+  apiVersion?: string;
+  apiGroup?: string;
+  kind: string;
+  name: string;
+  namespace?: string;
+}
+
+/** A Cluster API Machine in either served version; only the fields the network controller reads. */
+export interface Machine extends KubeObject {
+  spec: {
+    clusterName: string;
+    bootstrap: { configRef?: ContractReference; dataSecretName?: string };
+    infrastructureRef: ContractReference;
+    providerID?: string;
+  };
+  status?: { phase?: string; nodeRef?: { name: string } };
+}
+
+/** MachineHealthCheck, for the hold-time warning. v1beta1: nodeStartupTimeout "10m"; v1beta2: seconds. */
+export interface MachineHealthCheck extends KubeObject {
+  spec: {
+    clusterName: string;
+    selector: { matchLabels?: Record<string, string>; matchExpressions?: { key: string; operator: string; values?: string[] }[] };
+    nodeStartupTimeout?: string;
+    remediation?: { triggerIf?: unknown };
+    checks?: { nodeStartupTimeoutSeconds?: number };
+  };
+}
+
+/** The bootstrap data Secret (CABPK or user supplied): `value`, and `format` when CABPK wrote it. */
+export const BOOTSTRAP_SECRET_TYPE = 'cluster.x-k8s.io/secret';

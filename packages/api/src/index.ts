@@ -30,9 +30,62 @@ export {
   ipAddressClaimType,
   ipAddressType,
   clusterType,
+  machineType,
+  machineHealthCheckType,
   CapiLabels,
   CapiAnnotations,
+  CapiClonedAnnotations,
   ClaimReasons,
+  BOOTSTRAP_SECRET_TYPE,
 } from './capi.js';
-export type { CapiIpamVersion, CapiCoreVersion, ClaimReason, IPAddressClaim, IPAddress, Cluster, PoolReference, V1Beta1Condition } from './capi.js';
+export type {
+  CapiIpamVersion,
+  CapiCoreVersion,
+  ClaimReason,
+  IPAddressClaim,
+  IPAddress,
+  Cluster,
+  ContractReference,
+  Machine,
+  MachineHealthCheck,
+  PoolReference,
+  V1Beta1Condition,
+} from './capi.js';
+export { CAPP_GROUP, CAPP_VERSION, PacketMachineType, PacketMachineTemplateType, PacketClusterType, PROVIDER_ID_PREFIX, deviceIdOf } from './capp.js';
+export type { PacketMachine, PacketMachineSpec, PacketMachineTemplate, PacketCluster } from './capp.js';
+export {
+  NETWORK_GROUP,
+  NETWORK_VERSION,
+  MachineNetworkTemplateType,
+  MachineNetworkType,
+  NetworkAnnotations,
+  NetworkFinalizers,
+  MachineNetworkConditionTypes,
+  MachineNetworkReasons,
+  MachineNetworkEventReasons,
+  RENDERERS,
+  NETWORK_TYPES,
+  MachineNetworkTemplateSpecSchema,
+  MachineNetworkSpecSchema,
+  MachineNetworkStatusSchema,
+  machineNetworkCrds,
+} from './machine-network.js';
+export type {
+  MachineNetwork,
+  MachineNetworkTemplate,
+  MachineNetworkSpec,
+  MachineNetworkTemplateSpec,
+  MachineNetworkStatus,
+  NetworkMode,
+  MachineNetworkReason,
+  NetworkPoolRef,
+  Port,
+  Vlan,
+  Route,
+  Renderer,
+  ClaimRecord,
+  AddressRecord,
+  ObservedPortRecord,
+  AssignedVlan,
+} from './machine-network.js';
 export { allCrds } from './all-crds.js';

@@ -1,0 +1,388 @@
+import { Type, type Static } from '@sinclair/typebox';
+import { ConditionsSchema } from './condition.js';
+import { buildCrd, type CrdManifest, type PrinterColumn } from './crd.js';
+import type { ObjectMeta, ResourceType } from './object-meta.js';
+
+export const NETWORK_GROUP = 'network.metal.x-k8s.io';
+export const NETWORK_VERSION = 'v1alpha1';
+
+export const MachineNetworkTemplateType = {
+  group: NETWORK_GROUP,
+  version: NETWORK_VERSION,
+  kind: 'MachineNetworkTemplate',
+  plural: 'machinenetworktemplates',
+  namespaced: true,
+} as const satisfies ResourceType;
+
+export const MachineNetworkType = {
+  group: NETWORK_GROUP,
+  version: NETWORK_VERSION,
+  kind: 'MachineNetwork',
+  plural: 'machinenetworks',
+  namespaced: true,
+} as const satisfies ResourceType;
+
+export const NetworkAnnotations = {
+  /** On a PacketMachineTemplate (or a bare PacketMachine): the MachineNetworkTemplate its machines use. */
+  template: 'network.metal.x-k8s.io/template',
+  /**
+   * On a PacketMachine: the pause beside it is ours (value: when the hold began, RFC 3339). Only a
+   * pause carrying this marker is ever removed by the network controller.
+   */
+  hold: 'network.metal.x-k8s.io/hold',
+  /** On a Machine: the hash of the network configuration injected for it; written to wake CAPI ≤ 1.8. */
+  networkConfig: 'network.metal.x-k8s.io/network-config',
+} as const;
+
+export const NetworkFinalizers = {
+  /** On a MachineNetwork: claims released and assigned VLANs removed before it may go. */
+  machineNetwork: 'network.metal.x-k8s.io/machine-network',
+} as const;
+
+export const MachineNetworkConditionTypes = {
+  ready: 'Ready',
+  addressesAllocated: 'AddressesAllocated',
+  userDataInjected: 'UserDataInjected',
+  portsConfigured: 'PortsConfigured',
+} as const;
+
+/** Reasons of MachineNetwork conditions. PascalCase and never renamed: users alert on them. */
+export const MachineNetworkReasons = {
+  // AddressesAllocated
+  addressesAllocated: 'AddressesAllocated',
+  waitingForAddresses: 'WaitingForAddresses',
+  poolExhausted: 'PoolExhausted',
+  claimConflict: 'ClaimConflict',
+  // UserDataInjected
+  injected: 'Injected',
+  waitingForMachine: 'WaitingForMachine',
+  waitingForBootstrapData: 'WaitingForBootstrapData',
+  bootstrapSecretNotFound: 'BootstrapSecretNotFound',
+  bootstrapSecretNotOwned: 'BootstrapSecretNotOwned',
+  ignitionNotSupported: 'IgnitionNotSupported',
+  unsupportedFormat: 'UnsupportedFormat',
+  provisionedWithoutInjection: 'ProvisionedWithoutInjection',
+  holdTimeout: 'HoldTimeout',
+  // PortsConfigured
+  waitingForDevice: 'WaitingForDevice',
+  waitingForBootScript: 'WaitingForBootScript',
+  configuringPorts: 'ConfiguringPorts',
+  portsConfigured: 'PortsConfigured',
+  invalidPortPlan: 'InvalidPortPlan',
+  metalAPIError: 'MetalAPIError',
+  credentialsMissing: 'CredentialsMissing',
+  packetClusterNotFound: 'PacketClusterNotFound',
+  bootScriptFailed: 'BootScriptFailed',
+  // Ready and all
+  ready: 'Ready',
+  templateNotFound: 'TemplateNotFound',
+  invalidTemplate: 'InvalidTemplate',
+  deleting: 'Deleting',
+  paused: 'Paused',
+} as const;
+export type MachineNetworkReason = (typeof MachineNetworkReasons)[keyof typeof MachineNetworkReasons];
+
+export const MachineNetworkEventReasons = {
+  claimsCreated: 'ClaimsCreated',
+  userDataInjected: 'UserDataInjected',
+  pauseReleased: 'PauseReleased',
+  portsConfigured: 'PortsConfigured',
+  portCall: 'PortCall',
+  vlansUnassigned: 'VLANsUnassigned',
+  claimsReleased: 'ClaimsReleased',
+  metalAPIError: 'MetalAPIError',
+  holdTimeout: 'HoldTimeout',
+  injectionRefused: 'InjectionRefused',
+  invalidPortPlan: 'InvalidPortPlan',
+  nodeStartupTimeoutTooShort: 'NodeStartupTimeoutTooShort',
+} as const;
+
+/** The renderer that writes the OS configuration; ifupdown is what Equinix's Debian and Ubuntu images use. */
+export const RENDERERS = ['ifupdown', 'netplan', 'networkd'] as const;
+export type Renderer = (typeof RENDERERS)[number];
+
+const PORT_NAME = '^(bond[0-9]|eth[0-9])$';
+
+export const PoolRefSchema = Type.Object(
+  {
+    apiGroup: Type.String({ minLength: 1, maxLength: 253, description: 'API group of the pool, e.g. ipam.metal.x-k8s.io.' }),
+    kind: Type.String({ minLength: 1, maxLength: 63, description: 'kind of the pool, e.g. InClusterIPPool or GlobalInClusterIPPool.' }),
+    name: Type.String({ minLength: 1, maxLength: 253, description: 'name of the pool (in the machine namespace for namespaced kinds).' }),
+  },
+  { description: 'a pool an IPAddressClaim is made against (one claim, so one address, per entry).' },
+);
+export type NetworkPoolRef = Static<typeof PoolRefSchema>;
+
+export const RouteSchema = Type.Object(
+  {
+    to: Type.String({
+      maxLength: 43,
+      'x-kubernetes-validations': [{ rule: "self == 'default' || isCIDR(self)", message: "must be a CIDR or 'default'" }],
+      description: "destination: a CIDR, or 'default' for a default route.",
+    }),
+    via: Type.String({ maxLength: 39, 'x-kubernetes-validations': [{ rule: 'isIP(self)', message: 'must be an IP address' }], description: 'next hop.' }),
+    metric: Type.Optional(Type.Integer({ minimum: 0, maximum: 4294967295, format: 'int64' })),
+  },
+  {
+    'x-kubernetes-validations': [
+      {
+        rule: "self.to == 'default' || cidr(self.to).ip().family() == ip(self.via).family()",
+        message: 'the destination and the next hop must be of the same address family',
+      },
+    ],
+  },
+);
+export type Route = Static<typeof RouteSchema>;
+
+export const VlanSchema = Type.Object({
+  vxlan: Type.Integer({ minimum: 2, maximum: 3999, description: 'vxlan id of the VLAN (as the Metal API names it), in the machine metro.' }),
+  native: Type.Optional(Type.Boolean({ description: 'carry this VLAN untagged (layer-2 ports and unbonded eth ports only); at most one per port.' })),
+  addressesFromPools: Type.Optional(
+    Type.Array(PoolRefSchema, { maxItems: 8, description: 'one IPAddressClaim per entry; a pool listed twice gives two addresses; IPv4 and IPv6 may mix.' }),
+  ),
+  routes: Type.Optional(Type.Array(RouteSchema, { maxItems: 32 })),
+  mtu: Type.Optional(Type.Integer({ minimum: 1280, maximum: 9000, description: 'MTU of the VLAN interface (1280-9000).' })),
+  nameservers: Type.Optional(
+    Type.Object({
+      addresses: Type.Optional(
+        Type.Array(Type.String({ maxLength: 39, 'x-kubernetes-validations': [{ rule: 'isIP(self)', message: 'must be an IP address' }] }), { maxItems: 4 }),
+      ),
+      search: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 253 }), { maxItems: 6 })),
+    }),
+  ),
+});
+export type Vlan = Static<typeof VlanSchema>;
+
+export const PortSchema = Type.Object(
+  {
+    name: Type.String({ pattern: PORT_NAME, description: 'the Metal port name: bond0, bond1, eth0, eth1, ...' }),
+    bonded: Type.Optional(
+      Type.Boolean({
+        description: 'bond ports: whether the bond stays up (false = layer2-individual). eth ports: whether the port stays in its bond (false on eth1 = hybrid). Defaults: true for bonds; an eth port follows its bond.',
+      }),
+    ),
+    layer2: Type.Optional(Type.Boolean({ description: 'bond ports only: layer 2 (the bond loses its public layer-3 addresses). Default false.' })),
+    vlans: Type.Optional(
+      Type.Array(VlanSchema, {
+        maxItems: 16,
+        'x-kubernetes-list-type': 'map',
+        'x-kubernetes-list-map-keys': ['vxlan'],
+        'x-kubernetes-validations': [
+          { rule: 'self.filter(v, has(v.native) && v.native).size() <= 1', message: 'at most one VLAN per port may be native' },
+        ],
+      }),
+    ),
+  },
+  {
+    'x-kubernetes-validations': [
+      {
+        rule: "!has(self.layer2) || !self.layer2 || self.name.startsWith('bond')",
+        message: "layer2 applies to bond ports only: an eth port follows its bond; for hybrid mode set bonded: false on eth1",
+      },
+      {
+        rule: "!self.name.startsWith('bond') || !has(self.bonded) || self.bonded || (has(self.layer2) && self.layer2)",
+        message: 'a layer-3 bond cannot be unbonded: set layer2: true as well for layer2-individual, or keep bonded',
+      },
+      {
+        rule: "!self.name.startsWith('bond') || (has(self.layer2) && self.layer2) || !has(self.vlans) || self.vlans.all(v, !has(v.native) || !v.native)",
+        message: 'a native VLAN needs a layer-2 port: a layer-3 bond (hybrid-bonded) carries tagged VLANs only',
+      },
+      {
+        rule: "self.name != 'eth0' || !has(self.bonded) || self.bonded",
+        message: 'eth0 leaves its bond only with the whole bond (set bonded: false and layer2: true on bond0 for layer2-individual)',
+      },
+    ],
+  },
+);
+export type Port = Static<typeof PortSchema>;
+
+export const NetworkSpecFields = {
+  ports: Type.Array(PortSchema, {
+    minItems: 1,
+    maxItems: 8,
+    'x-kubernetes-list-type': 'map',
+    'x-kubernetes-list-map-keys': ['name'],
+    description: 'the ports as they should end up, named as the Metal API names them; ports not listed keep their defaults.',
+  }),
+  os: Type.Optional(
+    Type.Object({
+      renderer: Type.Optional(
+        Type.Unsafe<Renderer>({ type: 'string', enum: [...RENDERERS], default: 'ifupdown', description: 'how the OS network configuration is written.' }),
+      ),
+    }),
+  ),
+  credentialsSecretRef: Type.Optional(
+    Type.Object(
+      { name: Type.String({ minLength: 1, maxLength: 253 }) },
+      { description: "Secret in this namespace with the Metal API token under the key apiToken; default: the controller's --metal-credentials-secret." },
+    ),
+  ),
+};
+
+const IMMUTABLE = {
+  rule: 'self == oldSelf',
+  message: 'spec is immutable: create a new MachineNetworkTemplate and roll the machines out, as with Cluster API templates',
+};
+
+export const MachineNetworkTemplateSpecSchema = Type.Object(NetworkSpecFields, { 'x-kubernetes-validations': [IMMUTABLE] });
+export type MachineNetworkTemplateSpec = Static<typeof MachineNetworkTemplateSpecSchema>;
+
+export const MachineNetworkSpecSchema = Type.Object(
+  {
+    templateName: Type.String({ minLength: 1, maxLength: 253, description: 'the MachineNetworkTemplate this spec was copied from.' }),
+    ...NetworkSpecFields,
+  },
+  { 'x-kubernetes-validations': [{ rule: 'self == oldSelf', message: 'spec is a snapshot of the template and is immutable' }] },
+);
+export type MachineNetworkSpec = Static<typeof MachineNetworkSpecSchema>;
+
+export const NETWORK_TYPES = ['layer3', 'hybrid-bonded', 'hybrid', 'layer2-bonded', 'layer2-individual'] as const;
+export type NetworkMode = (typeof NETWORK_TYPES)[number];
+
+export const ClaimRecordSchema = Type.Object({
+  name: Type.String({ description: 'the IPAddressClaim (owned by this MachineNetwork).' }),
+  port: Type.String(),
+  vxlan: Type.Integer(),
+  poolRef: PoolRefSchema,
+});
+export type ClaimRecord = Static<typeof ClaimRecordSchema>;
+
+export const AddressRecordSchema = Type.Object({
+  port: Type.String(),
+  vxlan: Type.Integer(),
+  address: Type.String(),
+  prefix: Type.Integer(),
+  gateway: Type.Optional(Type.String()),
+  claimName: Type.String(),
+});
+export type AddressRecord = Static<typeof AddressRecordSchema>;
+
+export const ObservedPortSchema = Type.Object({
+  id: Type.String(),
+  name: Type.String(),
+  networkType: Type.Optional(Type.String()),
+  bonded: Type.Boolean(),
+  vlans: Type.Optional(Type.Array(Type.Integer())),
+  nativeVlan: Type.Optional(Type.Integer()),
+});
+export type ObservedPortRecord = Static<typeof ObservedPortSchema>;
+
+export const AssignedVlanSchema = Type.Object({
+  portID: Type.String(),
+  port: Type.String(),
+  vxlan: Type.Integer(),
+  vlanID: Type.String(),
+});
+export type AssignedVlan = Static<typeof AssignedVlanSchema>;
+
+export const MachineNetworkStatusSchema = Type.Object({
+  networkType: Type.Optional(Type.Unsafe<NetworkMode>({ type: 'string', enum: [...NETWORK_TYPES], description: 'derived from spec.ports.' })),
+  projectID: Type.Optional(Type.String({ description: "the Metal project, from the PacketCluster." })),
+  deviceID: Type.Optional(Type.String()),
+  claims: Type.Optional(Type.Array(ClaimRecordSchema, { maxItems: 128, description: 'every claim this machine made; released from this record.' })),
+  addresses: Type.Optional(Type.Array(AddressRecordSchema, { maxItems: 128 })),
+  userData: Type.Optional(
+    Type.Object({
+      secretName: Type.Optional(Type.String()),
+      hash: Type.Optional(Type.String({ description: 'sha256 of the injected network configuration.' })),
+    }),
+  ),
+  ports: Type.Optional(Type.Array(ObservedPortSchema, { maxItems: 16, description: "the device's ports as last read from the Metal API." })),
+  assignedVlans: Type.Optional(Type.Array(AssignedVlanSchema, { maxItems: 64, description: 'VLANs this controller assigned; the only ones it unassigns.' })),
+  holdStartedAt: Type.Optional(Type.String({ format: 'date-time' })),
+  conditions: Type.Optional(ConditionsSchema),
+  observedGeneration: Type.Optional(Type.Integer({ format: 'int64' })),
+});
+export type MachineNetworkStatus = Static<typeof MachineNetworkStatusSchema>;
+
+export interface MachineNetworkTemplate {
+  apiVersion: `${typeof NETWORK_GROUP}/${typeof NETWORK_VERSION}`;
+  kind: 'MachineNetworkTemplate';
+  metadata: ObjectMeta;
+  spec: MachineNetworkTemplateSpec;
+}
+
+export interface MachineNetwork {
+  apiVersion: `${typeof NETWORK_GROUP}/${typeof NETWORK_VERSION}`;
+  kind: 'MachineNetwork';
+  metadata: ObjectMeta;
+  spec: MachineNetworkSpec;
+  status?: MachineNetworkStatus;
+}
+
+function objectSchema(description: string, spec: ReturnType<typeof Type.Object>, status?: ReturnType<typeof Type.Object>): ReturnType<typeof Type.Object> {
+  return Type.Object(
+    {
+      apiVersion: Type.Optional(Type.String()),
+      kind: Type.Optional(Type.String()),
+      metadata: Type.Optional(Type.Object({})),
+      spec,
+      ...(status === undefined ? {} : { status: Type.Optional(status) }),
+    },
+    { description, required: ['spec'] },
+  );
+}
+
+const templateColumns: readonly PrinterColumn[] = [
+  { name: 'Ports', type: 'string', jsonPath: '.spec.ports[*].name' },
+  { name: 'Renderer', type: 'string', jsonPath: '.spec.os.renderer' },
+];
+
+const machineNetworkColumns: readonly PrinterColumn[] = [
+  { name: 'Type', type: 'string', jsonPath: '.status.networkType', description: 'network type derived from the ports' },
+  { name: 'Addresses', type: 'string', jsonPath: '.status.addresses[*].address' },
+  { name: 'Device', type: 'string', jsonPath: '.status.deviceID', priority: 1 },
+  { name: 'Ready', type: 'string', jsonPath: '.status.conditions[?(@.type=="Ready")].status' },
+  { name: 'Reason', type: 'string', jsonPath: '.status.conditions[?(@.type=="Ready")].reason' },
+];
+
+const labels = { 'clusterctl.cluster.x-k8s.io/move-hierarchy': '', 'cluster.x-k8s.io/provider': 'ipam-metal-l2' };
+
+export function machineNetworkCrds(): CrdManifest[] {
+  return [
+    buildCrd({
+      group: NETWORK_GROUP,
+      kind: MachineNetworkTemplateType.kind,
+      plural: MachineNetworkTemplateType.plural,
+      singular: 'machinenetworktemplate',
+      shortNames: ['mnt'],
+      scope: 'Namespaced',
+      categories: ['cluster-api', 'metal-l2'],
+      labels,
+      versions: [
+        {
+          name: NETWORK_VERSION,
+          served: true,
+          storage: true,
+          schema: objectSchema('MachineNetworkTemplate: how the ports of the machines that use it should look.', MachineNetworkTemplateSpecSchema),
+          printerColumns: templateColumns,
+          hasStatus: false,
+        },
+      ],
+    }),
+    buildCrd({
+      group: NETWORK_GROUP,
+      kind: MachineNetworkType.kind,
+      plural: MachineNetworkType.plural,
+      singular: 'machinenetwork',
+      shortNames: ['mn'],
+      scope: 'Namespaced',
+      categories: ['cluster-api', 'metal-l2'],
+      labels,
+      versions: [
+        {
+          name: NETWORK_VERSION,
+          served: true,
+          storage: true,
+          schema: objectSchema(
+            'MachineNetwork: the network of one PacketMachine (same name, owned by it): addresses, injected configuration, ports.',
+            MachineNetworkSpecSchema,
+            MachineNetworkStatusSchema,
+          ),
+          printerColumns: machineNetworkColumns,
+          hasStatus: true,
+        },
+      ],
+    }),
+  ];
+}
