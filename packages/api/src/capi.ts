@@ -71,7 +71,14 @@ export interface IPAddress extends KubeObject {
 }
 
 export interface Cluster extends KubeObject {
-  spec?: { paused?: boolean };
+  spec?: {
+    paused?: boolean;
+    infrastructureRef?: ContractReference;
+    controlPlaneRef?: ContractReference;
+    controlPlaneEndpoint?: { host?: string; port?: number };
+  };
+  /** v1beta1 reports infrastructureReady; v1beta2 initialization.infrastructureProvisioned. */
+  status?: { infrastructureReady?: boolean; initialization?: { infrastructureProvisioned?: boolean } };
 }
 
 export function machineType(version: CapiCoreVersion): ResourceType {
@@ -104,6 +111,7 @@ export interface Machine extends KubeObject {
     bootstrap: { configRef?: ContractReference; dataSecretName?: string };
     infrastructureRef: ContractReference;
     providerID?: string;
+    version?: string;
   };
   status?: { phase?: string; nodeRef?: { name: string } };
 }
