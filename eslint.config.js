@@ -6,6 +6,8 @@ import tseslint from 'typescript-eslint';
 const layering = {
   'ipam-core': ['@metal-l2/*'],
   'metal-api': ['@metal-l2/*'],
+  // Pure like ipam-core, and no I/O either: the files it renders are data for the boot script.
+  'machine-config': ['@metal-l2/*', 'node:fs', 'node:fs/*', 'node:child_process', 'node:http', 'node:https', 'node:dns'],
   'metal-sim': ['@metal-l2/ipam-core', '@metal-l2/kube', '@metal-l2/ipam-controller', '@metal-l2/network-controller'],
   kube: ['@metal-l2/*'],
   'ipam-controller': ['@metal-l2/network-controller', '@metal-l2/metal-sim', '@metal-l2/local-control-plane'],

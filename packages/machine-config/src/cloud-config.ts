@@ -1,0 +1,62 @@
+// The injected cloud-config part: our files (base64) and one runcmd line, with merge_how so that
+// cloud-init prepends our lists to the bootstrap config's instead of replacing them (its default).
+import { BOOT_COMMAND, BOOT_CONFIG_PATH, BOOT_FILES_DIR, BOOT_SCRIPT, BOOT_SCRIPT_PATH } from './boot-script.js';
+import type { BootPort, RenderedNetwork, RendererName } from './types.js';
+
+/** What the boot script reads from /opt/metal-l2/netcfg.json: the rendered network, files by reference. */
+export interface BootConfig {
+  version: 1;
+  renderer: RendererName;
+  metadataUrl: string;
+  ports: BootPort[];
+  interfaces: string[];
+  files: { source: string; path: string; mode: string }[];
+}
+
+export const MERGE_HOW = 'list(prepend)+dict(no_replace,recurse_list)+str()';
+
+/** Where each rendered file's text (with placeholders) is shipped; the boot script writes the real path. */
+export function shippedFilePath(index: number, path: string): string {
+  const base = (path.split('/').pop() ?? 'file').replace(/[^A-Za-z0-9._-]/g, '_');
+  return `${BOOT_FILES_DIR}/${String(index + 1).padStart(2, '0')}-${base}`;
+}
+
+export function toBootConfig(network: RenderedNetwork): BootConfig {
+  return {
+    version: network.version,
+    renderer: network.renderer,
+    metadataUrl: network.metadataUrl,
+    ports: network.ports,
+    interfaces: network.interfaces,
+    files: network.files.map((f, i) => ({ source: shippedFilePath(i, f.path), path: f.path, mode: f.mode })),
+  };
+}
+
+/**
+ * The text of the injected `text/cloud-config` part. Deterministic: its sha256 is the injection hash
+ * the controller records. Everything variable is base64, so the clear text is fixed and template-safe.
+ */
+export function renderCloudConfigPart(network: RenderedNetwork): string {
+  const writeFiles = [
+    ...network.files.map((f, i) => ({ path: shippedFilePath(i, f.path), permissions: '0644', content: f.content })),
+    { path: BOOT_CONFIG_PATH, permissions: '0600', content: JSON.stringify(toBootConfig(network), null, 2) + '\n' },
+    { path: BOOT_SCRIPT_PATH, permissions: '0755', content: BOOT_SCRIPT },
+  ];
+  const lines = [
+    '#cloud-config',
+    '# metal-l2: this machine\'s Layer 2 network, added to its bootstrap data (see the X-Metal-L2 header)',
+    'merge_how:',
+    '- name: list',
+    '  settings: [prepend]',
+    '- name: dict',
+    '  settings: [no_replace, recurse_list]',
+    '- name: str',
+    '  settings: []',
+    'write_files:',
+  ];
+  for (const f of writeFiles) {
+    lines.push(`- path: ${f.path}`, '  owner: root:root', `  permissions: '${f.permissions}'`, '  encoding: b64', `  content: ${Buffer.from(f.content, 'utf8').toString('base64')}`);
+  }
+  lines.push('runcmd:', `- '${BOOT_COMMAND}'`);
+  return lines.join('\n') + '\n';
+}

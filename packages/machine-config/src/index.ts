@@ -1,0 +1,37 @@
+// The public surface of @metal-l2/machine-config: a machine's ports, VLANs and addresses → OS network
+// files, the boot script that applies them, and the injection into cloud-config bootstrap data. Pure.
+export { RENDERER_NAMES } from './types.js';
+export type {
+  BootPort,
+  MachineNetworkConfig,
+  Nameservers,
+  NetworkAddress,
+  NetworkRoute,
+  PortConfig,
+  RenderedFile,
+  RenderedNetwork,
+  RendererName,
+  VlanConfig,
+} from './types.js';
+
+export { renderMachineNetwork } from './render.js';
+export type { RenderOutcome } from './render.js';
+
+export { ConfigIssueCode, validateMachineNetworkConfig } from './validate.js';
+export type { ConfigIssue } from './validate.js';
+
+export { PLACEHOLDER_PATTERN, isBondPort, networkFilePlaceholder, portPlaceholder } from './topology.js';
+
+export { IFUPDOWN_FILE, IFUPDOWN_SOURCE_LINE } from './ifupdown.js';
+export { NETPLAN_FILE } from './netplan.js';
+export { NETWORKD_DIR } from './networkd.js';
+
+export { BOOT_COMMAND, BOOT_CONFIG_PATH, BOOT_SCRIPT, BOOT_SCRIPT_PATH, UserStateCode } from './boot-script.js';
+
+export { MERGE_HOW, renderCloudConfigPart, toBootConfig } from './cloud-config.js';
+export type { BootConfig } from './cloud-config.js';
+
+export { MARKER_HEADER } from './envelope.js';
+
+export { FORBIDDEN_IN_PART, InjectRefusalReason, extractOriginal, injectUserData, readInjectionHash } from './inject.js';
+export type { InjectOutcome, InjectUserDataInput } from './inject.js';

@@ -1,0 +1,90 @@
+// Bootstrap data + rendered network → user data. Called by the network controller before it removes
+// its pause (never after the machine has a providerID: user data is read once). Idempotent: the value
+// carries a marker with the hashes of both parts, so injecting again is a no-op or a re-wrap from the
+// original, never a nested envelope.
+import { renderCloudConfigPart } from './cloud-config.js';
+import { buildEnvelope, isMime, parseEnvelope, sha256Hex } from './envelope.js';
+import type { RenderedNetwork } from './types.js';
+
+export const InjectRefusalReason = {
+  /** `format: ignition` (Flatcar): only cloud-config is injected for now. */
+  IgnitionNotSupported: 'IgnitionNotSupported',
+  /** A `format` other than cloud-config or ignition. */
+  UnsupportedFormat: 'UnsupportedFormat',
+  /** The value is not `#cloud-config`, `## template: jinja`, a `#!` script or MIME. */
+  UnsupportedContent: 'UnsupportedContent',
+  /** The value carries our marker but the envelope cannot be read back. */
+  MalformedEnvelope: 'MalformedEnvelope',
+} as const;
+export type InjectRefusalReason = (typeof InjectRefusalReason)[keyof typeof InjectRefusalReason];
+
+export interface InjectUserDataInput {
+  /** The bootstrap Secret's `data.value`, decoded. */
+  value: string;
+  /** The bootstrap Secret's `data.format`, if any (a missing format means cloud-config). */
+  format: string | undefined;
+  network: RenderedNetwork;
+}
+
+export type InjectOutcome =
+  /** Write `value` to the Secret; record `hash`. */
+  | { kind: 'injected'; value: string; hash: string }
+  /** The value already carries exactly this network over its original: write nothing. */
+  | { kind: 'unchanged'; hash: string }
+  | { kind: 'refused'; reason: InjectRefusalReason; message: string };
+
+/** Text the injected part must never contain: Go template and Jinja syntax, and the keys Equinix's installer greps for. */
+export const FORBIDDEN_IN_PART = ['{{', '{%', '{#', 'image_repo=', 'image_tag=', 'image_uri=', 'image_url=', 'verbose_logging='] as const;
+
+export function injectUserData(input: InjectUserDataInput): InjectOutcome {
+  const { value, format, network } = input;
+  if (format === 'ignition') {
+    return { kind: 'refused', reason: InjectRefusalReason.IgnitionNotSupported, message: 'bootstrap format ignition is not supported: network configuration is injected into cloud-config user data only for now' };
+  }
+  if (format !== undefined && format !== '' && format !== 'cloud-config') {
+    return { kind: 'refused', reason: InjectRefusalReason.UnsupportedFormat, message: `bootstrap format "${format}" is not supported: only cloud-config` };
+  }
+  const parsed = parseEnvelope(value);
+  if (parsed.kind === 'malformed') {
+    return { kind: 'refused', reason: InjectRefusalReason.MalformedEnvelope, message: `bootstrap data was injected before but ${parsed.message}` };
+  }
+  const original = parsed.kind === 'envelope' ? parsed.original : value;
+  const contentIssue = describeUnsupportedContent(original);
+  if (contentIssue !== undefined) {
+    return { kind: 'refused', reason: InjectRefusalReason.UnsupportedContent, message: contentIssue };
+  }
+  const part = renderCloudConfigPart(network);
+  assertTemplateSafe(part);
+  const hash = sha256Hex(part);
+  if (parsed.kind === 'envelope' && parsed.marker.injectHash === hash && parsed.marker.origHash === sha256Hex(original) && parsed.part === part) {
+    return { kind: 'unchanged', hash };
+  }
+  return { kind: 'injected', value: buildEnvelope({ original, part, injectHash: hash }), hash };
+}
+
+/** The bootstrap data as it was before injection (the value itself when it was never injected). */
+export function extractOriginal(value: string): string {
+  const parsed = parseEnvelope(value);
+  return parsed.kind === 'envelope' ? parsed.original : value;
+}
+
+/** The injection hash recorded in a value's marker, if it carries one. */
+export function readInjectionHash(value: string): string | undefined {
+  const parsed = parseEnvelope(value);
+  return parsed.kind === 'envelope' ? parsed.marker.injectHash : undefined;
+}
+
+function describeUnsupportedContent(original: string): string | undefined {
+  if (isMime(original)) return undefined;
+  const firstLine = original.split('\n', 1)[0]?.trimEnd() ?? '';
+  if (firstLine === '#cloud-config' || /^##\s*template:\s*jinja$/i.test(firstLine) || firstLine.startsWith('#!')) return undefined;
+  const shown = JSON.stringify(firstLine.slice(0, 40));
+  return `bootstrap data starting with ${shown} is not supported: only #cloud-config (optionally "## template: jinja"), #! scripts and MIME multipart are wrapped`;
+}
+
+/** A broken invariant if it fails: everything variable in our part is base64. */
+export function assertTemplateSafe(part: string): void {
+  for (const bad of FORBIDDEN_IN_PART) {
+    if (part.includes(bad)) throw new Error(`injected cloud-config part contains "${bad}": it would break Go templating, Jinja or the Equinix installer`);
+  }
+}

@@ -1,0 +1,96 @@
+// From Metal ports to the OS interfaces the renderers write: parents (a bond or a NIC that left the
+// bond) and tagged VLAN sub-interfaces. Names are placeholders (`@port:eth1@`, `@port:bond0@.1000`)
+// because the controller renders before the device exists; the boot script substitutes the OS names.
+import type { BootPort, NetworkRoute, PortConfig, VlanConfig } from './types.js';
+
+/** Placeholder for the OS interface of a Metal port. Contains no `{`, so neither Go templates nor Jinja see it. */
+export function portPlaceholder(port: string): string {
+  return `@port:${port}@`;
+}
+
+/** Placeholder for the basename of the systemd-networkd `.network` file that currently manages a port. */
+export function networkFilePlaceholder(port: string): string {
+  return `@netfile:${port}@`;
+}
+
+/** Every placeholder the boot script knows: `@port:<name>@` and `@netfile:<name>@`. */
+export const PLACEHOLDER_PATTERN = /@(port|netfile):([a-z0-9]+)@/g;
+
+/** Bond ports are named `bond<N>` by the Metal API. */
+export function isBondPort(name: string): boolean {
+  return /^bond[0-9]+$/.test(name);
+}
+
+/** An OS interface the renderers configure. */
+export interface PlannedInterface {
+  /** OS interface name with placeholders: `@port:eth1@` or `@port:bond0@.1000`. */
+  name: string;
+  /** The Metal port it belongs to. */
+  port: string;
+  role: 'parent' | 'vlan';
+  portKind: 'bond' | 'nic';
+  /** A parent NIC that left the OS bond: nothing else configures it, so our files own it. */
+  detached: boolean;
+  /** For a VLAN: its parent interface name and id. */
+  parent?: string;
+  vlanId?: number;
+  /** Tagged VLAN ids on a parent. */
+  taggedVlanIds: number[];
+  /** The VLAN whose addresses, routes, MTU and nameservers sit on this interface (native on a parent). */
+  vlan?: VlanConfig;
+}
+
+export function bootPorts(ports: readonly PortConfig[]): BootPort[] {
+  return ports.map((p) => ({ name: p.name, kind: isBondPort(p.name) ? 'bond' : 'nic', detach: !p.bonded }));
+}
+
+/** Parents first (in port order), then their tagged VLANs in the order listed. Ports without VLANs are skipped. */
+export function planInterfaces(ports: readonly PortConfig[]): PlannedInterface[] {
+  const parents: PlannedInterface[] = [];
+  const vlans: PlannedInterface[] = [];
+  for (const port of ports) {
+    if (port.vlans.length === 0) continue;
+    const parentName = portPlaceholder(port.name);
+    const portKind = isBondPort(port.name) ? 'bond' : 'nic';
+    const native = port.vlans.find((v) => v.native);
+    const tagged = port.vlans.filter((v) => !v.native);
+    parents.push({
+      name: parentName,
+      port: port.name,
+      role: 'parent',
+      portKind,
+      detached: portKind === 'nic' && !port.bonded,
+      taggedVlanIds: tagged.map((v) => v.vxlan),
+      ...(native === undefined ? {} : { vlan: native }),
+    });
+    for (const vlan of tagged) {
+      vlans.push({
+        name: `${parentName}.${vlan.vxlan}`,
+        port: port.name,
+        role: 'vlan',
+        portKind,
+        detached: false,
+        parent: parentName,
+        vlanId: vlan.vxlan,
+        taggedVlanIds: [],
+        vlan,
+      });
+    }
+  }
+  return [...parents, ...vlans];
+}
+
+export function isIPv6(address: string): boolean {
+  return address.includes(':');
+}
+
+/** `default` becomes the family's default route (`0.0.0.0/0` or `::/0`), by the family of `via`. */
+export function routeDestination(route: NetworkRoute): string {
+  if (route.to !== 'default') return route.to;
+  return isIPv6(route.via) ? '::/0' : '0.0.0.0/0';
+}
+
+/** A file-name-safe form of an interface name with placeholders: `@port:bond0@.1000` → `bond0.1000`. */
+export function interfaceFileStem(iface: PlannedInterface): string {
+  return iface.vlanId === undefined ? iface.port : `${iface.port}.${iface.vlanId}`;
+}
