@@ -17,14 +17,13 @@ import {
   type IPPool,
   type PoolKind,
 } from '@metal-l2/api';
-import { Controller, Informer, KubeClient, Manager, type KubeObject, type Logger, type ObjectKey, type ResourceType, type RuntimeMetrics } from '@metal-l2/kube';
+import { AdmissionServer, Controller, Informer, KubeClient, Manager, type KubeObject, type Logger, type ObjectKey, type ResourceType, type RuntimeMetrics } from '@metal-l2/kube';
 import { RecentWrites } from './claim/recent-writes.js';
 import { createIpamMetrics } from './ipam-metrics.js';
 import type { EventSink, IpamContext } from './context.js';
 import { reconcilePool } from './pool/pool-reconciler.js';
 import { createVrfRuntime, type VrfRuntimeOptions } from './vrf/index.js';
 import { addIndexes, poolWatches } from './watches.js';
-import { AdmissionServer } from './webhook/admission-server.js';
 import { poolAdmissionHandler, poolWebhookPaths } from './webhook/pool-webhook.js';
 
 export interface IpamControllerOptions {

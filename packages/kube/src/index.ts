@@ -68,5 +68,11 @@ export type { LogFormat, LogLevel, Logger, LoggerOptions } from './log.js';
 export { normalizeBooleanFlags, readRuntimeFlags, runtimeFlagOptions } from './flags.js';
 export type { RuntimeFlags } from './flags.js';
 
+export { AdmissionServer, admissionResponse, escapeJsonPointer } from './admission/index.js';
+export type { AdmissionHandler, AdmissionRequest, AdmissionServerOptions, AdmissionVerdict, JsonPatchOperation } from './admission/index.js';
+
+export { readSecretValue } from './secrets.js';
+export type { ReadSecretValueOptions, SecretValue } from './secrets.js';
+
 export { Backoff, realClock, sleep } from './clock.js';
 export type { Cancel, Clock } from './clock.js';

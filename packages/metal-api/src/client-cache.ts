@@ -1,16 +1,18 @@
 import { createHash } from 'node:crypto';
-import { createMetalClient, type MetalClient, type MetalClientOptions, type MetalLogger } from '@metal-l2/metal-api';
+import { createMetalClient, type MetalClient, type MetalClientOptions } from './client.js';
+import type { MetalLogger } from './observer.js';
 
-/** How the controller talks to Metal, apart from the token (which comes from each pool's Secret). */
+/** How a controller talks to Metal, apart from the token (which comes from a Secret per pool or per cluster). */
 export type MetalSettings = Omit<MetalClientOptions, 'token' | 'logger'>;
 
 /** Enough clients for every distinct token in use; beyond that the oldest goes. */
 const MAX_CLIENTS = 64;
 
 /**
- * One Metal client per API token, built on first use. Pools sharing a token share a client and
- * so its client-side rate limit, which is the point of keeping them: a fresh client per reconcile
- * would start each with a full bucket. Keys are token hashes, so the map holds no token itself.
+ * One Metal client per API token, built on first use. Objects sharing a token (pools, machines of
+ * one project) share a client and so its client-side rate limit, which is the point of keeping
+ * them: a fresh client per reconcile would start each with a full bucket. Keys are token hashes,
+ * so the map holds no token itself (each client does, to send it).
  */
 export class MetalClients {
   readonly #settings: MetalSettings;

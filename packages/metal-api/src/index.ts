@@ -2,6 +2,8 @@
 
 export { createMetalClient, COVERED_OPERATIONS } from './client.js';
 export type { MetalClient, MetalClientOptions } from './client.js';
+export { MetalClients } from './client-cache.js';
+export type { MetalSettings } from './client-cache.js';
 
 export { createTransport, apiPath, DEFAULT_BASE_URL, DEFAULT_TIMEOUT_MS } from './transport.js';
 export type { MetalTransport, MetalTransportOptions, MetalRequest, HttpMethod, QueryValue } from './transport.js';

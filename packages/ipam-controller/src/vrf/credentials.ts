@@ -1,13 +1,9 @@
 import type { VrfSpec } from '@metal-l2/api';
-import { builtinTypes, isForbidden, type KubeClient, type KubeObject, type ObjectKey } from '@metal-l2/kube';
+import { readSecretValue, type KubeClient, type ObjectKey } from '@metal-l2/kube';
 import type { PoolRef } from '../pool/pool-ref.js';
 
 /** The key of the credentials Secret that holds the Metal API token. */
 export const API_TOKEN_KEY = 'apiToken';
-
-interface Secret extends KubeObject {
-  readonly data?: Record<string, string>;
-}
 
 export type Credentials =
   | { readonly kind: 'found'; readonly token: string; readonly secret: string }
@@ -49,19 +45,7 @@ export async function readCredentials(
 ): Promise<Credentials> {
   const located = credentialsSecretKey(input.ref, input.spec, input.controllerNamespace);
   if (located.kind === 'invalid') return { kind: 'missing', message: `spec.vrf.credentialsSecretRef.namespace ${located.message}` };
-  const where = `Secret ${located.key.namespace}/${located.key.name}`;
-  let secret: Secret | undefined;
-  try {
-    secret = await client.get<Secret>(builtinTypes.secret, located.key);
-  } catch (err: unknown) {
-    if (isForbidden(err)) return { kind: 'missing', message: `the controller may not read ${where} (RBAC: get secrets)` };
-    throw err;
-  }
-  if (secret === undefined) return { kind: 'missing', message: `${where} not found` };
-  const encoded = secret.data?.[API_TOKEN_KEY];
-  if (encoded === undefined) return { kind: 'missing', message: `${where} has no key ${API_TOKEN_KEY}` };
-  // `kubectl create secret --from-file` keeps the file's trailing newline; no token has whitespace.
-  const token = Buffer.from(encoded, 'base64').toString('utf8').trim();
-  if (token === '') return { kind: 'missing', message: `${where} has an empty ${API_TOKEN_KEY}` };
-  return { kind: 'found', token, secret: where };
+  // No token has whitespace; a Secret made from a file keeps its trailing newline.
+  const read = await readSecretValue(client, located.key, { dataKey: API_TOKEN_KEY, trim: true });
+  return read.kind === 'found' ? { kind: 'found', token: read.value, secret: read.where } : read;
 }

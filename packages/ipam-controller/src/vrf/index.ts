@@ -6,7 +6,7 @@ export type { VrfDeletion } from './delete-vrf.js';
 export type { VrfEvent } from './vrf-scope.js';
 export { createVrfRuntime, DEFAULT_VRF_RESYNC_MS } from './vrf-runtime.js';
 export type { VrfRuntime, VrfRuntimeOptions } from './vrf-runtime.js';
-export type { MetalSettings } from './metal-clients.js';
+export type { MetalSettings } from '@metal-l2/metal-api';
 export { reservedAddressesOf } from './vrf-status.js';
 export { credentialsSecretKey } from './credentials.js';
 export { isSubnetInRanges, parseCidrRange, poolSubnet, reservationSizeProblem } from './subnet.js';

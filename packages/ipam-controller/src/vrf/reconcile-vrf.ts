@@ -1,6 +1,7 @@
 import { PoolReasons, type IPPool, type PoolVrfStatus } from '@metal-l2/api';
 import type { ResolvedPool } from '@metal-l2/ipam-core';
 import type { ConditionInput } from '@metal-l2/kube';
+import { MetalClients } from '@metal-l2/metal-api';
 import type { IpamContext } from '../context.js';
 import { formatPoolRef, poolIndexKey, poolObjectKey, poolTypeOf, type PoolRef } from '../pool/pool-ref.js';
 import { readCredentials } from './credentials.js';
@@ -9,7 +10,6 @@ import { ensureReservation } from './ensure-reservation.js';
 import { checkSubnetInVrf, ensureVrf } from './ensure-vrf.js';
 import { ensureVlan } from './ensure-vlan.js';
 import { isVrfMetalError } from './metal-call.js';
-import { MetalClients } from './metal-clients.js';
 import { ownerTag } from './ownership.js';
 import { isSubnetInRanges, poolSubnet, reservationSizeProblem } from './subnet.js';
 import { retryDelayMs } from './vrf-runtime.js';

@@ -1,5 +1,5 @@
 import type { Logger } from '@metal-l2/kube';
-import { MetalClients, type MetalSettings } from './metal-clients.js';
+import { MetalClients, type MetalSettings } from '@metal-l2/metal-api';
 import { VrfMemory } from './vrf-memory.js';
 
 /** How often a verified pool's Metal side is checked again (drift: a reservation deleted by hand). */

@@ -1,6 +1,6 @@
 import type { IPPool, PoolKind } from '@metal-l2/api';
 import type { ObjectCache } from '../context.js';
-import type { AdmissionHandler, AdmissionRequest } from './admission-server.js';
+import type { AdmissionHandler, AdmissionRequest } from '@metal-l2/kube';
 import { validatePool, validatePoolDelete, validatePoolUpdate } from './pool-validation.js';
 
 /** Webhook paths, as the chart's ValidatingWebhookConfiguration names them. */

@@ -2,31 +2,9 @@ import { readFile, stat } from 'node:fs/promises';
 import { createServer, type Server } from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { join } from 'node:path';
-import type { Logger } from '@metal-l2/kube';
-
-/** The part of an AdmissionReview request a validator reads. */
-export interface AdmissionRequest {
-  readonly uid: string;
-  readonly operation: 'CREATE' | 'UPDATE' | 'DELETE' | 'CONNECT';
-  readonly kind: { readonly group: string; readonly version: string; readonly kind: string };
-  readonly namespace?: string;
-  readonly name?: string;
-  readonly object?: unknown;
-  readonly oldObject?: unknown;
-  readonly dryRun?: boolean;
-}
-
-export type AdmissionVerdict =
-  | { readonly allowed: true; readonly patch?: readonly JsonPatchOperation[] }
-  | { readonly allowed: false; readonly message: string };
-
-export interface JsonPatchOperation {
-  readonly op: 'add' | 'remove' | 'replace';
-  readonly path: string;
-  readonly value?: unknown;
-}
-
-export type AdmissionHandler = (request: AdmissionRequest) => Promise<AdmissionVerdict> | AdmissionVerdict;
+import type { Logger } from '../log.js';
+import { admissionResponse } from './admission.js';
+import type { AdmissionHandler, AdmissionRequest, AdmissionVerdict } from './admission.js';
 
 export interface AdmissionServerOptions {
   readonly port: number;
@@ -42,8 +20,9 @@ export interface AdmissionServerOptions {
 const MAX_BODY_BYTES = 3 * 1024 * 1024;
 
 /**
- * An HTTPS server answering AdmissionReview v1 requests. A handler that throws denies the request
- * with the error message (fail closed for validation, which only the webhook can check).
+ * An HTTPS server answering AdmissionReview v1 requests, one handler per URL path. A handler that
+ * throws denies the request with the error message (fail closed: validation only the webhook can
+ * check, and mutations whose absence would go unnoticed). Runs on every replica, leader or not.
  */
 export class AdmissionServer {
   private server: Server | undefined;
@@ -119,14 +98,9 @@ export class AdmissionServer {
     try {
       verdict = await handler(review);
     } catch (err: unknown) {
-      verdict = { allowed: false, message: `validation failed: ${err instanceof Error ? err.message : String(err)}` };
+      verdict = { allowed: false, message: `admission failed: ${err instanceof Error ? err.message : String(err)}` };
     }
-    const response: Record<string, unknown> = { uid: review.uid, allowed: verdict.allowed };
-    if (!verdict.allowed) response['status'] = { code: 403, reason: 'Forbidden', message: verdict.message };
-    if (verdict.allowed && verdict.patch !== undefined && verdict.patch.length > 0) {
-      response['patchType'] = 'JSONPatch';
-      response['patch'] = Buffer.from(JSON.stringify(verdict.patch)).toString('base64');
-    }
+    const response = admissionResponse(review.uid, verdict);
     res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response }));
   }
 }
