@@ -4,7 +4,7 @@
 // kernel loads 8021q on `ip link add ... type vlan`).
 import { isIPv6, routeDestination } from './topology.js';
 import type { PlannedInterface } from './topology.js';
-import type { NetworkAddress, RenderedFile, VlanConfig } from './types.js';
+import type { NetworkAddress, NetworkRoute, RenderedFile, VlanConfig } from './types.js';
 
 export const IFUPDOWN_FILE = '/etc/network/interfaces.d/60-metal-l2.cfg';
 export const IFUPDOWN_SOURCE_LINE = `source ${IFUPDOWN_FILE}`;
@@ -64,8 +64,8 @@ function ifupdownStanzas(iface: PlannedInterface): string {
     for (const extra of rest) {
       opts.push(`up ip ${family.method === 'inet6' ? '-6 ' : ''}addr replace ${extra.address}/${extra.prefix} dev ${name}`);
     }
-    // Routes go on the last stanza, when every address (and so every source family) is up.
-    if (i === families.length - 1) opts.push(...routeLines(name, vlan));
+    // A route goes with the stanza of its family (once an address of that family is up), else with the first.
+    opts.push(...routeLines(name, vlan, (route) => isIPv6(route.via) === (family.method === 'inet6') || (i === 0 && !families.some((f) => (f.method === 'inet6') === isIPv6(route.via)))));
     if (i === 0) opts.push(...downLines(iface));
     lines.push(`iface ${name} ${family.method} static`, ...indent(opts));
   });
@@ -77,8 +77,8 @@ function mtuLines(name: string, vlan: VlanConfig | undefined, manual: boolean): 
   return manual ? [`up ip link set dev ${name} mtu ${vlan.mtu}`] : [`mtu ${vlan.mtu}`];
 }
 
-function routeLines(name: string, vlan: VlanConfig | undefined): string[] {
-  return (vlan?.routes ?? []).map((r) => {
+function routeLines(name: string, vlan: VlanConfig | undefined, include: (route: NetworkRoute) => boolean = () => true): string[] {
+  return (vlan?.routes ?? []).filter(include).map((r) => {
     const family = isIPv6(r.via) ? '-6 ' : '';
     const metric = r.metric === undefined ? '' : ` metric ${r.metric}`;
     return `up ip ${family}route replace ${routeDestination(r)} via ${r.via} dev ${name}${metric}`;

@@ -30,7 +30,7 @@ export interface ConfigIssue {
   message: string;
 }
 
-const PORT_NAME = /^[a-z][a-z0-9]{0,9}$/;
+const PORT_NAME = /^[a-z][a-z0-9]{0,14}$/;
 const DOMAIN = /^[A-Za-z0-9]([A-Za-z0-9-]{0,62})(\.[A-Za-z0-9]([A-Za-z0-9-]{0,62}))*\.?$/;
 // Linux IFNAMSIZ - 1. With Equinix's udev rules the OS names equal the Metal names.
 const MAX_INTERFACE_NAME = 15;
