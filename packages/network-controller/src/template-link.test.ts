@@ -25,8 +25,14 @@ const templates = [
 const lookup = (namespace: string, name: string): PacketMachineTemplate | undefined =>
   templates.find((t) => t.metadata.namespace === namespace && t.metadata.name === name);
 
+interface Case {
+  name: string;
+  annotations: Record<string, string>;
+  want: string | undefined;
+}
+
 describe('templateNameFor', () => {
-  test.each([
+  test.each<Case>([
     { name: 'the machine’s own annotation', annotations: { [TEMPLATE]: 'direct' }, want: 'direct' },
     {
       name: 'the machine’s own annotation wins over its PacketMachineTemplate’s',
