@@ -87,5 +87,6 @@ export type {
   AddressRecord,
   ObservedPortRecord,
   AssignedVlan,
+  PendingBatch,
 } from './machine-network.js';
 export { allCrds } from './all-crds.js';

@@ -275,6 +275,17 @@ export const AssignedVlanSchema = Type.Object({
 });
 export type AssignedVlan = Static<typeof AssignedVlanSchema>;
 
+export const PendingBatchSchema = Type.Object(
+  {
+    portID: Type.String(),
+    port: Type.String(),
+    batchID: Type.String(),
+    final: Type.Boolean({ description: 'the last call of the port plan: its completion means the ports match.' }),
+  },
+  { description: 'a VLAN assignment batch this controller started and has not yet seen finish.' },
+);
+export type PendingBatch = Static<typeof PendingBatchSchema>;
+
 export const MachineNetworkStatusSchema = Type.Object({
   networkType: Type.Optional(Type.Unsafe<NetworkMode>({ type: 'string', enum: [...NETWORK_TYPES], description: 'derived from spec.ports.' })),
   projectID: Type.Optional(Type.String({ description: "the Metal project, from the PacketCluster." })),
@@ -289,7 +300,13 @@ export const MachineNetworkStatusSchema = Type.Object({
   ),
   ports: Type.Optional(Type.Array(ObservedPortSchema, { maxItems: 16, description: "the device's ports as last read from the Metal API." })),
   assignedVlans: Type.Optional(Type.Array(AssignedVlanSchema, { maxItems: 64, description: 'VLANs this controller assigned; the only ones it unassigns.' })),
-  holdStartedAt: Type.Optional(Type.String({ format: 'date-time' })),
+  pendingBatch: Type.Optional(PendingBatchSchema),
+  bootScript: Type.Optional(
+    Type.Object(
+      { state: Type.String(), code: Type.Integer(), message: Type.String() },
+      { description: "the boot script's last user-state event, as the Metal API reported it." },
+    ),
+  ),
   conditions: Type.Optional(ConditionsSchema),
   observedGeneration: Type.Optional(Type.Integer({ format: 'int64' })),
 });

@@ -1,6 +1,5 @@
 #!/usr/bin/env node
 // metal-l2-ipam-controller: reads flags, builds the root logger and clients, and runs the manager.
-import { readFileSync } from 'node:fs';
 import {
   EventRecorder,
   KubeClient,
@@ -11,22 +10,11 @@ import {
   errorFields,
   leaderIdentity,
   loadKubeConfig,
+  podNamespace,
 } from '@metal-l2/kube';
 import { createPrometheusObserver } from '@metal-l2/metal-api';
 import { parseFlags, usage, type IpamFlags } from './options.js';
 import { addToManager, createIpamController } from './start.js';
-
-const serviceAccountNamespaceFile = '/var/run/secrets/kubernetes.io/serviceaccount/namespace';
-
-function podNamespace(): string | undefined {
-  const fromEnv = process.env['POD_NAMESPACE'];
-  if (fromEnv !== undefined && fromEnv !== '') return fromEnv;
-  try {
-    return readFileSync(serviceAccountNamespaceFile, 'utf8').trim();
-  } catch {
-    return undefined;
-  }
-}
 
 async function main(): Promise<number> {
   let flags: IpamFlags | 'help';

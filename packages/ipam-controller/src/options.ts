@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { normalizeBooleanFlags, readRuntimeFlags, runtimeFlagOptions, type RuntimeFlags } from '@metal-l2/kube';
+import { intFlag, normalizeBooleanFlags, readRuntimeFlags, runtimeFlagOptions, urlFlag, type RuntimeFlags } from '@metal-l2/kube';
 import { DEFAULT_BASE_URL } from '@metal-l2/metal-api';
 
 /** The controller's flags: the runtime's shared ones (packages/kube) plus the IPAM provider's own. */
@@ -35,23 +35,6 @@ export const usage = `metal-l2-ipam-controller: a Cluster API IPAM provider with
   --vrf-resync-seconds N             check a ready VRF-backed pool's Metal side again after N s (default 300)
 `;
 
-function toInt(value: string, flag: string, min: number): number {
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < min) throw new Error(`--${flag} takes an integer >= ${min}, not ${JSON.stringify(value)}`);
-  return n;
-}
-
-function toUrl(value: string, flag: string): string {
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    throw new Error(`--${flag} takes an http(s) URL, not ${JSON.stringify(value)}`);
-  }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new Error(`--${flag} takes an http(s) URL, not ${JSON.stringify(value)}`);
-  return value;
-}
-
 /** Parses argv (without node and script). Throws with a message naming the bad flag. */
 export function parseFlags(argv: readonly string[]): IpamFlags | 'help' {
   const { values } = parseArgs({
@@ -73,10 +56,10 @@ export function parseFlags(argv: readonly string[]): IpamFlags | 'help' {
   return {
     ...runtime,
     leaderElectionId: runtime.leaderElectionId ?? 'metal-l2-ipam-controller',
-    webhookPort: toInt(values['webhook-port'], 'webhook-port', 0),
+    webhookPort: intFlag(values['webhook-port'], 'webhook-port', 0),
     webhookCertDir: values['webhook-cert-dir'],
-    metalApiUrl: toUrl(values['metal-api-url'], 'metal-api-url'),
+    metalApiUrl: urlFlag(values['metal-api-url'], 'metal-api-url'),
     controllerNamespace: values['controller-namespace'],
-    vrfResyncSeconds: toInt(values['vrf-resync-seconds'], 'vrf-resync-seconds', 1),
+    vrfResyncSeconds: intFlag(values['vrf-resync-seconds'], 'vrf-resync-seconds', 1),
   };
 }

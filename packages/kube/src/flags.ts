@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import type { ParseArgsConfig } from 'node:util';
 import { parseBindAddress } from './http-server.js';
 import { parseLogLevel, type LogFormat, type LogLevel } from './log.js';
@@ -75,4 +76,36 @@ export function readRuntimeFlags(values: Record<string, unknown>): RuntimeFlags 
     logLevel: parseLogLevel(typeof values['log-level'] === 'string' ? values['log-level'] : 'info'),
     logFormat,
   };
+}
+
+/** An integer flag value no smaller than `min`; throws with a message naming the flag. */
+export function intFlag(value: string, flag: string, min: number): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < min) throw new Error(`--${flag} takes an integer >= ${min}, not ${JSON.stringify(value)}`);
+  return n;
+}
+
+/** An http(s) URL flag value; throws with a message naming the flag. */
+export function urlFlag(value: string, flag: string): string {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new Error(`--${flag} takes an http(s) URL, not ${JSON.stringify(value)}`);
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new Error(`--${flag} takes an http(s) URL, not ${JSON.stringify(value)}`);
+  return value;
+}
+
+const serviceAccountNamespaceFile = '/var/run/secrets/kubernetes.io/serviceaccount/namespace';
+
+/** The namespace this process runs in: POD_NAMESPACE, else the service account's; undefined outside a pod. */
+export function podNamespace(): string | undefined {
+  const fromEnv = process.env['POD_NAMESPACE'];
+  if (fromEnv !== undefined && fromEnv !== '') return fromEnv;
+  try {
+    return readFileSync(serviceAccountNamespaceFile, 'utf8').trim();
+  } catch {
+    return undefined;
+  }
 }

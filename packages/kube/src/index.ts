@@ -65,7 +65,7 @@ export type { ServerHandle } from './http-server.js';
 export { createLogger, errorFields, parseLogLevel, redactString, redactValue, silentLogger } from './log.js';
 export type { LogFormat, LogLevel, Logger, LoggerOptions } from './log.js';
 
-export { normalizeBooleanFlags, readRuntimeFlags, runtimeFlagOptions } from './flags.js';
+export { intFlag, normalizeBooleanFlags, podNamespace, readRuntimeFlags, runtimeFlagOptions, urlFlag } from './flags.js';
 export type { RuntimeFlags } from './flags.js';
 
 export { AdmissionServer, admissionResponse, escapeJsonPointer } from './admission/index.js';

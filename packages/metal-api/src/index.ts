@@ -117,6 +117,7 @@ export type { ApplyPortPlanOptions, PortPlanOutcome, PortCallStarted, VlanBatchS
 
 export {
   planPortChanges,
+  resolveDesired,
   describePortCall,
   deriveNetworkType,
   observePorts,
@@ -130,6 +131,7 @@ export type {
   PortCallTarget,
   PlannedVlanAssignment,
   DesiredPort,
+  ResolveContext,
   PortPlanIssue,
   PortPlanIssueCode,
   NetworkType,

@@ -23,6 +23,8 @@ export interface RequestLogEntry {
   readonly rule: string | undefined;
   /** Real time spent answering, injected latency included. */
   readonly durationMs: number;
+  /** The caller's User-Agent (tells a controller's calls from CAPP's in one log). */
+  readonly userAgent: string | undefined;
 }
 
 export interface RequestFilter {
@@ -36,6 +38,8 @@ export interface RequestFilter {
   readonly afterSeq?: number;
   /** Leave out calls a fault answered. */
   readonly excludeFaults?: boolean;
+  /** Only calls whose User-Agent starts with this. */
+  readonly userAgent?: string;
 }
 
 function matches(e: RequestLogEntry, f: RequestFilter): boolean {
@@ -47,7 +51,8 @@ function matches(e: RequestLogEntry, f: RequestFilter): boolean {
     (f.projectId === undefined || e.projectId === f.projectId) &&
     (f.status === undefined || e.status === f.status) &&
     (f.afterSeq === undefined || e.seq > f.afterSeq) &&
-    (f.excludeFaults !== true || e.faultRuleId === undefined)
+    (f.excludeFaults !== true || e.faultRuleId === undefined) &&
+    (f.userAgent === undefined || (e.userAgent ?? '').startsWith(f.userAgent))
   );
 }
 

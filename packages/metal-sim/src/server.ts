@@ -230,6 +230,7 @@ async function handle(parts: Components, req: IncomingMessage, res: ServerRespon
     faultRuleId: outcome.faultRuleId,
     rule: outcome.rule,
     durationMs: performance.now() - started,
+    userAgent: typeof req.headers['user-agent'] === 'string' ? req.headers['user-agent'] : undefined,
   });
   if (outcome.response === 'drop') {
     // A dropped connection: no status line at all, as when a proxy or the network gives up.

@@ -37,6 +37,7 @@ function requestFilter(q: URLSearchParams): RequestFilter {
     ...(status === null ? {} : { status: Number(status) }),
     ...(afterSeq === null ? {} : { afterSeq: Number(afterSeq) }),
     ...(q.get('excludeFaults') === 'true' ? { excludeFaults: true } : {}),
+    ...(q.get('userAgent') === null ? {} : { userAgent: q.get('userAgent') ?? '' }),
   };
 }
 

@@ -1,0 +1,100 @@
+import type {
+  CapiCoreVersion,
+  CapiIpamVersion,
+  Cluster,
+  IPAddress,
+  IPAddressClaim,
+  Machine,
+  MachineHealthCheck,
+  MachineNetwork,
+  MachineNetworkTemplate,
+  PacketCluster,
+  PacketMachine,
+  PacketMachineTemplate,
+  ResourceType,
+} from '@metal-l2/api';
+import type { KubeClient, Logger, ObjectKey } from '@metal-l2/kube';
+import type { MetalClients } from '@metal-l2/metal-api';
+import type { VlanCache } from './metal/vlan-cache.js';
+
+/** The read side the reconciler uses: informer caches with the indexes declared in watches.ts. */
+export interface ObjectCache<T> {
+  get(key: ObjectKey): T | undefined;
+  byIndex(name: string, value: string): T[];
+}
+
+export interface NetworkCaches {
+  readonly packetMachines: ObjectCache<PacketMachine>;
+  readonly packetMachineTemplates: ObjectCache<PacketMachineTemplate>;
+  readonly packetClusters: ObjectCache<PacketCluster>;
+  readonly machineNetworks: ObjectCache<MachineNetwork>;
+  readonly templates: ObjectCache<MachineNetworkTemplate>;
+  readonly claims: ObjectCache<IPAddressClaim>;
+  readonly addresses: ObjectCache<IPAddress>;
+  /** Absent when the server serves no CAPI core kinds (then no Machine can exist). */
+  readonly machines?: ObjectCache<Machine> | undefined;
+  readonly clusters?: ObjectCache<Cluster> | undefined;
+  readonly healthChecks?: ObjectCache<MachineHealthCheck> | undefined;
+}
+
+export interface EventSink {
+  event(
+    obj: { apiVersion?: string; kind?: string; metadata: { name?: string; namespace?: string; uid?: string } },
+    event: { type: 'Normal' | 'Warning'; reason: string; message: string },
+  ): void;
+}
+
+/** Where a machine's Metal API token comes from when its template names no Secret. */
+export interface DefaultCredentials {
+  readonly namespace: string;
+  readonly name: string;
+}
+
+/** Tuning of the flow; flags in main.ts, shorter values in tests. */
+export interface NetworkTimings {
+  /** How long a machine may stay held (paused by us) before HoldTimeout is reported. */
+  readonly holdTimeoutMs: number;
+  /** How long bare-metal provisioning takes, for the MachineHealthCheck warning. */
+  readonly provisioningEstimateMs: number;
+  /** First look at a VLAN batch after creating it, then between looks. */
+  readonly batchPollMs: number;
+  /** Waiting for the device or the boot script's user-state event. */
+  readonly devicePollMs: number;
+  /** After a Metal error, before trying again (doubled by the queue's backoff when thrown). */
+  readonly metalRetryMs: number;
+}
+
+/** Everything the MachineNetwork reconciler needs from outside, handed in by start.ts (or a test). */
+export interface NetworkContext {
+  readonly client: KubeClient;
+  readonly versions: { readonly ipam: CapiIpamVersion; readonly core: CapiCoreVersion | undefined };
+  readonly types: { readonly claim: ResourceType; readonly address: ResourceType; readonly machine: ResourceType | undefined };
+  readonly caches: NetworkCaches;
+  readonly events: EventSink;
+  readonly logger: Logger;
+  readonly now: () => Date;
+  readonly metal: MetalClients;
+  readonly vlans: VlanCache;
+  readonly defaultCredentials?: DefaultCredentials | undefined;
+  /** The metadata URL the boot script reads (Metal's metadata host; the simulator in tests). */
+  readonly metadataUrl: string;
+  readonly timings: NetworkTimings;
+}
+
+export const IndexNames = {
+  /** Machines by `namespace/<infrastructureRef.name>` (PacketMachines only). */
+  machineByInfraRef: 'machineByInfraRef',
+  /** Machines by `namespace/<bootstrap.dataSecretName>`. */
+  machineByDataSecret: 'machineByDataSecret',
+  /** Claims by `namespace/<MachineNetwork name>` (our label). */
+  claimByMachineNetwork: 'claimByMachineNetwork',
+  /** MachineNetworks by `namespace/<templateName>`. */
+  machineNetworkByTemplate: 'machineNetworkByTemplate',
+  /** PacketMachines by `namespace/<MachineNetworkTemplate>` they are linked to. */
+  packetMachineByTemplate: 'packetMachineByTemplate',
+  /** PacketMachines by `namespace/<cluster name>` (the cluster-name label). */
+  packetMachineByCluster: 'packetMachineByCluster',
+} as const;
+
+/** Label on our IPAddressClaims: the MachineNetwork that made them. */
+export const MACHINE_NETWORK_LABEL = 'network.metal.x-k8s.io/machine-network';

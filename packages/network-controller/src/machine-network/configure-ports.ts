@@ -1,0 +1,180 @@
+import { MachineNetworkConditionTypes, MachineNetworkEventReasons, MachineNetworkReasons, deviceIdOf } from '@metal-l2/api';
+import { isMetalHttpError, type Device, type Event as MetalEvent, type MetalClient } from '@metal-l2/metal-api';
+import { UserStateCode } from '@metal-l2/machine-config';
+import { machineMetal } from '../metal/machine-metal.js';
+import { desiredNetworkMode, desiredPorts, removesLayer3 } from './desired-ports.js';
+import { DEVICE_INCLUDES, drivePorts, pollPendingBatch, portRecords, projectedPorts } from './port-driver.js';
+import { conditionIs } from './status.js';
+import { failed, proceed, waitFor, type MachineNetworkScope, type StepOutcome } from './scope.js';
+import { markCondition } from './status.js';
+
+function notConfigured(scope: MachineNetworkScope, reason: string, message: string): void {
+  markCondition(scope.machineNetwork, { type: MachineNetworkConditionTypes.portsConfigured, status: 'False', reason, message }, scope.now);
+}
+
+function configured(scope: MachineNetworkScope, message: string): void {
+  markCondition(scope.machineNetwork, { type: MachineNetworkConditionTypes.portsConfigured, status: 'True', reason: MachineNetworkReasons.portsConfigured, message }, scope.now);
+}
+
+async function readDevice(metal: MetalClient, id: string, signal: AbortSignal): Promise<Device | undefined> {
+  try {
+    return await metal.devices.get(id, { include: DEVICE_INCLUDES, signal });
+  } catch (err: unknown) {
+    if (isMetalHttpError(err) && err.status === 404) return undefined;
+    throw err;
+  }
+}
+
+/** The boot script's latest user-state event (its codes are ours: 1001 captured, 1002 configured, 1099 failed). */
+async function bootScriptEvent(metal: MetalClient, id: string, signal: AbortSignal): Promise<{ state: string; code: number; message: string } | undefined> {
+  const ours = new Set<number>(Object.values(UserStateCode));
+  for await (const event of metal.devices.events(id, { signal })) {
+    const parsed = parseUserState(event);
+    if (parsed !== undefined && ours.has(parsed.code)) return parsed; // newest first
+  }
+  return undefined;
+}
+
+function parseUserState(event: MetalEvent): { state: string; code: number; message: string } | undefined {
+  if (event.type !== 'user.state') return undefined;
+  const match = /^(\d{4}):\s?(.*)$/s.exec(event.interpolated ?? '');
+  if (match === null) return undefined;
+  return { state: event.state ?? '', code: Number(match[1]), message: match[2] ?? event.body ?? '' };
+}
+
+function metalError(scope: MachineNetworkScope, what: string, err: unknown): StepOutcome {
+  const message = `${what}: ${err instanceof Error ? err.message : String(err)}`;
+  notConfigured(scope, MachineNetworkReasons.metalAPIError, message);
+  scope.ctx.events.event(scope.machineNetwork, { type: 'Warning', reason: MachineNetworkEventReasons.metalAPIError, message });
+  return failed(new Error(what, { cause: err }));
+}
+
+/**
+ * Postcondition: the device's ports are in the template's mode with its VLANs assigned, and
+ * status.ports shows them. Costs, for a hybrid-bonded machine: one device read, one VLAN batch,
+ * one poll; and nothing at all once PortsConfigured is True (steady-state resyncs make no call).
+ * Modes that take layer 3 away wait for the boot script's "metadata captured" event first.
+ */
+export async function configurePorts(scope: MachineNetworkScope): Promise<StepOutcome> {
+  const { ctx, machineNetwork: mn, packetMachine: pm } = scope;
+  const status = (mn.status ??= {});
+  const deviceId = pm === undefined ? undefined : deviceIdOf(pm);
+  if (deviceId === undefined) {
+    notConfigured(scope, MachineNetworkReasons.waitingForDevice, 'waiting for the device: CAPP creates it once the PacketMachine is unpaused');
+    return waitFor();
+  }
+  if (status.deviceID !== deviceId) {
+    // A new device (or the first): whatever was observed or pending belongs to another one.
+    status.deviceID = deviceId;
+    delete status.ports;
+    delete status.pendingBatch;
+    delete status.bootScript;
+  } else if (conditionIs(mn, MachineNetworkConditionTypes.portsConfigured, 'True') && status.pendingBatch === undefined) {
+    return proceed;
+  }
+  if (pm?.status?.ready !== true) {
+    notConfigured(scope, MachineNetworkReasons.waitingForDevice, `device ${deviceId} is being provisioned`);
+    return waitFor();
+  }
+  const access = await machineMetal(ctx, { machineNetwork: mn, packetMachine: pm, clusterName: scope.clusterName, signal: scope.rctx.signal });
+  if (access.kind === 'missing') {
+    notConfigured(scope, access.reason, access.message);
+    return waitFor(ctx.timings.metalRetryMs * 10);
+  }
+  const { metal } = access;
+  const signal = scope.rctx.signal;
+
+  let polled;
+  try {
+    polled = await pollPendingBatch(scope, metal);
+  } catch (err: unknown) {
+    return metalError(scope, `poll VLAN batch of device ${deviceId}`, err);
+  }
+  switch (polled.kind) {
+    case 'pending':
+      notConfigured(scope, MachineNetworkReasons.configuringPorts, 'waiting for a VLAN assignment batch to complete');
+      return waitFor(ctx.timings.batchPollMs);
+    case 'failed':
+      notConfigured(scope, MachineNetworkReasons.metalAPIError, polled.message);
+      ctx.events.event(mn, { type: 'Warning', reason: MachineNetworkEventReasons.metalAPIError, message: polled.message });
+      return waitFor(ctx.timings.metalRetryMs);
+    case 'completed':
+      if (polled.final) return done(scope);
+      break;
+    case 'none':
+      break;
+  }
+
+  let device: Device | undefined;
+  try {
+    device = await readDevice(metal, deviceId, signal);
+  } catch (err: unknown) {
+    return metalError(scope, `read device ${deviceId}`, err);
+  }
+  if (device === undefined) {
+    notConfigured(scope, MachineNetworkReasons.waitingForDevice, `device ${deviceId} not found in the Metal API`);
+    return waitFor(ctx.timings.devicePollMs);
+  }
+  if (device.state !== 'active') {
+    notConfigured(scope, MachineNetworkReasons.waitingForDevice, `device ${deviceId} is ${device.state ?? 'not active'}`);
+    return waitFor(ctx.timings.devicePollMs);
+  }
+  const desired = desiredPorts(mn.spec);
+  const metro = device.metro?.code ?? access.metro;
+  if (metro === undefined) return metalError(scope, `device ${deviceId}`, new Error('the device reports no metro'));
+  let vlans;
+  try {
+    vlans = await ctx.vlans.list(metal, { projectId: access.projectId, metro, wanted: desired.flatMap((p) => p.vlans ?? []), signal });
+  } catch (err: unknown) {
+    return metalError(scope, `list the VLANs of project ${access.projectId} in ${metro}`, err);
+  }
+  status.ports = portRecords(device, vlans);
+
+  if (removesLayer3(desiredNetworkMode(mn.spec)) && status.bootScript?.code !== UserStateCode.MetadataCaptured && status.bootScript?.code !== UserStateCode.Configured) {
+    let event;
+    try {
+      event = await bootScriptEvent(metal, deviceId, signal);
+    } catch (err: unknown) {
+      return metalError(scope, `read the events of device ${deviceId}`, err);
+    }
+    if (event !== undefined) status.bootScript = event;
+    if (event?.code === UserStateCode.Failed) {
+      notConfigured(scope, MachineNetworkReasons.bootScriptFailed, `the boot script failed: ${event.message}`);
+      return waitFor(ctx.timings.devicePollMs);
+    }
+    if (event === undefined) {
+      notConfigured(scope, MachineNetworkReasons.waitingForBootScript, 'waiting for the boot script to save the metadata before layer 3 goes away');
+      return waitFor(ctx.timings.devicePollMs);
+    }
+  }
+
+  let driven;
+  try {
+    driven = await drivePorts(scope, { metal, device, desired, vlans });
+  } catch (err: unknown) {
+    return metalError(scope, `configure the ports of device ${deviceId}`, err);
+  }
+  switch (driven.kind) {
+    case 'refused':
+      notConfigured(scope, MachineNetworkReasons.invalidPortPlan, driven.message);
+      ctx.events.event(mn, { type: 'Warning', reason: MachineNetworkEventReasons.invalidPortPlan, message: driven.message });
+      return waitFor(ctx.timings.metalRetryMs * 10);
+    case 'batch-started':
+      status.ports = projectedPorts({ device, desired, vlans });
+      notConfigured(scope, MachineNetworkReasons.configuringPorts, `waiting for the VLAN batch on ${status.pendingBatch?.port ?? 'a port'}`);
+      return waitFor(ctx.timings.batchPollMs);
+    case 'converged':
+      if (driven.callCount > 0) status.ports = projectedPorts({ device, desired, vlans });
+      return done(scope);
+  }
+}
+
+function done(scope: MachineNetworkScope): StepOutcome {
+  const mn = scope.machineNetwork;
+  const mode = desiredNetworkMode(mn.spec);
+  if (!conditionIs(mn, MachineNetworkConditionTypes.portsConfigured, 'True')) {
+    scope.ctx.events.event(mn, { type: 'Normal', reason: MachineNetworkEventReasons.portsConfigured, message: `ports configured: ${mode ?? 'unknown mode'}` });
+  }
+  configured(scope, `ports in ${mode ?? 'the requested'} mode`);
+  return proceed;
+}

@@ -1,0 +1,137 @@
+import { MachineNetworkConditionTypes, MachineNetworkEventReasons, MachineNetworkReasons, NetworkFinalizers, MachineNetworkType, type IPAddressClaim } from '@metal-l2/api';
+import { isMetalHttpError, observePorts, type DesiredPort, type Device, type MetalClient } from '@metal-l2/metal-api';
+import { isNotFound } from '@metal-l2/kube';
+import { IndexNames } from '../context.js';
+import { machineMetal } from '../metal/machine-metal.js';
+import { DEVICE_INCLUDES, drivePorts, pollPendingBatch } from './port-driver.js';
+import { describe, failed, proceed, waitFor, type MachineNetworkScope, type StepOutcome } from './scope.js';
+import { markCondition } from './status.js';
+
+function deleting(scope: MachineNetworkScope, message: string): void {
+  markCondition(scope.machineNetwork, { type: MachineNetworkConditionTypes.ready, status: 'False', reason: MachineNetworkReasons.deleting, message }, scope.now);
+}
+
+async function readDevice(metal: MetalClient, id: string, signal: AbortSignal): Promise<Device | undefined> {
+  try {
+    const device = await metal.devices.get(id, { include: DEVICE_INCLUDES, signal });
+    // A device on its way out takes its VLAN assignments with it.
+    return device.state === 'deprovisioning' || device.state === 'deleted' ? undefined : device;
+  } catch (err: unknown) {
+    if (isMetalHttpError(err) && err.status === 404) return undefined;
+    throw err;
+  }
+}
+
+/**
+ * Postcondition: no VLAN this controller assigned is still on the device (VLANs others assigned
+ * stay; the port mode stays: the device is going away or being reused by someone who decides).
+ * A device that is gone has nothing left to unassign.
+ */
+export async function unassignVlans(scope: MachineNetworkScope): Promise<StepOutcome> {
+  const { ctx, machineNetwork: mn } = scope;
+  const status = (mn.status ??= {});
+  const ours = status.assignedVlans ?? [];
+  const deviceId = status.deviceID;
+  if (ours.length === 0 || deviceId === undefined) return proceed;
+  const access = await machineMetal(ctx, { machineNetwork: mn, packetMachine: scope.packetMachine, clusterName: scope.clusterName, signal: scope.rctx.signal });
+  if (access.kind === 'missing') {
+    deleting(scope, `cannot unassign VLANs ${ours.map((v) => v.vxlan).join(', ')} of device ${deviceId}: ${access.message}`);
+    return waitFor(ctx.timings.metalRetryMs * 10);
+  }
+  try {
+    const polled = await pollPendingBatch(scope, access.metal);
+    if (polled.kind === 'pending') {
+      deleting(scope, 'waiting for a VLAN batch to complete before unassigning');
+      return waitFor(ctx.timings.batchPollMs);
+    }
+    const device = await readDevice(access.metal, deviceId, scope.rctx.signal);
+    if (device === undefined) {
+      status.assignedVlans = [];
+      return proceed;
+    }
+    const vlans = await ctx.vlans.list(access.metal, { projectId: access.projectId, metro: device.metro?.code ?? access.metro ?? '', wanted: [], signal: scope.rctx.signal });
+    const observed = observePorts(device.network_ports ?? [], vlans).ports;
+    const ourIds = new Set(ours.map((v) => `${v.portID}/${v.vlanID}`));
+    const desired: DesiredPort[] = observed.map((p) => {
+      const keep = p.vlans.filter((v) => !ourIds.has(`${p.id}/${v.id}`));
+      const native = p.nativeVlan !== undefined && !ourIds.has(`${p.id}/${p.nativeVlan.id}`) ? p.nativeVlan.vxlan : undefined;
+      return {
+        name: p.name,
+        bonded: p.bonded,
+        ...(p.isBond ? { layer2: p.layer2 } : {}),
+        vlans: keep.map((v) => v.vxlan).filter((v): v is number => v !== undefined),
+        ...(native === undefined ? {} : { nativeVlan: native }),
+      };
+    });
+    const driven = await drivePorts(scope, { metal: access.metal, device, desired, vlans });
+    switch (driven.kind) {
+      case 'refused':
+        deleting(scope, `cannot unassign VLANs of device ${deviceId}: ${driven.message}`);
+        return waitFor(ctx.timings.metalRetryMs * 10);
+      case 'batch-started':
+        deleting(scope, `unassigning VLANs on ${status.pendingBatch?.port ?? 'a port'}`);
+        return waitFor(ctx.timings.batchPollMs);
+      case 'converged':
+        if (driven.callCount > 0 || ours.length > 0) {
+          ctx.events.event(mn, { type: 'Normal', reason: MachineNetworkEventReasons.vlansUnassigned, message: `unassigned VLANs ${ours.map((v) => `${v.port}:${v.vxlan}`).join(', ')}` });
+        }
+        status.assignedVlans = [];
+        return proceed;
+    }
+  } catch (err: unknown) {
+    const message = `unassign VLANs of device ${deviceId}: ${err instanceof Error ? err.message : String(err)}`;
+    deleting(scope, message);
+    ctx.events.event(mn, { type: 'Warning', reason: MachineNetworkEventReasons.metalAPIError, message });
+    return failed(new Error(`unassign VLANs of device ${deviceId}`, { cause: err }));
+  }
+}
+
+/**
+ * Postcondition: every claim this machine made is gone (the IPAM provider released its address).
+ * The record in status and the claims carrying our label are both honoured, so a claim created
+ * just before a crash is not left behind.
+ */
+export async function releaseClaims(scope: MachineNetworkScope): Promise<StepOutcome> {
+  const { ctx, machineNetwork: mn } = scope;
+  const names = new Set((mn.status?.claims ?? []).map((c) => c.name));
+  for (const claim of ctx.caches.claims.byIndex(IndexNames.claimByMachineNetwork, `${scope.namespace}/${scope.name}`)) names.add(claim.metadata.name ?? '');
+  const remaining: string[] = [];
+  let deleted = 0;
+  for (const name of names) {
+    const claim: IPAddressClaim | undefined = ctx.caches.claims.get({ namespace: scope.namespace, name });
+    if (claim === undefined) continue;
+    if (!(claim.metadata.ownerReferences ?? []).some((o) => o.uid === mn.metadata.uid)) continue;
+    remaining.push(name);
+    if (claim.metadata.deletionTimestamp !== undefined) continue;
+    try {
+      await ctx.client.delete(ctx.types.claim, { namespace: scope.namespace, name }, { signal: scope.rctx.signal, ...(claim.metadata.uid === undefined ? {} : { preconditions: { uid: claim.metadata.uid } }) });
+      deleted++;
+    } catch (err: unknown) {
+      if (!isNotFound(err)) return failed(new Error(`delete IPAddressClaim ${describe(scope, name)}`, { cause: err }));
+    }
+  }
+  if (deleted > 0) ctx.events.event(mn, { type: 'Normal', reason: MachineNetworkEventReasons.claimsReleased, message: `released ${deleted} IPAddressClaim(s)` });
+  if (remaining.length > 0) {
+    deleting(scope, `waiting for IPAddressClaims to be released: ${remaining.join(', ')}`);
+    return waitFor();
+  }
+  return proceed;
+}
+
+/** Postcondition: the MachineNetwork may go (the API server deletes it once the patch lands). */
+export async function removeFinalizer(scope: MachineNetworkScope): Promise<StepOutcome> {
+  const { ctx, machineNetwork: mn } = scope;
+  const finalizers = mn.metadata.finalizers ?? [];
+  if (!finalizers.includes(NetworkFinalizers.machineNetwork)) return proceed;
+  try {
+    await ctx.client.patch(
+      MachineNetworkType,
+      { namespace: scope.namespace, name: scope.name },
+      { metadata: { finalizers: finalizers.filter((f) => f !== NetworkFinalizers.machineNetwork) } },
+      { ...(mn.metadata.resourceVersion === undefined ? {} : { resourceVersion: mn.metadata.resourceVersion }), signal: scope.rctx.signal },
+    );
+  } catch (err: unknown) {
+    if (!isNotFound(err)) return failed(new Error(`remove the finalizer of MachineNetwork ${describe(scope)}`, { cause: err }));
+  }
+  return proceed;
+}

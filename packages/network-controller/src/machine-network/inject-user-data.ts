@@ -1,0 +1,145 @@
+import {
+  MachineNetworkConditionTypes,
+  MachineNetworkEventReasons,
+  MachineNetworkReasons,
+  deviceIdOf,
+  type Machine,
+  type MachineNetwork,
+} from '@metal-l2/api';
+import { builtinTypes, type KubeObject } from '@metal-l2/kube';
+import { injectUserData, readInjectionHash, renderMachineNetwork } from '@metal-l2/machine-config';
+import { IndexNames } from '../context.js';
+import { networkConfigOf } from './network-config.js';
+import { describe, failed, proceed, waitFor, type MachineNetworkScope, type StepOutcome } from './scope.js';
+import { markCondition } from './status.js';
+
+interface Secret extends KubeObject {
+  data?: Record<string, string>;
+}
+
+const decode = (value: string | undefined): string | undefined => (value === undefined ? undefined : Buffer.from(value, 'base64').toString('utf8'));
+
+function notInjected(scope: MachineNetworkScope, reason: string, message: string): void {
+  markCondition(scope.machineNetwork, { type: MachineNetworkConditionTypes.userDataInjected, status: 'False', reason, message }, scope.now);
+}
+
+/**
+ * Why this Secret may not be written for this Machine, or undefined when it may. A Secret written
+ * by another bootstrap config (or one several Machines share) would leak this machine's addresses
+ * into other machines' first boot; a MachinePool's is rewritten whole on token rotation.
+ */
+function ownershipProblem(scope: MachineNetworkScope, machine: Machine, secret: Secret): string | undefined {
+  const controller = (secret.metadata.ownerReferences ?? []).find((o) => o.controller === true);
+  const configRef = machine.spec.bootstrap.configRef;
+  if (controller?.kind === 'MachinePool') return `Secret ${describe(scope, secret.metadata.name)} belongs to a MachinePool, whose bootstrap data is regenerated`;
+  if (configRef !== undefined) {
+    if (controller === undefined || controller.kind !== configRef.kind || controller.name !== configRef.name) {
+      return `Secret ${describe(scope, secret.metadata.name)} is not owned by this Machine's bootstrap config ${configRef.kind}/${configRef.name}`;
+    }
+    return undefined;
+  }
+  const sharing = (scope.ctx.caches.machines?.byIndex(IndexNames.machineByDataSecret, `${scope.namespace}/${secret.metadata.name ?? ''}`) ?? []).filter(
+    (m) => m.metadata.uid !== machine.metadata.uid,
+  );
+  if (sharing.length > 0) {
+    return `Secret ${describe(scope, secret.metadata.name)} is the bootstrap data of other Machines too (${sharing.map((m) => m.metadata.name).join(', ')}); give each Machine its own`;
+  }
+  return undefined;
+}
+
+/**
+ * Postcondition: the Machine's bootstrap data Secret carries this machine's network configuration
+ * (wrapped around the original data, which stays byte for byte), and status.userData records the
+ * Secret and the configuration's hash. Once the device exists the Secret is never touched again:
+ * its user data was consumed at creation.
+ */
+export async function ensureUserDataInjected(scope: MachineNetworkScope): Promise<StepOutcome> {
+  const { ctx, machineNetwork: mn, packetMachine: pm, machine } = scope;
+  const status = (mn.status ??= {});
+  const rendered = renderMachineNetwork(networkConfigOf(mn.spec, status.addresses ?? [], ctx.metadataUrl));
+  if (rendered.kind === 'invalid') {
+    notInjected(scope, MachineNetworkReasons.invalidTemplate, rendered.issues.map((i) => `${i.path}: ${i.message}`).join('; '));
+    return waitFor();
+  }
+  const provisioned = pm !== undefined && deviceIdOf(pm) !== undefined;
+  if (provisioned && status.userData?.hash !== undefined) return proceed;
+
+  if (machine === undefined) {
+    if (provisioned) return adoptProvisioned(scope, undefined);
+    notInjected(scope, MachineNetworkReasons.waitingForMachine, 'waiting for the Cluster API Machine that uses this PacketMachine');
+    return waitFor();
+  }
+  const secretName = machine.spec.bootstrap.dataSecretName;
+  if (secretName === undefined || secretName === '') {
+    if (provisioned) return adoptProvisioned(scope, undefined);
+    notInjected(scope, MachineNetworkReasons.waitingForBootstrapData, `waiting for Machine ${describe(scope, machine.metadata.name)} to get its bootstrap data (spec.bootstrap.dataSecretName)`);
+    return waitFor();
+  }
+  // Read live: a cached Secret could be older than the one CAPP reads when it creates the device.
+  const secret = await ctx.client.get<Secret>(builtinTypes.secret, { namespace: scope.namespace, name: secretName }, { signal: scope.rctx.signal });
+  if (secret === undefined) {
+    notInjected(scope, MachineNetworkReasons.bootstrapSecretNotFound, `bootstrap data Secret ${describe(scope, secretName)} not found`);
+    return waitFor(10_000);
+  }
+  if (provisioned) return adoptProvisioned(scope, secret);
+  const problem = ownershipProblem(scope, machine, secret);
+  if (problem !== undefined) {
+    notInjected(scope, MachineNetworkReasons.bootstrapSecretNotOwned, problem);
+    ctx.events.event(mn, { type: 'Warning', reason: MachineNetworkEventReasons.injectionRefused, message: problem });
+    return waitFor();
+  }
+  const value = decode(secret.data?.['value']);
+  if (value === undefined) {
+    notInjected(scope, MachineNetworkReasons.bootstrapSecretNotFound, `bootstrap data Secret ${describe(scope, secretName)} has no key value`);
+    return waitFor();
+  }
+  const result = injectUserData({ value, format: decode(secret.data?.['format']), network: rendered.network });
+  switch (result.kind) {
+    case 'refused': {
+      const reason = result.reason === 'IgnitionNotSupported' ? MachineNetworkReasons.ignitionNotSupported : MachineNetworkReasons.unsupportedFormat;
+      notInjected(scope, reason, result.message);
+      ctx.events.event(mn, { type: 'Warning', reason: MachineNetworkEventReasons.injectionRefused, message: result.message });
+      return waitFor();
+    }
+    case 'unchanged':
+      break;
+    case 'injected':
+      try {
+        await ctx.client.patch(
+          builtinTypes.secret,
+          { namespace: scope.namespace, name: secretName },
+          { data: { value: Buffer.from(result.value, 'utf8').toString('base64') } },
+          { ...(secret.metadata.resourceVersion === undefined ? {} : { resourceVersion: secret.metadata.resourceVersion }), signal: scope.rctx.signal },
+        );
+      } catch (err: unknown) {
+        return failed(new Error(`inject the network configuration into Secret ${describe(scope, secretName)}`, { cause: err }));
+      }
+      ctx.events.event(mn, { type: 'Normal', reason: MachineNetworkEventReasons.userDataInjected, message: `injected network configuration sha256:${result.hash.slice(0, 12)} into Secret ${secretName}` });
+      scope.rctx.logger.info('injected network configuration', { secret: secretName, hash: result.hash });
+      break;
+  }
+  status.userData = { secretName, hash: result.hash };
+  markCondition(mn, { type: MachineNetworkConditionTypes.userDataInjected, status: 'True', reason: MachineNetworkReasons.injected, message: `Secret ${secretName} carries the network configuration (sha256:${result.hash.slice(0, 12)})` }, scope.now);
+  return proceed;
+}
+
+/**
+ * A machine whose device exists but whose status does not say it was injected: a `clusterctl
+ * move` or a restore (status is not carried), or a machine that was provisioned before it was
+ * linked. Its user data is never rewritten; the Secret tells whether it carries our part.
+ */
+function adoptProvisioned(scope: MachineNetworkScope, secret: Secret | undefined): StepOutcome {
+  const mn: MachineNetwork = scope.machineNetwork;
+  const hash = secret === undefined ? undefined : readInjectionHash(decode(secret.data?.['value']) ?? '');
+  if (hash !== undefined) {
+    (mn.status ??= {}).userData = { ...(secret?.metadata.name === undefined ? {} : { secretName: secret.metadata.name }), hash };
+    markCondition(mn, { type: MachineNetworkConditionTypes.userDataInjected, status: 'True', reason: MachineNetworkReasons.injected, message: `the device was created from user data carrying the network configuration (sha256:${hash.slice(0, 12)})` }, scope.now);
+    return proceed;
+  }
+  notInjected(
+    scope,
+    MachineNetworkReasons.provisionedWithoutInjection,
+    'the device was created before the network configuration was injected: its OS has no VLAN interfaces; ports are still configured, replace the machine to get both',
+  );
+  return proceed;
+}

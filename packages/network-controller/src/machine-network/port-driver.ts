@@ -1,0 +1,123 @@
+import { MachineNetworkEventReasons, type AssignedVlan, type MachineNetwork, type ObservedPortRecord } from '@metal-l2/api';
+import {
+  applyPortCall,
+  describePortCall,
+  observePorts,
+  planPortChanges,
+  pollVlanBatch,
+  resolveDesired,
+  type DesiredPort,
+  type Device,
+  type MetalClient,
+  type VirtualNetwork,
+} from '@metal-l2/metal-api';
+import type { MachineNetworkScope } from './scope.js';
+
+/** Includes that make a device read carry what the planner needs: each port's VLANs and native VLAN. */
+export const DEVICE_INCLUDES: readonly string[] = ['network_ports.virtual_networks', 'network_ports.native_virtual_network', 'metro'];
+
+export type BatchPoll =
+  | { readonly kind: 'none' }
+  | { readonly kind: 'pending' }
+  | { readonly kind: 'completed'; readonly final: boolean }
+  | { readonly kind: 'failed'; readonly message: string };
+
+/**
+ * Looks once at the VLAN batch this controller started, if any, and forgets it when it ended.
+ * One read: the device is not read again when the batch was the plan's last call.
+ */
+export async function pollPendingBatch(scope: MachineNetworkScope, metal: MetalClient): Promise<BatchPoll> {
+  const status = (scope.machineNetwork.status ??= {});
+  const pending = status.pendingBatch;
+  if (pending === undefined) return { kind: 'none' };
+  const polled = await pollVlanBatch(metal.ports, { portId: pending.portID, batchId: pending.batchID, signal: scope.rctx.signal });
+  switch (polled.kind) {
+    case 'pending':
+      return { kind: 'pending' };
+    case 'completed':
+      delete status.pendingBatch;
+      return { kind: 'completed', final: pending.final };
+    case 'failed':
+      delete status.pendingBatch;
+      return { kind: 'failed', message: `VLAN batch ${pending.batchID} on ${pending.port} failed: ${polled.errorMessages.join('; ') || 'no reason given'}` };
+  }
+}
+
+/** The device's ports as status shows them. */
+export function portRecords(device: Pick<Device, 'network_ports'>, vlans: readonly VirtualNetwork[]): ObservedPortRecord[] {
+  const observed = observePorts(device.network_ports ?? [], vlans).ports;
+  const typeOf = new Map((device.network_ports ?? []).map((p) => [p.id, p.network_type]));
+  return observed.map((p) => {
+    const networkType = typeOf.get(p.id);
+    const vxlans = p.vlans.map((v) => v.vxlan).filter((v): v is number => v !== undefined);
+    return {
+      id: p.id,
+      name: p.name,
+      ...(networkType === undefined ? {} : { networkType }),
+      bonded: p.bonded,
+      ...(vxlans.length === 0 ? {} : { vlans: vxlans }),
+      ...(p.nativeVlan?.vxlan === undefined ? {} : { nativeVlan: p.nativeVlan.vxlan }),
+    };
+  });
+}
+
+export type DriveResult =
+  | { readonly kind: 'converged'; readonly callCount: number }
+  | { readonly kind: 'batch-started'; readonly callCount: number }
+  | { readonly kind: 'refused'; readonly message: string };
+
+function recordAssignments(mn: MachineNetwork, call: { portId: string; portName: string; vlanAssignments: readonly { vlan: { id: string; vxlan: number | undefined }; state: 'assigned' | 'unassigned' }[] }): void {
+  const status = (mn.status ??= {});
+  let assigned: AssignedVlan[] = [...(status.assignedVlans ?? [])];
+  for (const a of call.vlanAssignments) {
+    assigned = assigned.filter((v) => !(v.portID === call.portId && v.vlanID === a.vlan.id));
+    if (a.state === 'assigned') assigned.push({ portID: call.portId, port: call.portName, vxlan: a.vlan.vxlan ?? 0, vlanID: a.vlan.id });
+  }
+  status.assignedVlans = assigned;
+}
+
+/**
+ * Plans the calls from the device as read to `desired`, then sends them in order. A VLAN batch
+ * ends the run: it is recorded as pending (with whether it was the plan's last call) and polled by
+ * a later reconcile instead of blocking a worker. VLANs this controller assigns or unassigns are
+ * recorded at once, so a deletion knows what is ours even if this process dies right after.
+ */
+export async function drivePorts(
+  scope: MachineNetworkScope,
+  input: { readonly metal: MetalClient; readonly device: Device; readonly desired: readonly DesiredPort[]; readonly vlans: readonly VirtualNetwork[] },
+): Promise<DriveResult> {
+  const plan = planPortChanges({ device: input.device, desired: input.desired, virtualNetworks: input.vlans });
+  if (plan.kind === 'refused') return { kind: 'refused', message: plan.issues.map((i) => i.message).join('; ') };
+  const mn = scope.machineNetwork;
+  let callCount = 0;
+  for (const [index, call] of plan.calls.entries()) {
+    const description = describePortCall(call);
+    scope.rctx.logger.info('calling the Metal API for a port', { call: description, device: input.device.id });
+    if (call.operation === 'createPortVlanAssignmentBatch') recordAssignments(mn, call);
+    const started = await applyPortCall(input.metal.ports, call, scope.rctx.signal);
+    callCount++;
+    scope.ctx.events.event(mn, { type: 'Normal', reason: MachineNetworkEventReasons.portCall, message: description });
+    if (started.kind === 'batch-created') {
+      (mn.status ??= {}).pendingBatch = { portID: started.portId, port: call.portName, batchID: started.batchId, final: index === plan.calls.length - 1 };
+      return { kind: 'batch-started', callCount };
+    }
+  }
+  return { kind: 'converged', callCount };
+}
+
+/** The ports as they will be once the plan to `desired` has run: what status shows while it runs. */
+export function projectedPorts(input: { readonly device: Device; readonly desired: readonly DesiredPort[]; readonly vlans: readonly VirtualNetwork[] }): ObservedPortRecord[] {
+  const observed = observePorts(input.device.network_ports ?? [], input.vlans).ports;
+  const { settings } = resolveDesired(input.desired, observed, { virtualNetworks: input.vlans, metro: input.device.metro?.code });
+  return observed.map((p) => {
+    const s = settings.get(p.name) ?? p;
+    const vxlans = s.vlans.map((v) => v.vxlan).filter((v): v is number => v !== undefined);
+    return {
+      id: p.id,
+      name: p.name,
+      bonded: s.bonded,
+      ...(vxlans.length === 0 ? {} : { vlans: vxlans }),
+      ...(s.nativeVlan?.vxlan === undefined ? {} : { nativeVlan: s.nativeVlan.vxlan }),
+    };
+  });
+}

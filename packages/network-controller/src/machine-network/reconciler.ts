@@ -1,0 +1,193 @@
+import {
+  CapiAnnotations,
+  CapiLabels,
+  MachineNetworkEventReasons,
+  MachineNetworkReasons,
+  MachineNetworkType,
+  NETWORK_GROUP,
+  NETWORK_VERSION,
+  NetworkAnnotations,
+  NetworkFinalizers,
+  PacketMachineType,
+  type Machine,
+  type MachineNetwork,
+  type PacketMachine,
+} from '@metal-l2/api';
+import { PatchHelper, done, isAlreadyExists, isNotFound, requeueAfter, type ReconcileContext, type ReconcileResult } from '@metal-l2/kube';
+import { IndexNames, type NetworkContext } from '../context.js';
+import { templateNameFor } from '../template-link.js';
+import { configurePorts } from './configure-ports.js';
+import { releaseClaims, removeFinalizer, unassignVlans } from './deletion.js';
+import { desiredNetworkMode } from './desired-ports.js';
+import { ensureClaims } from './ensure-claims.js';
+import { ensureUserDataInjected } from './inject-user-data.js';
+import { releasePause } from './release-pause.js';
+import type { MachineNetworkScope, Step, StepOutcome } from './scope.js';
+import { summarizeReady } from './status.js';
+import { waitForAddresses } from './wait-for-addresses.js';
+
+/** DESIGN §3.3, steps 2–5: each states its postcondition; a finished step reads and writes nothing. */
+const normalSteps: readonly Step[] = [ensureClaims, waitForAddresses, ensureUserDataInjected, releasePause, configurePorts];
+/** Step 7: what we assigned goes, the addresses go back, then the object may go. */
+const deleteSteps: readonly Step[] = [unassignVlans, releaseClaims, removeFinalizer];
+
+async function runSteps(scope: MachineNetworkScope, steps: readonly Step[]): Promise<StepOutcome> {
+  for (const step of steps) {
+    const outcome = await step(scope);
+    if (outcome.kind !== 'continue') return outcome;
+  }
+  return { kind: 'continue' };
+}
+
+/** The Machine that uses this PacketMachine: by spec.infrastructureRef (owner refs are missing while paused on CAPI ≤ 1.8). */
+function findMachine(ctx: NetworkContext, namespace: string, name: string): Machine | undefined {
+  const machines = ctx.caches.machines;
+  if (machines === undefined) return undefined;
+  return machines.byIndex(IndexNames.machineByInfraRef, `${namespace}/${name}`)[0];
+}
+
+function isHeldByUs(pm: PacketMachine): boolean {
+  const annotations = pm.metadata.annotations ?? {};
+  return annotations[CapiAnnotations.paused] !== undefined && annotations[NetworkAnnotations.hold] !== undefined;
+}
+
+function clusterPaused(ctx: NetworkContext, namespace: string, clusterName: string | undefined): boolean {
+  if (clusterName === undefined) return false;
+  return ctx.caches.clusters?.get({ namespace, name: clusterName })?.spec?.paused === true;
+}
+
+/** A new MachineNetwork for a linked PacketMachine: the template's spec copied, owned by the machine. */
+function newMachineNetwork(pm: PacketMachine, templateName: string, spec: Omit<MachineNetwork['spec'], 'templateName'>): MachineNetwork {
+  const clusterLabel = pm.metadata.labels?.[CapiLabels.clusterName];
+  return {
+    apiVersion: `${NETWORK_GROUP}/${NETWORK_VERSION}`,
+    kind: 'MachineNetwork',
+    metadata: {
+      name: pm.metadata.name ?? '',
+      namespace: pm.metadata.namespace ?? '',
+      ...(clusterLabel === undefined ? {} : { labels: { [CapiLabels.clusterName]: clusterLabel } }),
+      finalizers: [NetworkFinalizers.machineNetwork],
+      ownerReferences: [
+        { apiVersion: `${PacketMachineType.group}/${PacketMachineType.version}`, kind: PacketMachineType.kind, name: pm.metadata.name ?? '', uid: pm.metadata.uid ?? '', controller: true, blockOwnerDeletion: true },
+      ],
+    },
+    spec: { templateName, ...structuredClone(spec) },
+  };
+}
+
+async function ensureMachineNetwork(
+  ctx: NetworkContext,
+  at: { pm: PacketMachine; namespace: string; name: string; rctx: ReconcileContext },
+): Promise<MachineNetwork | ReconcileResult> {
+  const templateName = templateNameFor(at.pm, (ns, n) => ctx.caches.packetMachineTemplates.get({ namespace: ns, name: n }));
+  if (templateName === undefined) return done();
+  const template = ctx.caches.templates.get({ namespace: at.namespace, name: templateName });
+  if (template === undefined) {
+    ctx.events.event(at.pm, { type: 'Warning', reason: MachineNetworkReasons.templateNotFound, message: `MachineNetworkTemplate ${at.namespace}/${templateName} not found; the machine stays paused until it exists` });
+    return requeueAfter(30_000);
+  }
+  try {
+    const created = await ctx.client.create(MachineNetworkType, newMachineNetwork(at.pm, templateName, template.spec), { signal: at.rctx.signal });
+    at.rctx.logger.info('created MachineNetwork', { template: templateName });
+    return created;
+  } catch (err: unknown) {
+    if (!isAlreadyExists(err)) throw new Error(`create MachineNetwork ${at.namespace}/${at.name}`, { cause: err });
+    const live = await ctx.client.get<MachineNetwork>(MachineNetworkType, { namespace: at.namespace, name: at.name }, { signal: at.rctx.signal });
+    return live ?? requeueAfter(1_000);
+  }
+}
+
+/**
+ * Reconciles the network of one PacketMachine (key = its namespace/name = its MachineNetwork's):
+ * read from the caches; a machine going away takes its MachineNetwork with it (deleted while the
+ * device still exists, so its VLANs can be unassigned); create the MachineNetwork from the
+ * template; run the normal or the delete steps; patch status once at the end.
+ */
+export async function reconcileMachineNetwork(ctx: NetworkContext, key: { namespace: string; name: string }, rctx: ReconcileContext): Promise<ReconcileResult> {
+  const { namespace, name } = key;
+  const pm = ctx.caches.packetMachines.get(key);
+  let mn = ctx.caches.machineNetworks.get(key);
+  if (pm === undefined && mn === undefined) return done();
+
+  const clusterName = pm?.metadata.labels?.[CapiLabels.clusterName] ?? mn?.metadata.labels?.[CapiLabels.clusterName];
+  if (clusterPaused(ctx, namespace, clusterName)) {
+    rctx.logger.debug('cluster is paused', { cluster: clusterName });
+    return done();
+  }
+
+  const machineGone = pm === undefined || pm.metadata.deletionTimestamp !== undefined || (mn !== undefined && pm.metadata.uid !== undefined && !(mn.metadata.ownerReferences ?? []).some((o) => o.uid === pm.metadata.uid));
+  if (mn !== undefined && machineGone && mn.metadata.deletionTimestamp === undefined) {
+    try {
+      await ctx.client.delete(MachineNetworkType, key, { signal: rctx.signal, ...(mn.metadata.uid === undefined ? {} : { preconditions: { uid: mn.metadata.uid } }) });
+    } catch (err: unknown) {
+      if (!isNotFound(err)) throw new Error(`delete MachineNetwork ${namespace}/${name} of a deleted PacketMachine`, { cause: err });
+    }
+    return done();
+  }
+  if (mn === undefined) {
+    if (pm === undefined || pm.metadata.deletionTimestamp !== undefined) return done();
+    const ensured = await ensureMachineNetwork(ctx, { pm, namespace, name, rctx });
+    if (!('apiVersion' in ensured)) return ensured;
+    mn = ensured;
+  }
+
+  const patch = PatchHelper.snapshot(MachineNetworkType, mn);
+  const working = structuredClone(mn);
+  const scope: MachineNetworkScope = {
+    ctx,
+    rctx,
+    namespace,
+    name,
+    packetMachine: pm,
+    machineNetwork: working,
+    machine: pm === undefined ? undefined : findMachine(ctx, namespace, name),
+    clusterName,
+    now: ctx.now(),
+  };
+
+  if (working.metadata.deletionTimestamp !== undefined) {
+    const outcome = await runSteps(scope, deleteSteps);
+    if (outcome.kind === 'continue') return done(); // finalizer removed: the object is gone
+    return finish(scope, patch, outcome);
+  }
+
+  const outcome = await runSteps(scope, normalSteps);
+  const status = (working.status ??= {});
+  const mode = desiredNetworkMode(working.spec);
+  if (mode !== undefined) status.networkType = mode;
+  status.observedGeneration = working.metadata.generation ?? 0;
+  summarizeReady(working, scope.now, holdTimedOut(scope));
+  return finish(scope, patch, outcome);
+}
+
+/** A machine still held after the hold budget: it stays paused (fail closed) and says so. */
+function holdTimedOut(scope: MachineNetworkScope): { reason: string; message: string } | undefined {
+  const pm = scope.packetMachine;
+  if (pm === undefined || !isHeldByUs(pm)) return undefined;
+  const since = Date.parse(pm.metadata.annotations?.[NetworkAnnotations.hold] ?? '');
+  if (Number.isNaN(since)) return undefined;
+  const heldMs = scope.now.getTime() - since;
+  if (heldMs < scope.ctx.timings.holdTimeoutMs) return undefined;
+  const message = `held for ${Math.round(heldMs / 1000)} s (budget ${Math.round(scope.ctx.timings.holdTimeoutMs / 1000)} s) and still not released; the PacketMachine stays paused`;
+  const previous = scope.machineNetwork.status?.conditions?.find((c) => c.type === 'Ready');
+  if (previous?.reason !== MachineNetworkReasons.holdTimeout) {
+    scope.ctx.events.event(scope.machineNetwork, { type: 'Warning', reason: MachineNetworkEventReasons.holdTimeout, message });
+  }
+  return { reason: MachineNetworkReasons.holdTimeout, message };
+}
+
+async function finish(scope: MachineNetworkScope, patch: PatchHelper<MachineNetwork>, outcome: StepOutcome): Promise<ReconcileResult> {
+  await patch.patch(scope.ctx.client, scope.machineNetwork, { signal: scope.rctx.signal });
+  switch (outcome.kind) {
+    case 'continue':
+      return done();
+    case 'wait': {
+      const hold = scope.packetMachine !== undefined && isHeldByUs(scope.packetMachine) ? scope.ctx.timings.holdTimeoutMs : undefined;
+      // A held machine comes back when its hold budget runs out, to report it.
+      const afterMs = outcome.afterMs ?? hold;
+      return afterMs === undefined ? done() : requeueAfter(afterMs);
+    }
+    case 'fail':
+      throw outcome.error;
+  }
+}

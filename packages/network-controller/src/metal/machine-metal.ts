@@ -1,0 +1,53 @@
+import { CapiLabels, MachineNetworkReasons, PacketClusterType, type MachineNetwork, type PacketMachine } from '@metal-l2/api';
+import { readSecretValue } from '@metal-l2/kube';
+import type { MetalClient } from '@metal-l2/metal-api';
+import type { NetworkContext } from '../context.js';
+
+/** The key of the credentials Secret that holds the Metal API token (as for VRF-backed pools). */
+export const API_TOKEN_KEY = 'apiToken';
+
+export type MachineMetal =
+  | { readonly kind: 'ok'; readonly metal: MetalClient; readonly projectId: string; readonly metro: string | undefined }
+  | { readonly kind: 'missing'; readonly reason: string; readonly message: string };
+
+/**
+ * The Metal client and project for one machine: the token from the template's
+ * credentialsSecretRef (in the machine's namespace) or the controller-wide default Secret, the
+ * project from the machine's PacketCluster (the one its Cluster points at, else the one named like
+ * the cluster). What is missing is reported for a condition; only a user can fix it.
+ */
+export async function machineMetal(
+  ctx: NetworkContext,
+  at: { readonly machineNetwork: MachineNetwork; readonly packetMachine: PacketMachine | undefined; readonly clusterName: string | undefined; readonly signal: AbortSignal },
+): Promise<MachineMetal> {
+  const namespace = at.machineNetwork.metadata.namespace ?? '';
+  const ref = at.machineNetwork.spec.credentialsSecretRef;
+  const key = ref !== undefined ? { namespace, name: ref.name } : ctx.defaultCredentials;
+  if (key === undefined) {
+    return {
+      kind: 'missing',
+      reason: MachineNetworkReasons.credentialsMissing,
+      message: 'no Metal API credentials: set spec.credentialsSecretRef on the MachineNetworkTemplate or start the controller with --metal-credentials-secret',
+    };
+  }
+  const token = await readSecretValue(ctx.client, key, { dataKey: API_TOKEN_KEY, trim: true, signal: at.signal });
+  if (token.kind === 'missing') return { kind: 'missing', reason: MachineNetworkReasons.credentialsMissing, message: token.message };
+
+  const clusterName = at.clusterName ?? at.packetMachine?.metadata.labels?.[CapiLabels.clusterName];
+  if (clusterName === undefined) {
+    return { kind: 'missing', reason: MachineNetworkReasons.packetClusterNotFound, message: `the PacketMachine has no ${CapiLabels.clusterName} label, so its PacketCluster (and Metal project) is unknown` };
+  }
+  const cluster = ctx.caches.clusters?.get({ namespace, name: clusterName });
+  const infra = cluster?.spec?.infrastructureRef;
+  const packetClusterName = infra !== undefined && infra.kind === PacketClusterType.kind ? infra.name : clusterName;
+  const packetCluster = ctx.caches.packetClusters.get({ namespace, name: packetClusterName });
+  if (packetCluster === undefined) {
+    return { kind: 'missing', reason: MachineNetworkReasons.packetClusterNotFound, message: `PacketCluster ${namespace}/${packetClusterName} not found: it names the Metal project` };
+  }
+  return {
+    kind: 'ok',
+    metal: ctx.metal.clientFor(token.value),
+    projectId: packetCluster.spec.projectID,
+    metro: at.packetMachine?.spec.metro ?? packetCluster.spec.metro,
+  };
+}

@@ -1,0 +1,209 @@
+import type { KubeConfig } from '@kubernetes/client-node';
+import {
+  CAPI_CORE_GROUP,
+  CAPI_CORE_VERSIONS,
+  CAPI_IPAM_GROUP,
+  CAPI_IPAM_VERSIONS,
+  CAPP_GROUP,
+  CAPP_VERSION,
+  MachineNetworkTemplateType,
+  MachineNetworkType,
+  PacketClusterType,
+  PacketMachineTemplateType,
+  PacketMachineType,
+  clusterType,
+  ipAddressClaimType,
+  ipAddressType,
+  machineType,
+  type CapiCoreVersion,
+  type CapiIpamVersion,
+  type Cluster,
+  type IPAddress,
+  type IPAddressClaim,
+  type Machine,
+  type MachineNetwork,
+  type MachineNetworkTemplate,
+  type PacketCluster,
+  type PacketMachine,
+  type PacketMachineTemplate,
+} from '@metal-l2/api';
+import { AdmissionServer, Controller, Informer, KubeClient, Manager, type InformerHandle, type KubeObject, type Logger, type ObjectKey, type ResourceType, type RuntimeMetrics } from '@metal-l2/kube';
+import { MetalClients, type MetalClientOptions } from '@metal-l2/metal-api';
+import { MACHINE_NETWORK_LABEL, type DefaultCredentials, type EventSink, type NetworkContext, type NetworkTimings } from './context.js';
+import { reconcileMachineNetwork } from './machine-network/reconciler.js';
+import { VlanCache } from './metal/vlan-cache.js';
+import { DEFAULT_METADATA_URL } from './options.js';
+import { addIndexes, machineNetworkWatches, type NetworkInformers } from './watches.js';
+import { packetMachineAdmissionHandler, packetMachineWebhookPath, templateAdmissionHandler, templateWebhookPath } from './webhook/index.js';
+
+export const DEFAULT_TIMINGS: NetworkTimings = {
+  holdTimeoutMs: 300_000,
+  provisioningEstimateMs: 600_000,
+  batchPollMs: 1_500,
+  devicePollMs: 5_000,
+  metalRetryMs: 5_000,
+};
+
+export interface NetworkControllerOptions {
+  readonly kubeConfig: KubeConfig;
+  readonly namespace?: string | undefined;
+  readonly logger: Logger;
+  readonly concurrency?: number;
+  readonly metrics?: RuntimeMetrics;
+  readonly events?: EventSink;
+  readonly webhook?: { readonly port: number; readonly certDir: string; readonly host?: string } | undefined;
+  readonly now?: () => Date;
+  /** Metal API URL and client tuning (the token comes from the machine's Secret). */
+  readonly metal?: Omit<MetalClientOptions, 'token' | 'logger'>;
+  readonly defaultCredentials?: DefaultCredentials | undefined;
+  readonly metadataUrl?: string;
+  readonly timings?: Partial<NetworkTimings>;
+}
+
+export interface NetworkRunnables {
+  readonly informers: readonly InformerHandle[];
+  readonly controllers: readonly Controller[];
+  readonly webhook?: AdmissionServer | undefined;
+}
+
+async function discover(client: KubeClient): Promise<{ ipam: CapiIpamVersion; core: CapiCoreVersion | undefined }> {
+  const ipam = await client.preferredVersion<CapiIpamVersion>(CAPI_IPAM_GROUP, CAPI_IPAM_VERSIONS);
+  if (ipam === undefined) {
+    throw new Error(`the API server serves none of ${CAPI_IPAM_VERSIONS.map((v) => `${CAPI_IPAM_GROUP}/${v}`).join(', ')}: install Cluster API (its IPAM CRDs) first`);
+  }
+  const capp = await client.servedVersions(CAPP_GROUP);
+  if (!capp.includes(CAPP_VERSION) || !(await client.servedResources(CAPP_GROUP, CAPP_VERSION)).includes(PacketMachineType.plural)) {
+    throw new Error(`the API server does not serve ${PacketMachineType.plural}.${CAPP_GROUP}/${CAPP_VERSION}: install Cluster API Provider Packet (its CRDs) first`);
+  }
+  const core = await client.preferredVersion<CapiCoreVersion>(CAPI_CORE_GROUP, CAPI_CORE_VERSIONS);
+  return { ipam, core };
+}
+
+/**
+ * Wires the network controller: discovers the served Cluster API versions, builds the informers,
+ * the MachineNetwork controller (keyed by PacketMachine) and the webhooks.
+ */
+export async function createNetworkController(options: NetworkControllerOptions & { client: KubeClient }): Promise<NetworkRunnables> {
+  const { client, logger } = options;
+  const versions = await discover(client);
+  logger.info('discovered API versions', { ipam: versions.ipam, clusterAPI: versions.core ?? 'none' });
+  const ns = options.namespace;
+  const informer = <T extends KubeObject>(type: ResourceType, extra: { labelSelector?: string } = {}): Informer<T> =>
+    new Informer<T>({ client, type, logger, ...extra, ...(ns !== undefined ? { namespace: ns } : {}), ...(options.metrics === undefined ? {} : { metrics: options.metrics }) });
+  const core = versions.core;
+  const informers: NetworkInformers & { packetClusters: Informer<PacketCluster> } = {
+    packetMachines: informer<PacketMachine>(PacketMachineType),
+    packetMachineTemplates: informer<PacketMachineTemplate>(PacketMachineTemplateType),
+    packetClusters: informer<PacketCluster>(PacketClusterType),
+    machineNetworks: informer<MachineNetwork>(MachineNetworkType),
+    templates: informer<MachineNetworkTemplate>(MachineNetworkTemplateType),
+    // Only our claims: a cluster with thousands of other claims costs this controller nothing.
+    claims: informer<IPAddressClaim>(ipAddressClaimType(versions.ipam), { labelSelector: MACHINE_NETWORK_LABEL }),
+    addresses: informer<IPAddress>(ipAddressType(versions.ipam)),
+    machines: core === undefined ? undefined : informer<Machine>(machineType(core)),
+    clusters: core === undefined ? undefined : informer<Cluster>(clusterType(core)),
+  };
+  addIndexes(informers);
+  const now = options.now ?? (() => new Date());
+  const metalLogger = logger.child({ component: 'metal-api' });
+  const ctx: NetworkContext = {
+    client,
+    versions,
+    types: { claim: ipAddressClaimType(versions.ipam), address: ipAddressType(versions.ipam), machine: core === undefined ? undefined : machineType(core) },
+    caches: { ...informers },
+    events: options.events ?? { event: (obj, e) => logger.info('event', { object: obj.metadata.name, ...e }) },
+    logger,
+    now,
+    metal: new MetalClients({ settings: { userAgent: 'metal-l2-network-controller', ...options.metal }, logger: metalLogger }),
+    vlans: new VlanCache({ now: () => now().getTime() }),
+    defaultCredentials: options.defaultCredentials,
+    metadataUrl: options.metadataUrl ?? DEFAULT_METADATA_URL,
+    timings: { ...DEFAULT_TIMINGS, ...options.timings },
+  };
+
+  const controller = new Controller({
+    name: 'machinenetwork',
+    concurrency: options.concurrency ?? 10,
+    logger,
+    ...(options.metrics === undefined ? {} : { metrics: options.metrics }),
+    reconciler: { reconcile: (key: ObjectKey, rctx) => reconcileMachineNetwork(ctx, { namespace: key.namespace ?? '', name: key.name }, rctx) },
+  });
+  const watches = machineNetworkWatches(informers);
+  controller.watch(informers.packetMachines);
+  controller.watch(informers.machineNetworks);
+  controller.watch(informers.claims, watches.claims);
+  controller.watch(informers.addresses, watches.addresses);
+  controller.watch(informers.templates, watches.templates);
+  if (informers.machines !== undefined) controller.watch(informers.machines, watches.machines);
+  if (informers.clusters !== undefined) controller.watch(informers.clusters, watches.clusters);
+
+  const webhook =
+    options.webhook === undefined || options.webhook.port < 0
+      ? undefined
+      : new AdmissionServer({
+          port: options.webhook.port,
+          ...(options.webhook.host === undefined ? {} : { host: options.webhook.host }),
+          certDir: options.webhook.certDir,
+          logger: logger.child({ component: 'webhook' }),
+          handlers: {
+            [packetMachineWebhookPath]: packetMachineAdmissionHandler({ client, logger: logger.child({ component: 'webhook' }), now }),
+            [templateWebhookPath]: templateAdmissionHandler(),
+          },
+        });
+  const all = [
+    informers.packetMachines,
+    informers.packetMachineTemplates,
+    informers.packetClusters,
+    informers.machineNetworks,
+    informers.templates,
+    informers.claims,
+    informers.addresses,
+    ...(informers.machines === undefined ? [] : [informers.machines]),
+    ...(informers.clusters === undefined ? [] : [informers.clusters]),
+  ];
+  return { informers: all, controllers: [controller], webhook };
+}
+
+/** Adds the wired controller to a manager: caches and webhook on every replica, the controller on the leader. */
+export function addToManager(manager: Manager, runnables: NetworkRunnables): void {
+  for (const controller of runnables.controllers) manager.addController(controller);
+  for (const informer of runnables.informers) manager.addInformer(informer);
+  if (runnables.webhook !== undefined) manager.add(runnables.webhook, { name: 'webhook', needsLeaderElection: false });
+}
+
+export interface RunningNetworkController {
+  readonly webhookPort: number;
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts the controller in this process without leader election or signal handling: for tests
+ * and embedding. main.ts runs the same runnables under a manager with leader election.
+ */
+export async function startNetworkController(options: NetworkControllerOptions): Promise<RunningNetworkController> {
+  const client = KubeClient.fromKubeConfig(options.kubeConfig, { fieldManager: 'metal-l2-network-controller' });
+  const runnables = await createNetworkController({ ...options, client });
+  const manager = new Manager({ logger: options.logger, handleSignals: false, processMetrics: false });
+  addToManager(manager, runnables);
+  const abort = new AbortController();
+  const running = manager.start(abort.signal);
+  const failed = running.then(
+    () => new Error('the manager stopped before the controller was ready'),
+    (err: unknown) => err,
+  );
+  const ready = (async (): Promise<void> => {
+    while (!runnables.informers.every((i) => i.hasSynced()) || (runnables.webhook !== undefined && runnables.webhook.port() === 0)) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  })();
+  const first = await Promise.race([ready.then(() => undefined), failed]);
+  if (first !== undefined) throw first instanceof Error ? first : new Error('the network controller failed to start', { cause: first });
+  return {
+    webhookPort: runnables.webhook?.port() ?? 0,
+    stop: async () => {
+      abort.abort();
+      await running.catch(() => undefined);
+      client.close();
+    },
+  };
+}
