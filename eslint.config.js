@@ -12,6 +12,8 @@ const layering = {
   kube: ['@metal-l2/*'],
   'ipam-controller': ['@metal-l2/network-controller', '@metal-l2/metal-sim', '@metal-l2/local-control-plane'],
   'network-controller': ['@metal-l2/ipam-controller', '@metal-l2/metal-sim', '@metal-l2/local-control-plane'],
+  // A dev-only fixture: it plays CAPP against the Metal API; it never reaches into our controllers.
+  'capp-fixture': ['@metal-l2/ipam-controller', '@metal-l2/network-controller', '@metal-l2/metal-sim', '@metal-l2/local-control-plane'],
 };
 
 export default tseslint.config(

@@ -7,6 +7,10 @@ export const timeouts = {
   claimBound: 30_000,
   burstBound: 180_000,
   webhookReady: 30_000,
+  /** A device created by the CAPP fixture on the simulator becomes active and the PacketMachine ready. */
+  deviceReady: 30_000,
+  /** How long a "nothing happens" claim (staysTrue) is watched: several reconcile rounds. */
+  nothingHappens: 2_000,
 } as const;
 
 export const pollIntervalMs = 100;

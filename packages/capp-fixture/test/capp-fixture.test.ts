@@ -1,0 +1,287 @@
+import { Writable } from 'node:stream';
+import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
+import * as k8s from '@kubernetes/client-node';
+import { createLogger } from '@metal-l2/kube';
+import type { OwnedControlPlane } from '@metal-l2/local-control-plane';
+import { ContractValidator, specAvailable, startSimulator, type Simulator } from '@metal-l2/metal-sim';
+import { createTestNamespace, loadKubeConfig } from '../../../test/support/cluster.js';
+import { installCrds, upstreamCrds } from '../../../test/support/crds.js';
+import { Objects, type Kind, type Obj } from '../../../test/support/objects.js';
+import { startPrivateControlPlane, stopPrivateControlPlane } from '../../../test/support/test-control-planes.js';
+import { timeouts } from '../../../test/support/timeouts.js';
+import { staysTrue, waitFor } from '../../../test/support/wait-for.js';
+import { startCappFixture, type RunningCappFixture } from '../src/index.js';
+
+// The CAPP fixture against a CAPP-era management cluster (CAPI v1.7.9 and CAPP CRDs, on a private
+// control plane: the shared one serves CAPI v1.14) and the Metal simulator: the pause holds, the
+// v1.7 owner-reference gap shows (unpausing alone wakes nobody), a Machine event closes it, and the
+// device gets the bootstrap data after real Go templating.
+const PROJECT_ID = '5d4b3c2a-1f0e-4d9c-8b7a-6f5e4d3c2b1a';
+const TOKEN = 'tok-capp-fixture-3c9d1e7f-do-not-leak';
+const kinds = {
+  machine: { group: 'cluster.x-k8s.io', version: 'v1beta1', plural: 'machines', kind: 'Machine', namespaced: true },
+  cluster: { group: 'cluster.x-k8s.io', version: 'v1beta1', plural: 'clusters', kind: 'Cluster', namespaced: true },
+  packetMachine: { group: 'infrastructure.cluster.x-k8s.io', version: 'v1beta1', plural: 'packetmachines', kind: 'PacketMachine', namespaced: true },
+  packetCluster: { group: 'infrastructure.cluster.x-k8s.io', version: 'v1beta1', plural: 'packetclusters', kind: 'PacketCluster', namespaced: true },
+} as const satisfies Record<string, Kind>;
+const PAUSED = 'cluster.x-k8s.io/paused';
+const FINALIZER = 'packetmachine.infrastructure.cluster.x-k8s.io';
+
+/** Bootstrap data as CAPP's own cluster template relies on it: both template layers. */
+const USER_DATA = [
+  '## template: jinja',
+  '#cloud-config',
+  'runcmd:',
+  '- MINOR_KUBERNETES_VERSION=$(echo {{ .kubernetesVersion }} | cut -d. -f2)',
+  '- echo "provider-id: equinixmetal://{{ `{{ v1.instance_id }}` }}"',
+  '- echo "{{ .apiKey }}"',
+  '',
+].join('\n');
+
+let plane: OwnedControlPlane | undefined;
+let kc: k8s.KubeConfig;
+let objects: Objects;
+let core: k8s.CoreV1Api;
+let sim: Simulator;
+let fixture: RunningCappFixture | undefined;
+let ns = '';
+const logLines: string[] = [];
+
+beforeAll(async () => {
+  plane = await startPrivateControlPlane('capp-fixture');
+  kc = loadKubeConfig(plane.state.kubeconfig);
+  objects = new Objects(kc);
+  core = kc.makeApiClient(k8s.CoreV1Api);
+  await installCrds(kc, [...(await upstreamCrds('capiV1_7')), ...(await upstreamCrds('capp'))]);
+  ns = await createTestNamespace(kc, 'capp-fixture');
+  sim = await startSimulator({
+    seed: 'capp-fixture',
+    seedConfig: { metros: [{ code: 'da' }], plans: [{ slug: 'c3.small.x86', ports: 2 }], projects: [{ name: 'capi', id: PROJECT_ID }], tokens: [{ token: TOKEN }] },
+    delays: { deviceQueuedMs: 100, deviceProvisioningMs: 300, batchQueuedMs: 50, batchInProgressMs: 50 },
+    ...(specAvailable() ? { contract: await ContractValidator.load() } : {}),
+  });
+  const stream = new Writable({
+    write(chunk: Buffer | string, _encoding, callback): void {
+      logLines.push(String(chunk));
+      callback();
+    },
+  });
+  fixture = await startCappFixture({
+    kubeConfig: kc,
+    metal: { baseUrl: sim.baseUrl, token: TOKEN, rateLimit: false },
+    namespace: ns,
+    logger: createLogger({ level: 'debug', stream }),
+    pollIntervalMs: 200,
+  });
+  await objects.create(kinds.packetCluster, { metadata: { name: 'c1', namespace: ns }, spec: { projectID: PROJECT_ID, metro: 'da', vipManager: 'CPEM' } });
+  await objects.create(kinds.cluster, {
+    metadata: { name: 'c1', namespace: ns },
+    spec: { infrastructureRef: { apiVersion: 'infrastructure.cluster.x-k8s.io/v1beta1', kind: 'PacketCluster', name: 'c1' } },
+  });
+  // Nothing plays the Cluster controller: the test reports the infrastructure ready itself.
+  const custom = kc.makeApiClient(k8s.CustomObjectsApi);
+  await custom.patchNamespacedCustomObjectStatus(
+    { ...kinds.cluster, namespace: ns, name: 'c1', body: { status: { infrastructureReady: true } } },
+    k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
+  );
+});
+
+afterAll(async () => {
+  await fixture?.stop();
+  const report = sim.contract?.report();
+  await sim.contract?.close();
+  await sim.close();
+  await stopPrivateControlPlane(plane);
+  expect(logLines.join('')).not.toContain(TOKEN);
+  if (report !== undefined) expect(report.violations).toEqual([]);
+});
+
+async function createMachine(name: string, options: { userData: string; paused?: boolean; controlPlane?: boolean }): Promise<void> {
+  await core.createNamespacedSecret({
+    namespace: ns,
+    body: { metadata: { name: `${name}-bootstrap` }, type: 'cluster.x-k8s.io/secret', data: { value: Buffer.from(options.userData).toString('base64'), format: Buffer.from('cloud-config').toString('base64') } },
+  });
+  await objects.create(kinds.packetMachine, {
+    metadata: { name, namespace: ns, labels: { 'cluster.x-k8s.io/cluster-name': 'c1' }, ...(options.paused === true ? { annotations: { [PAUSED]: '' } } : {}) },
+    spec: { machineType: 'c3.small.x86', os: 'ubuntu_22_04', billingCycle: 'hourly', tags: ['from-spec'] },
+  });
+  await objects.create(kinds.machine, {
+    metadata: {
+      name,
+      namespace: ns,
+      labels: { 'cluster.x-k8s.io/cluster-name': 'c1', ...(options.controlPlane === true ? { 'cluster.x-k8s.io/control-plane': '' } : {}) },
+    },
+    spec: {
+      clusterName: 'c1',
+      version: 'v1.30.1',
+      bootstrap: { dataSecretName: `${name}-bootstrap` },
+      infrastructureRef: { apiVersion: 'infrastructure.cluster.x-k8s.io/v1beta1', kind: 'PacketMachine', name },
+    },
+  });
+}
+
+async function packetMachine(name: string): Promise<Obj> {
+  const pm = await objects.get(kinds.packetMachine, name, ns);
+  if (pm === undefined) throw new Error(`PacketMachine ${ns}/${name} is gone`);
+  return pm;
+}
+
+function devicesNamed(hostname: string): { id: string; userdata: string; tags: string[]; state: string }[] {
+  return [...sim.store.devices.values()].filter((d) => d.hostname === hostname);
+}
+
+function logged(message: string, name: string): boolean {
+  return logLines.some((line) => line.includes(message) && line.includes(`"name":"${name}"`));
+}
+
+function machineOwners(pm: Obj): object[] {
+  return (pm.metadata.ownerReferences ?? []).filter((ref) => (ref as { kind?: string }).kind === 'Machine');
+}
+
+describe('a machine held by the pause', () => {
+  test('a paused PacketMachine gets no owner reference, no finalizer and no device', async () => {
+    await createMachine('held', { userData: USER_DATA, paused: true });
+    // The Machine controller part saw the Machine and stopped at the pause, as v1.7 does.
+    await waitFor('the Machine controller stopping at the paused PacketMachine', () => logged('External object referenced is paused', 'held'), {
+      timeoutMs: timeouts.watchEvent,
+    });
+    const pm = await packetMachine('held');
+    expect(machineOwners(pm)).toEqual([]);
+    expect(pm.metadata.finalizers ?? []).toEqual([]);
+    expect(devicesNamed('held')).toEqual([]);
+  });
+
+  test('unpausing alone wakes CAPP, which finds no owner Machine, and nothing is created while no Machine event happens', async () => {
+    await objects.patch(kinds.packetMachine, 'held', ns, { metadata: { annotations: { [PAUSED]: null } } });
+    await waitFor('CAPP looking at the unpaused PacketMachine', () => logged('Machine Controller has not yet set OwnerRef', 'held'), { timeoutMs: timeouts.watchEvent });
+    await staysTrue(
+      'no owner reference, finalizer or device for the unpaused PacketMachine',
+      async () => {
+        const pm = await packetMachine('held');
+        return machineOwners(pm).length === 0 && (pm.metadata.finalizers ?? []).length === 0 && devicesNamed('held').length === 0;
+      },
+      timeouts.nothingHappens,
+    );
+  });
+
+  test('touching the Machine sets the owner reference; CAPP creates the device with the Go-templated bootstrap data and reports it ready', async () => {
+    const machine = await objects.patch(kinds.machine, 'held', ns, { metadata: { annotations: { 'network.metal.x-k8s.io/poke': '1' } } });
+    const ready = await waitFor(
+      'PacketMachine held ready',
+      async () => {
+        const pm = await packetMachine('held');
+        return pm.status?.ready === true ? pm : undefined;
+      },
+      { timeoutMs: timeouts.deviceReady },
+    );
+    expect(machineOwners(ready)).toEqual([
+      { apiVersion: 'cluster.x-k8s.io/v1beta1', kind: 'Machine', name: 'held', uid: machine.metadata.uid, controller: true, blockOwnerDeletion: true },
+    ]);
+    expect(ready.metadata.finalizers).toEqual([FINALIZER]);
+
+    const devices = devicesNamed('held');
+    expect(devices).toHaveLength(1);
+    const device = devices[0]!;
+    // Go templating happened: the version filled in, the raw string left for cloud-init's Jinja,
+    // and a worker gets no apiKey (a missing key renders "<no value>").
+    expect(device.userdata).toBe(
+      [
+        '## template: jinja',
+        '#cloud-config',
+        'runcmd:',
+        '- MINOR_KUBERNETES_VERSION=$(echo v1.30.1 | cut -d. -f2)',
+        '- echo "provider-id: equinixmetal://{{ v1.instance_id }}"',
+        '- echo "<no value>"',
+        '',
+      ].join('\n'),
+    );
+    // CAPP's tags; spec.tags are lost to v0.9.0's copy into a zero-length slice.
+    expect(device.tags).toEqual([`capp:cluster-id:c1`, `capp:machine-uid:held`, `capp:namespace:${ns}`, 'kubernetes.io/role:node']);
+    expect(device.state).toBe('active');
+
+    expect(ready.spec.providerID).toBe(`equinixmetal://${device.id}`);
+    expect(ready.status.instanceStatus).toBe('active');
+    expect(ready.status.addresses).toEqual(expect.arrayContaining([expect.objectContaining({ type: 'ExternalIP' }), expect.objectContaining({ type: 'InternalIP' })]));
+    const conditions = (ready.status.conditions as { type: string; status: string }[]).map((c) => ({ type: c.type, status: c.status }));
+    expect(conditions).toEqual([
+      { type: 'Ready', status: 'True' },
+      { type: 'InstanceReady', status: 'True' },
+    ]);
+
+    const copied = await waitFor(
+      'Machine held with the providerID',
+      async () => {
+        const m = await objects.get(kinds.machine, 'held', ns);
+        return m?.spec.providerID === `equinixmetal://${device.id}` ? m : undefined;
+      },
+      { timeoutMs: timeouts.watchEvent },
+    );
+    expect(copied.status?.infrastructureReady).toBe(true);
+    // One list (no device by tags yet), one create, then reads of the device until it is active.
+    const calls = sim.requests.countByOperation({ deviceId: device.id });
+    expect(calls['createDevice']).toBe(1);
+  });
+
+  test('deleting the PacketMachine deletes the device, then CAPP lets the object go', async () => {
+    const [device] = devicesNamed('held');
+    await objects.delete(kinds.packetMachine, 'held', ns);
+    await waitFor('PacketMachine held gone', async () => (await objects.get(kinds.packetMachine, 'held', ns)) === undefined, { timeoutMs: timeouts.deviceReady });
+    expect(devicesNamed('held')).toEqual([]);
+    expect(sim.requests.entries({ operationId: 'deleteDevice', deviceId: device!.id }).map((e) => e.status)).toEqual([204]);
+  });
+});
+
+describe('templating', () => {
+  test('a template that does not parse fails the machine with CreateMachineError and creates no device', async () => {
+    await createMachine('broken', { userData: '#cloud-config\nruncmd:\n- echo {{ .kubernetesVersion \n' });
+    const failed = await waitFor(
+      'PacketMachine broken failed',
+      async () => {
+        const pm = await packetMachine('broken');
+        return pm.status?.failureReason === undefined ? undefined : pm;
+      },
+      { timeoutMs: timeouts.deviceReady },
+    );
+    expect(failed.status.failureReason).toBe('CreateMachineError');
+    expect(failed.status.failureMessage).toMatch(/^failed to create machine broken: error parsing userdata template: template: user-data:\d+: unclosed action/);
+    const instanceReady = (failed.status.conditions as { type: string }[]).find((c) => c.type === 'InstanceReady');
+    expect(instanceReady).toMatchObject({ status: 'False', reason: 'InstanceProvisionFailed', severity: 'Error' });
+    expect(devicesNamed('broken')).toEqual([]);
+    // CAPI v1.7 copies the failure to the Machine (a MachineHealthCheck would remediate it).
+    await waitFor('Machine broken with the failure', async () => (await objects.get(kinds.machine, 'broken', ns))?.status?.failureReason === 'CreateMachineError', {
+      timeoutMs: timeouts.watchEvent,
+    });
+  });
+
+  test('a control-plane machine gets the Metal token and the control-plane endpoint in its template data', async () => {
+    await objects.patch(kinds.packetCluster, 'c1', ns, { spec: { controlPlaneEndpoint: { host: '147.75.10.10', port: 6443 } } });
+    await createMachine('cp', { userData: 'endpoint={{ .controlPlaneEndpoint }} key={{ .apiKey }}', controlPlane: true });
+    const device = await waitFor('device cp', () => devicesNamed('cp')[0], { timeoutMs: timeouts.deviceReady });
+    expect(device.userdata).toBe(`endpoint=147.75.10.10 key=${TOKEN}`);
+    expect(device.tags).toContain('kubernetes.io/role:master');
+  });
+});
+
+describe('a device that already exists', () => {
+  test('is adopted by its tags rather than created twice', async () => {
+    const metal = (await import('@metal-l2/metal-api')).createMetalClient({ token: TOKEN, baseUrl: sim.baseUrl, rateLimit: false });
+    const existing = await metal.devices.create(PROJECT_ID, {
+      hostname: 'adopted',
+      metro: 'da',
+      plan: 'c3.small.x86',
+      operating_system: 'ubuntu_22_04',
+      tags: ['capp:cluster-id:c1', 'capp:machine-uid:adopted', `capp:namespace:${ns}`, 'kubernetes.io/role:node'],
+    });
+    await createMachine('adopted', { userData: '#cloud-config\n' });
+    const ready = await waitFor(
+      'PacketMachine adopted ready',
+      async () => {
+        const pm = await packetMachine('adopted');
+        return pm.status?.ready === true ? pm : undefined;
+      },
+      { timeoutMs: timeouts.deviceReady },
+    );
+    expect(ready.spec.providerID).toBe(`equinixmetal://${existing.id ?? ''}`);
+    expect(devicesNamed('adopted')).toHaveLength(1);
+  });
+});
