@@ -9,35 +9,79 @@ app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
 app.kubernetes.io/managed-by: {{ .Release.Service }}
 helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
 cluster.x-k8s.io/provider: ipam-metal-l2
+{{- with .Values.commonLabels }}
+{{ toYaml . }}
+{{- end }}
 {{- end -}}
 
-{{- define "metal-l2.ipam.selector" -}}
-app.kubernetes.io/name: {{ .Chart.Name }}
-app.kubernetes.io/instance: {{ .Release.Name }}
-app.kubernetes.io/component: ipam-controller
+{{/* Selector of one controller's pods; call with (dict "root" $ "component" "ipam-controller"). */}}
+{{- define "metal-l2.selector" -}}
+app.kubernetes.io/name: {{ .root.Chart.Name }}
+app.kubernetes.io/instance: {{ .root.Release.Name }}
+app.kubernetes.io/component: {{ .component }}
 {{- end -}}
+
+{{- define "metal-l2.ipam.selector" -}}{{ include "metal-l2.selector" (dict "root" . "component" "ipam-controller") }}{{- end -}}
+{{- define "metal-l2.network.selector" -}}{{ include "metal-l2.selector" (dict "root" . "component" "network-controller") }}{{- end -}}
 
 {{- define "metal-l2.ipam.name" -}}{{ include "metal-l2.fullname" . }}-ipam{{- end -}}
+{{- define "metal-l2.network.name" -}}{{ include "metal-l2.fullname" . }}-network{{- end -}}
 {{- define "metal-l2.webhook.secret" -}}{{ include "metal-l2.fullname" . }}-webhook-cert{{- end -}}
 {{- define "metal-l2.image" -}}{{ .Values.image.repository }}:{{ .Values.image.tag | default .Chart.AppVersion }}{{- end -}}
 
+{{/* The webhook Services whose names the serving certificate carries, one per enabled controller. */}}
+{{- define "metal-l2.webhook.dnsNames" -}}
+{{- $names := list -}}
+{{- range $component := list "ipam" "network" -}}
+{{- if (index $.Values $component).enabled -}}
+{{- $svc := printf "%s-%s-webhook" (include "metal-l2.fullname" $) $component -}}
+{{- $names = append $names (printf "%s.%s.svc" $svc $.Release.Namespace) -}}
+{{- $names = append $names (printf "%s.%s.svc.cluster.local" $svc $.Release.Namespace) -}}
+{{- end -}}
+{{- end -}}
+{{- toYaml $names -}}
+{{- end -}}
+
 {{/*
-The webhook's CA and serving certificate as Secret data. Generated once and kept: on upgrade the
-existing Secret is reused, so the CA in the webhook configuration keeps matching. Memoised in
-.Values so every template of one render sees the same certificate.
+The webhooks' CA and serving certificate as Secret data (one certificate for both controllers'
+webhook Services). Generated once and kept: on upgrade the existing Secret is reused while it was
+made for the same Service names, so the CA in the webhook configurations keeps matching.
+Memoised in .Values so every template of one render sees the same certificate.
 */}}
 {{- define "metal-l2.webhook.certs" -}}
 {{- if not (hasKey .Values "_webhookCerts") -}}
 {{- $secretName := include "metal-l2.webhook.secret" . -}}
+{{- $dnsNames := fromYamlArray (include "metal-l2.webhook.dnsNames" .) -}}
 {{- $existing := lookup "v1" "Secret" .Release.Namespace $secretName -}}
-{{- if and $existing (index $existing.data "ca.crt") -}}
+{{- $existingNames := "" -}}
+{{- if $existing -}}{{- $existingNames = index ($existing.metadata.annotations | default dict) "metal-l2.x-k8s.io/dns-names" | default "" -}}{{- end -}}
+{{- if and $existing (index $existing.data "ca.crt") (eq $existingNames (join "," $dnsNames)) -}}
 {{- $_ := set .Values "_webhookCerts" (dict "tls.crt" (index $existing.data "tls.crt") "tls.key" (index $existing.data "tls.key") "ca.crt" (index $existing.data "ca.crt")) -}}
 {{- else -}}
-{{- $svc := printf "%s-webhook" (include "metal-l2.ipam.name" .) -}}
 {{- $ca := genCA "metal-l2-webhook-ca" 3650 -}}
-{{- $cert := genSignedCert $svc nil (list (printf "%s.%s.svc" $svc .Release.Namespace) (printf "%s.%s.svc.cluster.local" $svc .Release.Namespace)) 3650 $ca -}}
+{{- $cert := genSignedCert (first $dnsNames) nil $dnsNames 3650 $ca -}}
 {{- $_ := set .Values "_webhookCerts" (dict "tls.crt" ($cert.Cert | b64enc) "tls.key" ($cert.Key | b64enc) "ca.crt" ($ca.Cert | b64enc)) -}}
 {{- end -}}
 {{- end -}}
 {{- toYaml .Values._webhookCerts -}}
+{{- end -}}
+
+{{/* The caBundle line of a webhook's clientConfig (Helm-generated certificates only). */}}
+{{- define "metal-l2.webhook.caBundle" -}}
+{{- if eq .Values.webhook.certificates "helm" }}
+caBundle: {{ index (fromYaml (include "metal-l2.webhook.certs" .)) "ca.crt" }}
+{{- end }}
+{{- end -}}
+
+{{/* The cert-manager annotation that injects the CA into a webhook configuration. */}}
+{{- define "metal-l2.webhook.annotations" -}}
+{{- if eq .Values.webhook.certificates "cert-manager" }}
+annotations:
+  cert-manager.io/inject-ca-from: {{ .Release.Namespace }}/{{ include "metal-l2.webhook.secret" . }}
+{{- end }}
+{{- end -}}
+
+{{/* Is any webhook served? (a controller enabled and webhooks on) */}}
+{{- define "metal-l2.webhook.any" -}}
+{{- if and .Values.webhook.enabled (or .Values.ipam.enabled .Values.network.enabled) }}true{{ end -}}
 {{- end -}}
