@@ -27,6 +27,8 @@ export interface StartOptions {
   readonly stateDir: string;
   readonly ownerPid?: number;
   readonly startTimeoutMs?: number;
+  /** More kube-apiserver flags (an audit log, admission plugins), after the defaults. */
+  readonly extraApiServerArgs?: readonly string[];
 }
 
 const STATE_FILE = 'state.json';
@@ -106,6 +108,7 @@ export async function startControlPlane(options: StartOptions): Promise<ControlP
         '--disable-admission-plugins=ServiceAccount',
         '--allow-privileged=true',
         '--v=1',
+        ...(options.extraApiServerArgs ?? []),
       ],
       logFile: apiLog,
     });

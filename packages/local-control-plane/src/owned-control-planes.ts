@@ -25,9 +25,19 @@ export interface OwnedControlPlane {
 }
 
 /** Starts a control plane owned by this process in a fresh directory under `parentDir`. */
-export async function startOwnedControlPlane(options: { repoRoot: string; parentDir: string; label: string }): Promise<OwnedControlPlane> {
+export async function startOwnedControlPlane(options: {
+  repoRoot: string;
+  parentDir: string;
+  label: string;
+  extraApiServerArgs?: readonly string[];
+}): Promise<OwnedControlPlane> {
   const binaries = await resolveBinaries(options.repoRoot);
   const stateDir = join(options.parentDir, `${options.label}-${process.pid}-${Date.now()}`);
-  const state = await startControlPlane({ binaries, stateDir, ownerPid: process.pid });
+  const state = await startControlPlane({
+    binaries,
+    stateDir,
+    ownerPid: process.pid,
+    ...(options.extraApiServerArgs === undefined ? {} : { extraApiServerArgs: options.extraApiServerArgs }),
+  });
   return { state, stateDir, binDir: binaries.dir };
 }
