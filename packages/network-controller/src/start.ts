@@ -34,7 +34,9 @@ import { reconcileMachineNetwork } from './machine-network/reconciler.js';
 import { VlanCache } from './metal/vlan-cache.js';
 import { DEFAULT_METADATA_URL } from './options.js';
 import { addIndexes, machineNetworkWatches, type NetworkInformers } from './watches.js';
-import { packetMachineAdmissionHandler, packetMachineWebhookPath, templateAdmissionHandler, templateWebhookPath } from './webhook/index.js';
+import { packetMachineAdmissionHandler } from './webhook/packet-machine-webhook.js';
+import { NetworkWebhookPaths } from './webhook/paths.js';
+import { templateAdmissionHandler } from './webhook/template-webhook.js';
 
 export const DEFAULT_TIMINGS: NetworkTimings = {
   holdTimeoutMs: 300_000,
@@ -146,8 +148,8 @@ export async function createNetworkController(options: NetworkControllerOptions 
           certDir: options.webhook.certDir,
           logger: logger.child({ component: 'webhook' }),
           handlers: {
-            [packetMachineWebhookPath]: packetMachineAdmissionHandler({ client, logger: logger.child({ component: 'webhook' }), now }),
-            [templateWebhookPath]: templateAdmissionHandler(),
+            [NetworkWebhookPaths.packetMachine]: packetMachineAdmissionHandler({ client, logger: logger.child({ component: 'webhook' }), now }),
+            [NetworkWebhookPaths.machineNetworkTemplate]: templateAdmissionHandler(),
           },
         });
   const all = [

@@ -1,6 +1,7 @@
 import { MachineNetworkEventReasons, type AssignedVlan, type MachineNetwork, type ObservedPortRecord } from '@metal-l2/api';
 import {
   applyPortCall,
+  isMetalHttpError,
   describePortCall,
   observePorts,
   planPortChanges,
@@ -94,7 +95,18 @@ export async function drivePorts(
     const description = describePortCall(call);
     scope.rctx.logger.info('calling the Metal API for a port', { call: description, device: input.device.id });
     if (call.operation === 'createPortVlanAssignmentBatch') recordAssignments(mn, call);
-    const started = await applyPortCall(input.metal.ports, call, scope.rctx.signal);
+    let started;
+    try {
+      started = await applyPortCall(input.metal.ports, call, scope.rctx.signal);
+    } catch (err: unknown) {
+      // A batch this controller started and lost track of (a crash before its status was
+      // written) is still open: the API refuses a second one. Adopt it and poll it instead.
+      const open = call.operation === 'createPortVlanAssignmentBatch' && isMetalHttpError(err) && err.status === 422 ? await openBatch(input.metal, call.portId, scope.rctx.signal) : undefined;
+      if (open === undefined) throw err;
+      (mn.status ??= {}).pendingBatch = { portID: call.portId, port: call.portName, batchID: open, final: false };
+      scope.rctx.logger.info('adopted an open VLAN batch', { port: call.portName, batch: open });
+      return { kind: 'batch-started', callCount: callCount + 1 };
+    }
     callCount++;
     scope.ctx.events.event(mn, { type: 'Normal', reason: MachineNetworkEventReasons.portCall, message: description });
     if (started.kind === 'batch-created') {
@@ -103,6 +115,11 @@ export async function drivePorts(
     }
   }
   return { kind: 'converged', callCount };
+}
+
+async function openBatch(metal: MetalClient, portId: string, signal: AbortSignal): Promise<string | undefined> {
+  const batches = await metal.ports.listVlanAssignmentBatches(portId, { signal });
+  return batches.find((b) => b.state === 'queued' || b.state === 'in_progress')?.id;
 }
 
 /** The ports as they will be once the plan to `desired` has run: what status shows while it runs. */

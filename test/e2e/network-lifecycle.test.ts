@@ -1,0 +1,125 @@
+import { describe, expect, test } from '@jest/globals';
+import { staysTrue, waitFor } from '../support/wait-for.js';
+import {
+  CONTROLLER_AGENT,
+  PROJECT_ID,
+  condition,
+  createMachine,
+  createPool,
+  createTemplate,
+  createVlans,
+  deviceIdOfMachine,
+  machineNetwork,
+  netKinds,
+  poolRef,
+  useNetworkWorld,
+  waitMachineNetworkReady,
+} from './support/network-world.js';
+
+// A machine's life after it is configured: deletion gives back what it took (its VLANs, not
+// anybody else's; its addresses), and what a user gets wrong is said on the MachineNetwork.
+
+const world = useNetworkWorld('net-life');
+
+async function vxlansOf(deviceId: string, port: string): Promise<number[] | undefined> {
+  try {
+    const device = await world.metal.devices.get(deviceId, { include: ['network_ports.virtual_networks'] });
+    const found = (device.network_ports ?? []).find((p) => p.name === port);
+    return (found?.virtual_networks ?? []).map((v) => ('vxlan' in v ? (v.vxlan ?? 0) : 0)).sort((a, b) => a - b);
+  } catch {
+    return undefined;
+  }
+}
+
+async function poolUsed(name: string): Promise<number | undefined> {
+  const pool = await world.objects.get(netKinds.pool, name, world.ns);
+  return pool?.status?.ipAddresses?.used as number | undefined;
+}
+
+describe('machine lifecycle', () => {
+  test('deletion unassigns only the VLANs this controller assigned and releases the addresses', async () => {
+    await createVlans(world, [1000, 1099]);
+    await createPool(world, 'vlan-1000', 10);
+    await createTemplate(world, 'hb', [{ name: 'bond0', vlans: [{ vxlan: 1000, addressesFromPools: [poolRef('vlan-1000')] }] }]);
+    await createMachine(world, 'del-0', 'hb');
+    await waitMachineNetworkReady(world, 'del-0');
+    const deviceId = await deviceIdOfMachine(world, 'del-0');
+    expect(await poolUsed('vlan-1000')).toBe(1);
+
+    // Someone else assigns VLAN 1099 to the same bond by hand.
+    const device = await world.metal.devices.get(deviceId, { include: ['network_ports'] });
+    const bond0 = (device.network_ports ?? []).find((p) => p.name === 'bond0');
+    const vlan1099 = (await world.metal.virtualNetworks.list(PROJECT_ID, { metro: 'da' })).find((v) => v.vxlan === 1099);
+    await world.metal.ports.assign(bond0?.id ?? '', vlan1099?.id ?? '');
+    await waitFor('VLAN 1099 assigned by hand', async () => JSON.stringify(await vxlansOf(deviceId, 'bond0')) === '[1000,1099]', { timeoutMs: 10_000 });
+
+    // Hold CAPP's device deletion so the device outlives the machine for a while, as a slow API would.
+    const rule = world.sim.faults.add({ fault: 'server-error', status: 503, operationId: 'deleteDevice' });
+    await world.objects.delete(netKinds.packetMachine, 'del-0', world.ns);
+
+    await waitFor('VLAN 1000 unassigned while the device still exists', async () => JSON.stringify(await vxlansOf(deviceId, 'bond0')) === '[1099]', { timeoutMs: 30_000 });
+    await waitFor('the MachineNetwork gone', async () => (await machineNetwork(world, 'del-0')) === undefined, { timeoutMs: 30_000 });
+    await waitFor('the address back in the pool', async () => (await poolUsed('vlan-1000')) === 0, { timeoutMs: 30_000 });
+    expect(await world.objects.list(netKinds.claim, world.ns)).toEqual([]);
+
+    world.sim.faults.remove(rule.id);
+    await waitFor('CAPP to delete the device', async () => (await vxlansOf(deviceId, 'bond0')) === undefined, { timeoutMs: 60_000 });
+    const mark = world.sim.requests.lastSeq();
+    await staysTrue('no Metal call by the controller for the deleted machine', () => world.sim.requests.count({ afterSeq: mark, deviceId, userAgent: CONTROLLER_AGENT }) === 0, 2_000);
+  });
+
+  test('an exhausted pool keeps the machine paused and says so; an address freed later lets it go on', async () => {
+    await world.objects.create(netKinds.pool, { metadata: { name: 'tiny', namespace: world.ns }, spec: { addresses: ['192.168.30.10'], prefix: 24, gateway: '192.168.30.1' } });
+    await createTemplate(world, 'tiny', [{ name: 'bond0', vlans: [{ vxlan: 1000, addressesFromPools: [poolRef('tiny')] }] }]);
+    await createMachine(world, 'ex-0', 'tiny');
+    await waitMachineNetworkReady(world, 'ex-0');
+    await createMachine(world, 'ex-1', 'tiny');
+    const waiting = await waitFor(
+      'ex-1 to report the exhausted pool',
+      async () => {
+        const mn = await machineNetwork(world, 'ex-1');
+        return condition(mn, 'AddressesAllocated')?.reason === 'PoolExhausted' ? mn : false;
+      },
+      { timeoutMs: 30_000 },
+    );
+    expect(condition(waiting, 'Ready')).toMatchObject({ status: 'False', reason: 'PoolExhausted' });
+    expect(condition(waiting, 'AddressesAllocated')?.message).toContain('ex-1-bond0-v1000-0');
+    const pm = await world.objects.get(netKinds.packetMachine, 'ex-1', world.ns);
+    expect(pm?.metadata.annotations?.['cluster.x-k8s.io/paused']).toBeDefined();
+    expect(pm?.spec.providerID).toBeUndefined();
+
+    await world.objects.delete(netKinds.packetMachine, 'ex-0', world.ns);
+    const mn = await waitMachineNetworkReady(world, 'ex-1');
+    expect(mn.status.addresses[0].address).toBe('192.168.30.10');
+  });
+
+  test('ignition bootstrap data is refused with a reason and the machine stays paused', async () => {
+    await createTemplate(world, 'hb-ign', [{ name: 'bond0', vlans: [{ vxlan: 1000 }] }]);
+    await createMachine(world, 'ign-0', 'hb-ign', { format: 'ignition', value: '{"ignition":{"version":"2.3.0"}}' });
+    const mn = await waitFor(
+      'the ignition refusal',
+      async () => {
+        const found = await machineNetwork(world, 'ign-0');
+        return condition(found, 'UserDataInjected')?.reason === 'IgnitionNotSupported' ? found : false;
+      },
+      { timeoutMs: 30_000 },
+    );
+    expect(condition(mn, 'UserDataInjected')?.message).toContain('ignition');
+    const pm = await world.objects.get(netKinds.packetMachine, 'ign-0', world.ns);
+    expect(pm?.metadata.annotations?.['cluster.x-k8s.io/paused']).toBeDefined();
+  });
+
+  test('a bootstrap Secret shared by two Machines is refused', async () => {
+    await createMachine(world, 'sh-0', 'hb-ign', { secretName: 'shared-bootstrap' });
+    await createMachine(world, 'sh-1', 'hb-ign', { secretName: 'shared-bootstrap', skipSecret: true });
+    const mn = await waitFor(
+      'the shared Secret refusal',
+      async () => {
+        const found = await machineNetwork(world, 'sh-0');
+        return condition(found, 'UserDataInjected')?.reason === 'BootstrapSecretNotOwned' ? found : false;
+      },
+      { timeoutMs: 30_000 },
+    );
+    expect(condition(mn, 'UserDataInjected')?.message).toContain('sh-1');
+  });
+});

@@ -1,0 +1,96 @@
+import { describe, expect, test } from '@jest/globals';
+import { waitFor } from '../support/wait-for.js';
+import {
+  CONTROLLER_AGENT,
+  condition,
+  createMachine,
+  createPool,
+  createTemplate,
+  createVlans,
+  deviceIdOfMachine,
+  machineNetwork,
+  poolRef,
+  useNetworkWorld,
+  waitMachineNetworkReady,
+} from './support/network-world.js';
+
+// Rollouts under stress: the controller killed in the middle of one, and a Metal API that answers
+// 429 and 5xx and takes 2 s per call. Every machine must end Ready, every VLAN assigned exactly
+// once, and every address distinct.
+
+const world = useNetworkWorld('net-rollout', { concurrency: 4 });
+const ROLLOUT = 20;
+
+async function readyCount(names: readonly string[]): Promise<number> {
+  let ready = 0;
+  for (const name of names) if (condition(await machineNetwork(world, name), 'Ready')?.status === 'True') ready++;
+  return ready;
+}
+
+/**
+ * Each machine's VLANs were assigned by exactly one batch, and no call tried to assign a VLAN that
+ * was already there (a batch refused while another was open is adopted, not repeated).
+ */
+function assertEachVlanAssignedOnce(deviceIds: readonly string[]): void {
+  for (const deviceId of deviceIds) {
+    const batches = world.sim.requests.entries({ deviceId, operationId: 'createPortVlanAssignmentBatch', userAgent: CONTROLLER_AGENT, excludeFaults: true });
+    expect(batches.filter((b) => b.status === 201 || b.status === 200)).toHaveLength(1);
+    expect(batches.filter((b) => b.rule !== undefined && b.rule !== 'one-batch-per-port')).toEqual([]);
+  }
+}
+
+async function assertDistinctAddresses(names: readonly string[]): Promise<void> {
+  const addresses: string[] = [];
+  for (const name of names) addresses.push(...((await machineNetwork(world, name))?.status?.addresses ?? []).map((a: { address: string }) => a.address));
+  expect(addresses).toHaveLength(names.length);
+  expect(new Set(addresses).size).toBe(addresses.length);
+}
+
+describe('rollouts', () => {
+  test(`a controller restart in the middle of a rollout of ${ROLLOUT} machines`, async () => {
+    await createVlans(world, [1000]);
+    await createPool(world, 'vlan-1000', 10);
+    await createTemplate(world, 'hb', [{ name: 'bond0', vlans: [{ vxlan: 1000, addressesFromPools: [poolRef('vlan-1000')] }] }]);
+    const names = Array.from({ length: ROLLOUT }, (_, i) => `r-${i}`);
+    await Promise.all(names.map((name) => createMachine(world, name, 'hb')));
+
+    // Kill it once some machines are Ready and others are not: mid-rollout, shown, not assumed.
+    const before = await waitFor(
+      'a rollout in progress (some machines Ready, some not)',
+      async () => {
+        const ready = await readyCount(names);
+        return ready >= 3 && ready <= ROLLOUT - 5 ? ready : false;
+      },
+      { timeoutMs: 120_000, intervalMs: 200 },
+    );
+    await world.stopNetworkController();
+    expect(await readyCount(names)).toBeLessThan(ROLLOUT);
+    expect(before).toBeLessThan(ROLLOUT);
+    await world.restartNetworkController();
+
+    for (const name of names) await waitMachineNetworkReady(world, name, 180_000);
+    const deviceIds = await Promise.all(names.map((name) => deviceIdOfMachine(world, name)));
+    assertEachVlanAssignedOnce(deviceIds);
+    await assertDistinctAddresses(names);
+  }, 400_000);
+
+  test('Metal 429 and 5xx storms and 2 s latency during a rollout', async () => {
+    const names = Array.from({ length: 6 }, (_, i) => `s-${i}`);
+    const rules = [
+      world.sim.faults.add({ fault: 'rate-limit', retryAfterSeconds: 1, probability: 0.3 }),
+      world.sim.faults.add({ fault: 'server-error', status: 503, probability: 0.2 }),
+      world.sim.faults.add({ fault: 'latency', latencyMs: 2_000, probability: 0.5 }),
+    ];
+    const mark = world.sim.requests.lastSeq();
+    await Promise.all(names.map((name) => createMachine(world, name, 'hb')));
+    for (const name of names) await waitMachineNetworkReady(world, name, 300_000);
+    for (const rule of rules) world.sim.faults.remove(rule.id);
+
+    // The storm really hit the controller's own calls.
+    const faulted = world.sim.requests.entries({ afterSeq: mark, userAgent: CONTROLLER_AGENT }).filter((e) => e.faultRuleId !== undefined);
+    expect(faulted.length).toBeGreaterThan(0);
+    const deviceIds = await Promise.all(names.map((name) => deviceIdOfMachine(world, name)));
+    assertEachVlanAssignedOnce(deviceIds);
+    await assertDistinctAddresses(names);
+  }, 400_000);
+});

@@ -1,0 +1,339 @@
+import { afterAll, beforeAll } from '@jest/globals';
+import { Writable } from 'node:stream';
+import * as k8s from '@kubernetes/client-node';
+import { startCappFixture } from '@metal-l2/capp-fixture';
+import { startIpamController, type RunningIpamController } from '@metal-l2/ipam-controller';
+import { createLogger, type Logger } from '@metal-l2/kube';
+import { createMetalClient, type MetalClient } from '@metal-l2/metal-api';
+import { ContractValidator, specAvailable, startSimulator, type FaultRuleInput, type SimDelays, type Simulator } from '@metal-l2/metal-sim';
+import { startNetworkController, type NetworkTimings, type RunningNetworkController } from '@metal-l2/network-controller';
+import { makeServingCertificate } from '../../support/certificates.js';
+import { createTestNamespace, deleteTestNamespace, loadKubeConfig } from '../../support/cluster.js';
+import { installCrds, projectCrds, upstreamCrds } from '../../support/crds.js';
+import { Objects, type Kind, type Obj } from '../../support/objects.js';
+import { timeouts } from '../../support/timeouts.js';
+import { waitFor } from '../../support/wait-for.js';
+
+// The whole system for one test file: the shared real control plane (CAPI v1.14 and CAPP CRDs,
+// ours), a Metal simulator checked against the OpenAPI spec, both controllers in this process,
+// our PacketMachine webhook registered with the API server for this namespace only, and the CAPP
+// fixture creating devices. Builders make the objects a Cluster API user (or CAPI itself) makes.
+
+export const PROJECT_ID = '0f6c3e2a-7b1d-4c5e-9a8b-1d2e3f4a5b6c';
+/** Distinctive, so finding it in logs, events or conditions is a real leak. */
+export const TOKEN = 'metal-tok-4b7e1f9a2c-never-log-me';
+export const METRO = 'da';
+export const CLUSTER = 'wl';
+export const CREDENTIALS_SECRET = 'metal-credentials';
+/** The network controller's User-Agent prefix in the simulator's request log. */
+export const CONTROLLER_AGENT = 'metal-l2-network-controller';
+
+export const netKinds = {
+  packetMachine: { group: 'infrastructure.cluster.x-k8s.io', version: 'v1beta1', plural: 'packetmachines', kind: 'PacketMachine', namespaced: true } as Kind,
+  packetCluster: { group: 'infrastructure.cluster.x-k8s.io', version: 'v1beta1', plural: 'packetclusters', kind: 'PacketCluster', namespaced: true } as Kind,
+  machine: { group: 'cluster.x-k8s.io', version: 'v1beta2', plural: 'machines', kind: 'Machine', namespaced: true } as Kind,
+  cluster: { group: 'cluster.x-k8s.io', version: 'v1beta2', plural: 'clusters', kind: 'Cluster', namespaced: true } as Kind,
+  template: { group: 'network.metal.x-k8s.io', version: 'v1alpha1', plural: 'machinenetworktemplates', kind: 'MachineNetworkTemplate', namespaced: true } as Kind,
+  machineNetwork: { group: 'network.metal.x-k8s.io', version: 'v1alpha1', plural: 'machinenetworks', kind: 'MachineNetwork', namespaced: true } as Kind,
+  pool: { group: 'ipam.metal.x-k8s.io', version: 'v1alpha1', plural: 'inclusterippools', kind: 'InClusterIPPool', namespaced: true } as Kind,
+  claim: { group: 'ipam.cluster.x-k8s.io', version: 'v1beta2', plural: 'ipaddressclaims', kind: 'IPAddressClaim', namespaced: true } as Kind,
+} as const;
+
+/** Short simulator delays: the flow, not the clock, is under test. */
+export const FAST_DELAYS: Partial<SimDelays> = { deviceQueuedMs: 100, deviceProvisioningMs: 300, batchQueuedMs: 50, batchInProgressMs: 150 };
+export const FAST_TIMINGS: Partial<NetworkTimings> = { batchPollMs: 300, devicePollMs: 300, metalRetryMs: 300 };
+
+/** A CABPK-shaped bootstrap document: Jinja header, write_files, runcmd with kubeadm, and CAPP's Go template actions. */
+export function cabpkCloudConfig(machine: string): string {
+  return [
+    '## template: jinja',
+    '#cloud-config',
+    'write_files:',
+    '-   path: /run/kubeadm/kubeadm-join-config.yaml',
+    '    owner: root:root',
+    "    permissions: '0640'",
+    '    content: |',
+    '      apiVersion: kubeadm.k8s.io/v1beta3',
+    '      kind: JoinConfiguration',
+    '      nodeRegistration:',
+    `        name: '{{ ds.meta_data.local_hostname }}'`,
+    '        kubeletExtraArgs:',
+    "          provider-id: equinixmetal://{{ `{{ v1.instance_id }}` }}",
+    'runcmd:',
+    '  - "MINOR=$(echo {{ .kubernetesVersion }} | cut -d. -f2)"',
+    '  - "kubeadm join --config /run/kubeadm/kubeadm-join-config.yaml  && echo success > /run/cluster-api/bootstrap-success.complete"',
+    `  - "echo ${machine} joined"`,
+    '',
+  ].join('\n');
+}
+
+export interface NetworkWorld {
+  readonly kc: k8s.KubeConfig;
+  readonly objects: Objects;
+  readonly ns: string;
+  readonly sim: Simulator;
+  /** The test's own Metal client (VLANs by hand, device reads). */
+  readonly metal: MetalClient;
+  /** Every line the network controller logged, for searching (the token must never appear). */
+  readonly logLines: string[];
+  network(): RunningNetworkController;
+  /** Stops the network controller and starts a new one (a restart, or a crash and a new pod). */
+  restartNetworkController(): Promise<void>;
+  stopNetworkController(): Promise<void>;
+}
+
+export interface NetworkWorldOptions {
+  readonly faults?: readonly FaultRuleInput[];
+  readonly delays?: Partial<SimDelays>;
+  readonly timings?: Partial<NetworkTimings>;
+  readonly concurrency?: number;
+}
+
+function linesLogger(lines: string[]): Logger {
+  const stream = new Writable({
+    write(chunk: Buffer | string, _encoding, callback): void {
+      lines.push(String(chunk));
+      callback();
+    },
+  });
+  return createLogger({ level: 'debug', stream });
+}
+
+function quietLogger(): Logger {
+  return createLogger({ level: process.env['METAL_L2_TEST_LOG'] ?? 'error', silent: process.env['METAL_L2_TEST_LOG'] === undefined });
+}
+
+/** Sets up the world for the calling test file (beforeAll/afterAll at the top level). */
+export function useNetworkWorld(prefix: string, options: NetworkWorldOptions = {}): NetworkWorld {
+  const kc = loadKubeConfig();
+  const objects = new Objects(kc);
+  const admission = kc.makeApiClient(k8s.AdmissionregistrationV1Api);
+  const logLines: string[] = [];
+  let ns = '';
+  let sim: Simulator | undefined;
+  let ipam: RunningIpamController | undefined;
+  let network: RunningNetworkController | undefined;
+  let fixture: { stop(): Promise<void> } | undefined;
+  let certs: { certDir: string; caBundle: string } | undefined;
+  let webhookName = '';
+
+  const startNetwork = async (): Promise<RunningNetworkController> => {
+    if (sim === undefined || certs === undefined) throw new Error('the world is not set up');
+    return startNetworkController({
+      kubeConfig: kc,
+      namespace: ns,
+      logger: linesLogger(logLines),
+      concurrency: options.concurrency ?? 8,
+      webhook: { port: 0, certDir: certs.certDir, host: '127.0.0.1' },
+      metal: { baseUrl: sim.baseUrl, rateLimit: false, retry: { baseDelayMs: 50, maxDelayMs: 1_000 } },
+      defaultCredentials: { namespace: ns, name: CREDENTIALS_SECRET },
+      metadataUrl: `${sim.url}/metadata`,
+      timings: { ...FAST_TIMINGS, ...options.timings },
+    });
+  };
+
+  const registerWebhook = async (port: number): Promise<void> => {
+    if (certs === undefined) throw new Error('the world is not set up');
+    const body: k8s.V1MutatingWebhookConfiguration = {
+      metadata: { name: webhookName },
+      webhooks: [
+        {
+          name: `packetmachine.${ns}.network.metal.x-k8s.io`,
+          admissionReviewVersions: ['v1'],
+          sideEffects: 'None',
+          failurePolicy: 'Fail',
+          timeoutSeconds: 10,
+          clientConfig: { url: `https://127.0.0.1:${port}/mutate-infrastructure-cluster-x-k8s-io-v1beta1-packetmachine`, caBundle: certs.caBundle },
+          rules: [{ apiGroups: ['infrastructure.cluster.x-k8s.io'], apiVersions: ['v1beta1'], operations: ['CREATE'], resources: ['packetmachines'] }],
+          namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': ns } },
+        },
+      ],
+    };
+    try {
+      await admission.createMutatingWebhookConfiguration({ body });
+    } catch (err: unknown) {
+      if (!(err instanceof k8s.ApiException && err.code === 409)) throw err;
+      const current = await admission.readMutatingWebhookConfiguration({ name: webhookName });
+      await admission.replaceMutatingWebhookConfiguration({ name: webhookName, body: { ...body, metadata: { ...body.metadata, resourceVersion: current.metadata?.resourceVersion } } });
+    }
+  };
+
+  beforeAll(async () => {
+    await installCrds(kc, [...(await upstreamCrds('capiV1_14')), ...(await upstreamCrds('capp')), ...(await projectCrds())]);
+    ns = await createTestNamespace(kc, prefix);
+    webhookName = `metal-l2-network-test-${ns}`;
+    sim = await startSimulator({
+      seed: prefix,
+      seedConfig: {
+        metros: [{ code: METRO }, { code: 'sv' }],
+        plans: [{ slug: 'c3.small.x86', ports: 2 }],
+        projects: [{ name: 'capi', id: PROJECT_ID }],
+        tokens: [{ token: TOKEN }],
+      },
+      delays: { ...FAST_DELAYS, ...options.delays },
+      ...(options.faults === undefined ? {} : { faults: [...options.faults] }),
+      ...(specAvailable() ? { contract: await ContractValidator.load() } : {}),
+    });
+    const core = kc.makeApiClient(k8s.CoreV1Api);
+    await core.createNamespacedSecret({ namespace: ns, body: { metadata: { name: CREDENTIALS_SECRET }, stringData: { apiToken: TOKEN } } });
+    certs = await makeServingCertificate();
+    ipam = await startIpamController({ kubeConfig: kc, namespace: ns, logger: quietLogger(), leaderElection: false, concurrency: 4 });
+    network = await startNetwork();
+    await registerWebhook(network.webhookPort);
+    fixture = await startCappFixture({ kubeConfig: kc, namespace: ns, metal: { baseUrl: sim.baseUrl, token: TOKEN }, logger: quietLogger() });
+    await objects.create(netKinds.packetCluster, { metadata: { name: CLUSTER, namespace: ns }, spec: { projectID: PROJECT_ID, metro: METRO } });
+    await objects.create(netKinds.cluster, {
+      metadata: { name: CLUSTER, namespace: ns },
+      spec: { infrastructureRef: { apiGroup: 'infrastructure.cluster.x-k8s.io', kind: 'PacketCluster', name: CLUSTER } },
+    });
+  }, 120_000);
+
+  afterAll(async () => {
+    await admission.deleteMutatingWebhookConfiguration({ name: webhookName }).catch(() => undefined);
+    await fixture?.stop();
+    await network?.stop();
+    await ipam?.stop();
+    if (ns !== '') await deleteTestNamespace(kc, ns);
+    await sim?.close();
+  }, 120_000);
+
+  return {
+    kc,
+    objects,
+    logLines,
+    get ns() {
+      return ns;
+    },
+    get sim() {
+      if (sim === undefined) throw new Error('the world is not set up');
+      return sim;
+    },
+    get metal() {
+      if (sim === undefined) throw new Error('the world is not set up');
+      return createMetalClient({ token: TOKEN, baseUrl: sim.baseUrl, rateLimit: false, userAgent: 'metal-l2-test' });
+    },
+    network() {
+      if (network === undefined) throw new Error('the network controller is not running');
+      return network;
+    },
+    async stopNetworkController() {
+      await network?.stop();
+      network = undefined;
+    },
+    async restartNetworkController() {
+      await network?.stop();
+      network = await startNetwork();
+      await registerWebhook(network.webhookPort);
+    },
+  };
+}
+
+/** A pool on one VLAN's subnet, e.g. 192.168.<third>.0/24 handing out .10-.200 with .1 as gateway. */
+export async function createPool(world: NetworkWorld, name: string, third: number): Promise<void> {
+  await world.objects.create(netKinds.pool, {
+    metadata: { name, namespace: world.ns },
+    spec: { addresses: [`192.168.${third}.10-192.168.${third}.200`], prefix: 24, gateway: `192.168.${third}.1` },
+  });
+}
+
+export async function createVlans(world: NetworkWorld, vxlans: readonly number[]): Promise<void> {
+  for (const vxlan of vxlans) await world.metal.virtualNetworks.create(PROJECT_ID, { vxlan, metro: METRO, description: `vlan ${vxlan}` });
+}
+
+export async function createTemplate(world: NetworkWorld, name: string, ports: unknown[]): Promise<void> {
+  await world.objects.create(netKinds.template, { metadata: { name, namespace: world.ns }, spec: { ports } });
+}
+
+export function poolRef(name: string): { apiGroup: string; kind: string; name: string } {
+  return { apiGroup: 'ipam.metal.x-k8s.io', kind: 'InClusterIPPool', name };
+}
+
+/**
+ * A machine as Cluster API makes one: the PacketMachine first (our webhook pauses it), then the
+ * bootstrap data Secret and the Machine that points at both.
+ */
+export async function createMachine(
+  world: NetworkWorld,
+  name: string,
+  template: string,
+  options: { readonly value?: string; readonly format?: string; readonly secretName?: string; readonly skipSecret?: boolean } = {},
+): Promise<void> {
+  const { objects, ns } = world;
+  const secretName = options.secretName ?? `${name}-bootstrap`;
+  await objects.create(netKinds.packetMachine, {
+    metadata: { name, namespace: ns, labels: { 'cluster.x-k8s.io/cluster-name': CLUSTER }, annotations: { 'network.metal.x-k8s.io/template': template } },
+    spec: { machineType: 'c3.small.x86', metro: METRO, os: 'ubuntu_22_04', billingCycle: 'hourly' },
+  });
+  if (options.skipSecret !== true) {
+    const core = world.kc.makeApiClient(k8s.CoreV1Api);
+    await core.createNamespacedSecret({
+      namespace: ns,
+      body: {
+        metadata: { name: secretName, labels: { 'cluster.x-k8s.io/cluster-name': CLUSTER } },
+        type: 'cluster.x-k8s.io/secret',
+        stringData: { value: options.value ?? cabpkCloudConfig(name), format: options.format ?? 'cloud-config' },
+      },
+    });
+  }
+  await objects.create(netKinds.machine, {
+    metadata: { name, namespace: ns, labels: { 'cluster.x-k8s.io/cluster-name': CLUSTER } },
+    spec: {
+      clusterName: CLUSTER,
+      version: 'v1.30.4',
+      bootstrap: { dataSecretName: secretName },
+      infrastructureRef: { apiGroup: 'infrastructure.cluster.x-k8s.io', kind: 'PacketMachine', name },
+    },
+  });
+}
+
+export function condition(obj: Obj | undefined, type: string): { status?: string; reason?: string; message?: string } | undefined {
+  return (obj?.status?.conditions as { type: string; status?: string; reason?: string; message?: string }[] | undefined)?.find((c) => c.type === type);
+}
+
+export async function machineNetwork(world: NetworkWorld, name: string): Promise<Obj | undefined> {
+  return world.objects.get(netKinds.machineNetwork, name, world.ns);
+}
+
+export async function waitMachineNetworkReady(world: NetworkWorld, name: string, timeoutMs = 60_000): Promise<Obj> {
+  return waitFor(
+    `MachineNetwork ${name} Ready`,
+    async () => {
+      const mn = await machineNetwork(world, name);
+      return condition(mn, 'Ready')?.status === 'True' ? mn : false;
+    },
+    { timeoutMs, intervalMs: 200 },
+  );
+}
+
+/** The device CAPP created for a PacketMachine (from its providerID). */
+export async function deviceIdOfMachine(world: NetworkWorld, name: string): Promise<string> {
+  return waitFor(
+    `PacketMachine ${name} to get a providerID`,
+    async () => {
+      const pm = await world.objects.get(netKinds.packetMachine, name, world.ns);
+      const id = pm?.spec?.providerID as string | undefined;
+      return id === undefined ? false : id.replace('equinixmetal://', '');
+    },
+    { timeoutMs: timeouts.claimBound },
+  );
+}
+
+/**
+ * Plays the boot script of a device for modes that take layer 3 away (no guest runs here; the
+ * data-plane suite runs real ones): once the controller waits for it, post "metadata captured"
+ * to the device's user-state URL, as `metal-l2-net apply` does.
+ */
+export async function playBootScript(world: NetworkWorld, machine: string): Promise<void> {
+  await waitFor(
+    `MachineNetwork ${machine} to wait for the boot script`,
+    async () => condition(await machineNetwork(world, machine), 'PortsConfigured')?.reason === 'WaitingForBootScript',
+    { timeoutMs: 60_000, intervalMs: 200 },
+  );
+  const deviceId = await deviceIdOfMachine(world, machine);
+  const res = await fetch(`${world.sim.url}/metadata/${deviceId}/events`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ state: 'running', code: 1001, message: 'metal-l2: metadata captured' }),
+  });
+  if (res.status !== 204) throw new Error(`posting the user-state event answered ${res.status}: ${await res.text()}`);
+}
