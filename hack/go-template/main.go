@@ -1,17 +1,13 @@
-// go-template executes a Go text/template exactly as Cluster API Provider Packet v0.9.0 does with
-// a machine's bootstrap data (pkg/cloud/packet/client.go NewDevice): the template is named
-// "user-data", parsed with the default options and executed against a map of strings, so a
-// missing key renders "<no value>".
+// Command go-template renders a template the way CAPP v0.9.0 renders user data
+// (pkg/cloud/packet/client.go): text/template named "user-data", default options, executed with a
+// map[string]interface{} of string values, so a missing key renders "<no value>".
 //
-// Usage: go-template --data '{"kubernetesVersion":"v1.30.1"}' < template > output
-// The template is read from stdin and the result written to stdout. On a parse or execute error
-// nothing is written to stdout, the Go error goes to stderr and the exit status is 1 (2 for bad
-// usage). Standard library only.
+// Usage: go-template <data.json> < template > output
+// data.json is a JSON object of strings. Parse and execute errors exit 1 with the error on stderr.
 package main
 
 import (
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -20,38 +16,40 @@ import (
 )
 
 func main() {
-	data := flag.String("data", "{}", "JSON object of strings: the template's data")
-	flag.Parse()
-
-	var values map[string]string
-	if err := json.Unmarshal([]byte(*data), &values); err != nil {
-		fmt.Fprintf(os.Stderr, "--data must be a JSON object of strings: %v\n", err)
-		os.Exit(2)
+	if err := run(os.Args[1:], os.Stdin, os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
 	}
-	// CAPP passes map[string]interface{}; the value type decides what a missing key renders.
-	templateData := make(map[string]interface{}, len(values))
-	for k, v := range values {
-		templateData[k] = v
-	}
+}
 
-	text, err := io.ReadAll(os.Stdin)
+func run(args []string, in io.Reader, out io.Writer) error {
+	if len(args) != 1 {
+		return fmt.Errorf("usage: go-template <data.json> < template")
+	}
+	raw, err := os.ReadFile(args[0])
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "reading the template from stdin: %v\n", err)
-		os.Exit(2)
+		return fmt.Errorf("reading data: %w", err)
 	}
-
+	var strs map[string]string
+	if err := json.Unmarshal(raw, &strs); err != nil {
+		return fmt.Errorf("data must be a JSON object of strings: %w", err)
+	}
+	data := make(map[string]interface{}, len(strs))
+	for k, v := range strs {
+		data[k] = v
+	}
+	text, err := io.ReadAll(in)
+	if err != nil {
+		return fmt.Errorf("reading template: %w", err)
+	}
 	tmpl, err := template.New("user-data").Parse(string(text))
 	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
+		return fmt.Errorf("error parsing userdata template: %w", err)
 	}
-	out := &strings.Builder{}
-	if err := tmpl.Execute(out, templateData); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
+	var b strings.Builder
+	if err := tmpl.Execute(&b, data); err != nil {
+		return fmt.Errorf("error executing userdata template: %w", err)
 	}
-	if _, err := io.WriteString(os.Stdout, out.String()); err != nil {
-		fmt.Fprintf(os.Stderr, "writing the result: %v\n", err)
-		os.Exit(2)
-	}
+	_, err = io.WriteString(out, b.String())
+	return err
 }

@@ -1,0 +1,3 @@
+module metal-l2/go-template
+
+go 1.22
