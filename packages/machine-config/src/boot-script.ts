@@ -32,12 +32,12 @@ export const BOOT_SCRIPT = String.raw`#!/bin/sh
 # 3. take unbonded ports out of the OS bond (live and persistent);
 # 4. write the rendered files with the OS names, apply them, post 1002 (or 1099 and exit 1).
 #
-# Environment (tests): METAL_L2_ROOT prefixes /etc, /run, /var and /sys; METAL_L2_CONFIG;
+# Environment (tests): METAL_L2_ROOT prefixes /etc, /opt, /run, /var and /sys; METAL_L2_CONFIG;
 # METAL_L2_FETCH_TIMEOUT (seconds, default 300).
 
 ROOT="$METAL_L2_ROOT"
 CONFIG="$METAL_L2_CONFIG"
-[ -n "$CONFIG" ] || CONFIG=/opt/metal-l2/netcfg.json
+[ -n "$CONFIG" ] || CONFIG="$ROOT/opt/metal-l2/netcfg.json"
 FETCH_TIMEOUT="$METAL_L2_FETCH_TIMEOUT"
 [ -n "$FETCH_TIMEOUT" ] || FETCH_TIMEOUT=300
 RUN_DIR="$ROOT/run/metal-l2"
@@ -394,7 +394,7 @@ def cmd_write_files(config_path, mapping_path, root, interfaces_out):
     mapping = read_mapping(mapping_path)
     changed = False
     for f in config.get("files", []):
-        text = read(f["source"])
+        text = read(root + f["source"])
         if text is None:
             raise SystemExit("rendered file %s is missing" % f["source"])
         target = root + substitute(f["path"], mapping)
