@@ -53,7 +53,7 @@ describe('validateTemplate: templates that pass', () => {
 
   test('the warning names the port and the 4-port plan', () => {
     expect(validateTemplate(spec({ name: 'eth2' })).warnings).toEqual([
-      'port eth2 exists on 4-port servers only (bond0 = eth0+eth2, bond1 = eth1+eth3): machines of a 2-port plan cannot use this template',
+      'port eth2 exists on 4-port servers only (bond0 = eth0+eth2, bond1 = eth1+eth3); 2-port machines cannot use this template',
     ]);
   });
 });

@@ -69,7 +69,7 @@ export function validateTemplate(spec: Pick<MachineNetworkTemplateSpec, 'ports'>
   const fourPortNames = ports.map((p) => p.name).filter((name) => FOUR_PORT_ONLY.includes(name));
   const portCount: PortCount = fourPortNames.length > 0 ? 4 : 2;
   const warnings = fourPortNames.map(
-    (name) => `port ${name} exists on 4-port servers only (bond0 = eth0+eth2, bond1 = eth1+eth3): machines of a 2-port plan cannot use this template`,
+    (name) => `port ${name} exists on 4-port servers only (bond0 = eth0+eth2, bond1 = eth1+eth3); 2-port machines cannot use this template`,
   );
 
   ports.forEach((port, i) => {
