@@ -10,8 +10,8 @@ const layering = {
   'machine-config': ['@metal-l2/*', 'node:fs', 'node:fs/*', 'node:child_process', 'node:http', 'node:https', 'node:dns'],
   'metal-sim': ['@metal-l2/ipam-core', '@metal-l2/kube', '@metal-l2/ipam-controller', '@metal-l2/network-controller'],
   kube: ['@metal-l2/*'],
-  'ipam-controller': ['@metal-l2/network-controller', '@metal-l2/metal-sim', '@metal-l2/local-control-plane'],
-  'network-controller': ['@metal-l2/ipam-controller', '@metal-l2/metal-sim', '@metal-l2/local-control-plane'],
+  'ipam-controller': ['@metal-l2/network-controller', '@metal-l2/metal-sim', '@metal-l2/local-control-plane', '@metal-l2/capp-fixture'],
+  'network-controller': ['@metal-l2/ipam-controller', '@metal-l2/metal-sim', '@metal-l2/local-control-plane', '@metal-l2/capp-fixture'],
   // A dev-only fixture: it plays CAPP against the Metal API; it never reaches into our controllers.
   'capp-fixture': ['@metal-l2/ipam-controller', '@metal-l2/network-controller', '@metal-l2/metal-sim', '@metal-l2/local-control-plane'],
 };
