@@ -17,3 +17,5 @@ export type { SeedConfig, SeedMetro, SeedPlan, SeedProject, SeedToken } from './
 export { metadataPaths } from './routes/metadata-service.js';
 export { API_PREFIX } from './http.js';
 export type { NetworkType } from './network-type.js';
+export { startInterceptingProxy, EQUINIX_API_HOST } from './intercepting-proxy.js';
+export type { InterceptingProxy, InterceptingProxyOptions, RefusedProxyRequest } from './intercepting-proxy.js';

@@ -129,8 +129,12 @@ export function formatCidr(c: Cidr): string {
 export class BlockPool {
   private next: bigint;
 
-  constructor(private readonly range: Cidr) {
-    this.next = range.network;
+  /** `offset`: addresses at the start of the range that are never handed out. */
+  constructor(
+    private readonly range: Cidr,
+    offset = 0n,
+  ) {
+    this.next = range.network + offset;
   }
 
   /** The next aligned block of the given prefix, or undefined when the range is used up. */

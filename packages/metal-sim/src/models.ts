@@ -45,6 +45,8 @@ export interface IpAssignment {
   /** The block it was carved from, shown as `parent_block`. */
   readonly parent: { readonly network: bigint; readonly prefix: number };
   readonly createdAt: string;
+  /** Set when the address came from a reservation (createIPAssignment: an elastic IP), not with the device. */
+  readonly reservationId?: string;
 }
 
 export interface DeviceEvent {

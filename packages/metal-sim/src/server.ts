@@ -12,6 +12,7 @@ import { notFound, SimError, unauthorized, unprocessable } from './errors.js';
 import { FaultInjector, type FaultRuleInput, type TerminalFault } from './faults.js';
 import { API_PREFIX, type HttpMethod, type RouteDef, type SimResponse } from './http.js';
 import { IdGenerator, randomSeed } from './ids.js';
+import { startInterceptingProxy, type InterceptingProxy, type InterceptingProxyOptions } from './intercepting-proxy.js';
 import { RequestLog } from './request-log.js';
 import { Router } from './router.js';
 import { ADMIN_PREFIX, handleAdminRequest } from './routes/admin.js';
@@ -40,6 +41,12 @@ export interface SimulatorOptions {
   readonly contract?: ContractValidator | { readonly specPath: string };
   /** Base URL devices are told to use (metadata's api_url and user_state_url); default: the listening URL. */
   readonly publicUrl?: string;
+  /**
+   * Also start an intercepting HTTPS proxy (`proxyUrl`) that answers CONNECT tunnels to
+   * api.equinix.com:443 with this simulator, for programs that always call the real host (CAPP):
+   * run them with HTTPS_PROXY=proxyUrl and the certificate's CA trusted (SSL_CERT_FILE for Go).
+   */
+  readonly proxy?: InterceptingProxyOptions;
 }
 
 export interface Simulator {
@@ -52,6 +59,10 @@ export interface Simulator {
   readonly requests: RequestLog;
   readonly contract: ContractValidator | undefined;
   readonly clock: SimClock;
+  /** The intercepting proxy's URL (for HTTPS_PROXY) when started with `proxy`. */
+  readonly proxyUrl: string | undefined;
+  /** The proxy itself (tunnels opened, refused targets) when started with `proxy`. */
+  readonly proxy: InterceptingProxy | undefined;
   /** The metadata document a device fetches at first boot. */
   metadataUrl(deviceId: string): string;
   /** Stops listening, drops open connections and cancels pending lifecycle steps. */
@@ -120,6 +131,13 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   const host = address.family === 'IPv6' ? `[${address.address === '::' ? '::1' : address.address}]` : address.address === '0.0.0.0' ? '127.0.0.1' : address.address;
   const url = `${options.tls === undefined ? 'http' : 'https'}://${host}:${address.port}`;
   parts.publicUrl = options.publicUrl?.replace(/\/+$/, '') ?? url;
+  let proxy: InterceptingProxy | undefined;
+  try {
+    proxy = options.proxy === undefined ? undefined : await startInterceptingProxy(listener, options.proxy);
+  } catch (err: unknown) {
+    server.close();
+    throw err;
+  }
 
   return {
     url,
@@ -129,9 +147,12 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     requests: parts.requests,
     contract,
     clock,
+    proxyUrl: proxy?.url,
+    proxy,
     metadataUrl: (deviceId) => metadataPaths(parts.publicUrl, deviceId).metadata,
     close: async () => {
       store.close();
+      await proxy?.close();
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeAllConnections();

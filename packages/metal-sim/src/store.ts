@@ -69,7 +69,16 @@ const POOLS = {
   privateV4: '10.64.0.0/10',
   publicV6: '2604:1380:4600::/40',
   globalV4: '147.28.0.0/16',
+  /**
+   * Public IPv4 reservations (elastic IPs, public blocks) come from their own range, as on the
+   * real API, whose reservations never looked like a device's /31s or began at a provider
+   * block's network address (the first reservation here is 145.40.64.37/32, not x.x.0.0/32).
+   */
+  elasticV4: '145.40.64.0/18',
 } as const;
+
+/** Where each pool starts handing out blocks (aligned up to the block size). */
+const POOL_OFFSETS: Partial<Record<keyof typeof POOLS, bigint>> = { elasticV4: 37n };
 
 export interface DeviceCreate {
   readonly projectId: string;
@@ -125,6 +134,7 @@ export class SimulatorStore {
       privateV4: new BlockPool(mustCidr(POOLS.privateV4)),
       publicV6: new BlockPool(mustCidr(POOLS.publicV6)),
       globalV4: new BlockPool(mustCidr(POOLS.globalV4)),
+      elasticV4: new BlockPool(mustCidr(POOLS.elasticV4), POOL_OFFSETS.elasticV4),
     };
     this.loadSeed(options.seed);
   }

@@ -13,6 +13,15 @@ export interface MetroWire {
   href: string;
 }
 
+/** A device's facility (the API kept reporting it after facilities gave way to metros). */
+export interface FacilityWire {
+  id: string;
+  code: string;
+  name: string;
+  features: string[];
+  metro: MetroWire;
+}
+
 export interface ProjectWire {
   id: string;
   href: string;
@@ -109,6 +118,7 @@ export interface DeviceWire {
   switch_uuid: string;
   provisioning_percentage: number;
   metro: MetroWire;
+  facility: FacilityWire;
   plan: { id: string; slug: string; name: string; class: string; line: string; type: 'standard'; href: string };
   operating_system: { id: string; slug: string; name: string; distro: string; version: string };
   project: HrefWire | ProjectWire;

@@ -3,6 +3,7 @@ import type { SimulatorStore } from '../store.js';
 import type { DeviceWire, EventWire, IpAssignmentWire } from '../wire.js';
 import { formatAddress, netmask } from '../ip-math.js';
 import { blockFacts, hrefOf, link, renderMetro } from './common.js';
+import { renderFacility } from './facility.js';
 import { renderPort } from './port.js';
 import { renderProject } from './project.js';
 
@@ -39,6 +40,7 @@ export function renderDevice(store: SimulatorStore, d: Device, include: Readonly
     switch_uuid: d.switchUuid,
     provisioning_percentage: d.state === 'active' ? 100 : d.state === 'provisioning' ? 50 : 0,
     metro: renderMetro(metro),
+    facility: renderFacility(metro),
     plan: { id: plan.id, slug: plan.slug, name: plan.name, class: plan.slug, line: 'baremetal', type: 'standard', href: hrefOf('plans', plan.id) },
     operating_system: {
       id: store.operatingSystemId(d.operatingSystem),

@@ -7,6 +7,7 @@ import type { Device } from '../models.js';
 import type { SimulatorStore } from '../store.js';
 import { blockFacts } from './common.js';
 import { renderIpAssignment } from './device.js';
+import { facilityCode } from './facility.js';
 
 export interface MetadataUrls {
   readonly apiUrl: string;
@@ -51,7 +52,7 @@ export function renderMetadataDocument(store: SimulatorStore, d: Device, urls: M
     operating_system: operatingSystem(d),
     plan: d.planSlug,
     class: d.planSlug,
-    facility: `${d.metroCode}1`,
+    facility: facilityCode(d.metroCode),
     metro: d.metroCode,
     private_subnets: ['10.0.0.0/8'],
     tags: [...d.tags],
@@ -97,7 +98,7 @@ export function renderSpecMetadata(store: SimulatorStore, d: Device): Record<str
     iqn: `iqn.2026-01.net.packet:device.${d.shortId}`,
     class: d.planSlug,
     plan: d.planSlug,
-    facility: `${d.metroCode}1`,
+    facility: facilityCode(d.metroCode),
     metro: d.metroCode,
     operating_system: operatingSystem(d),
     private_subnets: ['10.0.0.0/8'],

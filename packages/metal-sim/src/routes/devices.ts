@@ -14,7 +14,9 @@ import {
   type Fields,
 } from '../input.js';
 import { paginate, readPage } from '../pagination.js';
-import { renderDevice, renderEvent } from '../render/device.js';
+import { containsCidr, familyBits, isAligned, overlaps, parseAddress, type Cidr } from '../ip-math.js';
+import type { IpAssignment } from '../models.js';
+import { renderDevice, renderEvent, renderIpAssignment } from '../render/device.js';
 import { renderSpecMetadata } from '../render/metadata.js';
 import { PoolExhaustedError, type AddressRequest } from '../store.js';
 
@@ -112,6 +114,52 @@ function updateDevice(ctx: RouteContext) {
   return json(200, renderDevice(ctx.store, device, include(ctx)));
 }
 
+/**
+ * Assigns an address of one of the project's reservations to a device (an elastic IP: CAPP puts
+ * the cluster's control-plane VIP on its first control-plane device this way). `address` is an
+ * address or a CIDR inside the reservation; without a prefix it is a single address.
+ */
+function createIpAssignment(ctx: RouteContext) {
+  const device = requireDevice(ctx, param(ctx, 'id'));
+  const f = bodyFields(ctx.req);
+  const text = reqString(f, 'address');
+  const [addressText = '', prefixText] = text.split('/');
+  const addr = parseAddress(addressText);
+  if (addr === undefined) throw unprocessable(`address ${text} is not an IP address`);
+  const prefix = prefixText === undefined ? familyBits(addr.family) : Number(prefixText);
+  const block: Cidr = { family: addr.family, network: addr.value, prefix };
+  if (!Number.isInteger(prefix) || prefix < 0 || prefix > familyBits(addr.family) || !isAligned(block)) {
+    throw unprocessable(`address ${text} is not a valid address or network`);
+  }
+  const reservation = [...ctx.store.reservations.values()].find(
+    (r) => r.projectId === device.projectId && r.type !== 'vrf' && r.family === addr.family && containsCidr({ family: r.family, network: r.network, prefix: r.prefix }, block),
+  );
+  if (reservation === undefined) throw unprocessable(`address ${text} is not in an IP reservation of the device's project`);
+  if (reservation.type !== 'global_ipv4' && reservation.metroCode !== device.metroCode) {
+    throw unprocessable(`the reservation of ${text} is in metro ${reservation.metroCode}, the device in ${device.metroCode}`);
+  }
+  for (const d of ctx.store.devices.values()) {
+    if (d.ipAssignments.some((a) => a.reservationId === reservation.id && overlaps({ family: a.family, network: a.network, prefix: a.prefix }, block))) {
+      throw unprocessable(`address ${text} is already assigned to device ${d.hostname}`);
+    }
+  }
+  const assignment: IpAssignment = {
+    id: ctx.store.ids.uuid(),
+    family: addr.family,
+    public: reservation.type !== 'private_ipv4',
+    management: false,
+    network: addr.value,
+    prefix,
+    parent: { network: reservation.network, prefix: reservation.prefix },
+    createdAt: ctx.store.nowIso(),
+    reservationId: reservation.id,
+  };
+  device.ipAssignments = [...device.ipAssignments, assignment];
+  device.updatedAt = ctx.store.nowIso();
+  ctx.store.emit({ kind: 'device', action: 'updated', deviceId: device.id });
+  return json(201, renderIpAssignment(ctx.store, device, assignment));
+}
+
 export const deviceRoutes: readonly RouteDef[] = [
   route('findProjectDevices', 'GET /projects/{id}/devices', (ctx) => {
     const project = requireProject(ctx, param(ctx, 'id'));
@@ -145,5 +193,6 @@ export const deviceRoutes: readonly RouteDef[] = [
   route('findDeviceMetadataByID', 'GET /devices/{id}/metadata', (ctx) =>
     json(200, renderSpecMetadata(ctx.store, requireDevice(ctx, param(ctx, 'id')))),
   ),
+  route('createIPAssignment', 'POST /devices/{id}/ips', createIpAssignment),
   route('findDeviceUserdataByID', 'GET /devices/{id}/userdata', (ctx) => json(200, { userdata: requireDevice(ctx, param(ctx, 'id')).userdata })),
 ];

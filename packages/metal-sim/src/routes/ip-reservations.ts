@@ -71,7 +71,7 @@ function requestPublicReservation(ctx: RouteContext, project: Project, f: Fields
   const metroRef = optString(f, 'metro');
   const metro = metroRef === undefined ? undefined : ctx.store.metroByRef(metroRef);
   if (type !== 'global_ipv4' && metro === undefined) throw unprocessable(metroRef === undefined ? 'metro is required' : `metro ${metroRef} not found`);
-  const pool = type === 'public_ipv6' ? 'publicV6' : type === 'private_ipv4' ? 'privateV4' : type === 'global_ipv4' ? 'globalV4' : 'publicV4';
+  const pool = type === 'public_ipv6' ? 'publicV6' : type === 'private_ipv4' ? 'privateV4' : type === 'global_ipv4' ? 'globalV4' : 'elasticV4';
   let block;
   try {
     block = ctx.store.allocateBlock(pool, prefix);
