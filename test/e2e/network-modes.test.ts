@@ -63,10 +63,9 @@ describe('network modes', () => {
   test('hybrid-bonded: a tagged VLAN on bond0 costs one device read, one batch and one poll', async () => {
     await setup();
     await createTemplate(world, 'hybrid-bonded', [{ name: 'bond0', vlans: [{ vxlan: 1000, addressesFromPools: [poolRef('vlan-1000')], routes: [{ to: '10.60.0.0/16', via: '192.168.10.1' }] }] }]);
-    await createMachine(world, 'hb-0', 'hybrid-bonded');
-
-    const pm = await world.objects.get(netKinds.packetMachine, 'hb-0', world.ns);
-    expect(pm?.metadata.annotations?.['cluster.x-k8s.io/paused']).toBeDefined();
+    const pm = await createMachine(world, 'hb-0', 'hybrid-bonded');
+    // Our webhook paused it on creation, and marked the pause as ours.
+    expect(pm.metadata.annotations?.['cluster.x-k8s.io/paused']).toBeDefined();
     expect(pm?.metadata.annotations?.['network.metal.x-k8s.io/hold']).toBeDefined();
 
     const mn = await waitMachineNetworkReady(world, 'hb-0');
@@ -94,9 +93,11 @@ describe('network modes', () => {
     expect(mn.status.assignedVlans).toEqual([expect.objectContaining({ port: 'bond0', vxlan: 1000 })]);
   });
 
-  test('hybrid: eth1 leaves the bond and carries its VLAN untagged', async () => {
+  test('hybrid: eth1 leaves the bond, one VLAN untagged (native) and one tagged', async () => {
     await setup();
-    await createTemplate(world, 'hybrid', [{ name: 'eth1', bonded: false, vlans: [{ vxlan: 1001, native: true, addressesFromPools: [poolRef('vlan-1001')] }] }]);
+    await createTemplate(world, 'hybrid', [
+      { name: 'eth1', bonded: false, vlans: [{ vxlan: 1001, native: true, addressesFromPools: [poolRef('vlan-1001')] }, { vxlan: 1000, addressesFromPools: [poolRef('vlan-1000')] }] },
+    ]);
     await createMachine(world, 'hy-0', 'hybrid');
     const mn = await waitMachineNetworkReady(world, 'hy-0');
     expect(mn.status.networkType).toBe('hybrid');
@@ -104,7 +105,7 @@ describe('network modes', () => {
     const device = await devicePorts(deviceId);
     expect(device.networkType).toBe('hybrid');
     const eth1 = device.ports.find((p) => p.name === 'eth1');
-    expect(eth1).toMatchObject({ bonded: false, vxlans: [1001], native: 1001 });
+    expect(eth1).toMatchObject({ bonded: false, vxlans: [1000, 1001], native: 1001 });
     expect(device.ports.find((p) => p.name === 'eth0')?.bonded).toBe(true);
   });
 
@@ -154,7 +155,7 @@ describe('network modes', () => {
     await world.restartNetworkController(); // a fresh process lists and reconciles every machine
     await waitFor(
       'the restarted controller to reconcile every machine',
-      () => names.every((name) => world.logLines.slice(logMark).some((line) => line.includes('"message":"reconciled"') && line.includes(`"name":"${name}"`))),
+      () => names.every((name) => world.logLines.slice(logMark).some((line) => line.includes('"msg":"reconciled"') && line.includes(`"name":"${name}"`))),
       { timeoutMs: 30_000 },
     );
     expect(world.sim.requests.entries({ afterSeq: mark, userAgent: CONTROLLER_AGENT })).toEqual([]);

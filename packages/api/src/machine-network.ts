@@ -65,6 +65,8 @@ export const MachineNetworkReasons = {
   holdTimeout: 'HoldTimeout',
   // PortsConfigured
   waitingForDevice: 'WaitingForDevice',
+  /** CAPP recorded a failure on the PacketMachine (e.g. CreateMachineError). */
+  deviceFailed: 'DeviceFailed',
   waitingForBootScript: 'WaitingForBootScript',
   configuringPorts: 'ConfiguringPorts',
   portsConfigured: 'PortsConfigured',
@@ -169,6 +171,10 @@ export const PortSchema = Type.Object(
         'x-kubernetes-list-map-keys': ['vxlan'],
         'x-kubernetes-validations': [
           { rule: 'self.filter(v, has(v.native) && v.native).size() <= 1', message: 'at most one VLAN per port may be native' },
+          {
+            rule: '!self.exists(v, has(v.native) && v.native) || self.size() >= 2',
+            message: 'a native VLAN needs at least one other (tagged) VLAN on the same port, as Equinix Metal requires; list a tagged VLAN beside it or drop native',
+          },
         ],
       }),
     ),

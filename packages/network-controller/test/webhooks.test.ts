@@ -212,6 +212,13 @@ describe('PacketMachine webhook', () => {
     expect(created.metadata.annotations?.[TEMPLATE]).toBe('l2');
   });
 
+  test('warns when the linked MachineNetworkTemplate does not exist, and holds the machine anyway', async () => {
+    const result = await createWithWarnings(kinds.packetMachine, packetMachine('typo', { annotations: { [TEMPLATE]: 'l2-typo' } }));
+    expect(result.status).toBe(201);
+    expect(result.warnings).toEqual([expect.stringContaining(`MachineNetworkTemplate ${ns}/l2-typo not found: the machine stays paused until it exists`)]);
+    expect((await objects.get(kinds.packetMachine, 'typo', ns))?.metadata.annotations?.[PAUSED]).toBe('');
+  });
+
   test('pauses a machine cloned from an annotated PacketMachineTemplate (read live, just created)', async () => {
     await objects.create(kinds.packetMachineTemplate, packetMachineTemplate('workers', { [TEMPLATE]: 'l2-workers' }));
     const created = await objects.create(
@@ -327,9 +334,9 @@ describe('MachineNetworkTemplate webhook', () => {
       want: 'spec.ports[1].vlans[0].routes[0].to: a second IPv4 default route',
     },
     {
-      name: 'a native VLAN alone on its port (the port planner)',
-      ports: [{ name: 'eth1', bonded: false, vlans: [{ vxlan: 1000, native: true }] }],
-      want: 'spec.ports[0].vlans[0].native: a native VLAN needs at least two VLANs on eth1 (NativeVlanNeedsTwoVlans)',
+      name: 'eth1 bonded to a disbonded bond0 (the port planner)',
+      ports: [{ name: 'bond0', layer2: true, bonded: false }, { name: 'eth1', bonded: true }],
+      want: 'spec.ports[1].bonded: eth1 cannot be bonded: it belongs to bond0, which is disbonded (BondedPortWithoutBond)',
     },
     { name: 'a port no server has', ports: [{ name: 'bond0' }, { name: 'eth7' }], want: 'spec.ports[1].name: no Metal server has a port eth7' },
   ])('refuses $name', async ({ ports, want }) => {

@@ -56,7 +56,7 @@ export function cabpkCloudConfig(machine: string): string {
     '      apiVersion: kubeadm.k8s.io/v1beta3',
     '      kind: JoinConfiguration',
     '      nodeRegistration:',
-    `        name: '{{ ds.meta_data.local_hostname }}'`,
+    "        name: '{{ `{{ ds.meta_data.local_hostname }}` }}'",
     '        kubeletExtraArgs:',
     "          provider-id: equinixmetal://{{ `{{ v1.instance_id }}` }}",
     'runcmd:',
@@ -186,6 +186,12 @@ export function useNetworkWorld(prefix: string, options: NetworkWorldOptions = {
       metadata: { name: CLUSTER, namespace: ns },
       spec: { infrastructureRef: { apiGroup: 'infrastructure.cluster.x-k8s.io', kind: 'PacketCluster', name: CLUSTER } },
     });
+    // No CAPI Cluster controller runs here: say the cluster infrastructure is provisioned, as it
+    // would once CAPP made the PacketCluster ready (CAPP waits for it before creating devices).
+    await kc.makeApiClient(k8s.CustomObjectsApi).patchNamespacedCustomObjectStatus(
+      { group: netKinds.cluster.group, version: netKinds.cluster.version, plural: netKinds.cluster.plural, namespace: ns, name: CLUSTER, body: { status: { initialization: { infrastructureProvisioned: true } } } },
+      k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
+    );
   }, 120_000);
 
   afterAll(async () => {
@@ -257,10 +263,10 @@ export async function createMachine(
   name: string,
   template: string,
   options: { readonly value?: string; readonly format?: string; readonly secretName?: string; readonly skipSecret?: boolean } = {},
-): Promise<void> {
+): Promise<Obj> {
   const { objects, ns } = world;
   const secretName = options.secretName ?? `${name}-bootstrap`;
-  await objects.create(netKinds.packetMachine, {
+  const created = await objects.create(netKinds.packetMachine, {
     metadata: { name, namespace: ns, labels: { 'cluster.x-k8s.io/cluster-name': CLUSTER }, annotations: { 'network.metal.x-k8s.io/template': template } },
     spec: { machineType: 'c3.small.x86', metro: METRO, os: 'ubuntu_22_04', billingCycle: 'hourly' },
   });
@@ -284,6 +290,8 @@ export async function createMachine(
       infrastructureRef: { apiGroup: 'infrastructure.cluster.x-k8s.io', kind: 'PacketMachine', name },
     },
   });
+  /** The PacketMachine as the API server stored it: after our mutating webhook. */
+  return created;
 }
 
 export function condition(obj: Obj | undefined, type: string): { status?: string; reason?: string; message?: string } | undefined {
@@ -299,7 +307,9 @@ export async function waitMachineNetworkReady(world: NetworkWorld, name: string,
     `MachineNetwork ${name} Ready`,
     async () => {
       const mn = await machineNetwork(world, name);
-      return condition(mn, 'Ready')?.status === 'True' ? mn : false;
+      if (condition(mn, 'Ready')?.status === 'True' && mn !== undefined) return mn;
+      // The last state seen is what a timeout reports: say where the machine stands.
+      throw new Error(mn === undefined ? 'no MachineNetwork' : JSON.stringify(mn.status?.conditions ?? 'no conditions'));
     },
     { timeoutMs, intervalMs: 200 },
   );

@@ -59,6 +59,10 @@ export async function configurePorts(scope: MachineNetworkScope): Promise<StepOu
   const { ctx, machineNetwork: mn, packetMachine: pm } = scope;
   const status = (mn.status ??= {});
   const deviceId = pm === undefined ? undefined : deviceIdOf(pm);
+  if (pm?.status?.failureReason !== undefined) {
+    notConfigured(scope, MachineNetworkReasons.deviceFailed, `CAPP reports ${pm.status.failureReason}: ${pm.status.failureMessage ?? 'no message'}`);
+    return waitFor();
+  }
   if (deviceId === undefined) {
     notConfigured(scope, MachineNetworkReasons.waitingForDevice, 'waiting for the device: CAPP creates it once the PacketMachine is unpaused');
     return waitFor();

@@ -85,7 +85,10 @@ describe('packetMachineAdmissionHandler', () => {
     );
     const obj = { metadata: { name: 'm-1', annotations: { [FROM_NAME]: 'workers' } }, spec: {} };
     const verdict = await handler(request(obj));
-    expect(asked).toEqual([['PacketMachineTemplate', { namespace: 'ns', name: 'workers' }]]);
+    expect(asked).toEqual([
+      ['PacketMachineTemplate', { namespace: 'ns', name: 'workers' }],
+      ['MachineNetworkTemplate', { namespace: 'ns', name: 'l2' }],
+    ]);
     expect(verdict).toEqual({
       allowed: true,
       patch: [
@@ -111,7 +114,7 @@ describe('packetMachineAdmissionHandler', () => {
     expect(verdict).toMatchObject({ allowed: false, message: expect.stringContaining('no answer within 50 ms') });
   });
 
-  test('reads nothing for a provisioned or directly annotated machine, even when reads would fail', async () => {
+  test('needs no PacketMachineTemplate for a provisioned or directly annotated machine: failing reads do not matter', async () => {
     const handler = packetMachineAdmissionHandler(deps(() => Promise.reject(new Error('must not be called'))));
     expect(await handler(request(machine({ [FROM_NAME]: 'workers' }, { providerID: 'equinixmetal://d' })))).toEqual({ allowed: true });
     expect(await handler(request(machine({ [TEMPLATE]: 'l2' })))).toMatchObject({ allowed: true, patch: expect.any(Array) });
@@ -121,7 +124,19 @@ describe('packetMachineAdmissionHandler', () => {
   test('warns, and adds nothing, when someone else paused the machine', async () => {
     const handler = packetMachineAdmissionHandler(deps(() => Promise.resolve(undefined)));
     const verdict = await handler(request(machine({ [TEMPLATE]: 'l2', [PAUSED]: '' })));
-    expect(verdict).toEqual({ allowed: true, warnings: [expect.stringContaining('will not remove that pause')] });
+    expect(verdict).toEqual({
+      allowed: true,
+      warnings: [expect.stringContaining('will not remove that pause'), 'MachineNetworkTemplate ns/l2 not found: the machine stays paused until it exists'],
+    });
+  });
+
+  test('holds a machine whose MachineNetworkTemplate does not exist (yet), with a warning', async () => {
+    const handler = packetMachineAdmissionHandler(deps(() => Promise.resolve(undefined)));
+    expect(await handler(request(machine({ [TEMPLATE]: 'l2' })))).toEqual({
+      allowed: true,
+      patch: expect.any(Array),
+      warnings: ['MachineNetworkTemplate ns/l2 not found: the machine stays paused until it exists'],
+    });
   });
 
   test('answers a dry run like any request', async () => {

@@ -2,7 +2,15 @@
 // MachineNetworkTemplate is created paused, with our hold marker beside the pause, so CAPP does
 // not create the server before its network configuration is in the bootstrap data.
 
-import { CapiAnnotations, NetworkAnnotations, PacketMachineTemplateType, type PacketMachine, type PacketMachineTemplate } from '@metal-l2/api';
+import {
+  CapiAnnotations,
+  MachineNetworkTemplateType,
+  NetworkAnnotations,
+  PacketMachineTemplateType,
+  type MachineNetworkTemplate,
+  type PacketMachine,
+  type PacketMachineTemplate,
+} from '@metal-l2/api';
 import { escapeJsonPointer, type AdmissionHandler, type AdmissionRequest, type AdmissionVerdict, type JsonPatchOperation, type KubeClient, type Logger } from '@metal-l2/kube';
 import { resolveTemplateName, templateLinkOf } from '../template-link.js';
 
@@ -80,9 +88,9 @@ export function packetMachineAdmissionHandler(deps: PacketMachineWebhookDeps): A
     if (machine === undefined) return { allowed: false, message: 'the request carries no PacketMachine object' };
     const described = `PacketMachine ${machine.metadata.namespace ?? ''}/${machine.metadata.name ?? machine.metadata.generateName ?? ''}`;
 
+    const signal = AbortSignal.timeout(timeoutMs);
     let templateName: string | undefined;
     if (!isProvisioned(machine)) {
-      const signal = AbortSignal.timeout(timeoutMs);
       try {
         templateName = await resolveTemplateName(machine, (namespace, name) =>
           deps.client.get<PacketMachineTemplate>(PacketMachineTemplateType, { namespace, name }, { signal }),
@@ -108,20 +116,42 @@ export function packetMachineAdmissionHandler(deps: PacketMachineWebhookDeps): A
       case 'pass':
         deps.logger?.debug('PacketMachine passes', { ...fields, why: decision.why });
         return { allowed: true };
-      case 'paused-by-someone-else':
+      case 'paused-by-someone-else': {
         deps.logger?.info('PacketMachine already paused by someone else; not holding it', { ...fields, template: decision.templateName });
+        const missing = await missingTemplateWarning(deps.client, { namespace: machine.metadata.namespace, name: decision.templateName, signal });
         return {
           allowed: true,
           warnings: [
             `${described} is already paused; metal-l2 will not remove that pause. If it is lifted before the network ` +
               `configuration of MachineNetworkTemplate ${decision.templateName} is injected, the server starts without it.`,
+            ...missing,
           ],
         };
-      case 'pause':
+      }
+      case 'pause': {
         deps.logger?.info('holding PacketMachine for its network configuration', { ...fields, template: decision.templateName });
-        return { allowed: true, patch: decision.patch };
+        const missing = await missingTemplateWarning(deps.client, { namespace: machine.metadata.namespace, name: decision.templateName, signal });
+        return { allowed: true, patch: decision.patch, ...(missing.length === 0 ? {} : { warnings: missing }) };
+      }
     }
   };
+}
+
+/**
+ * A warning when the linked MachineNetworkTemplate does not exist (a typo in the annotation holds
+ * the machine until someone notices). Best effort: a failed read gives no warning, not a denial.
+ */
+async function missingTemplateWarning(
+  client: Pick<KubeClient, 'get'>,
+  at: { readonly namespace: string | undefined; readonly name: string; readonly signal: AbortSignal },
+): Promise<string[]> {
+  if (at.namespace === undefined) return [];
+  try {
+    const template = await client.get<MachineNetworkTemplate>(MachineNetworkTemplateType, { namespace: at.namespace, name: at.name }, { signal: at.signal });
+    return template === undefined ? [`MachineNetworkTemplate ${at.namespace}/${at.name} not found: the machine stays paused until it exists`] : [];
+  } catch {
+    return [];
+  }
 }
 
 function asPacketMachine(request: AdmissionRequest): PacketMachine | undefined {
