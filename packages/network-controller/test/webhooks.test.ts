@@ -285,6 +285,7 @@ describe('MachineNetworkTemplate schema and CEL rules', () => {
       ports: [{ name: 'eth1', bonded: false, vlans: [{ vxlan: 1000, native: true }, { vxlan: 1001, native: true }] }],
       want: 'at most one VLAN per port may be native',
     },
+    { name: 'a native VLAN alone on its port', ports: [{ name: 'eth1', bonded: false, vlans: [{ vxlan: 1000, native: true }] }], want: 'a native VLAN needs at least one other (tagged) VLAN' },
     { name: 'a route destination that is no CIDR', ports: [{ name: 'bond0', vlans: [{ vxlan: 1000, routes: [{ to: '10.0.0.1', via: '10.0.0.254' }] }] }], want: "must be a CIDR or 'default'" },
     { name: 'a next hop that is no address', ports: [{ name: 'bond0', vlans: [{ vxlan: 1000, routes: [{ to: 'default', via: 'gateway' }] }] }], want: 'must be an IP address' },
     {
