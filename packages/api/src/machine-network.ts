@@ -32,6 +32,8 @@ export const NetworkAnnotations = {
   hold: 'network.metal.x-k8s.io/hold',
   /** On a Machine: the hash of the network configuration injected for it; written to wake CAPI ≤ 1.8. */
   networkConfig: 'network.metal.x-k8s.io/network-config',
+  /** On a Machine: when it was last woken again because CAPI had not yet adopted the unpaused PacketMachine. */
+  wokenAt: 'network.metal.x-k8s.io/woken-at',
 } as const;
 
 export const NetworkFinalizers = {

@@ -15,6 +15,7 @@ import type {
 } from '@metal-l2/api';
 import type { KubeClient, Logger, ObjectKey } from '@metal-l2/kube';
 import type { MetalClients } from '@metal-l2/metal-api';
+import type { LastWrites } from './machine-network/last-writes.js';
 import type { VlanCache } from './metal/vlan-cache.js';
 
 /** The read side the reconciler uses: informer caches with the indexes declared in watches.ts. */
@@ -62,6 +63,8 @@ export interface NetworkTimings {
   readonly devicePollMs: number;
   /** After a Metal error, before trying again (doubled by the queue's backoff when thrown). */
   readonly metalRetryMs: number;
+  /** How often the Machine is woken again while Cluster API has not adopted the unpaused PacketMachine. */
+  readonly wakeIntervalMs: number;
 }
 
 /** Everything the MachineNetwork reconciler needs from outside, handed in by start.ts (or a test). */
@@ -79,6 +82,8 @@ export interface NetworkContext {
   /** The metadata URL the boot script reads (Metal's metadata host; the simulator in tests). */
   readonly metadataUrl: string;
   readonly timings: NetworkTimings;
+  /** Our own latest MachineNetwork writes, ahead of the informer. */
+  readonly lastWrites: LastWrites;
 }
 
 export const IndexNames = {

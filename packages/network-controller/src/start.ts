@@ -30,6 +30,7 @@ import {
 import { AdmissionServer, Controller, Informer, KubeClient, Manager, type InformerHandle, type KubeObject, type Logger, type ObjectKey, type ResourceType, type RuntimeMetrics } from '@metal-l2/kube';
 import { MetalClients, type MetalClientOptions } from '@metal-l2/metal-api';
 import { MACHINE_NETWORK_LABEL, type DefaultCredentials, type EventSink, type NetworkContext, type NetworkTimings } from './context.js';
+import { LastWrites } from './machine-network/last-writes.js';
 import { reconcileMachineNetwork } from './machine-network/reconciler.js';
 import { VlanCache } from './metal/vlan-cache.js';
 import { DEFAULT_METADATA_URL } from './options.js';
@@ -44,6 +45,7 @@ export const DEFAULT_TIMINGS: NetworkTimings = {
   batchPollMs: 1_500,
   devicePollMs: 5_000,
   metalRetryMs: 5_000,
+  wakeIntervalMs: 15_000,
 };
 
 export interface NetworkControllerOptions {
@@ -121,6 +123,7 @@ export async function createNetworkController(options: NetworkControllerOptions 
     defaultCredentials: options.defaultCredentials,
     metadataUrl: options.metadataUrl ?? DEFAULT_METADATA_URL,
     timings: { ...DEFAULT_TIMINGS, ...options.timings },
+    lastWrites: new LastWrites(),
   };
 
   const controller = new Controller({

@@ -41,7 +41,7 @@ export const netKinds = {
 
 /** Short simulator delays: the flow, not the clock, is under test. */
 export const FAST_DELAYS: Partial<SimDelays> = { deviceQueuedMs: 100, deviceProvisioningMs: 300, batchQueuedMs: 50, batchInProgressMs: 150 };
-export const FAST_TIMINGS: Partial<NetworkTimings> = { batchPollMs: 300, devicePollMs: 300, metalRetryMs: 300 };
+export const FAST_TIMINGS: Partial<NetworkTimings> = { batchPollMs: 300, devicePollMs: 300, metalRetryMs: 300, wakeIntervalMs: 1_000 };
 
 /** A CABPK-shaped bootstrap document: Jinja header, write_files, runcmd with kubeadm, and CAPP's Go template actions. */
 export function cabpkCloudConfig(machine: string): string {
@@ -87,6 +87,8 @@ export interface NetworkWorldOptions {
   readonly delays?: Partial<SimDelays>;
   readonly timings?: Partial<NetworkTimings>;
   readonly concurrency?: number;
+  /** The controller's --metadata-url; default the simulator's own metadata service. */
+  readonly metadataUrl?: string;
 }
 
 function linesLogger(lines: string[]): Logger {
@@ -127,7 +129,7 @@ export function useNetworkWorld(prefix: string, options: NetworkWorldOptions = {
       webhook: { port: 0, certDir: certs.certDir, host: '127.0.0.1' },
       metal: { baseUrl: sim.baseUrl, rateLimit: false, retry: { baseDelayMs: 50, maxDelayMs: 1_000 } },
       defaultCredentials: { namespace: ns, name: CREDENTIALS_SECRET },
-      metadataUrl: `${sim.url}/metadata`,
+      metadataUrl: options.metadataUrl ?? `${sim.url}/metadata`,
       timings: { ...FAST_TIMINGS, ...options.timings },
     });
   };
@@ -180,7 +182,7 @@ export function useNetworkWorld(prefix: string, options: NetworkWorldOptions = {
     ipam = await startIpamController({ kubeConfig: kc, namespace: ns, logger: quietLogger(), leaderElection: false, concurrency: 4 });
     network = await startNetwork();
     await registerWebhook(network.webhookPort);
-    fixture = await startCappFixture({ kubeConfig: kc, namespace: ns, metal: { baseUrl: sim.baseUrl, token: TOKEN }, logger: quietLogger() });
+    fixture = await startCappFixture({ kubeConfig: kc, namespace: ns, metal: { baseUrl: sim.baseUrl, token: TOKEN }, logger: quietLogger(), pollIntervalMs: 300 });
     await objects.create(netKinds.packetCluster, { metadata: { name: CLUSTER, namespace: ns }, spec: { projectID: PROJECT_ID, metro: METRO } });
     await objects.create(netKinds.cluster, {
       metadata: { name: CLUSTER, namespace: ns },

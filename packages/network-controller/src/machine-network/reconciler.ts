@@ -106,7 +106,7 @@ async function ensureMachineNetwork(
 export async function reconcileMachineNetwork(ctx: NetworkContext, key: { namespace: string; name: string }, rctx: ReconcileContext): Promise<ReconcileResult> {
   const { namespace, name } = key;
   const pm = ctx.caches.packetMachines.get(key);
-  let mn = ctx.caches.machineNetworks.get(key);
+  let mn = ctx.lastWrites.view(`${namespace}/${name}`, ctx.caches.machineNetworks.get(key));
   if (pm === undefined && mn === undefined) return done();
 
   const clusterName = pm?.metadata.labels?.[CapiLabels.clusterName] ?? mn?.metadata.labels?.[CapiLabels.clusterName];
@@ -147,8 +147,11 @@ export async function reconcileMachineNetwork(ctx: NetworkContext, key: { namesp
 
   if (working.metadata.deletionTimestamp !== undefined) {
     const outcome = await runSteps(scope, deleteSteps);
-    if (outcome.kind === 'continue') return done(); // finalizer removed: the object is gone
-    return finish(scope, patch, outcome);
+    if (outcome.kind === 'continue') {
+      ctx.lastWrites.forget(`${namespace}/${name}`);
+      return done(); // finalizer removed: the object is gone
+    }
+    return finish(scope, { patch, before: mn }, outcome);
   }
 
   const outcome = await runSteps(scope, normalSteps);
@@ -157,7 +160,7 @@ export async function reconcileMachineNetwork(ctx: NetworkContext, key: { namesp
   if (mode !== undefined) status.networkType = mode;
   status.observedGeneration = working.metadata.generation ?? 0;
   summarizeReady(working, scope.now, holdTimedOut(scope));
-  return finish(scope, patch, outcome);
+  return finish(scope, { patch, before: mn }, outcome);
 }
 
 /** A machine still held after the hold budget: it stays paused (fail closed) and says so. */
@@ -176,8 +179,10 @@ function holdTimedOut(scope: MachineNetworkScope): { reason: string; message: st
   return { reason: MachineNetworkReasons.holdTimeout, message };
 }
 
-async function finish(scope: MachineNetworkScope, patch: PatchHelper<MachineNetwork>, outcome: StepOutcome): Promise<ReconcileResult> {
-  await patch.patch(scope.ctx.client, scope.machineNetwork, { signal: scope.rctx.signal });
+async function finish(scope: MachineNetworkScope, at: { patch: PatchHelper<MachineNetwork>; before: MachineNetwork }, outcome: StepOutcome): Promise<ReconcileResult> {
+  const { patch, before } = at;
+  const written = await patch.patch(scope.ctx.client, scope.machineNetwork, { signal: scope.rctx.signal });
+  scope.ctx.lastWrites.remember(`${scope.namespace}/${scope.name}`, before, written);
   switch (outcome.kind) {
     case 'continue':
       return done();

@@ -1,16 +1,22 @@
-import { CapiAnnotations, MachineNetworkEventReasons, NetworkAnnotations, PacketMachineType } from '@metal-l2/api';
-import { describe, failed, proceed, type MachineNetworkScope, type StepOutcome } from './scope.js';
+import { CapiAnnotations, MachineNetworkEventReasons, NetworkAnnotations, PacketMachineType, deviceIdOf, type Machine, type PacketMachine } from '@metal-l2/api';
+import { formatTime } from '@metal-l2/kube';
+import { describe, failed, proceed, waitFor, type MachineNetworkScope, type StepOutcome } from './scope.js';
+
+function ownedByMachine(pm: PacketMachine, machine: Machine): boolean {
+  return (pm.metadata.ownerReferences ?? []).some((o) => o.kind === 'Machine' && o.controller === true && o.uid === machine.metadata.uid);
+}
 
 /**
  * Postcondition: our hold on the PacketMachine is gone (only a pause carrying our marker is ever
- * removed), and the Machine carries the injected hash in an annotation. That write is what wakes
- * the Cluster API ≤ 1.8 Machine controller, which skipped the paused PacketMachine and would
- * otherwise set its owner reference (and so let CAPP create the device) only on its next resync.
+ * removed), and Cluster API has adopted it (its Machine is the controller owner), so CAPP will
+ * create the device. The Cluster API ≤ 1.8 Machine controller skipped the PacketMachine while it
+ * was paused and is not woken by its unpausing (it watches infrastructure machines by owner), so
+ * the Machine is annotated to wake it; if its cache was still behind, it is woken again later.
  */
 export async function releasePause(scope: MachineNetworkScope): Promise<StepOutcome> {
   const { ctx, packetMachine: pm, machine, machineNetwork: mn } = scope;
   const hash = mn.status?.userData?.hash;
-  if (pm === undefined || hash === undefined) return proceed;
+  if (pm === undefined || hash === undefined || deviceIdOf(pm) !== undefined) return proceed;
   const annotations = pm.metadata.annotations ?? {};
   if (annotations[NetworkAnnotations.hold] !== undefined) {
     try {
@@ -26,17 +32,22 @@ export async function releasePause(scope: MachineNetworkScope): Promise<StepOutc
     ctx.events.event(pm, { type: 'Normal', reason: MachineNetworkEventReasons.pauseReleased, message: 'network configuration injected; released the pause' });
     scope.rctx.logger.info('released the pause', {});
   }
-  if (machine !== undefined && ctx.types.machine !== undefined && machine.metadata.annotations?.[NetworkAnnotations.networkConfig] !== hash) {
-    try {
-      await ctx.client.patch(
-        ctx.types.machine,
-        { namespace: scope.namespace, name: machine.metadata.name ?? '' },
-        { metadata: { annotations: { [NetworkAnnotations.networkConfig]: hash } } },
-        { signal: scope.rctx.signal },
-      );
-    } catch (err: unknown) {
-      return failed(new Error(`annotate Machine ${describe(scope, machine.metadata.name)} with the network configuration`, { cause: err }));
-    }
+  if (machine === undefined || ctx.types.machine === undefined || ownedByMachine(pm, machine)) return proceed;
+
+  const machineAnnotations = machine.metadata.annotations ?? {};
+  const wokenAt = Date.parse(machineAnnotations[NetworkAnnotations.wokenAt] ?? '');
+  const interval = ctx.timings.wakeIntervalMs;
+  const first = machineAnnotations[NetworkAnnotations.networkConfig] !== hash;
+  if (!first && !Number.isNaN(wokenAt) && scope.now.getTime() - wokenAt < interval) return waitFor(interval);
+  try {
+    await ctx.client.patch(
+      ctx.types.machine,
+      { namespace: scope.namespace, name: machine.metadata.name ?? '' },
+      { metadata: { annotations: { [NetworkAnnotations.networkConfig]: hash, [NetworkAnnotations.wokenAt]: formatTime(scope.now) } } },
+      { signal: scope.rctx.signal },
+    );
+  } catch (err: unknown) {
+    return failed(new Error(`annotate Machine ${describe(scope, machine.metadata.name)} to wake Cluster API`, { cause: err }));
   }
-  return proceed;
+  return waitFor(interval);
 }

@@ -1,0 +1,475 @@
+// metal-l2 next to the real programs: Cluster API v1.7.9 core, CABPK and KCP, and CAPP v0.9.0,
+// built by hack/build-capi.sh and run as processes against a private control plane, with CAPP's
+// calls to https://api.equinix.com/metal/v1 reaching the Metal simulator through its intercepting
+// proxy. A user creates a Cluster the way CAPP's templates do, plus our pools and templates; the
+// control-plane machine KCP clones and a MachineDeployment's worker go through our webhook, our
+// claims and our injection before CAPP creates their devices. Then a clusterctl-move-style copy
+// to a second control plane, and deletion. docs/capi-e2e.md describes what this found.
+
+import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import * as k8s from '@kubernetes/client-node';
+import type { OwnedControlPlane } from '@metal-l2/local-control-plane';
+import { startIpamController, type RunningIpamController } from '@metal-l2/ipam-controller';
+import { createLogger, type Logger } from '@metal-l2/kube';
+import { createMetalClient } from '@metal-l2/metal-api';
+import { ContractValidator, specAvailable, startSimulator, type RequestLogEntry, type Simulator } from '@metal-l2/metal-sim';
+import { startNetworkController, type RunningNetworkController } from '@metal-l2/network-controller';
+import { makeInterceptCertificate, makeServingCertificate } from '../../support/certificates.js';
+import { loadKubeConfig } from '../../support/cluster.js';
+import { installCrds, projectCrds } from '../../support/crds.js';
+import { renderGoTemplate } from '../../support/go-template.js';
+import { Objects, type Kind, type Obj } from '../../support/objects.js';
+import { repoRoot } from '../../support/paths.js';
+import { startPrivateControlPlane, stopPrivateControlPlane } from '../../support/test-control-planes.js';
+import { staysTrue, waitFor } from '../../support/wait-for.js';
+import { moveObjects } from './support/move.js';
+import {
+  buildUpstream,
+  registerUpstreamWebhooks,
+  startUpstreamManager,
+  upstreamCapiCrds,
+  type UpstreamBuild,
+  type UpstreamManager,
+  type UpstreamName,
+} from './support/upstream.js';
+
+const PROJECT_ID = '5b0e7a52-3c1d-4e8f-9a6b-2c3d4e5f6a7b';
+const TOKEN = 'capi-e2e-token-7f3a9c1e-never-log-me';
+const METRO = 'da';
+const NS = 'capi-e2e';
+const CLUSTER = 'wl';
+const K8S_VERSION = 'v1.29.3';
+const CREDENTIALS = 'metal-credentials';
+const WORKER_SECRET = 'worker-user-data';
+const CAPP_AGENT = 'cluster-api-provider-packet/';
+const OUR_AGENT = 'metal-l2-network-controller';
+const HOLD = 'network.metal.x-k8s.io/hold';
+const PAUSED = 'cluster.x-k8s.io/paused';
+const LINK = 'network.metal.x-k8s.io/template';
+const outDir = join(repoRoot, '.local', 'e2e-capi');
+
+const k = (group: string, version: string, plural: string, kind: string): Kind => ({ group, version, plural, kind, namespaced: true });
+const kinds = {
+  cluster: k('cluster.x-k8s.io', 'v1beta1', 'clusters', 'Cluster'),
+  machine: k('cluster.x-k8s.io', 'v1beta1', 'machines', 'Machine'),
+  machineSet: k('cluster.x-k8s.io', 'v1beta1', 'machinesets', 'MachineSet'),
+  machineDeployment: k('cluster.x-k8s.io', 'v1beta1', 'machinedeployments', 'MachineDeployment'),
+  kcp: k('controlplane.cluster.x-k8s.io', 'v1beta1', 'kubeadmcontrolplanes', 'KubeadmControlPlane'),
+  kubeadmConfig: k('bootstrap.cluster.x-k8s.io', 'v1beta1', 'kubeadmconfigs', 'KubeadmConfig'),
+  packetCluster: k('infrastructure.cluster.x-k8s.io', 'v1beta1', 'packetclusters', 'PacketCluster'),
+  packetMachine: k('infrastructure.cluster.x-k8s.io', 'v1beta1', 'packetmachines', 'PacketMachine'),
+  packetMachineTemplate: k('infrastructure.cluster.x-k8s.io', 'v1beta1', 'packetmachinetemplates', 'PacketMachineTemplate'),
+  template: k('network.metal.x-k8s.io', 'v1alpha1', 'machinenetworktemplates', 'MachineNetworkTemplate'),
+  machineNetwork: k('network.metal.x-k8s.io', 'v1alpha1', 'machinenetworks', 'MachineNetwork'),
+  pool: k('ipam.metal.x-k8s.io', 'v1alpha1', 'inclusterippools', 'InClusterIPPool'),
+  claim: k('ipam.cluster.x-k8s.io', 'v1beta1', 'ipaddressclaims', 'IPAddressClaim'),
+  address: k('ipam.cluster.x-k8s.io', 'v1beta1', 'ipaddresses', 'IPAddress'),
+  secret: k('', 'v1', 'secrets', 'Secret'),
+} as const;
+
+/** What a user of CAPP's cluster-template.yaml writes for the control plane, cut to what matters here. */
+const kubeadmConfigSpec = {
+  initConfiguration: { nodeRegistration: { kubeletExtraArgs: { 'cloud-provider': 'external', 'provider-id': 'equinixmetal://{{ `{{ v1.instance_id }}` }}' } } },
+  joinConfiguration: { nodeRegistration: { kubeletExtraArgs: { 'cloud-provider': 'external', 'provider-id': 'equinixmetal://{{ `{{ v1.instance_id }}` }}' } } },
+  clusterConfiguration: { apiServer: { extraArgs: { 'cloud-provider': 'external' } }, controllerManager: { extraArgs: { 'cloud-provider': 'external' } } },
+  preKubeadmCommands: ['MINOR_KUBERNETES_VERSION=$(echo {{ .kubernetesVersion }} | cut -d. -f1-2 )'],
+  postKubeadmCommands: [
+    'cat <<EOF >> /etc/network/interfaces\nauto lo:0\niface lo:0 inet static\n  address {{ .controlPlaneEndpoint }}\n  netmask 255.255.255.255\nEOF',
+    `export SECRET_DATA='cloud-sa.json={"apiKey": "{{ .apiKey }}","projectID": "${PROJECT_ID}"}'`,
+  ],
+};
+
+/** A worker's bootstrap data as a user of `dataSecretName` supplies it (CABPK's shape, Jinja header included). */
+const WORKER_USER_DATA = [
+  '## template: jinja',
+  '#cloud-config',
+  'runcmd:',
+  "  - 'echo joining {{ ds.meta_data.local_hostname }} as {{ `{{ v1.instance_id }}` }} on {{ .kubernetesVersion }}'",
+  "  - 'kubeadm join --config /run/kubeadm/kubeadm-join-config.yaml && echo success > /run/cluster-api/bootstrap-success.complete'",
+  '',
+].join('\n');
+
+interface World {
+  plane: OwnedControlPlane;
+  kc: k8s.KubeConfig;
+  objects: Objects;
+  sim: Simulator;
+  build: UpstreamBuild;
+  managers: UpstreamManager[];
+  ipam: RunningIpamController;
+  network: RunningNetworkController;
+  webhookCerts: { certDir: string; caBundle: string };
+  logLines: string[];
+}
+
+function linesLogger(lines: string[]): Logger {
+  const stream = new Writable({
+    write(chunk: Buffer | string, _encoding, callback): void {
+      lines.push(String(chunk));
+      callback();
+    },
+  });
+  return createLogger({ level: 'debug', stream });
+}
+
+async function registerOurWebhook(kc: k8s.KubeConfig, port: number, caBundle: string, name: string): Promise<void> {
+  await kc.makeApiClient(k8s.AdmissionregistrationV1Api).createMutatingWebhookConfiguration({
+    body: {
+      metadata: { name },
+      webhooks: [
+        {
+          name: 'packetmachine.network.metal.x-k8s.io',
+          admissionReviewVersions: ['v1'],
+          sideEffects: 'None',
+          failurePolicy: 'Fail',
+          timeoutSeconds: 10,
+          clientConfig: { url: `https://127.0.0.1:${port}/mutate-infrastructure-cluster-x-k8s-io-v1beta1-packetmachine`, caBundle },
+          rules: [{ apiGroups: ['infrastructure.cluster.x-k8s.io'], apiVersions: ['v1beta1'], operations: ['CREATE'], resources: ['packetmachines'] }],
+        },
+      ],
+    },
+  });
+}
+
+async function startOurControllers(kc: k8s.KubeConfig, sim: Simulator, certDir: string, logLines: string[]): Promise<{ ipam: RunningIpamController; network: RunningNetworkController }> {
+  const ipam = await startIpamController({ kubeConfig: kc, logger: linesLogger(logLines), leaderElection: false, concurrency: 4 });
+  const network = await startNetworkController({
+    kubeConfig: kc,
+    logger: linesLogger(logLines),
+    concurrency: 4,
+    webhook: { port: 0, certDir, host: '127.0.0.1' },
+    metal: { baseUrl: sim.baseUrl, rateLimit: false, retry: { baseDelayMs: 100, maxDelayMs: 2_000 } },
+    defaultCredentials: { namespace: NS, name: CREDENTIALS },
+    metadataUrl: `${sim.url}/metadata`,
+    timings: { batchPollMs: 300, devicePollMs: 1_000, metalRetryMs: 1_000 },
+  });
+  return { ipam, network };
+}
+
+/** A plane with every CRD (CAPI v1.7.9, CAPP with the contract label, ours), the namespace and the Metal credentials. */
+async function preparePlane(kc: k8s.KubeConfig, build: UpstreamBuild): Promise<void> {
+  await installCrds(kc, [...(await upstreamCapiCrds(build)), ...(await projectCrds())]);
+  const core = kc.makeApiClient(k8s.CoreV1Api);
+  await core.createNamespace({ body: { metadata: { name: NS } } });
+}
+
+const world = {} as World;
+const timings: Record<string, number> = {};
+const since = (start: number): number => Math.round((Date.now() - start) / 100) / 10;
+
+function cond(obj: Obj | undefined, type: string): { status?: string; reason?: string; message?: string } | undefined {
+  return (obj?.status?.conditions as { type: string; status?: string; reason?: string; message?: string }[] | undefined)?.find((c) => c.type === type);
+}
+
+/** A line per Metal call, as the note in docs/capi-e2e.md lists them. */
+function describeCalls(entries: readonly RequestLogEntry[]): string[] {
+  return entries.map((e) => `${(e.userAgent ?? '').startsWith(CAPP_AGENT) ? 'CAPP   ' : (e.userAgent ?? '').startsWith(OUR_AGENT) ? 'metal-l2' : (e.userAgent ?? '?').slice(0, 8)} ${e.method.padEnd(6)} ${e.path.replace(/[0-9a-f]{8}-[0-9a-f-]{27}/g, '{id}')} ${e.operationId ?? '?'} -> ${e.status}`);
+}
+
+beforeAll(async () => {
+  const start = Date.now();
+  await mkdir(outDir, { recursive: true });
+  world.build = await buildUpstream();
+  timings['build (cached or cold)'] = since(start);
+  world.plane = await startPrivateControlPlane('capi');
+  world.kc = loadKubeConfig(world.plane.state.kubeconfig);
+  world.objects = new Objects(world.kc);
+  await preparePlane(world.kc, world.build);
+  timings['plane + CRDs'] = since(start);
+
+  const intercept = await makeInterceptCertificate(['api.equinix.com']);
+  world.sim = await startSimulator({
+    seed: 'capi-e2e',
+    seedConfig: { metros: [{ code: METRO }, { code: 'sv' }], plans: [{ slug: 'c3.small.x86', ports: 2 }], projects: [{ name: 'capi', id: PROJECT_ID }], tokens: [{ token: TOKEN }] },
+    delays: { deviceQueuedMs: 500, deviceProvisioningMs: 1_500, batchQueuedMs: 100, batchInProgressMs: 300 },
+    proxy: { cert: intercept.cert, key: intercept.key },
+    ...(specAvailable() ? { contract: await ContractValidator.load() } : {}),
+  });
+
+  world.webhookCerts = await makeServingCertificate();
+  const logDir = join(outDir, 'logs');
+  await mkdir(logDir, { recursive: true });
+  const env = (name: UpstreamName): Record<string, string> =>
+    name === 'capp' ? { PACKET_API_KEY: TOKEN, HTTPS_PROXY: world.sim.proxyUrl ?? '', SSL_CERT_FILE: intercept.caFile } : {};
+  world.managers = [];
+  for (const name of ['capi', 'cabpk', 'kcp', 'capp'] as const) {
+    const manager = await startUpstreamManager({ build: world.build, name, kubeconfig: world.plane.state.kubeconfig, certDir: world.webhookCerts.certDir, logDir, env: env(name) });
+    world.managers.push(manager);
+    await registerUpstreamWebhooks(world.kc, world.build, name, manager.webhookPort, world.webhookCerts.caBundle);
+  }
+  timings['upstream managers ready'] = since(start);
+
+  await world.kc.makeApiClient(k8s.CoreV1Api).createNamespacedSecret({ namespace: NS, body: { metadata: { name: CREDENTIALS }, stringData: { apiToken: TOKEN } } });
+  world.logLines = [];
+  const ours = await startOurControllers(world.kc, world.sim, world.webhookCerts.certDir, world.logLines);
+  world.ipam = ours.ipam;
+  world.network = ours.network;
+  await registerOurWebhook(world.kc, world.network.webhookPort, world.webhookCerts.caBundle, 'metal-l2-packetmachine');
+  timings['setup total'] = since(start);
+}, 75 * 60_000);
+
+afterAll(async () => {
+  await writeFile(join(outDir, 'metal-l2.log'), (world.logLines ?? []).join('')).catch(() => undefined);
+  await world.network?.stop();
+  await world.ipam?.stop();
+  for (const m of [...(world.managers ?? [])].reverse()) await m.stop();
+  await world.sim?.close();
+  await stopPrivateControlPlane(world.plane);
+  process.stderr.write(`e2e:capi timings (s): ${JSON.stringify(timings)}\n`);
+}, 120_000);
+
+const metal = () => createMetalClient({ token: TOKEN, baseUrl: world.sim.baseUrl, rateLimit: false, userAgent: 'metal-l2-test' });
+
+async function machinesOf(selector: (m: Obj) => boolean): Promise<Obj[]> {
+  return (await world.objects.list(kinds.machine, NS)).filter(selector);
+}
+
+const isControlPlane = (m: Obj): boolean => m.metadata.labels?.['cluster.x-k8s.io/control-plane'] !== undefined;
+
+async function waitReady(name: string, timeoutMs = 180_000): Promise<Obj> {
+  return waitFor(
+    `MachineNetwork ${name} Ready`,
+    async () => {
+      const mn = await world.objects.get(kinds.machineNetwork, name, NS);
+      return cond(mn, 'Ready')?.status === 'True' ? mn : false;
+    },
+    { timeoutMs, intervalMs: 500 },
+  );
+}
+
+async function secretValue(kc: k8s.KubeConfig, name: string): Promise<string> {
+  const secret = await kc.makeApiClient(k8s.CoreV1Api).readNamespacedSecret({ name, namespace: NS });
+  return Buffer.from(secret.data?.['value'] ?? '', 'base64').toString('utf8');
+}
+
+let vip = '';
+let cpName = '';
+let workerName = '';
+const addressesBefore = new Map<string, unknown>();
+
+describe('metal-l2 with Cluster API v1.7.9 and CAPP v0.9.0', () => {
+  test('a user creates a cluster: CAPP reserves the VIP, KCP clones a control-plane PacketMachine that our webhook pauses', async () => {
+    const { objects } = world;
+    for (const [name, vxlan] of [['vlan-1000', 1000], ['vlan-1001', 1001]] as const) {
+      await metal().virtualNetworks.create(PROJECT_ID, { vxlan, metro: METRO, description: name });
+      const third = vxlan - 990;
+      await objects.create(kinds.pool, { metadata: { name, namespace: NS }, spec: { addresses: [`192.168.${third}.10-192.168.${third}.200`], prefix: 24, gateway: `192.168.${third}.1` } });
+    }
+    // Control plane: hybrid bonded (VLANs on bond0, which keeps layer 3). Workers: hybrid (eth1 out of the bond).
+    await objects.create(kinds.template, {
+      metadata: { name: 'cp-net', namespace: NS },
+      spec: { ports: [{ name: 'bond0', vlans: [{ vxlan: 1000, addressesFromPools: [{ apiGroup: 'ipam.metal.x-k8s.io', kind: 'InClusterIPPool', name: 'vlan-1000' }] }, { vxlan: 1001, addressesFromPools: [{ apiGroup: 'ipam.metal.x-k8s.io', kind: 'InClusterIPPool', name: 'vlan-1001' }] }] }] },
+    });
+    await objects.create(kinds.template, {
+      metadata: { name: 'worker-net', namespace: NS },
+      spec: { ports: [{ name: 'eth1', bonded: false, vlans: [{ vxlan: 1001, native: true, addressesFromPools: [{ apiGroup: 'ipam.metal.x-k8s.io', kind: 'InClusterIPPool', name: 'vlan-1001' }] }, { vxlan: 1000, addressesFromPools: [{ apiGroup: 'ipam.metal.x-k8s.io', kind: 'InClusterIPPool', name: 'vlan-1000' }] }] }] },
+    });
+    const pmt = (name: string, template: string): Obj => ({
+      metadata: { name, namespace: NS, annotations: { [LINK]: template } },
+      spec: { template: { spec: { os: 'ubuntu_22_04', billingCycle: 'hourly', machineType: 'c3.small.x86', tags: [] } } },
+    });
+    await objects.create(kinds.packetMachineTemplate, pmt(`${CLUSTER}-control-plane`, 'cp-net'));
+    await objects.create(kinds.packetMachineTemplate, pmt(`${CLUSTER}-worker-a`, 'worker-net'));
+    await world.kc.makeApiClient(k8s.CoreV1Api).createNamespacedSecret({
+      namespace: NS,
+      body: { metadata: { name: WORKER_SECRET }, type: 'cluster.x-k8s.io/secret', stringData: { value: WORKER_USER_DATA, format: 'cloud-config' } },
+    });
+    await objects.create(kinds.packetCluster, { metadata: { name: CLUSTER, namespace: NS }, spec: { projectID: PROJECT_ID, metro: METRO, vipManager: 'CPEM' } });
+    await objects.create(kinds.kcp, {
+      metadata: { name: `${CLUSTER}-control-plane`, namespace: NS },
+      spec: {
+        replicas: 1,
+        version: K8S_VERSION,
+        machineTemplate: { infrastructureRef: { apiVersion: 'infrastructure.cluster.x-k8s.io/v1beta1', kind: 'PacketMachineTemplate', name: `${CLUSTER}-control-plane` } },
+        kubeadmConfigSpec,
+      },
+    });
+    await objects.create(kinds.cluster, {
+      metadata: { name: CLUSTER, namespace: NS },
+      spec: {
+        clusterNetwork: { pods: { cidrBlocks: ['192.168.0.0/16'] }, services: { cidrBlocks: ['172.26.0.0/16'] } },
+        controlPlaneRef: { apiVersion: 'controlplane.cluster.x-k8s.io/v1beta1', kind: 'KubeadmControlPlane', name: `${CLUSTER}-control-plane` },
+        infrastructureRef: { apiVersion: 'infrastructure.cluster.x-k8s.io/v1beta1', kind: 'PacketCluster', name: CLUSTER },
+      },
+    });
+
+    const pc = await waitFor(
+      'PacketCluster ready with a control-plane endpoint',
+      async () => {
+        const obj = await objects.get(kinds.packetCluster, CLUSTER, NS);
+        return obj?.status?.ready === true && obj.spec?.controlPlaneEndpoint?.host !== undefined ? obj : false;
+      },
+      { timeoutMs: 120_000, intervalMs: 500 },
+    );
+    vip = pc.spec.controlPlaneEndpoint.host as string;
+    const reservation = [...world.sim.store.reservations.values()].find((r) => r.tags.includes(`cluster-api-provider-packet:cluster-id:${CLUSTER}`));
+    expect(reservation).toMatchObject({ type: 'public_ipv4', prefix: 32 });
+    expect(vip).not.toMatch(/^147\.75\.0\.0$/);
+
+    const cp = await waitFor('KCP to create the control-plane Machine', async () => (await machinesOf(isControlPlane))[0] ?? false, { timeoutMs: 120_000, intervalMs: 500 });
+    cpName = cp.metadata.name;
+    const pmName = cp.spec.infrastructureRef.name as string;
+    expect(pmName).toBe(cpName);
+    const pm = await objects.get(kinds.packetMachine, pmName, NS);
+    // KCP cloned it from the template (the link our webhook follows) and our webhook paused it.
+    expect(pm?.metadata.annotations?.['cluster.x-k8s.io/cloned-from-name']).toBe(`${CLUSTER}-control-plane`);
+    const pmNow = await objects.get(kinds.packetMachine, pmName, NS);
+    expect(pmNow?.metadata.annotations?.[HOLD] !== undefined || pmNow?.spec?.providerID !== undefined).toBe(true);
+  }, 300_000);
+
+  test('the control-plane machine: addresses, injection into CABPK’s data, then CAPP’s device with exactly that user data, ports hybrid bonded', async () => {
+    const { objects, sim } = world;
+    const mn = await waitReady(cpName);
+    const pm = await objects.get(kinds.packetMachine, cpName, NS);
+    expect(pm?.metadata.annotations?.[PAUSED]).toBeUndefined();
+    expect(pm?.metadata.annotations?.[HOLD]).toBeUndefined();
+    const deviceId = (pm?.spec?.providerID as string).replace('equinixmetal://', '');
+    expect(mn.status.networkType).toBe('hybrid-bonded');
+    expect(mn.status.addresses).toEqual([
+      expect.objectContaining({ port: 'bond0', vxlan: 1000, address: expect.stringMatching(/^192\.168\.10\./), prefix: 24, gateway: '192.168.10.1' }),
+      expect.objectContaining({ port: 'bond0', vxlan: 1001, address: expect.stringMatching(/^192\.168\.11\./), prefix: 24, gateway: '192.168.11.1' }),
+    ]);
+    addressesBefore.set(cpName, mn.status.addresses);
+
+    // The user data CAPP sent: CABPK's cloud-config with our part merged, through CAPP's Go templating.
+    const machine = await objects.get(kinds.machine, cpName, NS);
+    const secretName = machine?.spec.bootstrap.dataSecretName as string;
+    const injected = await secretValue(world.kc, secretName);
+    expect(injected).toContain('## template: jinja');
+    expect(injected).toContain('text/cloud-config');
+    const expected = await renderGoTemplate(injected, { kubernetesVersion: K8S_VERSION, apiKey: TOKEN, controlPlaneEndpoint: vip });
+    const device = sim.store.devices.get(deviceId);
+    expect(device?.userdata).toBe(expected);
+    expect(device?.userdata).toContain(`address ${vip}`);
+    expect(device?.tags).toEqual(expect.arrayContaining(['cluster-api-provider-packet:cluster-id:wl', 'cluster-api-provider-packet:machine-uuid:' + (machine?.metadata.uid ?? ''), 'kubernetes.io/role:control-plane']));
+
+    // Exactly one device for it, created by CAPP after our injection (the user data proves the order).
+    const creates = sim.requests.entries({ operationId: 'createDevice' }).filter((e) => e.deviceId === deviceId);
+    expect(creates).toHaveLength(1);
+    expect(creates[0]?.userAgent?.startsWith(CAPP_AGENT)).toBe(true);
+
+    const ports = (await metal().devices.get(deviceId, { include: ['network_ports.virtual_networks'] })) as unknown as { network_type: string; network_ports: { name: string; virtual_networks?: { vxlan: number }[] }[] };
+    expect(ports.network_type).toBe('hybrid-bonded');
+    expect(ports.network_ports.find((p) => p.name === 'bond0')?.virtual_networks?.map((v) => v.vxlan).sort()).toEqual([1000, 1001]);
+
+    // CAPP marks the machine ready and put the VIP on the device.
+    await waitFor('PacketMachine ready with the VIP among its addresses', async () => {
+      const now = await objects.get(kinds.packetMachine, cpName, NS);
+      return now?.status?.ready === true && (now.status.addresses as { address: string }[] | undefined)?.some((a) => a.address === vip);
+    }, { timeoutMs: 60_000, intervalMs: 500 });
+
+    const calls = sim.requests.entries({}).filter((e) => e.deviceId === deviceId || e.deviceId === undefined);
+    await writeFile(join(outDir, 'metal-calls-control-plane.txt'), describeCalls(calls).join('\n') + '\n');
+  }, 300_000);
+
+  test('a MachineDeployment worker with a user-supplied bootstrap Secret goes the same way (hybrid: eth1 out of the bond)', async () => {
+    const { objects, sim } = world;
+    await objects.create(kinds.machineDeployment, {
+      metadata: { name: `${CLUSTER}-worker-a`, namespace: NS, labels: { 'cluster.x-k8s.io/cluster-name': CLUSTER } },
+      spec: {
+        clusterName: CLUSTER,
+        replicas: 1,
+        selector: { matchLabels: { 'cluster.x-k8s.io/cluster-name': CLUSTER, pool: 'worker-a' } },
+        template: {
+          metadata: { labels: { 'cluster.x-k8s.io/cluster-name': CLUSTER, pool: 'worker-a' } },
+          spec: {
+            clusterName: CLUSTER,
+            version: K8S_VERSION,
+            bootstrap: { dataSecretName: WORKER_SECRET },
+            infrastructureRef: { apiVersion: 'infrastructure.cluster.x-k8s.io/v1beta1', kind: 'PacketMachineTemplate', name: `${CLUSTER}-worker-a` },
+          },
+        },
+      },
+    });
+    const worker = await waitFor('the MachineDeployment’s Machine', async () => (await machinesOf((m) => !isControlPlane(m)))[0] ?? false, { timeoutMs: 120_000, intervalMs: 500 });
+    workerName = worker.spec.infrastructureRef.name as string;
+    const mn = await waitReady(workerName);
+    expect(mn.status.networkType).toBe('hybrid');
+    addressesBefore.set(workerName, mn.status.addresses);
+    const pm = await objects.get(kinds.packetMachine, workerName, NS);
+    const deviceId = (pm?.spec?.providerID as string).replace('equinixmetal://', '');
+    const injected = await secretValue(world.kc, WORKER_SECRET);
+    expect(sim.store.devices.get(deviceId)?.userdata).toBe(await renderGoTemplate(injected, { kubernetesVersion: K8S_VERSION }));
+    const device = (await metal().devices.get(deviceId, { include: ['network_ports.virtual_networks'] })) as unknown as { network_type: string; network_ports: { name: string; data: { bonded: boolean }; virtual_networks?: { vxlan: number }[] }[] };
+    expect(device.network_type).toBe('hybrid');
+    const eth1 = device.network_ports.find((p) => p.name === 'eth1');
+    expect(eth1?.data.bonded).toBe(false);
+    expect(eth1?.virtual_networks?.map((v) => v.vxlan).sort()).toEqual([1000, 1001]);
+  }, 300_000);
+
+  test('clusterctl move: pause, copy without status to a second control plane, unpause with our controllers there: nothing re-paused, same addresses, no device or VLAN call', async () => {
+    const { objects, sim } = world;
+    await objects.patch(kinds.cluster, CLUSTER, NS, { spec: { paused: true } });
+    const target = await startPrivateControlPlane('capi-move');
+    const targetLines: string[] = [];
+    let ours: { ipam: RunningIpamController; network: RunningNetworkController } | undefined;
+    try {
+      const kcB = loadKubeConfig(target.state.kubeconfig);
+      await preparePlane(kcB, world.build);
+      ours = await startOurControllers(kcB, sim, world.webhookCerts.certDir, targetLines);
+      await registerOurWebhook(kcB, ours.network.webhookPort, world.webhookCerts.caBundle, 'metal-l2-packetmachine');
+      const mark = sim.requests.lastSeq();
+      const moved = await moveObjects(world.kc, kcB, {
+        namespace: NS,
+        kinds: [kinds.cluster, kinds.packetCluster, kinds.kcp, kinds.machineDeployment, kinds.machineSet, kinds.kubeadmConfig, kinds.packetMachineTemplate, kinds.machine, kinds.packetMachine, kinds.secret, kinds.template, kinds.pool, kinds.machineNetwork, kinds.claim, kinds.address],
+        secrets: [CREDENTIALS, WORKER_SECRET, cpName],
+      });
+      expect(moved.copied).toBeGreaterThan(10);
+      const objectsB = new Objects(kcB);
+      for (const name of [cpName, workerName]) {
+        const pm = await objectsB.get(kinds.packetMachine, name, NS);
+        expect(pm?.metadata.annotations?.[PAUSED]).toBeUndefined();
+      }
+      await objectsB.patch(kinds.cluster, CLUSTER, NS, { spec: { paused: false } });
+      for (const name of [cpName, workerName]) {
+        const mnB = await waitFor(`MachineNetwork ${name} Ready on the target`, async () => {
+          const obj = await objectsB.get(kinds.machineNetwork, name, NS);
+          return cond(obj, 'Ready')?.status === 'True' ? obj : false;
+        }, { timeoutMs: 120_000, intervalMs: 500 });
+        expect(mnB.status.addresses).toEqual(addressesBefore.get(name));
+      }
+      await staysTrue(
+        'no PacketMachine paused on the target',
+        async () => {
+          const pms = await objectsB.list(kinds.packetMachine, NS);
+          return pms.every((pm) => pm.metadata.annotations?.[PAUSED] === undefined);
+        },
+        5_000,
+      );
+      const writes = sim.requests.entries({ afterSeq: mark }).filter((e) => e.method !== 'GET');
+      expect(describeCalls(writes)).toEqual([]);
+      await writeFile(join(outDir, 'metal-calls-move.txt'), describeCalls(sim.requests.entries({ afterSeq: mark })).join('\n') + '\n');
+    } finally {
+      await writeFile(join(outDir, 'metal-l2-move-target.log'), targetLines.join('')).catch(() => undefined);
+      await ours?.network.stop();
+      await ours?.ipam.stop();
+      await stopPrivateControlPlane(target);
+      // Back to the source, as after a move back: it resumes.
+      await objects.patch(kinds.cluster, CLUSTER, NS, { spec: { paused: false } });
+    }
+  }, 400_000);
+
+  test('deleting the Cluster removes everything: devices, claims, allocations, VLAN assignments; then no Metal call', async () => {
+    const { objects, sim } = world;
+    await objects.delete(kinds.cluster, CLUSTER, NS);
+    await waitFor('the Cluster to be gone', async () => (await objects.get(kinds.cluster, CLUSTER, NS)) === undefined, { timeoutMs: 300_000, intervalMs: 1_000 });
+    await waitFor('MachineNetworks and claims to be gone', async () => (await objects.list(kinds.machineNetwork, NS)).length === 0 && (await objects.list(kinds.claim, NS)).length === 0, { timeoutMs: 120_000, intervalMs: 500 });
+    expect([...sim.store.devices.values()].filter((d) => d.projectId === PROJECT_ID)).toEqual([]);
+    expect([...sim.store.ports.values()].filter((p) => p.vlans.length > 0)).toEqual([]);
+    for (const name of ['vlan-1000', 'vlan-1001']) {
+      const pool = await waitFor(`pool ${name} all free`, async () => {
+        const p = await objects.get(kinds.pool, name, NS);
+        return p?.status?.ipAddresses?.free === p?.status?.ipAddresses?.total ? p : false;
+      }, { timeoutMs: 60_000, intervalMs: 500 });
+      expect(pool.status.ipAddresses.used).toBe(0);
+    }
+    // CAPP keeps the VIP reservation on purpose (packetcluster_controller.go: "leave to the users").
+    expect([...sim.store.reservations.values()].filter((r) => r.tags.includes(`cluster-api-provider-packet:cluster-id:${CLUSTER}`))).toHaveLength(1);
+    const mark = sim.requests.lastSeq();
+    await staysTrue('no Metal call after deletion', () => sim.requests.entries({ afterSeq: mark }).length === 0, 10_000);
+    expect(sim.contract?.report().violations ?? []).toEqual([]);
+  }, 400_000);
+});

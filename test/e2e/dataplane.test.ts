@@ -1,0 +1,177 @@
+import { describe, expect, test } from '@jest/globals';
+import { GUEST_METADATA_URL } from '@metal-l2/dataplane';
+import { waitFor } from '../support/wait-for.js';
+import { useRack } from './support/dataplane-rack.js';
+import { createMachine, createPool, createTemplate, createVlans, deviceIdOfMachine, machineNetwork, netKinds, poolRef, useNetworkWorld, waitMachineNetworkReady } from './support/network-world.js';
+
+// The data plane: servers made through the full flow (our webhook, IPAM, the network controller,
+// the CAPP fixture) boot as real Debian guests under QEMU with exactly the user data their device
+// holds; their own cloud-init runs it, and the boot script configures the network. Their NICs plug
+// into a switch that forwards as the simulator's live port state says. Pings run inside the guests
+// through the image's command agent.
+//
+//   hb   hybrid-bonded       bond0: VLAN 1000 and VLAN 1001, tagged
+//   l2i  layer2-individual   eth0: VLAN 1000 tagged; eth1: VLAN 1002 native (untagged)
+//   hy   hybrid              bond0 (eth0): VLAN 1001 tagged; eth1 out of the bond: VLAN 1002 native
+//
+// The VLAN batches are held (a simulator fault on createPortVlanAssignmentBatch) until the guests
+// have configured their network, so "before the assignment" is observed, not raced.
+
+const world = useNetworkWorld('dataplane', { metadataUrl: GUEST_METADATA_URL, timings: { batchPollMs: 200 } });
+const rack = useRack(world, { imageTimeoutMs: 20 * 60_000 });
+
+/** TCG guests on a shared 2-core machine: boot deadlines are generous on purpose. */
+const BOOT_MS = 12 * 60_000;
+const MACHINES = ['hb', 'l2i', 'hy'] as const;
+type Machine = (typeof MACHINES)[number];
+
+const addresses = new Map<string, string>(); // `${machine}/${vxlan}` -> address
+function address(machine: Machine, vxlan: number): string {
+  const a = addresses.get(`${machine}/${vxlan}`);
+  if (a === undefined) throw new Error(`no address for ${machine} on VLAN ${vxlan}`);
+  return a;
+}
+
+let holdBatches = '';
+const batchCompletedAt = new Map<string, number>(); // portId -> host time the batch completed
+
+async function guestHasAddress(machine: Machine, addr: string): Promise<boolean> {
+  const r = await rack.run(machine, ['ip', '-o', 'addr', 'show']);
+  return r.stdout.includes(` ${addr}/`);
+}
+
+describe('data plane', () => {
+  test(
+    'guests boot the injected user data and configure their VLAN interfaces; before the VLANs are assigned they cannot reach each other',
+    async () => {
+      holdBatches = world.sim.faults.add({ fault: 'server-error', status: 503, operationId: 'createPortVlanAssignmentBatch' }).id;
+      world.sim.store.subscribe((change) => {
+        if (change.kind !== 'batch' || change.action !== 'state') return;
+        if (world.sim.store.batches.get(change.batchId)?.state === 'completed') batchCompletedAt.set(change.portId, Date.now());
+      });
+      await createVlans(world, [1000, 1001, 1002]);
+      await createPool(world, 'v1000', 10);
+      await createPool(world, 'v1001', 11);
+      await createPool(world, 'v1002', 12);
+      await createTemplate(world, 'hb', [{ name: 'bond0', vlans: [{ vxlan: 1000, addressesFromPools: [poolRef('v1000')] }, { vxlan: 1001, addressesFromPools: [poolRef('v1001')] }] }]);
+      await createTemplate(world, 'l2i', [
+        { name: 'bond0', layer2: true, bonded: false },
+        { name: 'eth0', vlans: [{ vxlan: 1000, addressesFromPools: [poolRef('v1000')] }] },
+        { name: 'eth1', vlans: [{ vxlan: 1002, native: true, addressesFromPools: [poolRef('v1002')] }] },
+      ]);
+      await createTemplate(world, 'hy', [
+        { name: 'bond0', vlans: [{ vxlan: 1001, addressesFromPools: [poolRef('v1001')] }] },
+        { name: 'eth1', bonded: false, vlans: [{ vxlan: 1002, native: true, addressesFromPools: [poolRef('v1002')] }] },
+      ]);
+      for (const m of MACHINES) await createMachine(world, m, m);
+
+      const started = Date.now();
+      await Promise.all(
+        MACHINES.map(async (m) => {
+          const deviceId = await deviceIdOfMachine(world, m);
+          await waitFor(`device of ${m} active`, () => world.sim.store.devices.get(deviceId)?.state === 'active', { timeoutMs: 60_000 });
+          const server = await rack.boot(m, deviceId);
+          const uptimeSec = await server.guest.waitForCloudInit(BOOT_MS);
+          server.boot = { uptimeSec, wallMs: Date.now() - server.guest.startedAt };
+        }),
+      );
+      for (const m of MACHINES) {
+        const boot = rack.server(m).boot;
+        console.log(`data plane: ${m} booted its user data: cloud-init final at ${boot?.uptimeSec.toFixed(1)} s guest uptime, ${((boot?.wallMs ?? 0) / 1000).toFixed(1)} s wall from QEMU start`);
+      }
+      console.log(`data plane: 3 guests up in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+
+      for (const m of MACHINES) {
+        const mn = await machineNetwork(world, m);
+        for (const a of (mn?.status?.addresses ?? []) as { vxlan: number; address: string }[]) addresses.set(`${m}/${a.vxlan}`, a.address);
+      }
+      // The guests' own cloud-init ran the boot script, from the device's user data, through the metadata host.
+      for (const m of MACHINES) {
+        const userdata = await rack.run(m, ['cat', '/var/lib/cloud/instance/user-data.txt']);
+        expect(userdata.stdout).toBe(world.sim.store.devices.get(rack.server(m).deviceId)?.userdata);
+        expect(rack.server(m).forwarder.requests).toEqual(expect.arrayContaining([{ method: 'GET', path: '/metadata', status: 200 }]));
+      }
+      for (const [m, vxlan] of [['hb', 1000], ['hb', 1001], ['l2i', 1000], ['l2i', 1002], ['hy', 1001], ['hy', 1002]] as const) {
+        expect(await guestHasAddress(m, address(m, vxlan))).toBe(true);
+      }
+      // Before the VLANs are assigned, nothing passes.
+      expect(world.sim.store.batches.size).toBe(0);
+      expect(await rack.ping('hb', address('l2i', 1000))).toBe(false);
+      expect(await rack.ping('l2i', address('hb', 1000))).toBe(false);
+      expect(await rack.ping('l2i', address('hy', 1002))).toBe(false);
+      expect(await rack.ping('hb', address('hy', 1001))).toBe(false);
+
+      const hb = rack.server('hb');
+      const ipAddr = await rack.run('hb', ['ip', '-d', 'addr']);
+      const cfg = await rack.run('hb', ['cat', '/etc/network/interfaces.d/60-metal-l2.cfg']);
+      console.log(`data plane: hb (${hb.deviceId}) as the OS saw it\n$ ip -d addr\n${ipAddr.stdout}\n$ cat /etc/network/interfaces.d/60-metal-l2.cfg\n${cfg.stdout}`);
+      const l2i = await rack.run('l2i', ['sh', '-c', 'ip -d addr; cat /etc/network/interfaces.d/60-metal-l2.cfg']);
+      console.log(`data plane: l2i as the OS saw it\n${l2i.stdout}`);
+    },
+    BOOT_MS + 5 * 60_000,
+  );
+
+  test(
+    'once the VLANs are assigned, hybrid-bonded and layer2-individual reach each other on VLAN 1000; native VLAN and a second VLAN on the bond work',
+    async () => {
+      world.sim.faults.remove(holdBatches);
+      for (const m of MACHINES) await waitMachineNetworkReady(world, m, 120_000);
+      const hbPorts = world.sim.store.devices.get(rack.server('hb').deviceId)?.portIds ?? [];
+      const completed = await waitFor('the hybrid-bonded batch to complete', () => hbPorts.map((p) => batchCompletedAt.get(p)).find((t) => t !== undefined), { timeoutMs: 60_000 });
+      const firstPing = await waitFor('hb to reach l2i on VLAN 1000', async () => ((await rack.ping('hb', address('l2i', 1000), { count: 1 })) ? Date.now() : false), { timeoutMs: 60_000, intervalMs: 200 });
+      console.log(`data plane: first successful ping ${((firstPing - completed) / 1000).toFixed(1)} s after the hybrid-bonded VLAN batch completed`);
+
+      expect(await rack.ping('l2i', address('hb', 1000))).toBe(true);
+      // native VLAN: untagged on l2i's and hy's eth1
+      expect(await rack.ping('l2i', address('hy', 1002))).toBe(true);
+      // a second VLAN on the same bond: hb's bond0.1001 to hy's bond0.1001
+      expect(await rack.ping('hb', address('hy', 1001))).toBe(true);
+      expect(await rack.ping('hy', address('hb', 1001))).toBe(true);
+    },
+    5 * 60_000,
+  );
+
+  test(
+    'a server not on VLAN 1000 cannot reach them, even with a VLAN 1000 interface of its own',
+    async () => {
+      expect(await rack.ping('hy', address('hb', 1000))).toBe(false);
+      expect(await rack.ping('hy', address('l2i', 1000))).toBe(false);
+      // A probe, not configuration under test: hy tags frames with VLAN 1000 itself; the switch drops them.
+      const probe = await rack.run('hy', ['sh', '-c', 'ip link add link bond0 name probe1000 type vlan id 1000 && ip addr add 192.168.10.250/24 dev probe1000 && ip link set probe1000 up']);
+      expect(probe.code).toBe(0);
+      expect(await rack.ping('hy', address('hb', 1000), { count: 3 })).toBe(false);
+      expect(await rack.ping('hy', address('l2i', 1000), { count: 3 })).toBe(false);
+      await rack.run('hy', ['ip', 'link', 'del', 'probe1000']);
+    },
+    3 * 60_000,
+  );
+
+  test(
+    'after the machine is deleted, the controller unassigns its VLANs and the others cannot reach it',
+    async () => {
+      const hb = rack.server('hb');
+      // Hold the device's deletion (CAPP deletes it right away) so the unassignment, not the device going, is observed.
+      const holdDelete = world.sim.faults.add({ fault: 'server-error', status: 503, operationId: 'deleteDevice' }).id;
+      try {
+        expect(await rack.ping('l2i', address('hb', 1000))).toBe(true);
+        await world.objects.delete(netKinds.packetMachine, 'hb', world.ns);
+        await waitFor(
+          'the VLANs of hb to be unassigned',
+          () => {
+            const device = world.sim.store.devices.get(hb.deviceId);
+            return device !== undefined && device.portIds.every((p) => (world.sim.store.ports.get(p)?.vlans.length ?? 0) === 0);
+          },
+          { timeoutMs: 120_000, intervalMs: 200 },
+        );
+        expect(await guestHasAddress('hb', address('hb', 1000))).toBe(true); // the guest did not change
+        expect(await rack.ping('l2i', address('hb', 1000), { count: 3 })).toBe(false);
+        expect(await rack.ping('hb', address('l2i', 1000), { count: 3 })).toBe(false);
+        // the others still reach each other on what they keep
+        expect(await rack.ping('l2i', address('hy', 1002))).toBe(true);
+      } finally {
+        world.sim.faults.remove(holdDelete);
+      }
+    },
+    4 * 60_000,
+  );
+});

@@ -1,0 +1,104 @@
+import { afterAll, beforeAll } from '@jest/globals';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ensureGuestImage, Guest, MetadataForwarder, TorSwitch, type CommandResult, type GuestImage } from '@metal-l2/dataplane';
+import type { NetworkWorld } from './network-world.js';
+
+// The data plane of one test file: the cached guest image, one top-of-rack switch following the
+// world's simulator, and a QEMU guest per server, each with its metadata forwarder. Everything is
+// torn down in afterAll, whatever the tests did (METAL_L2_KEEP_GUEST_LOGS=1 keeps the guests'
+// console logs).
+
+/** Guest NIC names the provisioner pins to Metal's eth0/eth1 MACs (different on purpose). */
+export const OS_NIC_OF_PORT: Readonly<Record<string, string>> = { eth0: 'ens4', eth1: 'ens5' };
+
+export interface RackServer {
+  readonly machine: string;
+  readonly deviceId: string;
+  readonly guest: Guest;
+  readonly forwarder: MetadataForwarder;
+  /** Guest uptime when cloud-init's final stage finished, and host wall time from QEMU start to then. */
+  boot?: { uptimeSec: number; wallMs: number };
+}
+
+export interface Rack {
+  image(): GuestImage;
+  switch(): TorSwitch;
+  /** Plugs the device's NICs into the switch and boots its guest (returns once QEMU runs). */
+  boot(machine: string, deviceId: string): Promise<RackServer>;
+  server(machine: string): RackServer;
+  run(machine: string, argv: readonly string[], timeoutMs?: number): Promise<CommandResult>;
+  /** `ping` from the machine's guest: true when at least one reply came back. */
+  ping(machine: string, address: string, options?: { count?: number; from?: string }): Promise<boolean>;
+}
+
+export function useRack(world: NetworkWorld, options: { imageTimeoutMs: number }): Rack {
+  let image: GuestImage | undefined;
+  let tor: TorSwitch | undefined;
+  let dir = '';
+  const servers = new Map<string, RackServer>();
+
+  beforeAll(async () => {
+    const started = Date.now();
+    image = await ensureGuestImage({ buildTimeoutMs: options.imageTimeoutMs });
+    console.log(`data plane: guest image ${image.hash} ${image.built ? `built in ${Math.round(image.buildMs / 1000)} s` : 'from the cache'} (${Date.now() - started} ms)`);
+    // Short: unix socket paths are limited to 107 bytes.
+    dir = await mkdtemp(join(tmpdir(), 'ml2-'));
+    tor = TorSwitch.start({ socketDir: dir, feed: world.sim.store });
+  }, options.imageTimeoutMs + 60_000);
+
+  afterAll(async () => {
+    const keepLogs = process.env['METAL_L2_KEEP_GUEST_LOGS'] !== undefined;
+    for (const s of servers.values()) {
+      await s.guest.stop({ keepLogs }).catch(() => undefined);
+      await s.forwarder.stop().catch(() => undefined);
+    }
+    await tor?.close();
+    if (dir !== '' && !keepLogs) await rm(dir, { recursive: true, force: true });
+    if (keepLogs) console.log(`data plane: guest logs kept in ${dir}`);
+  }, 120_000);
+
+  const rack: Rack = {
+    image() {
+      if (image === undefined) throw new Error('the rack is not set up');
+      return image;
+    },
+    switch() {
+      if (tor === undefined) throw new Error('the rack is not set up');
+      return tor;
+    },
+    async boot(machine, deviceId) {
+      const device = await world.metal.devices.get(deviceId);
+      const nics = [];
+      for (const port of device.network_ports ?? []) {
+        const osName = OS_NIC_OF_PORT[port.name ?? ''];
+        const mac = port.data?.mac;
+        if (osName === undefined || mac === undefined || port.id === undefined) continue;
+        nics.push({ osName, mac, socketPath: await rack.switch().addPort(port.id) });
+      }
+      nics.sort((a, b) => a.osName.localeCompare(b.osName));
+      const workDir = await mkdtemp(join(dir, `${machine.slice(0, 8)}-`));
+      const forwarder = new MetadataForwarder({ socketPath: join(workDir, 'md.sock'), simulatorUrl: world.sim.url, deviceId, hostname: device.hostname ?? machine });
+      await forwarder.start();
+      const guest = await Guest.start({ name: machine, image: rack.image(), workDir, nics, metadataSocket: join(workDir, 'md.sock') });
+      const server: RackServer = { machine, deviceId, guest, forwarder };
+      servers.set(machine, server);
+      return server;
+    },
+    server(machine) {
+      const s = servers.get(machine);
+      if (s === undefined) throw new Error(`no guest for ${machine}`);
+      return s;
+    },
+    run(machine, argv, timeoutMs = 30_000) {
+      return rack.server(machine).guest.run(argv, { timeoutMs });
+    },
+    async ping(machine, address, pingOptions = {}) {
+      const argv = ['ping', '-n', '-q', '-c', String(pingOptions.count ?? 2), '-i', '0.3', '-W', '1', ...(pingOptions.from === undefined ? [] : ['-I', pingOptions.from]), address];
+      const r = await rack.run(machine, argv, 20_000);
+      return r.code === 0;
+    },
+  };
+  return rack;
+}
