@@ -1,0 +1,12 @@
+#!/usr/bin/env node
+// The metal-l2-capp-fixture command. npm links a workspace's bins at install time, when dist/ does not exist
+// yet, so the bin is this committed launcher and it loads the build.
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+
+const entry = new URL('../dist/cli.js', import.meta.url);
+if (!existsSync(entry)) {
+  process.stderr.write(`metal-l2-capp-fixture: ${fileURLToPath(entry)} does not exist; build first: npm run build (in the repository root)\n`);
+  process.exit(1);
+}
+await import(entry.href);
