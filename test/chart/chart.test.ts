@@ -1,35 +1,90 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { Writable } from 'node:stream';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import * as k8s from '@kubernetes/client-node';
-import type { OwnedControlPlane } from '@metal-l2/local-control-plane';
+import { startCappFixture, type RunningCappFixture } from '@metal-l2/capp-fixture';
 import { createLogger } from '@metal-l2/kube';
-import { startIpamController } from '../../packages/ipam-controller/src/start.js';
+import { renderKubeconfig, type OwnedControlPlane } from '@metal-l2/local-control-plane';
+import { startSimulator, type Simulator } from '@metal-l2/metal-sim';
+import { cabpkCloudConfig, condition, netKinds } from '../e2e/support/network-world.js';
+import { makeServingCertificate } from '../support/certificates.js';
 import { createTestNamespace, loadKubeConfig } from '../support/cluster.js';
 import { installCrds, upstreamCrds } from '../support/crds.js';
-import { Objects, claimObject, kinds, poolObject } from '../support/objects.js';
+import { Objects, kinds, type Kind, type Obj } from '../support/objects.js';
 import { repoRoot } from '../support/paths.js';
 import { startPrivateControlPlane, stopPrivateControlPlane } from '../support/test-control-planes.js';
 import { timeouts } from '../support/timeouts.js';
 import { waitFor } from '../support/wait-for.js';
 
+// The chart on its own control plane (it registers cluster-wide webhooks). The API server keeps an
+// audit log of every request the chart's two ServiceAccounts make and enforces
+// OwnerReferencesPermissionEnforcement (as OpenShift and hardened clusters do). Both controllers
+// then run as local processes (their built main.js, the chart's own args) authenticated as those
+// ServiceAccounts, behind the chart's webhook configurations (pointed at the processes), and play
+// the IPAM + network flow against a Metal simulator and the CAPP fixture. The audit log proves
+// that every grant of the chart was used, and that no request the controllers made was refused.
+
 const run = promisify(execFile);
 const chart = join(repoRoot, 'charts', 'metal-l2');
+const releaseNs = 'metal-l2-system';
+const release = 'metal-l2';
+const PROJECT_ID = '0f6c3e2a-7b1d-4c5e-9a8b-1d2e3f4a5b6c';
+const TOKEN = 'metal-tok-chart-7d1e90c4-never-log-me';
+const METRO = 'da';
+const CLUSTER = 'wl';
+const CREDENTIALS = 'metal-credentials';
+const VXLAN = 1000;
+const PROBE = 'rbac-probe';
+const packetMachineTemplateKind: Kind = { group: 'infrastructure.cluster.x-k8s.io', version: 'v1beta1', plural: 'packetmachinetemplates', kind: 'PacketMachineTemplate', namespaced: true };
 
-// The chart on its own control plane: its webhook configuration points at a Service no pod backs
-// here, which would slow every pool write of the other test files on the shared one.
+const controllers = {
+  ipam: { sa: `${release}-ipam`, main: 'packages/ipam-controller/dist/main.js' },
+  network: { sa: `${release}-network`, main: 'packages/network-controller/dist/main.js' },
+} as const;
+type ControllerKey = keyof typeof controllers;
+const userOf = (key: ControllerKey): string => `system:serviceaccount:${releaseNs}:${controllers[key].sa}`;
+
 let plane: OwnedControlPlane | undefined;
 let kc: k8s.KubeConfig;
 let helm = '';
-const releaseNs = 'metal-l2-system';
+let auditLog = '';
+
+async function helmRun(args: readonly string[]): Promise<{ stdout: string; stderr: string }> {
+  return run(helm, ['--kubeconfig', plane?.state.kubeconfig ?? '', ...args]);
+}
 
 beforeAll(async () => {
-  plane = await startPrivateControlPlane('chart');
+  const dir = await mkdtemp(join(tmpdir(), 'metal-l2-audit-'));
+  auditLog = join(dir, 'audit.log');
+  const policy = join(dir, 'policy.yaml');
+  const users = JSON.stringify([userOf('ipam'), userOf('network')]);
+  // Metadata for every request of the two ServiceAccounts; creates also carry the request body,
+  // where the owner references (and so the finalizers grants) are seen.
+  await writeFile(
+    policy,
+    [
+      'apiVersion: audit.k8s.io/v1',
+      'kind: Policy',
+      'omitStages: [RequestReceived]',
+      'rules:',
+      `  - {level: Request, users: ${users}, verbs: [create]}`,
+      `  - {level: Metadata, users: ${users}}`,
+      '  - {level: None}',
+      '',
+    ].join('\n'),
+  );
+  plane = await startPrivateControlPlane('chart', {
+    extraApiServerArgs: [`--audit-policy-file=${policy}`, `--audit-log-path=${auditLog}`, '--enable-admission-plugins=OwnerReferencesPermissionEnforcement'],
+  });
   kc = loadKubeConfig(plane.state.kubeconfig);
   helm = join(plane.binDir, 'helm');
-  await installCrds(kc, await upstreamCrds('capiV1_14'));
-});
+  await installCrds(kc, [...(await upstreamCrds('capiV1_14')), ...(await upstreamCrds('capp'))]);
+}, 180_000);
 afterAll(async () => {
   await stopPrivateControlPlane(plane);
 });
@@ -40,49 +95,537 @@ describe('helm chart', () => {
     expect(stdout).toContain('0 chart(s) failed');
   });
 
-  test('installs with its CRDs, a manager container and a webhook configuration carrying the CA', async () => {
-    await run(helm, ['--kubeconfig', plane?.state.kubeconfig ?? '', 'install', 'metal-l2', chart, '-n', releaseNs, '--create-namespace']);
+  test('bad values are refused by values.schema.json, at lint and at install', async () => {
+    for (const bad of ['webhook.certificates=self-signed', 'ipam.replicas=-1', 'securityContext.readOnlyRootFilesystem=false', 'network.metalApiUrl=api.equinix.com', 'network.replica=2']) {
+      const refused = await run(helm, ['lint', '--strict', chart, '--set', bad]).then(
+        () => 'accepted',
+        (err: unknown) => String((err as { stdout?: string }).stdout),
+      );
+      expect(refused).toMatch(/values don't meet the specifications of the schema/);
+    }
+    await expect(helmRun(['install', 'bad', chart, '-n', 'bad-values', '--create-namespace', '--set', 'webhook.failurePolicy=Sometimes'])).rejects.toThrow(
+      /values don't meet the specifications of the schema/,
+    );
+    await expect(helmRun(['status', 'bad', '-n', 'bad-values'])).rejects.toThrow(/not found/);
+  });
+
+  test('installs both controllers hardened, with their webhooks carrying the CA, PDBs and metrics Services', async () => {
+    await helmRun(['install', release, chart, '-n', releaseNs, '--create-namespace', '--set', `network.metalCredentials.secretName=${CREDENTIALS}`]);
     const apps = kc.makeApiClient(k8s.AppsV1Api);
-    const deployment = await apps.readNamespacedDeployment({ namespace: releaseNs, name: 'metal-l2-ipam' });
-    expect(deployment.spec?.template.spec?.containers.map((c) => c.name)).toEqual(['manager']);
-    const webhook = await kc.makeApiClient(k8s.AdmissionregistrationV1Api).readValidatingWebhookConfiguration({ name: 'metal-l2-ipam' });
-    expect(webhook.webhooks?.map((w) => w.clientConfig.service?.path).sort()).toEqual([
+    for (const key of ['ipam', 'network'] as const) {
+      const deployment = await apps.readNamespacedDeployment({ namespace: releaseNs, name: controllers[key].sa });
+      const pod = deployment.spec?.template.spec;
+      expect(pod?.serviceAccountName).toBe(controllers[key].sa);
+      expect(pod?.securityContext).toMatchObject({ runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } });
+      expect(pod?.containers.map((c) => c.name)).toEqual(['manager']);
+      const manager = pod?.containers[0];
+      expect(manager?.command).toEqual(['node', `/app/${controllers[key].main}`]);
+      expect(manager?.securityContext).toMatchObject({ allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, runAsNonRoot: true, capabilities: { drop: ['ALL'] } });
+      expect(manager?.livenessProbe?.httpGet?.path).toBe('/healthz');
+      expect(manager?.readinessProbe?.httpGet?.path).toBe('/readyz');
+      expect(manager?.resources?.limits?.['memory']).toBeDefined();
+      expect(manager?.args).toContain('--leader-elect=true');
+      const pdb = await kc.makeApiClient(k8s.PolicyV1Api).readNamespacedPodDisruptionBudget({ namespace: releaseNs, name: controllers[key].sa });
+      expect(pdb.spec?.maxUnavailable).toBe(1);
+      const metrics = await kc.makeApiClient(k8s.CoreV1Api).readNamespacedService({ namespace: releaseNs, name: `${controllers[key].sa}-metrics` });
+      expect(metrics.spec?.ports?.map((p) => p.name)).toEqual(['metrics']);
+    }
+    const network = await apps.readNamespacedDeployment({ namespace: releaseNs, name: controllers.network.sa });
+    expect(network.spec?.template.spec?.containers[0]?.args).toContain(`--metal-credentials-secret=${releaseNs}/${CREDENTIALS}`);
+
+    const admission = kc.makeApiClient(k8s.AdmissionregistrationV1Api);
+    const secret = await kc.makeApiClient(k8s.CoreV1Api).readNamespacedSecret({ namespace: releaseNs, name: `${release}-webhook-cert` });
+    const ca = secret.data?.['ca.crt'];
+    const ipamHooks = await admission.readValidatingWebhookConfiguration({ name: controllers.ipam.sa });
+    expect(ipamHooks.webhooks?.map((w) => w.clientConfig.service?.path).sort()).toEqual([
       '/validate-ipam-metal-x-k8s-io-v1alpha1-globalinclusterippool',
       '/validate-ipam-metal-x-k8s-io-v1alpha1-inclusterippool',
     ]);
-    const secret = await kc.makeApiClient(k8s.CoreV1Api).readNamespacedSecret({ namespace: releaseNs, name: 'metal-l2-webhook-cert' });
-    expect(webhook.webhooks?.[0]?.clientConfig.caBundle).toBe(secret.data?.['ca.crt']);
-    const crd = await kc.makeApiClient(k8s.ApiextensionsV1Api).readCustomResourceDefinition({ name: 'inclusterippools.ipam.metal.x-k8s.io' });
-    expect(crd.metadata?.labels?.['clusterctl.cluster.x-k8s.io/move-hierarchy']).toBe('');
-    // An upgrade keeps the generated CA, so the webhook configuration keeps matching the pods' certificate.
-    await run(helm, ['--kubeconfig', plane?.state.kubeconfig ?? '', 'upgrade', 'metal-l2', chart, '-n', releaseNs]);
-    const after = await kc.makeApiClient(k8s.CoreV1Api).readNamespacedSecret({ namespace: releaseNs, name: 'metal-l2-webhook-cert' });
-    expect(after.data?.['ca.crt']).toBe(secret.data?.['ca.crt']);
-  });
-
-  test("the chart's RBAC is enough: the controller runs as its ServiceAccount and binds a claim", async () => {
-    // No pods run here, so the webhook cannot answer: take it out of the way for this part.
-    await kc.makeApiClient(k8s.AdmissionregistrationV1Api).deleteValidatingWebhookConfiguration({ name: 'metal-l2-ipam' });
-    const core = kc.makeApiClient(k8s.CoreV1Api);
-    const token = await core.createNamespacedServiceAccountToken({ namespace: releaseNs, name: 'metal-l2-ipam', body: { spec: { audiences: [], expirationSeconds: 3600 } } });
-    const asController = new k8s.KubeConfig();
-    const cluster = kc.getCurrentCluster();
-    asController.loadFromOptions({
-      clusters: [{ name: 'c', server: cluster?.server ?? '', caData: cluster?.caData }],
-      users: [{ name: 'sa', token: token.status?.token }],
-      contexts: [{ name: 'c', cluster: 'c', user: 'sa' }],
-      currentContext: 'c',
+    const mutating = await admission.readMutatingWebhookConfiguration({ name: controllers.network.sa });
+    expect(mutating.webhooks).toHaveLength(1);
+    expect(mutating.webhooks?.[0]).toMatchObject({
+      failurePolicy: 'Fail',
+      sideEffects: 'None',
+      clientConfig: { service: { name: `${controllers.network.sa}-webhook`, path: '/mutate-infrastructure-cluster-x-k8s-io-v1beta1-packetmachine' } },
+      rules: [{ apiGroups: ['infrastructure.cluster.x-k8s.io'], apiVersions: ['v1beta1'], operations: ['CREATE'], resources: ['packetmachines'] }],
     });
-    const ns = await createTestNamespace(kc, 'chart-rbac');
-    const controller = await startIpamController({ kubeConfig: asController, logger: createLogger({ silent: true }), leaderElection: false });
-    try {
-      const objects = new Objects(kc);
-      await objects.create(kinds.pool, poolObject('p', { addresses: ['10.70.0.10-10.70.0.20'], prefix: 24 }, ns));
-      await objects.create(kinds.claim(), claimObject('c', ns, { pool: 'p' }));
-      const address = await waitFor('claim bound by the ServiceAccount', async () => objects.get(kinds.address(), 'c', ns), { timeoutMs: timeouts.claimBound });
-      expect(address.spec.address).toBe('10.70.0.10');
-    } finally {
-      await controller.stop();
-    }
+    expect(mutating.webhooks?.[0]?.timeoutSeconds).toBeLessThanOrEqual(10);
+    const templateHooks = await admission.readValidatingWebhookConfiguration({ name: controllers.network.sa });
+    expect(templateHooks.webhooks?.[0]).toMatchObject({
+      clientConfig: { service: { path: '/validate-network-metal-x-k8s-io-v1alpha1-machinenetworktemplate' } },
+      rules: [{ apiGroups: ['network.metal.x-k8s.io'], operations: ['CREATE', 'UPDATE'], resources: ['machinenetworktemplates'] }],
+    });
+    for (const hook of [...(ipamHooks.webhooks ?? []), ...(mutating.webhooks ?? []), ...(templateHooks.webhooks ?? [])]) expect(hook.clientConfig.caBundle).toBe(ca);
+
+    const crd = await kc.makeApiClient(k8s.ApiextensionsV1Api).readCustomResourceDefinition({ name: 'machinenetworks.network.metal.x-k8s.io' });
+    expect(crd.metadata?.labels?.['clusterctl.cluster.x-k8s.io/move-hierarchy']).toBe('');
+    // An upgrade keeps the generated CA, so the webhook configurations keep matching the pods' certificate.
+    await helmRun(['upgrade', release, chart, '-n', releaseNs, '--reuse-values']);
+    const after = await kc.makeApiClient(k8s.CoreV1Api).readNamespacedSecret({ namespace: releaseNs, name: `${release}-webhook-cert` });
+    expect(after.data?.['ca.crt']).toBe(ca);
   });
 });
+
+// ---------------------------------------------------------------------------------------------
+// The controllers as their ServiceAccounts.
+
+interface AuditEvent {
+  stage: string;
+  verb: string;
+  user: { username: string };
+  objectRef?: { resource?: string; subresource?: string; namespace?: string; name?: string; apiGroup?: string };
+  responseStatus?: { code?: number };
+  annotations?: Record<string, string>;
+  requestObject?: { metadata?: { ownerReferences?: { apiVersion: string; kind: string; blockOwnerDeletion?: boolean }[] } };
+}
+
+async function auditEvents(): Promise<AuditEvent[]> {
+  const text = await readFile(auditLog, 'utf8');
+  return text
+    .split('\n')
+    .filter((l) => l.trim() !== '')
+    .map((l) => JSON.parse(l) as AuditEvent);
+}
+
+/** The refusals the test asks for on purpose (below): requests the controllers never make. */
+const probes: readonly (readonly [ControllerKey, string, string])[] = [
+  ['network', 'delete', 'secrets'],
+  ['network', 'list', 'secrets'],
+  ['network', 'create', 'packetmachines'],
+  ['ipam', 'patch', 'secrets'],
+  ['ipam', 'create', 'machinenetworks'],
+];
+function isProbe(e: AuditEvent): boolean {
+  return probes.some(([key, verb, resource]) => e.user.username === userOf(key) && e.verb === verb && e.objectRef?.resource === resource);
+}
+
+/** Authorized (the object may still have been missing: a 404 of an allowed get counts). */
+function allowed(e: AuditEvent): boolean {
+  return e.annotations?.['authorization.k8s.io/decision'] === 'allow';
+}
+
+async function exercised(user: string, want: { verb: string; group: string; resource: string; namespace?: string }): Promise<boolean> {
+  const [resource, subresource] = want.resource.split('/');
+  return (await auditEvents()).some(
+    (e) =>
+      e.user.username === user &&
+      e.verb === want.verb &&
+      (e.objectRef?.apiGroup ?? '') === want.group &&
+      e.objectRef?.resource === resource &&
+      (e.objectRef?.subresource ?? undefined) === subresource &&
+      (want.namespace === undefined || e.objectRef?.namespace === want.namespace) &&
+      allowed(e),
+  );
+}
+
+/** The kinds whose `<plural>/finalizers` the chart grants, for the blockOwnerDeletion check. */
+const ownerKinds: Record<string, string> = {
+  inclusterippools: 'InClusterIPPool',
+  globalinclusterippools: 'GlobalInClusterIPPool',
+  ipaddressclaims: 'IPAddressClaim',
+  packetmachines: 'PacketMachine',
+  machinenetworks: 'MachineNetwork',
+};
+
+/**
+ * `update <owner>/finalizers` is what OwnerReferencesPermissionEnforcement asks of a request that
+ * sets blockOwnerDeletion on an owner reference: used when the ServiceAccount created such an object.
+ */
+async function finalizersUsed(user: string, group: string, resource: string): Promise<boolean> {
+  const kind = ownerKinds[resource.split('/')[0] ?? ''];
+  return (await auditEvents()).some(
+    (e) =>
+      e.user.username === user &&
+      e.verb === 'create' &&
+      allowed(e) &&
+      (e.requestObject?.metadata?.ownerReferences ?? []).some((o) => o.kind === kind && o.blockOwnerDeletion === true && o.apiVersion.startsWith(`${group}/`)),
+  );
+}
+
+interface Grant {
+  readonly controller: ControllerKey;
+  readonly scope: 'cluster' | 'namespace';
+  readonly group: string;
+  readonly resource: string;
+  readonly verb: string;
+}
+
+/** Every (group, resource, verb) the installed chart grants each ServiceAccount, read from the API server. */
+async function chartGrants(): Promise<Grant[]> {
+  const rbac = kc.makeApiClient(k8s.RbacAuthorizationV1Api);
+  const grants: Grant[] = [];
+  for (const key of ['ipam', 'network'] as const) {
+    const bindings = (await rbac.listClusterRoleBinding()).items.filter((b) => (b.subjects ?? []).some((s) => s.kind === 'ServiceAccount' && s.name === controllers[key].sa && s.namespace === releaseNs));
+    const roleBindings = (await rbac.listNamespacedRoleBinding({ namespace: releaseNs })).items.filter((b) => (b.subjects ?? []).some((s) => s.kind === 'ServiceAccount' && s.name === controllers[key].sa));
+    const rules: { scope: Grant['scope']; rule: k8s.V1PolicyRule }[] = [];
+    for (const b of bindings) for (const rule of (await rbac.readClusterRole({ name: b.roleRef.name })).rules ?? []) rules.push({ scope: 'cluster', rule });
+    for (const b of roleBindings) for (const rule of (await rbac.readNamespacedRole({ namespace: releaseNs, name: b.roleRef.name })).rules ?? []) rules.push({ scope: 'namespace', rule });
+    for (const { scope, rule } of rules) {
+      expect(rule.resourceNames ?? []).toEqual([]);
+      for (const group of rule.apiGroups ?? []) for (const resource of rule.resources ?? []) for (const verb of rule.verbs) grants.push({ controller: key, scope, group, resource, verb });
+    }
+  }
+  return grants;
+}
+
+async function grantUsed(g: Grant): Promise<boolean> {
+  const user = userOf(g.controller);
+  if (g.resource.endsWith('/finalizers')) return g.verb === 'update' && finalizersUsed(user, g.group, g.resource);
+  return exercised(user, { verb: g.verb, group: g.group, resource: g.resource, ...(g.scope === 'namespace' ? { namespace: releaseNs } : {}) });
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => (typeof address === 'object' && address !== null ? resolve(address.port) : reject(new Error('no port'))));
+    });
+  });
+}
+
+async function saToken(name: string): Promise<string> {
+  const token = await kc.makeApiClient(k8s.CoreV1Api).createNamespacedServiceAccountToken({ namespace: releaseNs, name, body: { spec: { audiences: [], expirationSeconds: 3600 } } });
+  return token.status?.token ?? '';
+}
+
+function kubeConfigFor(token: string): k8s.KubeConfig {
+  const cluster = kc.getCurrentCluster();
+  const asSa = new k8s.KubeConfig();
+  asSa.loadFromOptions({
+    clusters: [{ name: 'c', server: cluster?.server ?? '', caData: cluster?.caData }],
+    users: [{ name: 'sa', token }],
+    contexts: [{ name: 'c', cluster: 'c', user: 'sa' }],
+    currentContext: 'c',
+  });
+  return asSa;
+}
+
+interface LocalController {
+  readonly key: ControllerKey;
+  readonly child: ChildProcess;
+  readonly output: string[];
+  readonly webhookPort: number;
+  readonly healthPort: number;
+}
+
+/** The Deployment's args, with what only makes sense in a pod replaced by local equivalents. */
+async function chartArgs(key: ControllerKey, local: Record<string, string>): Promise<string[]> {
+  const deployment = await kc.makeApiClient(k8s.AppsV1Api).readNamespacedDeployment({ namespace: releaseNs, name: controllers[key].sa });
+  const args = deployment.spec?.template.spec?.containers[0]?.args ?? [];
+  const flag = (arg: string): string => arg.split('=')[0] ?? arg;
+  return [...args.filter((a) => !(flag(a).slice(2) in local)), ...Object.entries(local).map(([k, v]) => `--${k}=${v}`)];
+}
+
+async function startLocalController(
+  key: ControllerKey,
+  options: { kubeconfig: string; certDir: string; sim: Simulator; overrides?: Record<string, string> },
+): Promise<LocalController> {
+  const [webhookPort, healthPort, metricsPort] = [await freePort(), await freePort(), await freePort()];
+  const local: Record<string, string> = {
+    kubeconfig: options.kubeconfig,
+    'webhook-port': String(webhookPort),
+    'webhook-cert-dir': options.certDir,
+    'health-probe-bind-address': `127.0.0.1:${healthPort}`,
+    'metrics-bind-address': `127.0.0.1:${metricsPort}`,
+    'metal-api-url': options.sim.baseUrl,
+    ...(key === 'network' ? { 'metadata-url': `${options.sim.url}/metadata` } : {}),
+    ...options.overrides,
+  };
+  const args = await chartArgs(key, local);
+  const output: string[] = [];
+  const child = spawn(process.execPath, [join(repoRoot, controllers[key].main), ...args], {
+    env: { ...process.env, POD_NAMESPACE: releaseNs, POD_NAME: `${controllers[key].sa}-local` },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  child.stdout?.on('data', (chunk: Buffer) => output.push(String(chunk)));
+  child.stderr?.on('data', (chunk: Buffer) => output.push(String(chunk)));
+  const controller = { key, child, output, webhookPort, healthPort };
+  await waitFor(
+    `the ${key} controller ready as its ServiceAccount`,
+    async () => {
+      if (child.exitCode !== null) throw new Error(`the ${key} controller exited with ${child.exitCode}:\n${output.join('')}`);
+      const res = await fetch(`http://127.0.0.1:${healthPort}/readyz`).catch(() => undefined);
+      return res?.status === 200;
+    },
+    { timeoutMs: 60_000, intervalMs: 200 },
+  );
+  return controller;
+}
+
+async function stopLocalController(c: LocalController | undefined): Promise<void> {
+  if (c === undefined || c.child.exitCode !== null) return;
+  const exited = new Promise((resolve) => c.child.once('exit', resolve));
+  c.child.kill('SIGTERM');
+  await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 15_000))]);
+  if (c.child.exitCode === null) c.child.kill('SIGKILL');
+}
+
+/** Points the chart's webhook configurations at the local processes, keeping every other field. */
+async function redirectWebhooks(caBundle: string, ports: Record<ControllerKey, number>): Promise<void> {
+  const admission = kc.makeApiClient(k8s.AdmissionregistrationV1Api);
+  const url = (key: ControllerKey, path: string | undefined): string => `https://127.0.0.1:${ports[key]}${path ?? ''}`;
+  for (const key of ['ipam', 'network'] as const) {
+    const validating = await admission.readValidatingWebhookConfiguration({ name: controllers[key].sa });
+    for (const hook of validating.webhooks ?? []) hook.clientConfig = { url: url(key, hook.clientConfig.service?.path), caBundle };
+    await admission.replaceValidatingWebhookConfiguration({ name: controllers[key].sa, body: validating });
+  }
+  const mutating = await admission.readMutatingWebhookConfiguration({ name: controllers.network.sa });
+  for (const hook of mutating.webhooks ?? []) hook.clientConfig = { url: url('network', hook.clientConfig.service?.path), caBundle };
+  await admission.replaceMutatingWebhookConfiguration({ name: controllers.network.sa, body: mutating });
+}
+
+async function expectForbidden(what: string, call: () => Promise<unknown>): Promise<void> {
+  try {
+    await call();
+  } catch (err: unknown) {
+    if (err instanceof k8s.ApiException && err.code === 403) return;
+    throw new Error(`${what}: expected 403 Forbidden`, { cause: err });
+  }
+  throw new Error(`${what}: the API server allowed it`);
+}
+
+/** Repeats `provoke` until the audit log shows the ServiceAccount using the grant. */
+async function provokeUntilUsed(grant: Omit<Grant, 'scope'>, provoke: (attempt: number) => Promise<void>, attempts = 20): Promise<void> {
+  for (let attempt = 0; attempt < attempts; attempt++) {
+    if (await grantUsed({ ...grant, scope: 'cluster' })) return;
+    await provoke(attempt);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  }
+  if (!(await grantUsed({ ...grant, scope: 'cluster' }))) throw new Error(`${grant.controller} never used ${grant.verb} ${grant.resource}`);
+}
+
+describe("the chart's RBAC is exactly enough", () => {
+  let sim: Simulator | undefined;
+  let fixture: RunningCappFixture | undefined;
+  const running: Partial<Record<ControllerKey, LocalController>> = {};
+  let ns = '';
+  let objects: Objects;
+
+  afterAll(async () => {
+    await fixture?.stop();
+    await stopLocalController(running.network);
+    await stopLocalController(running.ipam);
+    await sim?.close();
+  }, 60_000);
+
+  /** A machine as Cluster API makes one; returns the PacketMachine as admitted (after our webhook). */
+  async function createMachine(name: string, template: string, format = 'cloud-config'): Promise<Obj> {
+    const admitted = await objects.create(netKinds.packetMachine, {
+      metadata: { name, namespace: ns, labels: { 'cluster.x-k8s.io/cluster-name': CLUSTER }, annotations: { 'network.metal.x-k8s.io/template': template } },
+      spec: { machineType: 'c3.small.x86', metro: METRO, os: 'ubuntu_22_04', billingCycle: 'hourly' },
+    });
+    await kc.makeApiClient(k8s.CoreV1Api).createNamespacedSecret({
+      namespace: ns,
+      body: { metadata: { name: `${name}-bootstrap`, labels: { 'cluster.x-k8s.io/cluster-name': CLUSTER } }, type: 'cluster.x-k8s.io/secret', stringData: { value: cabpkCloudConfig(name), format } },
+    });
+    await objects.create(netKinds.machine, {
+      metadata: { name, namespace: ns, labels: { 'cluster.x-k8s.io/cluster-name': CLUSTER } },
+      spec: { clusterName: CLUSTER, version: 'v1.30.4', bootstrap: { dataSecretName: `${name}-bootstrap` }, infrastructureRef: { apiGroup: 'infrastructure.cluster.x-k8s.io', kind: 'PacketMachine', name } },
+    });
+    return admitted;
+  }
+
+  async function touch(kind: Kind, name: string, attempt: number): Promise<void> {
+    await objects.patch(kind, name, ns, { metadata: { annotations: { 'metal-l2.test/touch': String(attempt) } } });
+  }
+
+  test('both controllers run as their ServiceAccounts through the flow; every grant is used; nothing they asked was refused', async () => {
+    objects = new Objects(kc);
+    const core = kc.makeApiClient(k8s.CoreV1Api);
+    sim = await startSimulator({
+      seed: 'chart-rbac',
+      seedConfig: { metros: [{ code: METRO }], plans: [{ slug: 'c3.small.x86', ports: 2 }], projects: [{ name: 'capi', id: PROJECT_ID }], tokens: [{ token: TOKEN }] },
+      delays: { deviceQueuedMs: 100, deviceProvisioningMs: 300, batchQueuedMs: 50, batchInProgressMs: 150 },
+    });
+    // The Secret the chart's --metal-credentials-secret names (the release namespace).
+    await core.createNamespacedSecret({ namespace: releaseNs, body: { metadata: { name: CREDENTIALS }, stringData: { apiToken: TOKEN } } });
+
+    const certs = await makeServingCertificate();
+    const dir = await mkdtemp(join(tmpdir(), 'metal-l2-sa-'));
+    const cluster = kc.getCurrentCluster();
+    const kubeconfigs: Record<ControllerKey, string> = { ipam: join(dir, 'ipam.kubeconfig'), network: join(dir, 'network.kubeconfig') };
+    const tokens: Record<ControllerKey, string> = { ipam: await saToken(controllers.ipam.sa), network: await saToken(controllers.network.sa) };
+    for (const key of ['ipam', 'network'] as const) {
+      await writeFile(kubeconfigs[key], renderKubeconfig({ server: cluster?.server ?? '', caData: cluster?.caData ?? '', token: tokens[key] }), { mode: 0o600 });
+    }
+    running.ipam = await startLocalController('ipam', { kubeconfig: kubeconfigs.ipam, certDir: certs.certDir, sim });
+    running.network = await startLocalController('network', { kubeconfig: kubeconfigs.network, certDir: certs.certDir, sim });
+    await redirectWebhooks(certs.caBundle, { ipam: running.ipam.webhookPort, network: running.network.webhookPort });
+
+    // Leader election: each holds its Lease (chart's --leader-election-id) in the release namespace.
+    const leases = kc.makeApiClient(k8s.CoordinationV1Api);
+    for (const key of ['ipam', 'network'] as const) {
+      await waitFor(`the ${key} Lease held`, async () => ((await leases.readNamespacedLease({ namespace: releaseNs, name: controllers[key].sa }).catch(() => undefined))?.spec?.holderIdentity ?? '') !== '', {
+        timeoutMs: 30_000,
+      });
+    }
+
+    ns = await createTestNamespace(kc, 'chart-rbac');
+    await core.createNamespacedSecret({ namespace: ns, body: { metadata: { name: CREDENTIALS }, stringData: { apiToken: TOKEN } } });
+    const fixtureLines: string[] = [];
+    const fixtureLog = new Writable({
+      write(chunk: Buffer | string, _encoding, callback): void {
+        fixtureLines.push(String(chunk));
+        callback();
+      },
+    });
+    fixture = await startCappFixture({ kubeConfig: kc, namespace: ns, metal: { baseUrl: sim.baseUrl, token: TOKEN }, pollIntervalMs: 300, logger: createLogger({ level: 'info', stream: fixtureLog }) });
+    await objects.create(netKinds.packetCluster, { metadata: { name: CLUSTER, namespace: ns }, spec: { projectID: PROJECT_ID, metro: METRO } });
+    await objects.create(netKinds.cluster, { metadata: { name: CLUSTER, namespace: ns }, spec: { infrastructureRef: { apiGroup: 'infrastructure.cluster.x-k8s.io', kind: 'PacketCluster', name: CLUSTER } } });
+    // No CAPI Cluster controller runs here: the cluster infrastructure is provisioned, as CAPP needs.
+    await kc.makeApiClient(k8s.CustomObjectsApi).patchNamespacedCustomObjectStatus(
+      { group: netKinds.cluster.group, version: netKinds.cluster.version, plural: netKinds.cluster.plural, namespace: ns, name: CLUSTER, body: { status: { initialization: { infrastructureProvisioned: true } } } },
+      k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
+    );
+
+    // A VRF-backed pool (its credentials Secret, the Metal VRF, VLAN, gateway), a plain pool and a global one.
+    await objects.create(netKinds.pool, {
+      metadata: { name: 'vrf-pool', namespace: ns },
+      spec: {
+        addresses: ['10.60.1.10-10.60.1.200'],
+        prefix: 24,
+        vrf: { projectID: PROJECT_ID, metro: METRO, credentialsSecretRef: { name: CREDENTIALS }, create: { name: 'chart', ipRanges: ['10.60.0.0/16'], localASN: 65100 }, vxlan: VXLAN, metalGateway: true },
+      },
+    });
+    await objects.create(netKinds.pool, { metadata: { name: 'plain', namespace: ns }, spec: { addresses: ['10.70.0.10-10.70.0.200'], prefix: 24 } });
+    // Global pools read their credentials Secret in the controller's namespace (the release namespace).
+    await objects.create(kinds.globalPool, {
+      metadata: { name: `chart-global-${ns}` },
+      spec: { addresses: ['10.90.0.10-10.90.0.20'], prefix: 24, vrf: { projectID: PROJECT_ID, metro: METRO, credentialsSecretRef: { name: CREDENTIALS }, create: { name: 'chart-global', ipRanges: ['10.90.0.0/16'], localASN: 65101 } } },
+    });
+    await waitFor('the VRF-backed pool Ready', async () => condition(await objects.get(netKinds.pool, 'vrf-pool', ns), 'Ready')?.status === 'True', { timeoutMs: 60_000, intervalMs: 300 });
+    await waitFor('the VRF-backed global pool Ready', async () => condition(await objects.get(kinds.globalPool, `chart-global-${ns}`), 'Ready')?.status === 'True', { timeoutMs: 60_000, intervalMs: 300 });
+    await objects.create(netKinds.claim, { metadata: { name: 'global-0', namespace: ns }, spec: { poolRef: { apiGroup: 'ipam.metal.x-k8s.io', kind: 'GlobalInClusterIPPool', name: `chart-global-${ns}` } } });
+    await waitFor('the global claim bound', async () => objects.get(kinds.address(), 'global-0', ns), { timeoutMs: timeouts.claimBound });
+
+    // The network flow: a machine linked to a template is held by the webhook, gets its
+    // MachineNetwork, claim, address and injected user data, is released, and its ports configured.
+    await objects.create(netKinds.template, { metadata: { name: 'hb', namespace: ns }, spec: { ports: [{ name: 'bond0', vlans: [{ vxlan: VXLAN, addressesFromPools: [{ apiGroup: 'ipam.metal.x-k8s.io', kind: 'InClusterIPPool', name: 'vrf-pool' }] }] }] } });
+    await expect(
+      objects.create(netKinds.template, { metadata: { name: 'two-defaults', namespace: ns }, spec: { ports: [{ name: 'bond0', vlans: [{ vxlan: 1, routes: [{ to: 'default', via: '10.0.0.1' }] }, { vxlan: 2, routes: [{ to: 'default', via: '10.0.1.1' }] }] }] } }),
+    ).rejects.toThrow();
+    const held = await createMachine('m-0', 'hb');
+    expect(held.metadata.annotations?.['cluster.x-k8s.io/paused']).toBeDefined();
+    const ready = await waitFor('MachineNetwork m-0 Ready', async () => {
+      const mn = await objects.get(netKinds.machineNetwork, 'm-0', ns);
+      if (condition(mn, 'Ready')?.status === 'True') return mn;
+      throw new Error(`${JSON.stringify(mn?.status?.conditions ?? 'no MachineNetwork')}\nCAPP fixture: ${fixtureLines.slice(-15).join('')}`);
+    }, { timeoutMs: 90_000, intervalMs: 300 });
+    expect((ready.status?.addresses as { address: string }[] | undefined)?.[0]?.address).toMatch(/^10\.60\.1\./);
+    const pm = await objects.get(netKinds.packetMachine, 'm-0', ns);
+    expect(pm?.metadata.annotations?.['cluster.x-k8s.io/paused']).toBeUndefined();
+    const injected = await core.readNamespacedSecret({ namespace: ns, name: 'm-0-bootstrap' });
+    expect(Buffer.from(injected.data?.['value'] ?? '', 'base64').toString()).toContain('text/cloud-config');
+
+    // A machine cloned from a PacketMachineTemplate that carries the link: the webhook reads the template.
+    await objects.create(packetMachineTemplateKind, { metadata: { name: 'pmt', namespace: ns, annotations: { 'network.metal.x-k8s.io/template': 'hb' } }, spec: { template: { spec: { machineType: 'c3.small.x86', metro: METRO, os: 'ubuntu_22_04', billingCycle: 'hourly' } } } });
+    const cloned = await objects.create(netKinds.packetMachine, {
+      metadata: {
+        name: 'm-t',
+        namespace: ns,
+        labels: { 'cluster.x-k8s.io/cluster-name': CLUSTER },
+        annotations: { 'cluster.x-k8s.io/cloned-from-name': 'pmt', 'cluster.x-k8s.io/cloned-from-groupkind': 'PacketMachineTemplate.infrastructure.cluster.x-k8s.io' },
+      },
+      spec: { machineType: 'c3.small.x86', metro: METRO, os: 'ubuntu_22_04', billingCycle: 'hourly' },
+    });
+    expect(cloned.metadata.annotations?.['cluster.x-k8s.io/paused']).toBeDefined();
+    // Two replicas without leader election (a misconfiguration the design tolerates) race to
+    // create one machine's MachineNetwork: the loser reads the winner's back (get).
+    const second = await startLocalController('network', {
+      kubeconfig: kubeconfigs.network,
+      certDir: certs.certDir,
+      sim,
+      overrides: { 'leader-elect': 'false', 'webhook-port': '0' },
+    });
+    try {
+      await provokeUntilUsed({ controller: 'network', group: 'network.metal.x-k8s.io', resource: 'machinenetworks', verb: 'get' }, async (n) => {
+        await objects.create(netKinds.packetMachine, {
+          metadata: { name: `race-mn-${n}`, namespace: ns, labels: { 'cluster.x-k8s.io/cluster-name': CLUSTER }, annotations: { 'network.metal.x-k8s.io/template': 'hb' } },
+          spec: { machineType: 'c3.small.x86', metro: METRO, os: 'ubuntu_22_04', billingCycle: 'hourly' },
+        });
+      });
+    } finally {
+      await stopLocalController(second);
+    }
+
+    // A claim named like the machine's own but not its (read back, reported, never adopted).
+    await objects.create(netKinds.claim, { metadata: { name: 'm-c-bond0-v1000-0', namespace: ns }, spec: { poolRef: { apiGroup: 'ipam.metal.x-k8s.io', kind: 'InClusterIPPool', name: 'plain' } } });
+    await createMachine('m-c', 'hb');
+    await waitFor('m-c reports the claim conflict', async () => condition(await objects.get(netKinds.machineNetwork, 'm-c', ns), 'AddressesAllocated')?.reason === 'ClaimConflict', { timeoutMs: 30_000, intervalMs: 300 });
+
+    // Repeated events become a series (patch): user data in a format nobody can inject into.
+    await createMachine('m-bad', 'hb', 'bogus');
+    await provokeUntilUsed({ controller: 'network', group: '', resource: 'events', verb: 'patch' }, (n) => touch(netKinds.packetMachine, 'm-bad', n));
+    // The IPAM controller's series: a second IPAddress for a bound claim makes every pass report the conflict.
+    await objects.create(netKinds.claim, { metadata: { name: 'squat', namespace: ns }, spec: { poolRef: { apiGroup: 'ipam.metal.x-k8s.io', kind: 'InClusterIPPool', name: 'plain' } } });
+    await waitFor('claim squat bound', async () => objects.get(kinds.address(), 'squat', ns), { timeoutMs: timeouts.claimBound });
+    await objects.create(kinds.address(), {
+      metadata: { name: 'squat-dup', namespace: ns },
+      spec: { address: '10.70.0.199', prefix: 24, claimRef: { name: 'squat' }, poolRef: { apiGroup: 'ipam.metal.x-k8s.io', kind: 'InClusterIPPool', name: 'plain' } },
+    });
+    await provokeUntilUsed({ controller: 'ipam', group: '', resource: 'events', verb: 'patch' }, (n) => touch(netKinds.pool, 'plain', n));
+    // A claim finalizer patch that loses a race to another writer is read back (get).
+    await provokeUntilUsed({ controller: 'ipam', group: 'ipam.cluster.x-k8s.io', resource: 'ipaddressclaims', verb: 'get' }, async (n) => {
+      const name = `race-${n}`;
+      await objects.create(netKinds.claim, { metadata: { name, namespace: ns }, spec: { poolRef: { apiGroup: 'ipam.metal.x-k8s.io', kind: 'InClusterIPPool', name: 'plain' } } });
+      for (let i = 0; i < 30; i++) await touch(netKinds.claim, name, i);
+    });
+
+    // Deletion: the MachineNetwork goes with its machine, the claim and the IPAddress with it.
+    await objects.delete(netKinds.packetMachine, 'm-0', ns);
+    await waitFor('MachineNetwork m-0 gone', async () => (await objects.get(netKinds.machineNetwork, 'm-0', ns)) === undefined, { timeoutMs: 60_000, intervalMs: 300 });
+    await waitFor('the IPAddress of m-0 gone', async () => (await objects.get(kinds.address(), 'm-0-bond0-v1000-0', ns)) === undefined, { timeoutMs: 30_000, intervalMs: 300 });
+
+    // What lies outside the grants is refused.
+    const asNetwork = kubeConfigFor(tokens.network);
+    const asIpam = kubeConfigFor(tokens.ipam);
+    const netCore = asNetwork.makeApiClient(k8s.CoreV1Api);
+    const netCustom = asNetwork.makeApiClient(k8s.CustomObjectsApi);
+    await expectForbidden('network controller deletes a Secret', () => netCore.deleteNamespacedSecret({ namespace: releaseNs, name: CREDENTIALS }));
+    await expectForbidden('network controller lists Secrets', () => netCore.listNamespacedSecret({ namespace: ns }));
+    await expectForbidden('network controller creates a PacketMachine', () =>
+      netCustom.createNamespacedCustomObject({ group: 'infrastructure.cluster.x-k8s.io', version: 'v1beta1', namespace: ns, plural: 'packetmachines', body: { apiVersion: 'infrastructure.cluster.x-k8s.io/v1beta1', kind: 'PacketMachine', metadata: { name: PROBE }, spec: {} } }),
+    );
+    const plain = await objects.get(netKinds.pool, 'plain', ns);
+    await expectForbidden('network controller blocks the deletion of a pool (blockOwnerDeletion without inclusterippools/finalizers)', () =>
+      netCustom.createNamespacedCustomObject({
+        group: 'ipam.cluster.x-k8s.io',
+        version: 'v1beta2',
+        namespace: ns,
+        plural: 'ipaddressclaims',
+        body: {
+          apiVersion: 'ipam.cluster.x-k8s.io/v1beta2',
+          kind: 'IPAddressClaim',
+          metadata: { name: PROBE, ownerReferences: [{ apiVersion: 'ipam.metal.x-k8s.io/v1alpha1', kind: 'InClusterIPPool', name: 'plain', uid: plain?.metadata.uid ?? '', blockOwnerDeletion: true }] },
+          spec: { poolRef: { apiGroup: 'ipam.metal.x-k8s.io', kind: 'InClusterIPPool', name: 'plain' } },
+        },
+      }),
+    );
+    await expectForbidden('IPAM controller patches a Secret', () =>
+      asIpam.makeApiClient(k8s.CoreV1Api).patchNamespacedSecret({ namespace: ns, name: CREDENTIALS, body: { metadata: { labels: { x: 'y' } } } }, k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch)),
+    );
+    await expectForbidden('IPAM controller creates a MachineNetwork', () =>
+      asIpam.makeApiClient(k8s.CustomObjectsApi).createNamespacedCustomObject({ group: 'network.metal.x-k8s.io', version: 'v1alpha1', namespace: ns, plural: 'machinenetworks', body: { apiVersion: 'network.metal.x-k8s.io/v1alpha1', kind: 'MachineNetwork', metadata: { name: PROBE }, spec: { ports: [] } } }),
+    );
+
+    // Stopping hands the Leases back (an update) so a new pod need not wait for them to expire.
+    await stopLocalController(running.network);
+    await stopLocalController(running.ipam);
+
+    const grants = await chartGrants();
+    expect(grants.length).toBeGreaterThan(30);
+    const unused: string[] = [];
+    for (const g of grants) if (!(await grantUsed(g))) unused.push(`${g.controller}: ${g.verb} ${g.group === '' ? 'core' : g.group}/${g.resource} (${g.scope})`);
+    expect(unused).toEqual([]);
+
+    const refused = (await auditEvents()).filter(
+      (e) => (e.user.username === userOf('ipam') || e.user.username === userOf('network')) && e.annotations?.['authorization.k8s.io/decision'] !== 'allow' && !isProbe(e),
+    );
+    expect(refused.map((e) => `${e.user.username} ${e.verb} ${e.objectRef?.resource}/${e.objectRef?.subresource ?? ''} ${e.objectRef?.namespace ?? ''}/${e.objectRef?.name ?? ''}`)).toEqual([]);
+    // The Metal token never reaches a log line.
+    for (const key of ['ipam', 'network'] as const) expect(running[key]?.output.join('') ?? '').not.toContain(TOKEN);
+  }, 300_000);
+});
+

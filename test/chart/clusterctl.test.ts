@@ -38,7 +38,7 @@ function standIn(kind: string, plural: string): k8s.V1CustomResourceDefinition {
       group: 'cert-manager.io',
       scope: 'Namespaced',
       names: { kind, plural, singular: kind.toLowerCase(), listKind: `${kind}List` },
-      versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } }],
+      versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } as k8s.V1JSONSchemaProps } }],
     },
   };
 }
