@@ -11,8 +11,9 @@ import { createMachine, createPool, createTemplate, createVlans, deviceIdOfMachi
 // through the image's command agent.
 //
 //   hb   hybrid-bonded       bond0: VLAN 1000 and VLAN 1001, tagged
-//   l2i  layer2-individual   eth0: VLAN 1000 tagged; eth1: VLAN 1002 native (untagged)
+//   l2i  layer2-individual   eth0: VLAN 1000 tagged; eth1: VLAN 1002 native (untagged) + 1003 tagged
 //   hy   hybrid              bond0 (eth0): VLAN 1001 tagged; eth1 out of the bond: VLAN 1002 native
+//                            + 1003 tagged (a native VLAN needs another VLAN on its port)
 //
 // The VLAN batches are held (a simulator fault on createPortVlanAssignmentBatch) until the guests
 // have configured their network, so "before the assignment" is observed, not raced.
@@ -49,7 +50,7 @@ describe('data plane', () => {
         if (change.kind !== 'batch' || change.action !== 'state') return;
         if (world.sim.store.batches.get(change.batchId)?.state === 'completed') batchCompletedAt.set(change.portId, Date.now());
       });
-      await createVlans(world, [1000, 1001, 1002]);
+      await createVlans(world, [1000, 1001, 1002, 1003]);
       await createPool(world, 'v1000', 10);
       await createPool(world, 'v1001', 11);
       await createPool(world, 'v1002', 12);
@@ -57,11 +58,11 @@ describe('data plane', () => {
       await createTemplate(world, 'l2i', [
         { name: 'bond0', layer2: true, bonded: false },
         { name: 'eth0', vlans: [{ vxlan: 1000, addressesFromPools: [poolRef('v1000')] }] },
-        { name: 'eth1', vlans: [{ vxlan: 1002, native: true, addressesFromPools: [poolRef('v1002')] }] },
+        { name: 'eth1', vlans: [{ vxlan: 1002, native: true, addressesFromPools: [poolRef('v1002')] }, { vxlan: 1003 }] },
       ]);
       await createTemplate(world, 'hy', [
         { name: 'bond0', vlans: [{ vxlan: 1001, addressesFromPools: [poolRef('v1001')] }] },
-        { name: 'eth1', bonded: false, vlans: [{ vxlan: 1002, native: true, addressesFromPools: [poolRef('v1002')] }] },
+        { name: 'eth1', bonded: false, vlans: [{ vxlan: 1002, native: true, addressesFromPools: [poolRef('v1002')] }, { vxlan: 1003 }] },
       ]);
       for (const m of MACHINES) await createMachine(world, m, m);
 
