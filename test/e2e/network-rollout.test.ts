@@ -9,6 +9,7 @@ import {
   createVlans,
   deviceIdOfMachine,
   machineNetwork,
+  netKinds,
   poolRef,
   useNetworkWorld,
   waitMachineNetworkReady,
@@ -18,13 +19,24 @@ import {
 // 429 and 5xx and takes 2 s per call. Every machine must end Ready, every VLAN assigned exactly
 // once, and every address distinct.
 
-const world = useNetworkWorld('net-rollout', { concurrency: 4 });
+// Slower devices and batches than the other files: the rollout must last long enough to be interrupted.
+const world = useNetworkWorld('net-rollout', { concurrency: 4, delays: { deviceProvisioningMs: 1_500, batchInProgressMs: 1_000 } });
 const ROLLOUT = 20;
 
+/** Where the machines stand (one list call, so the picture is one moment): Ready reason → count. */
+async function readyReasons(names: readonly string[]): Promise<Record<string, number>> {
+  const byName = new Map((await world.objects.list(netKinds.machineNetwork, world.ns)).map((mn) => [mn.metadata.name, mn]));
+  const reasons: Record<string, number> = {};
+  for (const name of names) {
+    const ready = condition(byName.get(name), 'Ready');
+    const reason = ready?.status === 'True' ? 'Ready' : (ready?.reason ?? 'NoMachineNetwork');
+    reasons[reason] = (reasons[reason] ?? 0) + 1;
+  }
+  return reasons;
+}
+
 async function readyCount(names: readonly string[]): Promise<number> {
-  let ready = 0;
-  for (const name of names) if (condition(await machineNetwork(world, name), 'Ready')?.status === 'True') ready++;
-  return ready;
+  return (await readyReasons(names))['Ready'] ?? 0;
 }
 
 /**
@@ -59,7 +71,8 @@ describe('rollouts', () => {
       'a rollout in progress (some machines Ready, some not)',
       async () => {
         const ready = await readyCount(names);
-        return ready >= 3 && ready <= ROLLOUT - 5 ? ready : false;
+        if (ready >= 1 && ready <= ROLLOUT - 5) return ready;
+        throw new Error(JSON.stringify(await readyReasons(names)));
       },
       { timeoutMs: 120_000, intervalMs: 200 },
     );
@@ -76,11 +89,14 @@ describe('rollouts', () => {
 
   test('Metal 429 and 5xx storms and 2 s latency during a rollout', async () => {
     const names = Array.from({ length: 6 }, (_, i) => `s-${i}`);
-    const rules = [
-      world.sim.faults.add({ fault: 'rate-limit', retryAfterSeconds: 1, probability: 0.3 }),
-      world.sim.faults.add({ fault: 'server-error', status: 503, probability: 0.2 }),
-      world.sim.faults.add({ fault: 'latency', latencyMs: 2_000, probability: 0.5 }),
-    ];
+    // The storm hits the calls the network controller makes (CAPP treats a failed createDevice as
+    // terminal, as the real one does, which is not what is under test here).
+    const operations = ['findDeviceById', 'findVirtualNetworks', 'createPortVlanAssignmentBatch', 'findPortVlanAssignmentBatchByPortIdAndBatchId'];
+    const rules = operations.flatMap((operationId) => [
+      world.sim.faults.add({ fault: 'rate-limit', operationId, retryAfterSeconds: 1, probability: 0.3 }),
+      world.sim.faults.add({ fault: 'server-error', operationId, status: 503, probability: 0.2 }),
+      world.sim.faults.add({ fault: 'latency', operationId, latencyMs: 2_000, probability: 0.5 }),
+    ]);
     const mark = world.sim.requests.lastSeq();
     await Promise.all(names.map((name) => createMachine(world, name, 'hb')));
     for (const name of names) await waitMachineNetworkReady(world, name, 300_000);

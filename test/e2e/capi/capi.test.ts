@@ -87,7 +87,9 @@ const WORKER_USER_DATA = [
   '## template: jinja',
   '#cloud-config',
   'runcmd:',
-  "  - 'echo joining {{ ds.meta_data.local_hostname }} as {{ `{{ v1.instance_id }}` }} on {{ .kubernetesVersion }}'",
+  // Jinja for cloud-init escaped from CAPP's Go templating, as CAPP's templates do; a bare
+  // {{ ds.... }} fails the machine ("function \"ds\" not defined").
+  "  - 'echo joining {{ `{{ ds.meta_data.local_hostname }}` }} as {{ `{{ v1.instance_id }}` }} on {{ .kubernetesVersion }}'",
   "  - 'kubeadm join --config /run/kubeadm/kubeadm-join-config.yaml && echo success > /run/cluster-api/bootstrap-success.complete'",
   '',
 ].join('\n');
@@ -344,7 +346,8 @@ describe('metal-l2 with Cluster API v1.7.9 and CAPP v0.9.0', () => {
     const device = sim.store.devices.get(deviceId);
     expect(device?.userdata).toBe(expected);
     expect(device?.userdata).toContain(`address ${vip}`);
-    expect(device?.tags).toEqual(expect.arrayContaining(['cluster-api-provider-packet:cluster-id:wl', 'cluster-api-provider-packet:machine-uuid:' + (machine?.metadata.uid ?? ''), 'kubernetes.io/role:control-plane']));
+    // CAPP's tags (pkg/cloud/packet/util.go; "machine-uid" carries the Machine's name).
+    expect([...(device?.tags ?? [])].sort()).toEqual([`capp:cluster-id:${CLUSTER}`, `capp:machine-uid:${cpName}`, `capp:namespace:${NS}`, 'kubernetes.io/role:master']);
 
     // Exactly one device for it, created by CAPP after our injection (the user data proves the order).
     const creates = sim.requests.entries({ operationId: 'createDevice' }).filter((e) => e.deviceId === deviceId);

@@ -22,7 +22,7 @@ function stripForMove(obj: Obj): Obj {
   delete (metadata as Record<string, unknown>)['managedFields'];
   delete (metadata as Record<string, unknown>)['generation'];
   const { status: _status, ...rest } = obj;
-  return { ...rest, metadata: metadata as Obj['metadata'] };
+  return { ...rest, metadata: metadata };
 }
 
 export interface MoveResult {

@@ -63,16 +63,18 @@ async function crdsIn(dir: string): Promise<Crd[]> {
   return all.flat().filter((c) => c.kind === 'CustomResourceDefinition');
 }
 
-/** Label Cluster API requires on provider CRDs (CAPP's release adds it through kustomize; the bases lack it). */
+/**
+ * Label Cluster API requires on provider CRDs: CAPI's own releases (CABPK and KCP included) and
+ * CAPP's add it through kustomize `commonLabels`; the bases in the module cache and ../shared lack it.
+ */
 export const CONTRACT_LABEL = { 'cluster.x-k8s.io/v1beta1': 'v1beta1' } as const;
 
-/** CAPI v1.7.9's CRDs (core, CABPK, KCP) from the module cache, and CAPP's bases with the contract label. */
+/** CAPI v1.7.9's CRDs (core, CABPK, KCP) from the module cache and CAPP's bases, each with the contract label as released. */
 export async function upstreamCapiCrds(build: UpstreamBuild): Promise<Crd[]> {
   const dirs = ['config/crd/bases', 'bootstrap/kubeadm/config/crd/bases', 'controlplane/kubeadm/config/crd/bases'].map((d) => join(build.capiModule, d));
-  const capi = (await Promise.all(dirs.map(crdsIn))).flat();
-  const cappDir = join(requireShared('installing CAPP CRDs'), 'upstream-crds', 'cluster-api-provider-packet');
-  const capp = (await crdsIn(cappDir)).map((c) => ({ ...c, metadata: { ...c.metadata, labels: { ...c.metadata?.labels, ...CONTRACT_LABEL } } }));
-  return [...capi, ...capp];
+  dirs.push(join(requireShared('installing CAPP CRDs'), 'upstream-crds', 'cluster-api-provider-packet'));
+  const crds = (await Promise.all(dirs.map(crdsIn))).flat();
+  return crds.map((c) => ({ ...c, metadata: { ...c.metadata, labels: { ...c.metadata?.labels, ...CONTRACT_LABEL } } }));
 }
 
 interface WebhookManifest {
@@ -183,7 +185,7 @@ export async function startUpstreamManager(options: StartManagerOptions): Promis
     '--v=4',
   ];
   const logFile = join(options.logDir, `${name}.log`);
-  const log = createWriteStream(logFile, { flags: 'a' });
+  const log = createWriteStream(logFile, { flags: 'w' });
   // A clean environment: no proxy for anyone but CAPP (which gets it through `env`).
   const baseEnv: Record<string, string> = { PATH: process.env['PATH'] ?? '', HOME: process.env['HOME'] ?? '/tmp', POD_NAMESPACE: `${name}-system`, POD_NAME: `${name}-controller-manager-0`, POD_UID: '00000000-0000-4000-8000-000000000000' };
   const child: ChildProcess = spawn(binary, args, { env: { ...baseEnv, ...options.env }, stdio: ['ignore', 'pipe', 'pipe'] });
