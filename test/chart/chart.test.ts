@@ -358,7 +358,9 @@ async function stopLocalController(c: LocalController | undefined): Promise<void
   if (c === undefined || c.child.exitCode !== null) return;
   const exited = new Promise((resolve) => c.child.once('exit', resolve));
   c.child.kill('SIGTERM');
-  await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 15_000))]);
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([exited, new Promise((resolve) => (timer = setTimeout(resolve, 15_000)))]);
+  clearTimeout(timer);
   if (c.child.exitCode === null) c.child.kill('SIGKILL');
 }
 
