@@ -192,6 +192,17 @@ function baseLayout(cacheRoot, epoch) {
   return dir;
 }
 
+/** Drops cached bases and module trees of other recipes (the downloaded .debs stay). */
+function pruneCache(/** @type {string} */ cacheRoot, /** @type {string[]} */ current) {
+  for (const entry of listDir(cacheRoot)) {
+    const p = join(cacheRoot, entry);
+    if (/^(base|modules)-/.test(entry) && !current.includes(p)) {
+      log(`cache: removing ${entry}`);
+      rmSync(p, { recursive: true, force: true });
+    }
+  }
+}
+
 /** Files npm reads for a production install of the workspace. */
 function installInputs() {
   const files = ['package.json', 'package-lock.json', ...listDir(join(repoRoot, 'packages')).map((p) => `packages/${p}/package.json`)];
@@ -244,7 +255,12 @@ function stageApp(/** @type {string} */ modulesDir, /** @type {string} */ stage)
   rmSync(stage, { recursive: true, force: true });
   mkdirSync(app, { recursive: true });
   cpSync(join(repoRoot, 'package.json'), join(app, 'package.json'));
-  cpSync(join(modulesDir, 'node_modules'), join(app, 'node_modules'), { recursive: true, verbatimSymlinks: true });
+  // Hard links when the cache and the output share a filesystem (nothing writes to the staged files).
+  const hardLinked = spawnSync('cp', ['-al', join(modulesDir, 'node_modules'), join(app, 'node_modules')], { stdio: 'ignore' });
+  if (hardLinked.status !== 0) {
+    rmSync(join(app, 'node_modules'), { recursive: true, force: true });
+    cpSync(join(modulesDir, 'node_modules'), join(app, 'node_modules'), { recursive: true, verbatimSymlinks: true });
+  }
   const linked = listDir(join(app, 'node_modules', '@metal-l2'));
   for (const name of linked) {
     const pkg = join(repoRoot, 'packages', name);
@@ -287,6 +303,7 @@ function main() {
 
   const base = baseLayout(cacheRoot, epoch);
   const modules = productionModules(cacheRoot);
+  pruneCache(cacheRoot, [base, modules]);
 
   const out = opts.out;
   mkdirSync(out, { recursive: true });
