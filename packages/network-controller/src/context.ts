@@ -84,6 +84,8 @@ export interface NetworkContext {
   readonly timings: NetworkTimings;
   /** Our own latest MachineNetwork writes, ahead of the informer. */
   readonly lastWrites: LastWrites;
+  /** MachineNetworks (by uid) already warned about a short MachineHealthCheck nodeStartupTimeout. */
+  readonly healthCheckWarned: Set<string>;
 }
 
 export const IndexNames = {
@@ -93,6 +95,8 @@ export const IndexNames = {
   machineByDataSecret: 'machineByDataSecret',
   /** Claims by `namespace/<MachineNetwork name>` (our label). */
   claimByMachineNetwork: 'claimByMachineNetwork',
+  /** MachineHealthChecks by `namespace/<clusterName>`. */
+  healthCheckByCluster: 'healthCheckByCluster',
   /** MachineNetworks by `namespace/<templateName>`. */
   machineNetworkByTemplate: 'machineNetworkByTemplate',
   /** PacketMachines by `namespace/<MachineNetworkTemplate>` they are linked to. */

@@ -14,6 +14,7 @@ import {
   clusterType,
   ipAddressClaimType,
   ipAddressType,
+  machineHealthCheckType,
   machineType,
   type CapiCoreVersion,
   type CapiIpamVersion,
@@ -21,6 +22,7 @@ import {
   type IPAddress,
   type IPAddressClaim,
   type Machine,
+  type MachineHealthCheck,
   type MachineNetwork,
   type MachineNetworkTemplate,
   type PacketCluster,
@@ -70,7 +72,7 @@ export interface NetworkRunnables {
   readonly webhook?: AdmissionServer | undefined;
 }
 
-async function discover(client: KubeClient): Promise<{ ipam: CapiIpamVersion; core: CapiCoreVersion | undefined }> {
+async function discover(client: KubeClient): Promise<{ ipam: CapiIpamVersion; core: CapiCoreVersion | undefined; healthChecks: boolean }> {
   const ipam = await client.preferredVersion<CapiIpamVersion>(CAPI_IPAM_GROUP, CAPI_IPAM_VERSIONS);
   if (ipam === undefined) {
     throw new Error(`the API server serves none of ${CAPI_IPAM_VERSIONS.map((v) => `${CAPI_IPAM_GROUP}/${v}`).join(', ')}: install Cluster API (its IPAM CRDs) first`);
@@ -80,7 +82,8 @@ async function discover(client: KubeClient): Promise<{ ipam: CapiIpamVersion; co
     throw new Error(`the API server does not serve ${PacketMachineType.plural}.${CAPP_GROUP}/${CAPP_VERSION}: install Cluster API Provider Packet (its CRDs) first`);
   }
   const core = await client.preferredVersion<CapiCoreVersion>(CAPI_CORE_GROUP, CAPI_CORE_VERSIONS);
-  return { ipam, core };
+  const healthChecks = core !== undefined && (await client.servedResources(CAPI_CORE_GROUP, core)).includes('machinehealthchecks');
+  return { ipam, core, healthChecks };
 }
 
 /**
@@ -106,13 +109,14 @@ export async function createNetworkController(options: NetworkControllerOptions 
     addresses: informer<IPAddress>(ipAddressType(versions.ipam)),
     machines: core === undefined ? undefined : informer<Machine>(machineType(core)),
     clusters: core === undefined ? undefined : informer<Cluster>(clusterType(core)),
+    healthChecks: core === undefined || !versions.healthChecks ? undefined : informer<MachineHealthCheck>(machineHealthCheckType(core)),
   };
   addIndexes(informers);
   const now = options.now ?? (() => new Date());
   const metalLogger = logger.child({ component: 'metal-api' });
   const ctx: NetworkContext = {
     client,
-    versions,
+    versions: { ipam: versions.ipam, core: versions.core },
     types: { claim: ipAddressClaimType(versions.ipam), address: ipAddressType(versions.ipam), machine: core === undefined ? undefined : machineType(core) },
     caches: { ...informers },
     events: options.events ?? { event: (obj, e) => logger.info('event', { object: obj.metadata.name, ...e }) },
@@ -124,6 +128,7 @@ export async function createNetworkController(options: NetworkControllerOptions 
     metadataUrl: options.metadataUrl ?? DEFAULT_METADATA_URL,
     timings: { ...DEFAULT_TIMINGS, ...options.timings },
     lastWrites: new LastWrites(),
+    healthCheckWarned: new Set(),
   };
 
   const controller = new Controller({
@@ -165,6 +170,7 @@ export async function createNetworkController(options: NetworkControllerOptions 
     informers.addresses,
     ...(informers.machines === undefined ? [] : [informers.machines]),
     ...(informers.clusters === undefined ? [] : [informers.clusters]),
+    ...(informers.healthChecks === undefined ? [] : [informers.healthChecks]),
   ];
   return { informers: all, controllers: [controller], webhook };
 }

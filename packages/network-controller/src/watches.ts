@@ -1,4 +1,4 @@
-import { CapiLabels, PacketMachineType, type Cluster, type IPAddress, type IPAddressClaim, type Machine, type MachineNetwork, type MachineNetworkTemplate, type PacketMachine, type PacketMachineTemplate } from '@metal-l2/api';
+import { CapiLabels, PacketMachineType, type Cluster, type IPAddress, type IPAddressClaim, type Machine, type MachineHealthCheck, type MachineNetwork, type MachineNetworkTemplate, type PacketMachine, type PacketMachineTemplate } from '@metal-l2/api';
 import type { Informer, ObjectKey } from '@metal-l2/kube';
 import { IndexNames, MACHINE_NETWORK_LABEL } from './context.js';
 import { templateNameFor } from './template-link.js';
@@ -15,6 +15,7 @@ export interface NetworkInformers {
   readonly addresses: Informer<IPAddress>;
   readonly machines?: Informer<Machine> | undefined;
   readonly clusters?: Informer<Cluster> | undefined;
+  readonly healthChecks?: Informer<MachineHealthCheck> | undefined;
 }
 
 const nsOf = (obj: { metadata: { namespace?: string } }): string => obj.metadata.namespace ?? '';
@@ -32,6 +33,7 @@ export function addIndexes(informers: NetworkInformers): void {
     const owner = c.metadata.labels?.[MACHINE_NETWORK_LABEL];
     return owner === undefined ? [] : [`${nsOf(c)}/${owner}`];
   });
+  informers.healthChecks?.addIndex(IndexNames.healthCheckByCluster, (mhc) => [`${nsOf(mhc)}/${mhc.spec.clusterName}`]);
   informers.machineNetworks.addIndex(IndexNames.machineNetworkByTemplate, (mn) => [`${nsOf(mn)}/${mn.spec.templateName}`]);
   informers.packetMachines.addIndex(IndexNames.packetMachineByTemplate, (pm) => {
     const template = templateNameFor(pm, (namespace, name) => informers.packetMachineTemplates.get({ namespace, name }));

@@ -20,6 +20,7 @@ import { configurePorts } from './configure-ports.js';
 import { releaseClaims, removeFinalizer, unassignVlans } from './deletion.js';
 import { desiredNetworkMode } from './desired-ports.js';
 import { ensureClaims } from './ensure-claims.js';
+import { shortNodeStartupWarning } from './health-check-warning.js';
 import { ensureUserDataInjected } from './inject-user-data.js';
 import { releasePause } from './release-pause.js';
 import type { MachineNetworkScope, Step, StepOutcome } from './scope.js';
@@ -154,6 +155,7 @@ export async function reconcileMachineNetwork(ctx: NetworkContext, key: { namesp
     return finish(scope, { patch, before: mn }, outcome);
   }
 
+  warnShortHealthCheck(scope);
   const outcome = await runSteps(scope, normalSteps);
   const status = (working.status ??= {});
   const mode = desiredNetworkMode(working.spec);
@@ -161,6 +163,21 @@ export async function reconcileMachineNetwork(ctx: NetworkContext, key: { namesp
   status.observedGeneration = working.metadata.generation ?? 0;
   summarizeReady(working, scope.now, holdTimedOut(scope));
   return finish(scope, { patch, before: mn }, outcome);
+}
+
+/** Once per machine while it is held: a MachineHealthCheck that would remediate it before it can join. */
+function warnShortHealthCheck(scope: MachineNetworkScope): void {
+  const { ctx, machine, packetMachine: pm, machineNetwork: mn } = scope;
+  const uid = mn.metadata.uid ?? '';
+  if (machine === undefined || pm === undefined || !isHeldByUs(pm) || ctx.healthCheckWarned.has(uid) || ctx.caches.healthChecks === undefined) return;
+  ctx.healthCheckWarned.add(uid);
+  const warning = shortNodeStartupWarning({
+    machine,
+    healthChecks: ctx.caches.healthChecks.byIndex(IndexNames.healthCheckByCluster, `${scope.namespace}/${machine.spec.clusterName}`),
+    holdTimeoutMs: ctx.timings.holdTimeoutMs,
+    provisioningEstimateMs: ctx.timings.provisioningEstimateMs,
+  });
+  if (warning !== undefined) ctx.events.event(mn, { type: 'Warning', reason: MachineNetworkEventReasons.nodeStartupTimeoutTooShort, message: warning });
 }
 
 /** A machine still held after the hold budget: it stays paused (fail closed) and says so. */
