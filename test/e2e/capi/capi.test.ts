@@ -168,7 +168,8 @@ function cond(obj: Obj | undefined, type: string): { status?: string; reason?: s
 
 /** A line per Metal call, as the note in docs/capi-e2e.md lists them. */
 function describeCalls(entries: readonly RequestLogEntry[]): string[] {
-  return entries.map((e) => `${(e.userAgent ?? '').startsWith(CAPP_AGENT) ? 'CAPP   ' : (e.userAgent ?? '').startsWith(OUR_AGENT) ? 'metal-l2' : (e.userAgent ?? '?').slice(0, 8)} ${e.method.padEnd(6)} ${e.path.replace(/[0-9a-f]{8}-[0-9a-f-]{27}/g, '{id}')} ${e.operationId ?? '?'} -> ${e.status}`);
+  const who = (ua: string): string => (ua.startsWith(CAPP_AGENT) ? 'CAPP    ' : ua.startsWith(OUR_AGENT) ? 'metal-l2' : 'the user');
+  return entries.map((e) => `${who(e.userAgent ?? '')} ${e.method.padEnd(6)} ${e.path.replace(/[0-9a-f]{8}-[0-9a-f-]{27}/g, '{id}')} ${e.operationId ?? '?'} -> ${e.status}`);
 }
 
 beforeAll(async () => {
