@@ -109,6 +109,26 @@ export async function configurePorts(scope: MachineNetworkScope): Promise<StepOu
       break;
   }
 
+  // Before layer 3 goes the boot script must have the metadata; while waiting for it only the
+  // events are read, not the device.
+  if (removesLayer3(desiredNetworkMode(mn.spec)) && status.bootScript?.code !== UserStateCode.MetadataCaptured && status.bootScript?.code !== UserStateCode.Configured) {
+    let event;
+    try {
+      event = await bootScriptEvent(metal, deviceId, signal);
+    } catch (err: unknown) {
+      return metalError(scope, `read the events of device ${deviceId}`, err);
+    }
+    if (event !== undefined) status.bootScript = event;
+    if (event?.code === UserStateCode.Failed) {
+      notConfigured(scope, MachineNetworkReasons.bootScriptFailed, `the boot script failed: ${event.message}`);
+      return waitFor(ctx.timings.devicePollMs);
+    }
+    if (event === undefined) {
+      notConfigured(scope, MachineNetworkReasons.waitingForBootScript, 'waiting for the boot script to save the metadata before layer 3 goes away');
+      return waitFor(ctx.timings.devicePollMs);
+    }
+  }
+
   let device: Device | undefined;
   try {
     device = await readDevice(metal, deviceId, signal);
@@ -133,24 +153,6 @@ export async function configurePorts(scope: MachineNetworkScope): Promise<StepOu
     return metalError(scope, `list the VLANs of project ${access.projectId} in ${metro}`, err);
   }
   status.ports = portRecords(device, vlans);
-
-  if (removesLayer3(desiredNetworkMode(mn.spec)) && status.bootScript?.code !== UserStateCode.MetadataCaptured && status.bootScript?.code !== UserStateCode.Configured) {
-    let event;
-    try {
-      event = await bootScriptEvent(metal, deviceId, signal);
-    } catch (err: unknown) {
-      return metalError(scope, `read the events of device ${deviceId}`, err);
-    }
-    if (event !== undefined) status.bootScript = event;
-    if (event?.code === UserStateCode.Failed) {
-      notConfigured(scope, MachineNetworkReasons.bootScriptFailed, `the boot script failed: ${event.message}`);
-      return waitFor(ctx.timings.devicePollMs);
-    }
-    if (event === undefined) {
-      notConfigured(scope, MachineNetworkReasons.waitingForBootScript, 'waiting for the boot script to save the metadata before layer 3 goes away');
-      return waitFor(ctx.timings.devicePollMs);
-    }
-  }
 
   let driven;
   try {
