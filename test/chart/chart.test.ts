@@ -49,6 +49,24 @@ const controllers = {
 type ControllerKey = keyof typeof controllers;
 const userOf = (key: ControllerKey): string => `system:serviceaccount:${releaseNs}:${controllers[key].sa}`;
 
+/**
+ * The upstream CRD set here has no MachineHealthCheck; the network controller watches it when
+ * served, so a minimal stand-in (any spec) makes the API server serve it, as a real cluster does.
+ */
+function machineHealthCheckStandIn(): k8s.V1CustomResourceDefinition {
+  return {
+    apiVersion: 'apiextensions.k8s.io/v1',
+    kind: 'CustomResourceDefinition',
+    metadata: { name: 'machinehealthchecks.cluster.x-k8s.io' },
+    spec: {
+      group: 'cluster.x-k8s.io',
+      scope: 'Namespaced',
+      names: { kind: 'MachineHealthCheck', plural: 'machinehealthchecks', singular: 'machinehealthcheck', listKind: 'MachineHealthCheckList' },
+      versions: [{ name: 'v1beta2', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } as k8s.V1JSONSchemaProps } }],
+    },
+  };
+}
+
 let plane: OwnedControlPlane | undefined;
 let kc: k8s.KubeConfig;
 let helm = '';
@@ -83,7 +101,7 @@ beforeAll(async () => {
   });
   kc = loadKubeConfig(plane.state.kubeconfig);
   helm = join(plane.binDir, 'helm');
-  await installCrds(kc, [...(await upstreamCrds('capiV1_14')), ...(await upstreamCrds('capp'))]);
+  await installCrds(kc, [...(await upstreamCrds('capiV1_14')), ...(await upstreamCrds('capp')), machineHealthCheckStandIn()]);
 }, 180_000);
 afterAll(async () => {
   await stopPrivateControlPlane(plane);
