@@ -18,6 +18,21 @@
 //              plane with the CAPI v1.10.10 CRDs and its own pool CRDs; prints its claims/s and p99
 //              next to ours and the ratio (target: ours >= 5x). Runs our burst too when it was not
 //              selected, for the ratio. If it cannot be built or run, says why and goes on.
+//   network    the network controller (issue 8): a fresh local control plane with the CAPI v1.14
+//              CRDs, CAPP's (../shared/upstream-crds/cluster-api-provider-packet) and ours; the
+//              Metal simulator (its default delays) and the CAPP fixture (device poll 1 s) in this
+//              process; both controllers as child processes (node packages/ipam-controller/dist/
+//              main.js, node packages/network-controller/dist/main.js --webhook-port 0). No webhook
+//              runs, so each PacketMachine is created already carrying what ours adds (the CAPI
+//              pause and our hold marker). N hybrid-bonded machines (bond0 + VLAN 1000 with one
+//              address from an InClusterIPPool: PacketMachine, bootstrap Secret, Machine) created at
+//              once (--inflight at a time); a watch on the MachineNetworks times each one: time to
+//              all Ready from the first create, p50/p99 create-to-Ready; the Metal calls of the
+//              network controller per machine by operation and the most any one device cost (from
+//              the simulator's request log, by User-Agent), the CAPP fixture's separately; then the
+//              network controller is restarted and, once its log shows every machine reconciled,
+//              the Metal calls of that steady-state resync (target 0; <= 3 per machine in the
+//              rollout: one read, one VLAN batch, one poll). Fails on a duplicate address.
 //
 // Each cluster part also prints what explains its figures: the controller's API requests by verb
 // (from the API server's apiserver_request_total, the bench's own creates left out) with their
@@ -26,10 +41,12 @@
 // the machine's load average. Controller and control-plane logs stay in $TMPDIR/metal-l2-bench-logs.
 // METAL_L2_BENCH_CONTROLLER_NODE_ARGS passes node flags to our controller (e.g. "--cpu-prof").
 //
-// Options: --only core|burst|memory|reference (comma-separated for several; default all)
+// Options: --only core|burst|memory|reference|network (comma-separated for several; default all)
 //          --claims N     claims per burst (default 1,000; the memory bench 10,000)
-//          --inflight N   claim creates in flight (default 50)
-//          --timeout S    seconds to wait for all claims bound (default 120 + 0.2 s per claim)
+//          --machines N   machines in the network bench (default 100)
+//          --inflight N   claim (or machine) creates in flight (default 50)
+//          --timeout S    seconds to wait for all claims bound (default 120 + 0.2 s per claim) or
+//                         all MachineNetworks Ready (default 300 + 3 s per machine)
 // The machine is small (2 cores shared with the control plane): run the heavy parts sparingly.
 import { cpus, loadavg } from 'node:os';
 import process from 'node:process';
@@ -38,9 +55,10 @@ import { stopAllClusters } from './bench/cluster.js';
 import { stopAllControllers } from './bench/controllers.js';
 import { runCore } from './bench/core.js';
 import { comparison, runMemory, runOurBurst, runReference } from './bench/ipam.js';
-import { mib, ms, num, printTable, rate, section } from './bench/table.js';
+import { runNetwork } from './bench/network.js';
+import { mib, ms, num, printTable, rate, sec, section } from './bench/table.js';
 
-const PARTS = ['core', 'burst', 'memory', 'reference'];
+const PARTS = ['core', 'burst', 'memory', 'reference', 'network'];
 
 function parseOptions(argv) {
   const { values } = parseArgs({
@@ -49,6 +67,7 @@ function parseOptions(argv) {
     options: {
       only: { type: 'string' },
       claims: { type: 'string' },
+      machines: { type: 'string', default: '100' },
       inflight: { type: 'string', default: '50' },
       timeout: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
@@ -66,7 +85,9 @@ function parseOptions(argv) {
     help: values.help === true,
     only: new Set(only),
     claims: values.claims === undefined ? undefined : positive(values.claims, 'claims'),
+    machines: positive(values.machines, 'machines'),
     inflight: positive(values.inflight, 'inflight'),
+    timeoutSeconds: timeout,
     timeoutMs: (count) => (timeout ?? 120 + 0.2 * count) * 1000,
   };
 }
@@ -74,7 +95,7 @@ function parseOptions(argv) {
 function printSummary(results, errors) {
   section('summary');
   const rows = [];
-  const { core, burst, memory, reference } = results;
+  const { core, burst, memory, reference, network } = results;
   if (core) {
     rows.push(['next free address, /16 with 60,000 used (worst case)', `${num(core.nextFreeUs, 2)} µs`, '< 50 µs', core.command]);
     rows.push(['  building that allocation state from 60,000 used (worst case)', `${num(core.buildUs / 1000, 1)} ms`, '', '']);
@@ -97,12 +118,26 @@ function printSummary(results, errors) {
     rows.push([`reference v1.0.3: claims/s from first create / p99`, `${num(rate(r.bound, r.fromFirstCreateSeconds))} / ${ms(r.latencyMs.creationTimestamp.p99)}`, '', reference.command]);
     if (burst) rows.push(['metal-l2 / reference claims/s', `${num(comparison(burst, reference).ratio, 1)}x`, '>= 5x', '']);
   }
+  if (network) {
+    const { rollout: n, calls, steady, verify } = network;
+    const ops = Object.entries(calls.controller)
+      .sort((a, b) => b[1] - a[1])
+      .map(([op, count]) => `${op} ${num(count / network.count, 2)}`)
+      .join(', ');
+    rows.push([`${num(n.count)} hybrid-bonded machines: all MachineNetworks Ready (from first create)`, `${sec(n.allReadySeconds)}${n.timedOut ? ` (${n.ready} Ready, timed out)` : ''}`, '', network.command]);
+    rows.push([`${num(n.count)} machines: p50 / p99 create-to-Ready`, `${ms(n.latencyMs.p50)} / ${ms(n.latencyMs.p99)}`, '', '']);
+    rows.push([`${num(n.count)} machines: network controller Metal calls per machine`, num(calls.perMachine, 2), '<= 3', ops]);
+    rows.push([`${num(n.count)} machines: most Metal calls on one device`, num(calls.worst.total), '', '']);
+    rows.push([`${num(n.count)} machines: CAPP fixture Metal calls per machine`, num(calls.cappTotal / network.count, 2), '', 'User-Agent cluster-api-provider-packet/v0.9.0 (metal-l2 capp-fixture)']);
+    rows.push([`${num(n.count)} machines: Metal calls in a steady-state resync (restart)`, num(steady.calls), '0', '']);
+    rows.push([`${num(n.count)} machines: duplicate addresses`, num(verify.duplicates), '0', '']);
+  }
   for (const [part, err] of errors) rows.push([`${part}: FAILED`, '', '', err.message.split('\n')[0]]);
   printTable(['figure', 'measured', 'target', 'command'], rows);
 }
 
 async function main() {
-  const usage = 'node hack/bench.js [--only core|burst|memory|reference] [--claims N] [--inflight N] [--timeout S]';
+  const usage = 'node hack/bench.js [--only core|burst|memory|reference|network] [--claims N] [--machines N] [--inflight N] [--timeout S]';
   let options;
   try {
     options = parseOptions(process.argv.slice(2));
@@ -129,8 +164,12 @@ async function main() {
   if (options.only.has('burst') || options.only.has('reference')) await attempt('burst', () => runOurBurst(options));
   if (options.only.has('memory')) await attempt('memory', () => runMemory(options));
   if (options.only.has('reference')) await attempt('reference', () => runReference(options, results.burst));
+  if (options.only.has('network')) await attempt('network', () => runNetwork(options));
   printSummary(results, errors);
-  const wrong = ['burst', 'memory'].some((p) => results[p]?.verify?.problems?.length > 0 || results[p]?.burst?.timedOut);
+  const wrong =
+    ['burst', 'memory'].some((p) => results[p]?.verify?.problems?.length > 0 || results[p]?.burst?.timedOut) ||
+    results.network?.verify?.duplicates > 0 ||
+    results.network?.rollout?.timedOut === true;
   return errors.length > 0 || wrong ? 1 : 0;
 }
 

@@ -28,6 +28,7 @@ export const crdDirs = {
   capiV1_14: () => join(sharedDir(), 'upstream-crds', 'cluster-api-v1.14.0'),
   capiV1_10: () => join(sharedDir(), 'upstream-crds', 'cluster-api-v1.10.10'),
   inCluster: () => join(sharedDir(), 'upstream-crds', 'cluster-api-ipam-provider-in-cluster'),
+  capp: () => join(sharedDir(), 'upstream-crds', 'cluster-api-provider-packet'),
   ours: () => join(repoRoot, 'crds'),
 };
 

@@ -1,8 +1,10 @@
-// The IPAM controllers under test, each run as a child process against a bench control plane:
-// ours (node packages/ipam-controller/dist/main.js) and the reference in-cluster provider built by
+// The controllers under test, each run as a child process against a bench control plane: our IPAM
+// controller (node packages/ipam-controller/dist/main.js), our network controller
+// (node packages/network-controller/dist/main.js) and the reference in-cluster provider built by
 // hack/build-reference-ipam.sh. Their logs are kept under the OS temp folder for a post-mortem.
 import { execFile, spawn } from 'node:child_process';
 import { closeSync, mkdirSync, openSync, readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -103,6 +105,48 @@ export function startOurController({ kubeconfig, namespace }) {
     args: [...nodeArgs, join(repoRoot, main), ...flags(kubeconfig)],
     shown: ['node', main, ...flags('<kubeconfig>')].join(' '),
   });
+}
+
+/** A TCP port free on 127.0.0.1 right now (for a child's metrics and health endpoints). */
+export function freePort() {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address();
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/**
+ * Our network controller without its webhooks (--webhook-port 0), leader election off, metrics and
+ * health probes on the given local ports, the default Metal credentials from `credentials`
+ * (namespace/name). `logLevel` debug logs one "reconciled" line per reconcile.
+ */
+export function startNetworkController({ kubeconfig, namespace, metalApiUrl, metadataUrl, credentials, metricsPort, healthPort, logLevel = 'info' }) {
+  const main = join('packages', 'network-controller', 'dist', 'main.js');
+  const nodeArgs = (process.env.METAL_L2_BENCH_CONTROLLER_NODE_ARGS ?? '').split(' ').filter((a) => a !== '');
+  // Shown in tables with placeholders for what changes from run to run.
+  const flags = (shown) => [
+    '--kubeconfig', shown ? '<kubeconfig>' : kubeconfig,
+    ...(namespace === undefined ? [] : ['--namespace', namespace]),
+    '--leader-elect=false',
+    '--webhook-port', '0',
+    '--metal-api-url', shown ? '<simulator>/metal/v1' : metalApiUrl,
+    '--metal-credentials-secret', credentials,
+    '--metadata-url', shown ? '<simulator>/metadata' : metadataUrl,
+    '--metrics-bind-address', `127.0.0.1:${shown ? '<free port>' : metricsPort}`,
+    '--health-probe-bind-address', `127.0.0.1:${shown ? '<free port>' : healthPort}`,
+    '--log-level', logLevel,
+  ];
+  const handle = startChild({
+    name: 'metal-l2-network-controller',
+    command: process.execPath,
+    args: [...nodeArgs, join(repoRoot, main), ...flags(false)],
+    shown: ['node', main, ...flags(true)].join(' '),
+  });
+  return { ...handle, metricsUrl: `http://127.0.0.1:${metricsPort}/metrics`, readyzUrl: `http://127.0.0.1:${healthPort}/readyz` };
 }
 
 const run = promisify(execFile);
