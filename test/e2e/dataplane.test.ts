@@ -22,7 +22,7 @@ const world = useNetworkWorld('dataplane', { metadataUrl: GUEST_METADATA_URL, ti
 const rack = useRack(world, { imageTimeoutMs: 20 * 60_000 });
 
 /** TCG guests on a shared 2-core machine: boot deadlines are generous on purpose. */
-const BOOT_MS = 12 * 60_000;
+const BOOT_MS = 15 * 60_000;
 const MACHINES = ['hb', 'l2i', 'hy'] as const;
 type Machine = (typeof MACHINES)[number];
 
@@ -116,6 +116,9 @@ describe('data plane', () => {
     'once the VLANs are assigned, hybrid-bonded and layer2-individual reach each other on VLAN 1000; native VLAN and a second VLAN on the bond work',
     async () => {
       world.sim.faults.remove(holdBatches);
+      // The controller backs off after each refused batch (up to 5 minutes, as controller-runtime
+      // does); an annotation wakes each machine now instead of when its backoff ends.
+      for (const m of MACHINES) await world.objects.patch(netKinds.packetMachine, m, world.ns, { metadata: { annotations: { 'dataplane.test/released': String(Date.now()) } } });
       for (const m of MACHINES) await waitMachineNetworkReady(world, m, 120_000);
       const hbPorts = world.sim.store.devices.get(rack.server('hb').deviceId)?.portIds ?? [];
       const completed = await waitFor('the hybrid-bonded batch to complete', () => hbPorts.map((p) => batchCompletedAt.get(p)).find((t) => t !== undefined), { timeoutMs: 60_000 });

@@ -70,8 +70,11 @@ install -m 0755 "$files/metal-l2-agent" "$root/usr/local/sbin/metal-l2-agent"
 install -m 0644 "$files/metal-l2-agent.service" "$root/etc/systemd/system/metal-l2-agent.service"
 ln -sf /etc/systemd/system/metal-l2-agent.service "$root/etc/systemd/system/multi-user.target.wants/metal-l2-agent.service"
 
-# Boot faster: nothing here needs timers, gettys on VTs or file-system checks.
-for unit in apt-daily.timer apt-daily-upgrade.timer e2scrub_all.timer e2scrub_reap.service fstrim.timer \
+# Boot faster: nothing here needs timers, gettys or file-system checks; cloud-init runs two stages
+# instead of four (cloud.cfg moves their modules: init-local finds nothing NoCloud-net would not,
+# and runcmd runs in the final stage right before scripts_user executes it).
+for unit in cloud-init-local.service cloud-config.service serial-getty@.service getty-static.service \
+  modprobe@dm_mod.service modprobe@fuse.service modprobe@loop.service systemd-sysusers.service apt-daily.timer apt-daily-upgrade.timer e2scrub_all.timer e2scrub_reap.service fstrim.timer \
   getty@tty1.service systemd-logind.service systemd-update-utmp.service systemd-update-utmp-runlevel.service \
   keyboard-setup.service console-setup.service systemd-journal-flush.service cloud-init-hotplugd.socket \
   systemd-pstore.service dpkg-db-backup.timer; do
