@@ -53,7 +53,10 @@ function assertEachVlanAssignedOnce(deviceIds: readonly string[]): void {
 
 async function assertDistinctAddresses(names: readonly string[]): Promise<void> {
   const addresses: string[] = [];
-  for (const name of names) addresses.push(...((await machineNetwork(world, name))?.status?.addresses ?? []).map((a: { address: string }) => a.address));
+  for (const name of names) {
+    const recorded = ((await machineNetwork(world, name))?.status?.addresses ?? []) as { address: string }[];
+    addresses.push(...recorded.map((a) => a.address));
+  }
   expect(addresses).toHaveLength(names.length);
   expect(new Set(addresses).size).toBe(addresses.length);
 }

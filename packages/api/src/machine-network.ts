@@ -32,6 +32,13 @@ export const NetworkAnnotations = {
   hold: 'network.metal.x-k8s.io/hold',
   /** On a Machine: the hash of the network configuration injected for it; written to wake CAPI ≤ 1.8. */
   networkConfig: 'network.metal.x-k8s.io/network-config',
+  /**
+   * On a MachineNetwork: the device whose ports were configured, and the VLANs this controller
+   * assigned (JSON). Kept in metadata because `clusterctl move` and restores carry no status: the
+   * record lets a moved machine stay quiet and still unassign only its own VLANs on deletion.
+   */
+  portsConfigured: 'network.metal.x-k8s.io/ports-configured',
+  assignedVlans: 'network.metal.x-k8s.io/assigned-vlans',
   /** On a Machine: when it was last woken again because CAPI had not yet adopted the unpaused PacketMachine. */
   wokenAt: 'network.metal.x-k8s.io/woken-at',
 } as const;

@@ -84,6 +84,8 @@ export interface NetworkContext {
   readonly timings: NetworkTimings;
   /** Our own latest MachineNetwork writes, ahead of the informer. */
   readonly lastWrites: LastWrites;
+  /** When each pending VLAN batch (by id) was started or last polled, in ms. */
+  readonly batchChecks: Map<string, number>;
   /** MachineNetworks (by uid) already warned about a short MachineHealthCheck nodeStartupTimeout. */
   readonly healthCheckWarned: Set<string>;
 }

@@ -129,6 +129,7 @@ export async function createNetworkController(options: NetworkControllerOptions 
     timings: { ...DEFAULT_TIMINGS, ...options.timings },
     lastWrites: new LastWrites(),
     healthCheckWarned: new Set(),
+    batchChecks: new Map(),
   };
 
   const controller = new Controller({

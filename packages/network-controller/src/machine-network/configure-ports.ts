@@ -97,7 +97,7 @@ export async function configurePorts(scope: MachineNetworkScope): Promise<StepOu
   switch (polled.kind) {
     case 'pending':
       notConfigured(scope, MachineNetworkReasons.configuringPorts, 'waiting for a VLAN assignment batch to complete');
-      return waitFor(ctx.timings.batchPollMs);
+      return waitFor(polled.afterMs);
     case 'failed':
       notConfigured(scope, MachineNetworkReasons.metalAPIError, polled.message);
       ctx.events.event(mn, { type: 'Warning', reason: MachineNetworkEventReasons.metalAPIError, message: polled.message });

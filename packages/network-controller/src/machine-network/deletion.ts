@@ -42,7 +42,7 @@ export async function unassignVlans(scope: MachineNetworkScope): Promise<StepOut
     const polled = await pollPendingBatch(scope, access.metal);
     if (polled.kind === 'pending') {
       deleting(scope, 'waiting for a VLAN batch to complete before unassigning');
-      return waitFor(ctx.timings.batchPollMs);
+      return waitFor(polled.afterMs);
     }
     const device = await readDevice(access.metal, deviceId, scope.rctx.signal);
     if (device === undefined) {

@@ -58,7 +58,7 @@ export async function ensureUserDataInjected(scope: MachineNetworkScope): Promis
   const status = (mn.status ??= {});
   const rendered = renderMachineNetwork(networkConfigOf(mn.spec, status.addresses ?? [], ctx.metadataUrl));
   if (rendered.kind === 'invalid') {
-    notInjected(scope, MachineNetworkReasons.invalidTemplate, rendered.issues.map((i) => `${i.path}: ${i.message}`).join('; '));
+    notInjected(scope, MachineNetworkReasons.invalidTemplate, rendered.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join('; '));
     return waitFor();
   }
   const provisioned = pm !== undefined && deviceIdOf(pm) !== undefined;

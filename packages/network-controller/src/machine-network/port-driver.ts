@@ -19,7 +19,7 @@ export const DEVICE_INCLUDES: readonly string[] = ['network_ports.virtual_networ
 
 export type BatchPoll =
   | { readonly kind: 'none' }
-  | { readonly kind: 'pending' }
+  | { readonly kind: 'pending'; readonly afterMs: number }
   | { readonly kind: 'completed'; readonly final: boolean }
   | { readonly kind: 'failed'; readonly message: string };
 
@@ -31,10 +31,18 @@ export async function pollPendingBatch(scope: MachineNetworkScope, metal: MetalC
   const status = (scope.machineNetwork.status ??= {});
   const pending = status.pendingBatch;
   if (pending === undefined) return { kind: 'none' };
+  // Reconciles come for many reasons (our own status write, CAPP's updates); a batch is looked at
+  // only when the poll interval has passed since it was started or last looked at.
+  const interval = scope.ctx.timings.batchPollMs;
+  const now = scope.ctx.now().getTime();
+  const last = scope.ctx.batchChecks.get(pending.batchID);
+  if (last !== undefined && now - last < interval) return { kind: 'pending', afterMs: interval - (now - last) };
+  scope.ctx.batchChecks.set(pending.batchID, now);
   const polled = await pollVlanBatch(metal.ports, { portId: pending.portID, batchId: pending.batchID, signal: scope.rctx.signal });
+  if (polled.kind !== 'pending') scope.ctx.batchChecks.delete(pending.batchID);
   switch (polled.kind) {
     case 'pending':
-      return { kind: 'pending' };
+      return { kind: 'pending', afterMs: interval };
     case 'completed':
       delete status.pendingBatch;
       return { kind: 'completed', final: pending.final };
@@ -111,6 +119,7 @@ export async function drivePorts(
     scope.ctx.events.event(mn, { type: 'Normal', reason: MachineNetworkEventReasons.portCall, message: description });
     if (started.kind === 'batch-created') {
       (mn.status ??= {}).pendingBatch = { portID: started.portId, port: call.portName, batchID: started.batchId, final: index === plan.calls.length - 1 };
+      scope.ctx.batchChecks.set(started.batchId, scope.ctx.now().getTime());
       return { kind: 'batch-started', callCount };
     }
   }

@@ -9,6 +9,7 @@ import {
   NetworkAnnotations,
   NetworkFinalizers,
   PacketMachineType,
+  deviceIdOf,
   type Machine,
   type MachineNetwork,
   type PacketMachine,
@@ -18,6 +19,7 @@ import { IndexNames, type NetworkContext } from '../context.js';
 import { templateNameFor } from '../template-link.js';
 import { configurePorts } from './configure-ports.js';
 import { releaseClaims, removeFinalizer, unassignVlans } from './deletion.js';
+import { keepRecord, restoreRecord } from './durable-record.js';
 import { desiredNetworkMode } from './desired-ports.js';
 import { ensureClaims } from './ensure-claims.js';
 import { shortNodeStartupWarning } from './health-check-warning.js';
@@ -146,6 +148,7 @@ export async function reconcileMachineNetwork(ctx: NetworkContext, key: { namesp
     now: ctx.now(),
   };
 
+  restoreRecord(working, pm === undefined ? undefined : deviceIdOf(pm), scope.now);
   if (working.metadata.deletionTimestamp !== undefined) {
     const outcome = await runSteps(scope, deleteSteps);
     if (outcome.kind === 'continue') {
@@ -198,6 +201,7 @@ function holdTimedOut(scope: MachineNetworkScope): { reason: string; message: st
 
 async function finish(scope: MachineNetworkScope, at: { patch: PatchHelper<MachineNetwork>; before: MachineNetwork }, outcome: StepOutcome): Promise<ReconcileResult> {
   const { patch, before } = at;
+  if (scope.machineNetwork.metadata.deletionTimestamp === undefined) keepRecord(scope.machineNetwork);
   const written = await patch.patch(scope.ctx.client, scope.machineNetwork, { signal: scope.rctx.signal });
   scope.ctx.lastWrites.remember(`${scope.namespace}/${scope.name}`, before, written);
   switch (outcome.kind) {

@@ -1,0 +1,38 @@
+import { describe, expect, test } from '@jest/globals';
+import { NetworkAnnotations, type MachineNetwork } from '@metal-l2/api';
+import { keepRecord, restoreRecord } from './durable-record.js';
+
+const now = new Date('2026-12-01T10:00:00Z');
+const base = (): MachineNetwork => ({
+  apiVersion: 'network.metal.x-k8s.io/v1alpha1',
+  kind: 'MachineNetwork',
+  metadata: { name: 'm', namespace: 'n', generation: 1 },
+  spec: { templateName: 't', ports: [{ name: 'bond0', vlans: [{ vxlan: 1000 }] }] },
+});
+const assigned = [{ portID: 'p1', port: 'bond0', vxlan: 1000, vlanID: 'v1' }];
+
+describe('durable record', () => {
+  test('what status held survives a copy without status (clusterctl move)', () => {
+    const mn = base();
+    mn.status = { deviceID: 'd1', assignedVlans: assigned, conditions: [{ type: 'PortsConfigured', status: 'True', reason: 'PortsConfigured', message: '', lastTransitionTime: '2026-12-01T09:00:00Z' }] };
+    keepRecord(mn);
+    const moved: MachineNetwork = { ...base(), metadata: { ...base().metadata, annotations: mn.metadata.annotations ?? {} } };
+    restoreRecord(moved, 'd1', now);
+    expect(moved.status?.assignedVlans).toEqual(assigned);
+    expect(moved.status?.deviceID).toBe('d1');
+    expect(moved.status?.conditions?.find((c) => c.type === 'PortsConfigured')?.status).toBe('True');
+  });
+
+  test('a record of another device restores the device id (for deletion) but not the condition', () => {
+    const mn: MachineNetwork = { ...base(), metadata: { ...base().metadata, annotations: { [NetworkAnnotations.portsConfigured]: 'old' } } };
+    restoreRecord(mn, 'new', now);
+    expect(mn.status?.deviceID).toBe('old');
+    expect(mn.status?.conditions).toBeUndefined();
+  });
+
+  test('an empty assignment list removes the annotation', () => {
+    const mn: MachineNetwork = { ...base(), metadata: { ...base().metadata, annotations: { [NetworkAnnotations.assignedVlans]: JSON.stringify(assigned) } }, status: { assignedVlans: [] } };
+    keepRecord(mn);
+    expect(mn.metadata.annotations?.[NetworkAnnotations.assignedVlans]).toBeUndefined();
+  });
+});
