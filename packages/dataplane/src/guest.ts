@@ -50,6 +50,7 @@ export class Guest {
   /** Host clock when QEMU was started. */
   readonly startedAt = Date.now();
   private exited: Promise<void>;
+  private stopped = false;
 
   private constructor(
     readonly options: GuestOptions,
@@ -114,7 +115,7 @@ export class Guest {
   async waitForAgent(timeoutMs: number): Promise<number> {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
-      if (this.child.exitCode !== null) throw new Error(`guest ${this.options.name}: QEMU exited (${this.child.exitCode}); console: ${this.consoleLog}`);
+      this.assertRunning();
       try {
         return (await this.agent.run(['true'], { timeoutMs: 5_000 })).uptimeSec;
       } catch (err: unknown) {
@@ -131,6 +132,7 @@ export class Guest {
     const deadline = Date.now() + timeoutMs;
     await this.waitForAgent(timeoutMs);
     for (;;) {
+      this.assertRunning();
       const r = await this.agent.run(['cat', BOOT_FINISHED], { timeoutMs: 10_000 }).catch(() => undefined);
       if (r?.code === 0) return Number(r.stdout.split(' ')[0]);
       if (Date.now() > deadline) throw new Error(`guest ${this.options.name}: cloud-init did not finish within ${timeoutMs} ms; console: ${this.consoleLog}`);
@@ -138,8 +140,16 @@ export class Guest {
     }
   }
 
+  private assertRunning(): void {
+    if (this.stopped) throw new Error(`guest ${this.options.name} was stopped`);
+    if (this.child.exitCode !== null || this.child.signalCode !== null) {
+      throw new Error(`guest ${this.options.name}: QEMU exited (${this.child.exitCode ?? this.child.signalCode}); see ${this.options.workDir}`);
+    }
+  }
+
   /** Stops QEMU (SIGTERM, then SIGKILL) and removes the guest's sockets and logs unless keepLogs. */
   async stop(options: { keepLogs?: boolean } = {}): Promise<void> {
+    this.stopped = true;
     this.agent.close();
     if (this.child.exitCode === null && this.child.signalCode === null) {
       this.child.kill('SIGTERM');

@@ -41,6 +41,7 @@ export class TorSwitch {
   private readonly ports = new Map<string, SwitchPort>();
   private unsubscribe: () => void = () => undefined;
   private configs: SwitchPortConfig[] = [];
+  private nextSocket = 0;
 
   private constructor(private readonly options: TorSwitchOptions) {}
 
@@ -57,7 +58,7 @@ export class TorSwitch {
   async addPort(portId: string): Promise<string> {
     const existing = this.ports.get(portId);
     if (existing !== undefined) return existing.socketPath;
-    const socketPath = join(this.options.socketDir, `${this.ports.size}.sock`);
+    const socketPath = join(this.options.socketDir, `${this.nextSocket++}.sock`);
     await rm(socketPath, { force: true });
     const port: SwitchPort = { portId, socketPath, server: createServer(), socket: undefined, config: undefined, counters: { rxFrames: 0, txFrames: 0, dropped: 0 } };
     port.server.on('connection', (socket) => this.attach(port, socket));
