@@ -17,7 +17,9 @@ import {
   type IPPool,
   type PoolKind,
 } from '@metal-l2/api';
-import { AdmissionServer, Controller, Informer, KubeClient, Manager, type KubeObject, type Logger, type ObjectKey, type ResourceType, type RuntimeMetrics } from '@metal-l2/kube';
+import type { Manager} from '@metal-l2/kube';
+import { AdmissionServer, Controller, Informer, KubeClient,
+  startInProcess, type KubeObject, type Logger, type ObjectKey, type ResourceType, type RuntimeMetrics } from '@metal-l2/kube';
 import { RecentWrites } from './claim/recent-writes.js';
 import { createIpamMetrics } from './ipam-metrics.js';
 import type { EventSink, IpamContext } from './context.js';
@@ -150,27 +152,11 @@ export interface RunningIpamController {
 export async function startIpamController(options: IpamControllerOptions & { leaderElection: false }): Promise<RunningIpamController> {
   const client = KubeClient.fromKubeConfig(options.kubeConfig, { fieldManager: 'metal-l2-ipam-controller' });
   const runnables = await createIpamController({ ...options, client });
-  const manager = new Manager({ logger: options.logger, handleSignals: false, processMetrics: false });
-  addToManager(manager, runnables);
-  const abort = new AbortController();
-  const running = manager.start(abort.signal);
-  const failed = running.then(
-    () => new Error('the manager stopped before the controller was ready'),
-    (err: unknown) => err,
-  );
-  const ready = (async (): Promise<void> => {
-    while (!runnables.informers.every((i) => i.hasSynced()) || (runnables.webhook !== undefined && runnables.webhook.port() === 0)) {
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
-  })();
-  const first = await Promise.race([ready.then(() => undefined), failed]);
-  if (first !== undefined) throw first instanceof Error ? first : new Error('the IPAM controller failed to start', { cause: first });
-  return {
-    webhookPort: runnables.webhook?.port() ?? 0,
-    stop: async () => {
-      abort.abort();
-      await running.catch(() => undefined);
-      client.close();
-    },
-  };
+  const running = await startInProcess({
+    logger: options.logger,
+    client,
+    add: (manager) => addToManager(manager, runnables),
+    ready: () => runnables.informers.every((i) => i.hasSynced()) && (runnables.webhook === undefined || runnables.webhook.port() !== 0),
+  });
+  return { webhookPort: runnables.webhook?.port() ?? 0, stop: () => running.stop() };
 }

@@ -76,3 +76,5 @@ export type { ReadSecretValueOptions, SecretValue } from './secrets.js';
 
 export { Backoff, realClock, sleep } from './clock.js';
 export type { Cancel, Clock } from './clock.js';
+export { runControllerMain, startInProcess } from './controller-main.js';
+export type { ControllerDeps, ControllerMainOptions, InProcessController } from './controller-main.js';

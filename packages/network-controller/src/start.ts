@@ -29,7 +29,9 @@ import {
   type PacketMachine,
   type PacketMachineTemplate,
 } from '@metal-l2/api';
-import { AdmissionServer, Controller, Informer, KubeClient, Manager, type InformerHandle, type KubeObject, type Logger, type ObjectKey, type ResourceType, type RuntimeMetrics } from '@metal-l2/kube';
+import type { Manager} from '@metal-l2/kube';
+import { AdmissionServer, Controller, Informer, KubeClient,
+  startInProcess, type InformerHandle, type KubeObject, type Logger, type ObjectKey, type ResourceType, type RuntimeMetrics } from '@metal-l2/kube';
 import { MetalClients, type MetalClientOptions } from '@metal-l2/metal-api';
 import { MACHINE_NETWORK_LABEL, type DefaultCredentials, type EventSink, type NetworkContext, type NetworkTimings } from './context.js';
 import { LastWrites } from './machine-network/last-writes.js';
@@ -195,27 +197,11 @@ export interface RunningNetworkController {
 export async function startNetworkController(options: NetworkControllerOptions): Promise<RunningNetworkController> {
   const client = KubeClient.fromKubeConfig(options.kubeConfig, { fieldManager: 'metal-l2-network-controller' });
   const runnables = await createNetworkController({ ...options, client });
-  const manager = new Manager({ logger: options.logger, handleSignals: false, processMetrics: false });
-  addToManager(manager, runnables);
-  const abort = new AbortController();
-  const running = manager.start(abort.signal);
-  const failed = running.then(
-    () => new Error('the manager stopped before the controller was ready'),
-    (err: unknown) => err,
-  );
-  const ready = (async (): Promise<void> => {
-    while (!runnables.informers.every((i) => i.hasSynced()) || (runnables.webhook !== undefined && runnables.webhook.port() === 0)) {
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
-  })();
-  const first = await Promise.race([ready.then(() => undefined), failed]);
-  if (first !== undefined) throw first instanceof Error ? first : new Error('the network controller failed to start', { cause: first });
-  return {
-    webhookPort: runnables.webhook?.port() ?? 0,
-    stop: async () => {
-      abort.abort();
-      await running.catch(() => undefined);
-      client.close();
-    },
-  };
+  const running = await startInProcess({
+    logger: options.logger,
+    client,
+    add: (manager) => addToManager(manager, runnables),
+    ready: () => runnables.informers.every((i) => i.hasSynced()) && (runnables.webhook === undefined || runnables.webhook.port() !== 0),
+  });
+  return { webhookPort: runnables.webhook?.port() ?? 0, stop: () => running.stop() };
 }

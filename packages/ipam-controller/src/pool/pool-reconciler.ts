@@ -55,6 +55,7 @@ export async function reconcilePool(ctx: IpamContext, ref: PoolRef): Promise<Rec
     const scope = gatherScope(ctx, { ref, pool, claims, vrf: observed.view });
     const releasable = await removeAddressesOfDeletingClaims(ctx, scope);
     const plan = decide(ctx, scope, releasable);
+    ctx.logger.debug('TMPDEBUG', { claims: scope.claims.map((c) => c.name), allocations: scope.allocations, addresses: scope.addresses.length, changed: plan.changed, released: plan.allocations });
     let written: IPPool;
     try {
       written = await commitStatus(ctx, scope, plan);
