@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Quick start, step 1: sets everything up on a fresh machine and runs the demo on the local
-# control plane. Safe to run again; a second run reuses the npm install and the built binaries.
+# Quick start, step 1 (`npm run demo`): sets everything up on a fresh machine (npm ci, build, the
+# local control plane built from the Go module proxy and started) and runs the demo (hack/demo.js),
+# which leaves the simulator, both controllers and the CAPP fixture running for kubectl until
+# `npm run demo:down`. Safe to run again: a demo still up is stopped first, then started afresh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -8,10 +10,14 @@ if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.j
   echo "== npm ci"
   npm ci --no-audit --no-fund
 fi
-echo "== local control plane (built from the Go module proxy on the first run; cached after)"
+echo "== local control plane binaries (built from the Go module proxy on the first run, about 8 minutes; cached after)"
 bash hack/build-control-plane.sh >/dev/null
 echo "== build"
 npm run build --silent
+if [ -f .local/demo/state.json ]; then
+  echo "== a demo is still up: stopping it first (npm run demo:down)"
+  node hack/demo-down.js
+fi
 echo "== start the control plane"
 node packages/local-control-plane/dist/cli.js up
 node hack/demo.js
