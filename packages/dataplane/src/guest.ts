@@ -134,7 +134,9 @@ export class Guest {
     for (;;) {
       this.assertRunning();
       const r = await this.agent.run(['cat', BOOT_FINISHED], { timeoutMs: 10_000 }).catch(() => undefined);
-      if (r?.code === 0) return Number(r.stdout.split(' ')[0]);
+      // cloud-init writes "<uptime> - <date> - v. <version>"; an empty read is the file being written.
+      const uptime = r?.code === 0 ? Number.parseFloat(r.stdout) : NaN;
+      if (Number.isFinite(uptime)) return uptime;
       if (Date.now() > deadline) throw new Error(`guest ${this.options.name}: cloud-init did not finish within ${timeoutMs} ms; console: ${this.consoleLog}`);
       await sleep(1_000);
     }
