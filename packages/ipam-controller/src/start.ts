@@ -40,6 +40,12 @@ export interface IpamControllerOptions {
   readonly now?: () => Date;
   /** The Metal side of VRF-backed pools: API URL and client tuning, controller namespace, resync period. */
   readonly vrf?: VrfRuntimeOptions | undefined;
+  /**
+   * Test seam: the client the informers list and watch through, made from the controller's own
+   * (which every read and write of a reconcile still uses). Tests hand in one whose watch of a kind
+   * lags, to play a replica or a new leader with a stale cache. Default: the controller's client.
+   */
+  readonly cacheClient?: ((client: KubeClient) => KubeClient) | undefined;
 }
 
 /** The wired controller before it runs: what main.ts hands to the manager. */
@@ -70,8 +76,9 @@ export async function createIpamController(options: IpamControllerOptions & { cl
   const versions = await discover(client);
   logger.info('discovered API versions', { ipam: versions.ipam, clusterAPI: versions.core ?? 'none' });
   const ns = options.namespace;
+  const cacheClient = options.cacheClient?.(client) ?? client;
   const informer = <T extends KubeObject>(type: ResourceType, namespaced: boolean): Informer<T> =>
-    new Informer<T>({ client, type, logger, ...(namespaced && ns !== undefined ? { namespace: ns } : {}), ...(options.metrics === undefined ? {} : { metrics: options.metrics }) });
+    new Informer<T>({ client: cacheClient, type, logger, ...(namespaced && ns !== undefined ? { namespace: ns } : {}), ...(options.metrics === undefined ? {} : { metrics: options.metrics }) });
   const pools: Record<PoolKind, Informer<IPPool>> = {
     InClusterIPPool: informer<IPPool>(InClusterIPPoolType, true),
     GlobalInClusterIPPool: informer<IPPool>(GlobalInClusterIPPoolType, false),

@@ -1,4 +1,4 @@
-import { ClaimReasons } from '@metal-l2/api';
+import { ClaimReasons, type IPAddress } from '@metal-l2/api';
 import { buildIPAddress } from '../claim/ip-address.js';
 import { clusterStateOf, mayActOn } from '../claim/cluster-state.js';
 import type { ClaimOutcome } from '../claim/claim-status.js';
@@ -16,12 +16,10 @@ import type { PoolScope } from './pool-scope.js';
 /**
  * A deleting claim's address is released only after its IPAddress is gone (asked of the API
  * server), so an existing IPAddress always has its allocation in status. Orphaned IPAddresses,
- * whose claim is gone without us, are removed the same way.
+ * whose claim the API server confirmed gone (confirmUncachedClaims), are removed the same way.
  */
-export async function removeAddressesOfDeletingClaims(ctx: IpamContext, scope: PoolScope): Promise<ClaimView[]> {
+export async function removeAddressesOfDeletingClaims(ctx: IpamContext, scope: PoolScope, orphans: readonly IPAddress[]): Promise<ClaimView[]> {
   const deleting = scope.claims.filter((c) => c.isDeleting && c.hasFinalizer && mayActOn(c, clusterStateOf(ctx, c)));
-  const live = new Set(scope.claims.map((c) => `${c.namespace}/${c.name}`));
-  const orphans = scope.addresses.filter((a) => !live.has(`${a.metadata.namespace ?? ''}/${a.spec.claimRef.name}`));
   const releasable: ClaimView[] = [];
   await forEachBounded([...deleting.map((c) => ({ claim: c, key: { namespace: c.namespace, name: c.name } })), ...orphans.map((a) => ({ claim: undefined, key: { namespace: a.metadata.namespace ?? '', name: a.metadata.name ?? '' } }))], ctx.writeConcurrency, async ({ claim, key }) => {
     const gone = await deleteIPAddress(ctx, key);

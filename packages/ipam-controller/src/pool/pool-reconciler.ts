@@ -17,6 +17,7 @@ import { IndexNames, type IpamContext } from '../context.js';
 import { planAllocations, type AllocationPlan } from './allocation-plan.js';
 import { applyDecisions, removeAddressesOfDeletingClaims, settleClaimsOfMissingPool } from './claim-decisions.js';
 import { finishPoolDeletion } from './pool-deletion.js';
+import { confirmUncachedClaims } from './uncached-claims.js';
 import { formatPoolRef, poolIndexKey, poolObjectKey, poolTypeOf, type PoolRef } from './pool-ref.js';
 import type { PoolScope, VrfView } from './pool-scope.js';
 import { computePoolStatus, type PoolBlocker } from './pool-status.js';
@@ -53,9 +54,9 @@ export async function reconcilePool(ctx: IpamContext, ref: PoolRef): Promise<Rec
   pool = observed.pool;
   for (let attempt = 0; attempt < COMMIT_ATTEMPTS && pool !== undefined; attempt++) {
     const scope = gatherScope(ctx, { ref, pool, claims, vrf: observed.view });
-    const releasable = await removeAddressesOfDeletingClaims(ctx, scope);
-    const plan = decide(ctx, scope, releasable);
-    ctx.logger.debug('TMPDEBUG', { claims: scope.claims.map((c) => c.name), allocations: scope.allocations, addresses: scope.addresses.length, changed: plan.changed, released: plan.allocations });
+    const uncached = await confirmUncachedClaims(ctx, scope);
+    const releasable = await removeAddressesOfDeletingClaims(ctx, scope, uncached.orphanAddresses);
+    const plan = decide(ctx, scope, { releasable, uncached: uncached.live });
     let written: IPPool;
     try {
       written = await commitStatus(ctx, scope, plan);
@@ -135,9 +136,14 @@ async function ensurePoolFinalizer(ctx: IpamContext, ref: PoolRef, pool: IPPool)
   );
 }
 
-function decide(ctx: IpamContext, scope: PoolScope, releasable: readonly ClaimView[]): AllocationPlan {
+/**
+ * `uncached`: claims the cache lacks that the API server confirmed live; they keep what status
+ * gives them and are otherwise left alone until the cache sees them.
+ */
+function decide(ctx: IpamContext, scope: PoolScope, claims: { releasable: readonly ClaimView[]; uncached: readonly ClaimView[] }): AllocationPlan {
+  const { releasable } = claims;
   const acting: ClaimView[] = [];
-  const held: ClaimView[] = [];
+  const held: ClaimView[] = [...claims.uncached];
   for (const claim of scope.claims) (mayActOn(claim, clusterStateOf(ctx, claim)) ? acting : held).push(claim);
   const resolved = scope.resolved ?? emptyPool();
   return planAllocations({

@@ -10,7 +10,7 @@ import { startIpamController, type IpamControllerOptions, type RunningIpamContro
 export async function runController(
   kc: k8s.KubeConfig,
   namespace: string,
-  extra: Partial<Pick<IpamControllerOptions, 'webhook' | 'concurrency'>> = {},
+  extra: Partial<Pick<IpamControllerOptions, 'webhook' | 'concurrency' | 'cacheClient'>> = {},
 ): Promise<RunningIpamController> {
   const logger = createLogger({ level: process.env['METAL_L2_TEST_LOG'] ?? 'error', silent: process.env['METAL_L2_TEST_LOG'] === undefined });
   return startIpamController({ kubeConfig: kc, namespace, logger, leaderElection: false, concurrency: 4, ...extra });

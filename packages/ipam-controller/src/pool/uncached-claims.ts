@@ -1,0 +1,64 @@
+import type { IPAddress, IPAddressClaim } from '@metal-l2/api';
+import { viewClaim, type ClaimView } from '../claim/claim-view.js';
+import type { IpamContext } from '../context.js';
+import { forEachBounded } from '../parallel.js';
+import { poolIndexKey, poolOfClaim } from './pool-ref.js';
+import type { PoolScope } from './pool-scope.js';
+
+// A stale cache must never decide that a claim is gone (DESIGN §3.1). An allocation or an
+// IPAddress whose claim the cache lacks is either a claim that was deleted or one this replica has
+// not seen yet (its claims watch lags, it just became leader): only the API server can tell.
+
+/** What the API server says about the claims the cache lacks, for one pass over a pool. */
+export interface UncachedClaims {
+  /** Claims of this pool the cache lacks but the API server has: their allocations are kept. */
+  readonly live: readonly ClaimView[];
+  /** IPAddresses of this pool whose claim is confirmed gone (absent, or another object by UID). */
+  readonly orphanAddresses: readonly IPAddress[];
+}
+
+/**
+ * Reads, live, every claim that status or an IPAddress of the pool names but the cache lacks.
+ * Costs nothing while the cache and status agree: only missing claims are read. Claims of other
+ * namespaces than the watched one are not ours to judge (and never released by the plan).
+ */
+export async function confirmUncachedClaims(ctx: IpamContext, scope: PoolScope): Promise<UncachedClaims> {
+  const cached = new Set(scope.claims.map((c) => `${c.namespace}/${c.name}`));
+  const missing = new Map<string, { namespace: string; name: string }>();
+  const note = (namespace: string, name: string): void => {
+    const key = `${namespace}/${name}`;
+    if (cached.has(key) || (ctx.watchNamespace !== undefined && namespace !== ctx.watchNamespace)) return;
+    missing.set(key, { namespace, name });
+  };
+  for (const allocation of scope.allocations) {
+    if (allocation.releasedAt === undefined) note(allocation.claim.namespace ?? scope.ref.namespace ?? '', allocation.claim.name);
+  }
+  for (const address of scope.addresses) note(address.metadata.namespace ?? '', address.spec.claimRef.name);
+  if (missing.size === 0) return { live: [], orphanAddresses: [] };
+
+  const live = new Map<string, ClaimView>();
+  await forEachBounded([...missing.entries()], ctx.writeConcurrency, async ([key, claimKey]) => {
+    const claim = await ctx.client.get<IPAddressClaim>(ctx.claimType, claimKey);
+    if (claim === undefined) return;
+    const view = viewClaim(claim);
+    const pool = poolOfClaim(view);
+    // A claim of that name that now asks another pool is not this pool's: what it held here is free.
+    if (pool !== undefined && poolIndexKey(pool) === poolIndexKey(scope.ref)) live.set(key, view);
+  });
+  if (live.size > 0) {
+    ctx.logger.info('claims missing from the cache exist; keeping their addresses', {
+      pool: poolIndexKey(scope.ref),
+      claims: [...live.keys()].slice(0, 10),
+    });
+  }
+  const orphanAddresses = scope.addresses.filter((address) => {
+    const key = `${address.metadata.namespace ?? ''}/${address.spec.claimRef.name}`;
+    if (cached.has(key)) return false;
+    const claim = live.get(key);
+    if (claim === undefined) return true;
+    // Same name, another object: the claim this IPAddress was made for is gone.
+    const owner = address.metadata.ownerReferences?.find((o) => o.kind === 'IPAddressClaim' && o.controller === true);
+    return owner !== undefined && owner.uid !== claim.uid;
+  });
+  return { live: [...live.values()], orphanAddresses };
+}

@@ -1,0 +1,85 @@
+import { describe, test } from '@jest/globals';
+import type { KubeClient, KubeObject, ResourceType, WatchEvent, WatchOptions } from '@metal-l2/kube';
+import { claimObject, kinds, poolObject, type Obj } from '../../../test/support/objects.js';
+import { timeouts } from '../../../test/support/timeouts.js';
+import { staysTrue, waitFor } from '../../../test/support/wait-for.js';
+import { boundAddress } from './support/claims.js';
+import { useIpamNamespace } from './support/ipam-namespace.js';
+import { runController } from './support/running-controller.js';
+
+// A replica (or a new leader) whose claims watch lags: its cache misses claims another writer has
+// bound. Status is read fresh, so it sees their allocations; it must not take a missing claim for a
+// deleted one (DESIGN §3.1: "a stale cache must never decide that a claim is gone").
+const space = useIpamNamespace('ipam-stale-cache');
+const { kc, objects } = space;
+
+/**
+ * The controller's own client, except that claim watches deliver nothing until they are ended:
+ * the claims cache keeps what its first list saw. Everything else (lists, reads, writes) is real.
+ */
+function withHeldClaimWatch(client: KubeClient): KubeClient {
+  const heldWatch = async <T extends KubeObject>(type: ResourceType, options: WatchOptions, onEvent: (event: WatchEvent<T>) => void): Promise<void> => {
+    if (type.plural !== 'ipaddressclaims') return client.watch(type, options, onEvent);
+    await new Promise<void>((resolve) => {
+      if (options.signal.aborted) resolve();
+      options.signal.addEventListener('abort', () => resolve(), { once: true });
+    });
+  };
+  return new Proxy(client, {
+    get(target, property): unknown {
+      if (property === 'watch') return heldWatch;
+      const value: unknown = Reflect.get(target, property, target);
+      return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+    },
+  });
+}
+
+describe('a claims cache that lags', () => {
+  test('a replica that has not seen a bound claim keeps its allocation and IPAddress, and releases them once the claim is really gone', async () => {
+    const lagging = await runController(kc, space.ns, { cacheClient: withHeldClaimWatch });
+    try {
+      await objects.create(kinds.pool, poolObject('lag', { addresses: ['10.82.0.0/24'], prefix: 24 }, space.ns));
+      await waitFor('the pool reconciled', async () => (await objects.get(kinds.pool, 'lag', space.ns))?.status?.ipAddresses !== undefined, {
+        timeoutMs: timeouts.claimBound,
+      });
+      // Another writer binds the claim while the lagging replica runs: it sees the pool's status
+      // change, but not the claim.
+      const current = await runController(kc, space.ns);
+      let address: Obj;
+      try {
+        await objects.create(kinds.claim(), claimObject('lag-1', space.ns, { pool: 'lag' }));
+        address = await boundAddress(space.site, 'lag-1');
+      } finally {
+        await current.stop();
+      }
+      // Wake the lagging replica once more, now that it is the only writer.
+      await objects.patch(kinds.pool, 'lag', space.ns, { metadata: { annotations: { 'test.metal-l2/poke': '1' } } });
+      const ip = address.spec.address as string;
+      await staysTrue(
+        `lag-1 keeps ${ip} in status and its IPAddress`,
+        async () => {
+          const pool = await objects.get(kinds.pool, 'lag', space.ns);
+          const now = await objects.get(kinds.address(), 'lag-1', space.ns);
+          return (pool?.status?.allocations as Record<string, string> | undefined)?.[ip] === 'lag-1' && now?.metadata.uid === address.metadata.uid && now.metadata.deletionTimestamp === undefined;
+        },
+        timeouts.nothingHappens + 1_000,
+      );
+      // Once the claim is really gone (its finalizer removed by hand, then deleted), the same
+      // replica, which never saw it, releases the address and removes the IPAddress.
+      await objects.patch(kinds.claim(), 'lag-1', space.ns, { metadata: { finalizers: [] } });
+      await objects.delete(kinds.claim(), 'lag-1', space.ns);
+      await objects.patch(kinds.pool, 'lag', space.ns, { metadata: { annotations: { 'test.metal-l2/poke': '2' } } });
+      await waitFor(
+        `${ip} released and IPAddress lag-1 gone`,
+        async () => {
+          const pool = await objects.get(kinds.pool, 'lag', space.ns);
+          const allocations = (pool?.status?.allocations ?? {}) as Record<string, string>;
+          return allocations[ip] === undefined && (await objects.get(kinds.address(), 'lag-1', space.ns)) === undefined;
+        },
+        { timeoutMs: timeouts.claimBound },
+      );
+    } finally {
+      await lagging.stop();
+    }
+  });
+});
