@@ -60,7 +60,8 @@ describe('a claims cache that lags', () => {
         async () => {
           const pool = await objects.get(kinds.pool, 'lag', space.ns);
           const now = await objects.get(kinds.address(), 'lag-1', space.ns);
-          return (pool?.status?.allocations as Record<string, string> | undefined)?.[ip] === 'lag-1' && now?.metadata.uid === address.metadata.uid && now.metadata.deletionTimestamp === undefined;
+          if (now === undefined || now.metadata.uid !== address.metadata.uid || now.metadata.deletionTimestamp !== undefined) return false;
+          return (pool?.status?.allocations as Record<string, string> | undefined)?.[ip] === 'lag-1';
         },
         timeouts.nothingHappens + 1_000,
       );
