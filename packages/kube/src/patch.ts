@@ -74,6 +74,8 @@ export interface PatchHelperOptions {
    */
   readonly guard?: boolean;
   readonly signal?: AbortSignal;
+  /** Called with the object as the server returned it after each write (metadata/spec, then status). */
+  readonly onWrite?: (written: KubeObject) => void;
 }
 
 /**
@@ -111,12 +113,14 @@ export class PatchHelper<T extends KubeObject> {
         ...(guard && current.metadata.resourceVersion !== undefined ? { resourceVersion: current.metadata.resourceVersion } : {}),
         ...(options.signal !== undefined ? { signal: options.signal } : {}),
       });
+      options.onWrite?.(current);
     }
     if (status !== undefined) {
       current = await client.patchStatus<T>(this.type, key, status, {
         ...(guard && current.metadata.resourceVersion !== undefined ? { resourceVersion: current.metadata.resourceVersion } : {}),
         ...(options.signal !== undefined ? { signal: options.signal } : {}),
       });
+      options.onWrite?.(current);
     }
     return current;
   }

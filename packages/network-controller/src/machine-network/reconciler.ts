@@ -202,8 +202,9 @@ function holdTimedOut(scope: MachineNetworkScope): { reason: string; message: st
 async function finish(scope: MachineNetworkScope, at: { patch: PatchHelper<MachineNetwork>; before: MachineNetwork }, outcome: StepOutcome): Promise<ReconcileResult> {
   const { patch, before } = at;
   if (scope.machineNetwork.metadata.deletionTimestamp === undefined) keepRecord(scope.machineNetwork);
-  const written = await patch.patch(scope.ctx.client, scope.machineNetwork, { signal: scope.rctx.signal });
-  scope.ctx.lastWrites.remember(`${scope.namespace}/${scope.name}`, before, written);
+  const writes: MachineNetwork[] = [];
+  await patch.patch(scope.ctx.client, scope.machineNetwork, { signal: scope.rctx.signal, onWrite: (w) => writes.push(w as MachineNetwork) });
+  scope.ctx.lastWrites.remember(`${scope.namespace}/${scope.name}`, before, writes);
   switch (outcome.kind) {
     case 'continue':
       return done();
