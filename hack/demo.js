@@ -25,15 +25,17 @@ const TOKEN = 'demo-metal-token';
 const CONTROLLER_AGENT = 'metal-l2-network-controller';
 const started = Date.now();
 
+/** @param {string[]} args @param {string} [input] @returns {string} */
 const kubectl = (args, input) =>
   execFileSync(join(local, 'bin', 'kubectl'), ['--kubeconfig', kubeconfig, ...args], { encoding: 'utf8', input, stdio: ['pipe', 'pipe', 'pipe'] });
+/** @param {string[]} args */
 const show = (args) => {
   console.log(`\n$ kubectl ${args.join(' ')}`);
   console.log(kubectl(args).trimEnd());
 };
-const step = (text) => console.log(`\n== ${text}`);
+const step = (/** @type {string} */ text) => console.log(`\n== ${text}`);
 const elapsed = () => `${((Date.now() - started) / 1000).toFixed(1).padStart(5)} s`;
-const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+const sleep = (/** @type {number} */ ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
  * Polls `probe` until it returns true.

@@ -28,7 +28,7 @@ const outFile = join(root, 'docs', 'api-reference.md');
 /** Markdown table cell: no line breaks, no bare pipes. @param {string} text */
 const cell = (text) => text.replace(/\s*\n\s*/g, ' ').replace(/\|/g, '\\|');
 
-/** @param {Schema} s */
+/** @param {Schema} s @returns {string} */
 function typeOf(s) {
   if (s['x-kubernetes-int-or-string'] === true) return 'int or string';
   if (s.type === 'array') return `[]${s.items === undefined ? 'any' : typeOf(s.items)}`;
