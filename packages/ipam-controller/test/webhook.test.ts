@@ -125,3 +125,24 @@ describe('pool validation', () => {
     await waitFor('pool gone', async () => (await objects.get(kinds.pool, 'used', ns)) === undefined, { timeoutMs: timeouts.claimBound });
   });
 });
+
+describe('pool deletion', () => {
+  test('a deleting pool that no longer passes the rules still loses its finalizer (only spec changes are validated)', async () => {
+    const labeled = { 'metal-l2-test': ns };
+    const validated = `${ns}-stale`;
+    const unvalidated = `${ns}-later`;
+    await objects.create(kinds.globalPool, { metadata: { name: validated, labels: labeled }, spec: { addresses: ['10.23.0.0/28'], prefix: 24 } });
+    try {
+      await waitFor('the controller added its finalizer', async () => (await objects.get(kinds.globalPool, validated))?.metadata.finalizers?.includes('ipam.metal.x-k8s.io/protect-pool'), {
+        timeoutMs: timeouts.claimBound,
+      });
+      // A pool the webhook never saw (no test label) overlaps it: the first pool now fails the
+      // overlap rule, as a pool made under older rules would.
+      await objects.create(kinds.globalPool, { metadata: { name: unvalidated }, spec: { addresses: ['10.23.0.8/29'], prefix: 24 } });
+      await objects.delete(kinds.globalPool, validated);
+      await waitFor('the deleting pool gone', async () => (await objects.get(kinds.globalPool, validated)) === undefined, { timeoutMs: timeouts.claimBound });
+    } finally {
+      await objects.delete(kinds.globalPool, unvalidated).catch(() => undefined);
+    }
+  });
+});

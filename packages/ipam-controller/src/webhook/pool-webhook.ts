@@ -1,6 +1,6 @@
 import type { IPPool, PoolKind } from '@metal-l2/api';
 import type { ObjectCache } from '../context.js';
-import type { AdmissionHandler, AdmissionRequest } from '@metal-l2/kube';
+import { jsonEqual, type AdmissionHandler, type AdmissionRequest } from '@metal-l2/kube';
 import { validatePool, validatePoolDelete, validatePoolUpdate } from './pool-validation.js';
 
 /** Webhook paths, as the chart's ValidatingWebhookConfiguration names them. */
@@ -31,8 +31,11 @@ export function poolAdmissionHandler(kind: PoolKind, listAll: PoolLister): Admis
         return pool === undefined ? { allowed: false, message: 'no pool in the request' } : validatePool(pool, listAll());
       case 'UPDATE':
         if (pool === undefined || old === undefined) return { allowed: false, message: 'no pool in the request' };
-        // Status and metadata-only updates never change what a pool may hand out.
-        if (JSON.stringify(pool.spec) === JSON.stringify(old.spec) && pool.metadata.deletionTimestamp === undefined) return { allowed: true };
+        // Only spec changes are validated: metadata (finalizers, labels, annotations) and status
+        // never change what a pool may hand out, and a pool that fails today's rules (made under
+        // older ones, or overlapped since by a pool the webhook never saw) must still be able to
+        // lose its finalizer once it is deleted.
+        if (jsonEqual(pool.spec, old.spec)) return { allowed: true };
         return validatePoolUpdate(old, pool, listAll());
       case 'DELETE':
         return old === undefined ? { allowed: true } : validatePoolDelete(old);
