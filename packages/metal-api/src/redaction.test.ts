@@ -79,6 +79,15 @@ describe('the API token never appears outside the X-Auth-Token header', () => {
     for (const text of texts) expect(text).not.toContain(TOKEN);
   });
 
+  test('a long proxy page is scrubbed before it is cut short: no piece of the token survives the cut', async () => {
+    // The excerpt keeps 200 characters; the token starts 190 characters in, so cutting first
+    // would keep its first 10 characters.
+    server.answer(raw(403, `${'x'.repeat(190)}${TOKEN} and more`));
+    const err = await client.devices.get('d1').catch((e: unknown) => e);
+    expect(err).toMatchObject({ status: 403 });
+    for (const text of renderings(err)) expect(text).not.toContain(TOKEN.slice(0, 8));
+  });
+
   test('server text is kept, with the token replaced', async () => {
     server.answer(json(422, { errors: [echoToken] }));
     await expect(client.devices.get('d1')).rejects.toMatchObject({

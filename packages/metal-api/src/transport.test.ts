@@ -11,7 +11,7 @@ import {
 } from './errors.js';
 import type { AttemptFinished, CallFinished, RetryScheduled } from './observer.js';
 import { drop, fakeTime, hang, json, raw, refusedBaseUrl, startTestServer } from './testing/http-server.js';
-import type { FakeTime, TestServer } from './testing/http-server.js';
+import type { Answer, FakeTime, TestServer } from './testing/http-server.js';
 
 const TOKEN = 'test-token-7f3a9c';
 
@@ -137,6 +137,42 @@ describe('errors', () => {
       attempts: 2,
       cause: { name: 'TypeError', message: 'fetch failed' },
     });
+  });
+});
+
+describe('redirects and large answers', () => {
+  test('a redirect is refused, not followed: the token goes to no other URL', async () => {
+    const elsewhere = await startTestServer();
+    try {
+      elsewhere.answer(json(200, { id: 'd1' }));
+      server.answer(raw(302, '', { location: `${elsewhere.baseUrl}/devices/d1` }));
+      const err = await failure(client().devices.get('d1'));
+      expect(err).toBeInstanceOf(MetalHttpError);
+      expect(err).toMatchObject({ status: 302, apiErrors: [`refused a redirect to ${elsewhere.baseUrl}/devices/d1`] });
+      expect(elsewhere.requests).toEqual([]);
+      expect(server.requests).toHaveLength(1);
+    } finally {
+      await elsewhere.close();
+    }
+  });
+
+  test.each([
+    { name: 'declared in Content-Length', answer: raw(200, JSON.stringify({ id: 'd1', description: 'x'.repeat(4_096) }), { 'content-type': 'application/json' }) },
+    {
+      name: 'streamed without a length',
+      answer: ((res) => {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.write(`{"id":"d1","description":"`);
+        for (let i = 0; i < 8; i++) res.write('x'.repeat(1_024));
+        res.end('"}');
+      }) satisfies Answer,
+    },
+  ])('a body larger than maxResponseBytes ($name) ends the call, unretried', async ({ answer }) => {
+    server.answer(answer, json(200, { id: 'd1' }));
+    const err = await failure(client({ maxResponseBytes: 2_048 }).devices.get('d1'));
+    expect(err).toBeInstanceOf(MetalInvalidResponseError);
+    expect((err as Error).message).toContain('larger than 2048 bytes');
+    expect(server.requests).toHaveLength(1);
   });
 });
 

@@ -27,6 +27,10 @@ import type { TimeSource } from './time.js';
 
 export const DEFAULT_BASE_URL = 'https://api.equinix.com/metal/v1';
 export const DEFAULT_TIMEOUT_MS = 30_000;
+/** Larger than any page the client asks for (1,000 devices with their ports is a few MB). */
+export const DEFAULT_MAX_RESPONSE_BYTES = 32 * 1024 * 1024;
+/** How much of the server's own text an error keeps, per message, after the token is scrubbed. */
+const MAX_SERVER_TEXT = 200;
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
@@ -58,6 +62,8 @@ export interface MetalTransportOptions {
   baseUrl?: string;
   /** Per attempt, covering connect, headers and body. */
   timeoutMs?: number;
+  /** A longer body ends the call (MetalInvalidResponseError) instead of filling memory. */
+  maxResponseBytes?: number;
   retry?: Partial<RetryPolicy>;
   /** `false` turns the client-side limit off (tests, or a limit enforced elsewhere). */
   rateLimit?: RateLimitOptions | false;
@@ -85,6 +91,7 @@ export function createTransport(options: MetalTransportOptions): MetalTransport 
   const token = options.token;
   const baseUrl = (options.baseUrl ?? DEFAULT_BASE_URL).replace(/\/+$/, '');
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const maxResponseBytes = options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
   const policy: RetryPolicy = { ...DEFAULT_RETRY_POLICY, ...options.retry };
   const time = options.time ?? systemTime;
   const logger = options.logger ?? silentLogger;
@@ -93,6 +100,8 @@ export function createTransport(options: MetalTransportOptions): MetalTransport 
   const limiter = options.rateLimit === false ? undefined : new TokenBucket(options.rateLimit ?? DEFAULT_RATE_LIMIT, time);
 
   const redact = (text: string): string => text.split(token).join('[REDACTED]');
+  // Scrub first, then cut: cutting first could keep the start of a token that straddles the cut.
+  const serverText = (text: string): string => redact(text).trim().slice(0, MAX_SERVER_TEXT);
 
   async function send<T>(request: MetalRequest<T>): Promise<T> {
     const startedAt = time.now();
@@ -197,11 +206,27 @@ export function createTransport(options: MetalTransportOptions): MetalTransport 
         method: request.method,
         headers: headersFor(request),
         ...(request.body === undefined ? {} : { body: JSON.stringify(request.body) }),
+        // Following a redirect would send X-Auth-Token wherever the Location points.
+        redirect: 'manual',
         signal,
       });
       status = response.status;
-      const text = await response.text();
+      if (status >= 300 && status < 400) {
+        await response.body?.cancel();
+        report(status);
+        const location = response.headers.get('location');
+        const refused = serverText(`refused a redirect${location === null ? '' : ` to ${location}`}`);
+        // Not retried: asking again gets the same redirect.
+        return { kind: 'failed', error: new MetalHttpError({ ...at, status, apiErrors: [refused] }) };
+      }
+      const text = await readBody(response, maxResponseBytes);
       report(response.status);
+      if (text === undefined) {
+        return {
+          kind: 'failed',
+          error: new MetalInvalidResponseError({ ...at, status: response.status, problem: `the response body is larger than ${maxResponseBytes} bytes` }),
+        };
+      }
       if (response.ok) return decodeSuccess(request, at, { status: response.status, text });
       const retryAfterMs = parseRetryAfterMs(response.headers.get('retry-after'), time.now());
       const error = new MetalHttpError({ ...at, status: response.status, apiErrors: apiErrorsOf(text), retryAfterMs });
@@ -255,8 +280,8 @@ export function createTransport(options: MetalTransportOptions): MetalTransport 
       parsed = JSON.parse(text);
     } catch {
       // Not JSON: an intermediary (load balancer, proxy) answered. Keep a short excerpt.
-      const excerpt = text.trim().slice(0, 200);
-      return excerpt === '' ? [] : [redact(excerpt)];
+      const excerpt = serverText(text);
+      return excerpt === '' ? [] : [excerpt];
     }
     const messages: string[] = [];
     if (isRecord(parsed)) {
@@ -264,7 +289,7 @@ export function createTransport(options: MetalTransportOptions): MetalTransport 
       const errors = parsed['errors'];
       if (Array.isArray(errors)) messages.push(...errors.filter((e): e is string => typeof e === 'string'));
     }
-    return messages.map(redact);
+    return messages.map(serverText);
   }
 
   function urlFor(request: MetalRequest<unknown>): string {
@@ -288,6 +313,36 @@ export function createTransport(options: MetalTransportOptions): MetalTransport 
   }
 
   return { baseUrl, send };
+}
+
+/**
+ * The body as text, or undefined once it is longer than `maxBytes` (declared or as it streams in;
+ * the rest is not read and the connection is released).
+ */
+async function readBody(response: Response, maxBytes: number): Promise<string | undefined> {
+  const declared = Number(response.headers.get('content-length') ?? Number.NaN);
+  if (declared > maxBytes) {
+    await response.body?.cancel();
+    return undefined;
+  }
+  if (response.body === null) return '';
+  const chunks: Uint8Array[] = [];
+  let length = 0;
+  const reader = response.body.getReader();
+  for (;;) {
+    const chunk: { done: boolean; value?: unknown } = await reader.read();
+    if (chunk.done) break;
+    const value = chunk.value;
+    // fetch's body yields bytes; the DOM typings say any.
+    if (!(value instanceof Uint8Array)) throw new TypeError('response body yielded something other than bytes');
+    length += value.byteLength;
+    if (length > maxBytes) {
+      await reader.cancel();
+      return undefined;
+    }
+    chunks.push(value);
+  }
+  return Buffer.concat(chunks).toString('utf8');
 }
 
 function isAborted(signal: AbortSignal | undefined): boolean {
