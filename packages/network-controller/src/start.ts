@@ -30,7 +30,7 @@ import {
   type PacketMachineTemplate,
 } from '@metal-l2/api';
 import type { Manager} from '@metal-l2/kube';
-import { AdmissionServer, Controller, Informer, KubeClient,
+import { AdmissionServer, BucketRateLimiter, Controller, ItemExponentialRateLimiter, MaxOfRateLimiter, Informer, KubeClient,
   startInProcess, type InformerHandle, type KubeObject, type Logger, type ObjectKey, type ResourceType, type RuntimeMetrics } from '@metal-l2/kube';
 import { MetalClients, type MetalClientOptions } from '@metal-l2/metal-api';
 import { MACHINE_NETWORK_LABEL, type DefaultCredentials, type EventSink, type NetworkContext, type NetworkTimings } from './context.js';
@@ -137,6 +137,9 @@ export async function createNetworkController(options: NetworkControllerOptions 
   const controller = new Controller({
     name: 'machinenetwork',
     concurrency: options.concurrency ?? 10,
+    // A Metal outage fails every machine's step for a while: after it ends, machines should move
+    // within a minute, not after the runtime's default 5-minute backoff cap.
+    rateLimiter: new MaxOfRateLimiter([new ItemExponentialRateLimiter({ baseDelayMs: 5, maxDelayMs: 60_000 }), new BucketRateLimiter({ qps: 10, burst: 100 })]),
     logger,
     ...(options.metrics === undefined ? {} : { metrics: options.metrics }),
     reconciler: { reconcile: (key: ObjectKey, rctx) => reconcileMachineNetwork(ctx, { namespace: key.namespace ?? '', name: key.name }, rctx) },
