@@ -14,6 +14,8 @@ export type KubeApiErrorReason =
   | 'Unauthorized'
   | 'TooManyRequests'
   | 'ServerError'
+  /** No answer within the client's request timeout (KubeClientOptions.requestTimeoutMs). */
+  | 'Timeout'
   | 'Unknown';
 
 /** One entry of a metav1.Status `details.causes` list (field validation failures, mostly). */
@@ -221,6 +223,9 @@ export function isConflict(err: unknown): boolean {
 }
 export function isAlreadyExists(err: unknown): boolean {
   return hasReason(err, 'AlreadyExists');
+}
+export function isTimeout(err: unknown): boolean {
+  return hasReason(err, 'Timeout');
 }
 export function isGone(err: unknown): boolean {
   return hasReason(err, 'Gone');

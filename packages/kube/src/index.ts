@@ -33,6 +33,7 @@ export {
   isKubeApiError,
   isNotFound,
   isTerminalError,
+  isTimeout,
   isTooManyRequests,
   toKubeApiError,
 } from './errors.js';

@@ -63,7 +63,12 @@ export class Manager {
   private readonly entries: Entry[] = [];
   private readonly informers: InformerHandle[] = [];
   private readonly healthChecks = new Map<string, Check>([['ping', () => true]]);
-  private readonly readinessChecks = new Map<string, Check>([['informers-synced', () => this.informers.every((i) => i.hasSynced())]]);
+  private readonly readinessChecks = new Map<string, Check>([
+    ['informers-synced', () => this.informers.every((i) => i.hasSynced())],
+    // A cache that stopped following the server (its loop ended, or lists and watches keep
+    // failing) serves stale answers: the webhook must not be sent traffic it would answer from it.
+    ['informers-healthy', () => this.informers.every((i) => i.isHealthy())],
+  ]);
   private probeServer: ServerHandle | undefined;
   private metricsServer: ServerHandle | undefined;
   private elector: LeaderElector | undefined;

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
-import type { V1CustomResourceDefinition } from '@kubernetes/client-node';
+import { ApiextensionsV1Api, type V1CustomResourceDefinition } from '@kubernetes/client-node';
 import { createTestNamespace, deleteTestNamespace, loadKubeConfig } from '../../../test/support/cluster.js';
 import { installCrds } from '../../../test/support/crds.js';
 import { timeouts } from '../../../test/support/timeouts.js';
@@ -90,6 +90,45 @@ describe('Manager against the API server', () => {
     stop.abort();
     await running;
     await expect(probe(address, '/healthz')).rejects.toThrow();
+  });
+
+  test('readiness goes red while an informer is dead, and green again when it recovers', async () => {
+    const sprocketType: ResourceType = { group: 'kubetest.metal-l2.io', version: 'v1', kind: 'Sprocket', plural: 'sprockets', namespaced: true };
+    const sprocketCrd: V1CustomResourceDefinition = {
+      ...widgetCrd,
+      metadata: { name: 'sprockets.kubetest.metal-l2.io' },
+      spec: { ...widgetCrd.spec, names: { kind: 'Sprocket', plural: 'sprockets', singular: 'sprocket', listKind: 'SprocketList' } },
+    };
+    const extensions = kc.makeApiClient(ApiextensionsV1Api);
+    await installCrds(kc, [sprocketCrd]);
+    const manager = new Manager({ logger, healthProbeBindAddress: '127.0.0.1:0', handleSignals: false, processMetrics: false });
+    const informer = new Informer({ client, type: sprocketType, namespace: ns, backoff: { initialMs: 50, maxMs: 200 }, unhealthyAfterMs: 500, logger });
+    manager.addInformer(informer);
+    const stop = new AbortController();
+    const running = manager.start(stop.signal);
+    try {
+      await waitFor('ready', async () => manager.probeAddress() !== undefined && (await probe(manager.probeAddress(), '/readyz')).status === 200, {
+        timeoutMs: timeouts.crdEstablished,
+      });
+      // The kind goes away: every list and watch fails from now on.
+      await extensions.deleteCustomResourceDefinition({ name: 'sprockets.kubetest.metal-l2.io' });
+      const red = await waitFor(
+        'readiness red while the informer fails',
+        async () => {
+          const answer = await probe(manager.probeAddress(), '/readyz?verbose');
+          return answer.status === 500 ? answer : undefined;
+        },
+        { timeoutMs: timeouts.crdEstablished },
+      );
+      expect(red.body).toContain('[-]informers-healthy failed');
+      expect(red.body).toContain('[+]informers-synced ok');
+      await installCrds(kc, [sprocketCrd]);
+      await waitFor('readiness green again', async () => (await probe(manager.probeAddress(), '/readyz')).status === 200, { timeoutMs: timeouts.crdEstablished });
+    } finally {
+      stop.abort();
+      await running;
+      await extensions.deleteCustomResourceDefinition({ name: 'sprockets.kubetest.metal-l2.io' }).catch(() => undefined);
+    }
   });
 
   test('with leader election, only the leader runs controllers; shutdown releases the lease', async () => {

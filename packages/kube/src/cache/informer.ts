@@ -37,6 +37,8 @@ export interface InformerOptions {
   readonly watchTimeoutSeconds?: number;
   /** Backoff after failed lists/watches. Default 1 s doubling to 30 s. */
   readonly backoff?: { readonly initialMs: number; readonly maxMs: number };
+  /** Unhealthy (isHealthy false) once lists and watches have failed without a success this long. Default 60 s. */
+  readonly unhealthyAfterMs?: number;
   readonly pageSize?: number;
   readonly logger: Logger;
   readonly metrics?: RuntimeMetrics;
@@ -69,6 +71,8 @@ export interface InformerHandle {
   start(signal: AbortSignal): Promise<void>;
   stopped(): Promise<void>;
   hasSynced(): boolean;
+  /** False while the cache no longer follows the server: see Informer.isHealthy. */
+  isHealthy(): boolean;
 }
 
 type WatchEnd = 'closed' | 'watchdog' | 'relist' | 'aborted';
@@ -84,6 +88,7 @@ function withoutManagedFields(obj: KubeObject): void {
   if (obj.metadata.managedFields !== undefined) delete obj.metadata.managedFields;
 }
 const defaultWatchdogMs = 150_000;
+const defaultUnhealthyAfterMs = 60_000;
 
 /**
  * A local cache of one kind, kept current by list + watch:
@@ -101,6 +106,10 @@ export class Informer<T extends KubeObject> implements InformerHandle {
   private readonly handlers: { [E in InformerEventName]: InformerHandlers<T>[E][] } = { add: [], update: [], delete: [], resync: [] };
   private readonly counters: InformerStats = { lists: 0, relists: 0, watches: 0, restarts: 0, gone: 0, watchdogFirings: 0, errors: 0, events: 0 };
   private synced = false;
+  /** When the current streak of failed lists/watches began; undefined after any success. */
+  private failingSince: number | undefined;
+  /** The loop ended on an unexpected error: nothing will ever update the cache again. */
+  private dead = false;
   private running: Promise<void> | undefined;
   private syncWaiters: (() => void)[] = [];
   private readonly clock: Clock;
@@ -148,6 +157,7 @@ export class Informer<T extends KubeObject> implements InformerHandle {
   start(signal: AbortSignal): Promise<void> {
     if (this.running === undefined) {
       this.running = this.run(signal).catch((err: unknown) => {
+        this.dead = true;
         this.logger.error('informer stopped on an unexpected error', { err: errorFields(err) });
       });
       void this.running.finally(() => this.releaseSyncWaiters());
@@ -170,6 +180,16 @@ export class Informer<T extends KubeObject> implements InformerHandle {
 
   hasSynced(): boolean {
     return this.synced;
+  }
+
+  /**
+   * False once the loop has died, or while lists and watches have kept failing for longer than
+   * unhealthyAfterMs (a deleted CRD, lost RBAC, an unreachable server): the cache is then stale.
+   * True again after the next successful list or watch event. For /readyz.
+   */
+  isHealthy(): boolean {
+    if (this.dead) return false;
+    return this.failingSince === undefined || this.clock.now() - this.failingSince < (this.options.unhealthyAfterMs ?? defaultUnhealthyAfterMs);
   }
 
   get(key: ObjectKey | string): T | undefined {
@@ -238,6 +258,7 @@ export class Informer<T extends KubeObject> implements InformerHandle {
           continue;
         }
         this.counters.errors += 1;
+        this.failingSince ??= this.clock.now();
         const delayMs = backoff.next();
         this.countRestart('error');
         this.logger.warn('list or watch failed, retrying', { err: errorFields(err), delayMs, synced: this.synced });
@@ -264,6 +285,7 @@ export class Informer<T extends KubeObject> implements InformerHandle {
     });
     if (signal.aborted) return result.resourceVersion;
     const firstList = !this.synced;
+    this.failingSince = undefined;
     for (const item of result.items) withoutManagedFields(item);
     const changes = replaceAll(this.store, result.items, { resync: options.resync && !firstList });
     this.counters.lists += 1;
@@ -306,6 +328,7 @@ export class Informer<T extends KubeObject> implements InformerHandle {
     const cancelRelist = this.clock.schedule(() => stop('relist'), Math.max(0, options.relistAt - this.clock.now()));
     const onEvent = (event: WatchEvent<T>): void => {
       if (request.signal.aborted) return;
+      this.failingSince = undefined;
       cancelWatchdog();
       cancelWatchdog = this.clock.schedule(() => stop('watchdog'), watchdogMs);
       switch (event.type) {
@@ -342,6 +365,9 @@ export class Informer<T extends KubeObject> implements InformerHandle {
           allowWatchBookmarks: true,
           timeoutSeconds: this.options.watchTimeoutSeconds ?? Math.round(300 + Math.random() * 300),
           signal: request.signal,
+          onOpen: () => {
+            this.failingSince = undefined;
+          },
         },
         onEvent,
       );

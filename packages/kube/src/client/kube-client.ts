@@ -60,13 +60,23 @@ export interface WatchOptions {
   readonly timeoutSeconds?: number;
   /** Aborting it ends the watch and closes its connection. */
   readonly signal: AbortSignal;
+  /** Called once the server accepted the watch, before any event (a quiet watch is still a live one). */
+  readonly onOpen?: () => void;
 }
 
 export interface KubeClientOptions {
   readonly kubeConfig: KubeConfig;
   /** Default fieldManager of writes. */
   readonly fieldManager?: string;
+  /**
+   * How long any request but a watch may take, body included (each page of a list on its own).
+   * A request the server holds (a stuck admission webhook, a dead connection) would otherwise hold
+   * the reconcile that made it forever. Default 30 s; watches end by their own timeoutSeconds.
+   */
+  readonly requestTimeoutMs?: number;
 }
+
+export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
 
 const mergePatch = 'application/merge-patch+json';
 const defaultPageSize = 500;
@@ -92,13 +102,15 @@ function describeNew(type: ResourceType, obj: KubeObject): string {
 export class KubeClient {
   private readonly transport: Transport;
   private readonly fieldManager: string | undefined;
+  private readonly requestTimeoutMs: number;
 
   constructor(options: KubeClientOptions) {
     this.transport = new Transport(options.kubeConfig);
     this.fieldManager = options.fieldManager;
+    this.requestTimeoutMs = options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
   }
 
-  static fromKubeConfig(kubeConfig: KubeConfig, options: { fieldManager?: string } = {}): KubeClient {
+  static fromKubeConfig(kubeConfig: KubeConfig, options: { fieldManager?: string; requestTimeoutMs?: number } = {}): KubeClient {
     return new KubeClient({ kubeConfig, ...options });
   }
 
@@ -285,6 +297,7 @@ export class KubeClient {
         },
         action,
         onEvent,
+        onOpen: options.onOpen,
       });
     } catch (err: unknown) {
       throw toKubeApiError(err, action);
@@ -304,10 +317,18 @@ export class KubeClient {
   }
 
   private async call(req: HttpRequest, action: string): Promise<HttpResponse> {
+    const deadline = new AbortController();
+    const timer = setTimeout(() => deadline.abort(), this.requestTimeoutMs);
+    const signal = req.signal === undefined ? deadline.signal : AbortSignal.any([req.signal, deadline.signal]);
     try {
-      return await this.transport.request(req);
+      return await this.transport.request({ ...req, signal });
     } catch (err: unknown) {
+      if (deadline.signal.aborted && req.signal?.aborted !== true) {
+        throw new KubeApiError({ action, status: 0, reason: 'Timeout', detail: `no answer within ${this.requestTimeoutMs} ms`, cause: err });
+      }
       throw toKubeApiError(err, action);
+    } finally {
+      clearTimeout(timer);
     }
   }
 

@@ -53,6 +53,8 @@ export async function streamWatch<T extends KubeObject>(options: {
   request: HttpRequest & { signal: AbortSignal };
   action: string;
   onEvent: (event: WatchEvent<T>) => void;
+  /** Called once the server accepted the watch (HTTP 200), before any event. */
+  onOpen?: (() => void) | undefined;
 }): Promise<void> {
   const { transport, request, action, onEvent } = options;
   let response;
@@ -68,6 +70,7 @@ export async function streamWatch<T extends KubeObject>(options: {
     for await (const chunk of body) chunks.push(chunk as Buffer);
     throw kubeApiErrorFromResponse({ action, status: response.status, body: Buffer.concat(chunks).toString('utf8') });
   }
+  options.onOpen?.();
   await new Promise<void>((resolve, reject) => {
     let settled = false;
     const finish = (err?: unknown): void => {
