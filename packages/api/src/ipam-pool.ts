@@ -60,6 +60,8 @@ export const PoolReasons = {
   /** The pool subnet is not inside the VRF's IP ranges. */
   vrfSubnetOutside: 'SubnetOutsideVRF',
   deleting: 'Deleting',
+  /** The pool overlaps an older pool it must not overlap (created at the same moment past the webhook). */
+  overlapping: 'OverlappingPool',
   noVrf: 'NoVRF',
 } as const;
 

@@ -7,6 +7,7 @@ import type { VrfRuntime } from './vrf/vrf-runtime.js';
 /** The read side the reconcilers use: the informer caches, with the indexes declared in watches.ts. */
 export interface ObjectCache<T> {
   get(key: ObjectKey): T | undefined;
+  list(): T[];
   byIndex(name: string, value: string): T[];
 }
 

@@ -26,7 +26,7 @@ import type { EventSink, IpamContext } from './context.js';
 import { reconcilePool } from './pool/pool-reconciler.js';
 import { createVrfRuntime, type VrfRuntimeOptions } from './vrf/index.js';
 import { addIndexes, poolWatches } from './watches.js';
-import { poolAdmissionHandler, poolWebhookPaths } from './webhook/pool-webhook.js';
+import { listPools, poolAdmissionHandler, poolWebhookPaths } from './webhook/pool-webhook.js';
 
 export interface IpamControllerOptions {
   readonly kubeConfig: KubeConfig;
@@ -133,7 +133,7 @@ export async function createIpamController(options: IpamControllerOptions & { cl
           handlers: Object.fromEntries(
             (Object.keys(poolWebhookPaths) as PoolKind[]).map((kind) => [
               poolWebhookPaths[kind],
-              poolAdmissionHandler(kind, () => [...pools.InClusterIPPool.list(), ...pools.GlobalInClusterIPPool.list()]),
+              poolAdmissionHandler(kind, listPools(pools)),
             ]),
           ),
         });

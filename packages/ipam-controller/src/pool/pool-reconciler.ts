@@ -18,6 +18,7 @@ import { planAllocations, type AllocationPlan } from './allocation-plan.js';
 import { applyDecisions, removeAddressesOfDeletingClaims, settleClaimsOfMissingPool } from './claim-decisions.js';
 import { finishPoolDeletion } from './pool-deletion.js';
 import { confirmUncachedClaims } from './uncached-claims.js';
+import { isOlderPool, overlappingPools } from './pool-overlap.js';
 import { formatPoolRef, poolIndexKey, poolObjectKey, poolTypeOf, type PoolRef } from './pool-ref.js';
 import type { PoolScope, VrfView } from './pool-scope.js';
 import { computePoolStatus, type PoolBlocker } from './pool-status.js';
@@ -85,6 +86,31 @@ function isPausedPool(pool: IPPool): boolean {
   return pool.metadata.annotations?.[CapiAnnotations.paused] !== undefined;
 }
 
+/**
+ * The webhook refuses overlap, but two pools created at the same moment both pass it (each is
+ * checked against a cache without the other): the older pool serves, the younger waits.
+ */
+function olderOverlappingPools(ctx: IpamContext, pool: IPPool, resolved: ResolvedPool): ReturnType<typeof overlappingPools> {
+  return overlappingPools(pool, resolved, cachedPools(ctx)).filter((o) => o.other.metadata.deletionTimestamp === undefined && isOlderPool(o.other, pool));
+}
+
+/**
+ * What younger overlapping pools already handed out (before they saw this pool and stopped):
+ * never handed out again by the older pool, so an address is never held twice.
+ */
+function heldByYoungerPools(ctx: IpamContext, pool: IPPool, resolved: ResolvedPool): string[] {
+  return overlappingPools(pool, resolved, cachedPools(ctx))
+    .filter((o) => !isOlderPool(o.other, pool))
+    .flatMap((o) => decodeAllocations(o.other.status?.allocations ?? {}).allocations.map((a) => a.address));
+}
+
+function cachedPools(ctx: IpamContext): IPPool[] {
+  return [
+    ...ctx.caches.pools.InClusterIPPool.list().map((p): IPPool => ({ ...p, kind: 'InClusterIPPool' })),
+    ...ctx.caches.pools.GlobalInClusterIPPool.list().map((p): IPPool => ({ ...p, kind: 'GlobalInClusterIPPool' })),
+  ];
+}
+
 function resolve(pool: IPPool): ResolvedPool | undefined {
   const resolved = resolvePoolSpec(pool.spec);
   return resolved.ok ? resolved.pool : undefined;
@@ -96,17 +122,20 @@ function gatherScope(ctx: IpamContext, input: { ref: PoolRef; pool: IPPool; clai
   const resolved = resolvePoolSpec(pool.spec);
   const addresses = ctx.caches.addresses.byIndex(IndexNames.byPool, poolIndexKey(ref));
   let blocker: PoolBlocker | undefined;
+  let overlap: ReturnType<typeof overlappingPools> = [];
   if (!resolved.ok) {
     blocker = { reason: PoolReasons.invalidSpec, message: formatIssues(resolved.issues) };
   } else if (pool.metadata.deletionTimestamp !== undefined) {
     blocker = { reason: PoolReasons.deleting, message: 'pool is being deleted' };
+  } else if ((overlap = olderOverlappingPools(ctx, pool, resolved.pool)).length > 0) {
+    blocker = { reason: PoolReasons.overlapping, message: `${overlap.map((o) => o.issue.message).join('; ')} (an older pool); allocating nothing` };
   } else if (vrf !== undefined && !vrf.ready) {
     blocker = { reason: PoolReasons.vrfNotReady, message: vrf.message };
   }
   return {
     ref,
     pool,
-    resolved: resolved.ok ? withoutReserved(resolved.pool, vrf?.reservedAddresses ?? []) : undefined,
+    resolved: resolved.ok ? withoutReserved(resolved.pool, [...(vrf?.reservedAddresses ?? []), ...heldByYoungerPools(ctx, pool, resolved.pool)]) : undefined,
     blocker,
     vrf,
     allocations: decoded.allocations,

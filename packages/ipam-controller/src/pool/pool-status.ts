@@ -7,7 +7,8 @@ export type PoolBlocker =
   | { readonly reason: typeof PoolReasons.invalidSpec; readonly message: string }
   | { readonly reason: typeof PoolReasons.paused; readonly message: string }
   | { readonly reason: typeof PoolReasons.vrfNotReady; readonly message: string }
-  | { readonly reason: typeof PoolReasons.deleting; readonly message: string };
+  | { readonly reason: typeof PoolReasons.deleting; readonly message: string }
+  | { readonly reason: typeof PoolReasons.overlapping; readonly message: string };
 
 export interface PoolStatusInput {
   readonly current: PoolStatus | undefined;

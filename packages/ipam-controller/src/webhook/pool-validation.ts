@@ -1,4 +1,5 @@
-import { IpamAnnotations, type IPPool, type VrfSpec } from '@metal-l2/api';
+import { IpamAnnotations, type IPPool } from '@metal-l2/api';
+import { describePool, overlappingPools } from '../pool/pool-overlap.js';
 import { formatVrfIssues, validateVrf, validateVrfUpdate, type VrfIssue } from './vrf-validation.js';
 import {
   IssueCode,
@@ -7,7 +8,6 @@ import {
   formatAddress,
   formatClaimRef,
   formatIssues,
-  overlapIssue,
   parseAddress,
   resolvePoolSpec,
   type Address,
@@ -25,49 +25,11 @@ function deny(issues: readonly Issue[], vrfIssues: readonly VrfIssue[] = []): Ve
   return { allowed: false, message: parts.join('; ') };
 }
 
-function describe(pool: IPPool): string {
-  const ns = pool.metadata.namespace;
-  return ns === undefined || ns === '' ? `${pool.kind} ${pool.metadata.name ?? ''}` : `${pool.kind} ${ns}/${pool.metadata.name ?? ''}`;
-}
-
-/**
- * Which VRF a pool's range lives in, so pools sharing one can be compared wherever they are
- * declared: the adopted VRF id, the id a created VRF got, or (before creation) project + name.
- */
-export function vrfIdentity(pool: IPPool): string | undefined {
-  const vrf: VrfSpec | undefined = pool.spec.vrf;
-  if (vrf === undefined) return undefined;
-  if (vrf.vrfID !== undefined) return `${vrf.projectID}/${vrf.vrfID}`;
-  const created = pool.status?.vrf?.vrfID;
-  if (created !== undefined) return `${vrf.projectID}/${created}`;
-  return `${vrf.projectID}/create:${vrf.create?.name ?? ''}`;
-}
-
-/**
- * The pools a pool must not overlap: namespaced pools in its namespace, global pools among
- * themselves, and any pool in the same VRF (one routing table in Metal, wherever it is declared).
- */
-function competitors(pool: IPPool, others: readonly IPPool[]): IPPool[] {
-  const vrf = vrfIdentity(pool);
-  return others.filter((other) => {
-    if (other.kind === pool.kind && other.metadata.name === pool.metadata.name && other.metadata.namespace === pool.metadata.namespace) return false;
-    if (vrf !== undefined && vrfIdentity(other) === vrf) return true;
-    if (other.kind !== pool.kind) return false;
-    return pool.kind === 'GlobalInClusterIPPool' || other.metadata.namespace === pool.metadata.namespace;
-  });
-}
-
 /** Spec rules the schema cannot express, and overlap with competing pools. */
 export function validatePool(pool: IPPool, others: readonly IPPool[]): Verdict {
   const resolved = resolvePoolSpec(pool.spec);
   if (!resolved.ok) return deny(resolved.issues);
-  const issues: Issue[] = [];
-  for (const other of competitors(pool, others)) {
-    const otherResolved = resolvePoolSpec(other.spec);
-    if (!otherResolved.ok || otherResolved.pool.family !== resolved.pool.family) continue;
-    const issue = overlapIssue({ pool: resolved.pool, other: otherResolved.pool, otherName: describe(other) });
-    if (issue !== undefined) issues.push(issue);
-  }
+  const issues = overlappingPools(pool, resolved.pool, others).map((o) => o.issue);
   return deny(issues, validateVrf(pool, resolved.pool));
 }
 
@@ -114,6 +76,6 @@ export function validatePoolDelete(pool: IPPool): Verdict {
   const more = active.length > 10 ? ` and ${active.length - 10} more` : '';
   return {
     allowed: false,
-    message: `${describe(pool)} has ${active.length} addresses allocated, to claims ${claims.join(', ')}${more}; delete those claims first, or annotate the pool with ${IpamAnnotations.skipValidateDelete} to skip this check`,
+    message: `${describePool(pool)} has ${active.length} addresses allocated, to claims ${claims.join(', ')}${more}; delete those claims first, or annotate the pool with ${IpamAnnotations.skipValidateDelete} to skip this check`,
   };
 }

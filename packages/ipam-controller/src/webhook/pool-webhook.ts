@@ -9,12 +9,23 @@ export const poolWebhookPaths: Readonly<Record<PoolKind, string>> = {
   GlobalInClusterIPPool: '/validate-ipam-metal-x-k8s-io-v1alpha1-globalinclusterippool',
 };
 
-/** Every pool the webhook compares against: both kinds, from the controller's caches. */
-export type PoolLister = () => IPPool[];
+/**
+ * Every pool the webhook compares against: both kinds, from the controller's caches; undefined
+ * until both caches have synced (an empty cache would let any overlap through).
+ */
+export type PoolLister = () => IPPool[] | undefined;
 
-export function listPools(caches: Readonly<Record<PoolKind, ObjectCache<IPPool> & { list(): IPPool[] }>>): PoolLister {
-  return () => [...caches.InClusterIPPool.list(), ...caches.GlobalInClusterIPPool.list()];
+export function listPools(caches: Readonly<Record<PoolKind, ObjectCache<IPPool> & { hasSynced(): boolean }>>): PoolLister {
+  return () =>
+    caches.InClusterIPPool.hasSynced() && caches.GlobalInClusterIPPool.hasSynced()
+      ? [
+          ...caches.InClusterIPPool.list().map((p): IPPool => ({ ...p, kind: 'InClusterIPPool' })),
+          ...caches.GlobalInClusterIPPool.list().map((p): IPPool => ({ ...p, kind: 'GlobalInClusterIPPool' })),
+        ]
+      : undefined;
 }
+
+const notSynced = { allowed: false, message: 'the webhook has not read the existing pools yet (its cache is syncing); try again in a moment' } as const;
 
 function asPool(value: unknown, kind: PoolKind): IPPool | undefined {
   if (value === null || typeof value !== 'object') return undefined;
@@ -27,8 +38,11 @@ export function poolAdmissionHandler(kind: PoolKind, listAll: PoolLister): Admis
     const pool = asPool(request.object, kind);
     const old = asPool(request.oldObject, kind);
     switch (request.operation) {
-      case 'CREATE':
-        return pool === undefined ? { allowed: false, message: 'no pool in the request' } : validatePool(pool, listAll());
+      case 'CREATE': {
+        if (pool === undefined) return { allowed: false, message: 'no pool in the request' };
+        const others = listAll();
+        return others === undefined ? notSynced : validatePool(pool, others);
+      }
       case 'UPDATE':
         if (pool === undefined || old === undefined) return { allowed: false, message: 'no pool in the request' };
         // Only spec changes are validated: metadata (finalizers, labels, annotations) and status
@@ -36,7 +50,10 @@ export function poolAdmissionHandler(kind: PoolKind, listAll: PoolLister): Admis
         // older ones, or overlapped since by a pool the webhook never saw) must still be able to
         // lose its finalizer once it is deleted.
         if (jsonEqual(pool.spec, old.spec)) return { allowed: true };
-        return validatePoolUpdate(old, pool, listAll());
+        {
+          const others = listAll();
+          return others === undefined ? notSynced : validatePoolUpdate(old, pool, others);
+        }
       case 'DELETE':
         return old === undefined ? { allowed: true } : validatePoolDelete(old);
       case 'CONNECT':

@@ -1,0 +1,64 @@
+import { describe, expect, test } from '@jest/globals';
+import { InClusterIPPoolType } from '@metal-l2/api';
+import { KubeClient } from '@metal-l2/kube';
+import { claimObject, kinds, poolObject, readyCondition } from '../../../test/support/objects.js';
+import { timeouts } from '../../../test/support/timeouts.js';
+import { staysTrue, waitFor } from '../../../test/support/wait-for.js';
+import { boundAddress } from './support/claims.js';
+import { useIpamNamespace } from './support/ipam-namespace.js';
+import { runController } from './support/running-controller.js';
+
+// Two overlapping pools that both got past admission (created at the same moment, each checked
+// against a cache without the other; here without a webhook at all): the controller sees the
+// overlap itself. The older pool serves; the younger says why it does not and hands out nothing.
+const space = useIpamNamespace('ipam-overlap');
+const { kc, objects } = space;
+
+describe('overlapping pools', () => {
+  test('the older pool wins; the younger goes Ready=False OverlappingPool and allocates nothing', async () => {
+    await objects.create(kinds.pool, poolObject('elder', { addresses: ['10.83.0.10-10.83.0.20'], prefix: 24 }, space.ns));
+    // creationTimestamp has one-second resolution: make the second pool unambiguously younger.
+    await new Promise((resolve) => setTimeout(resolve, 1_100));
+    await objects.create(kinds.pool, poolObject('junior', { addresses: ['10.83.0.15-10.83.0.30'], prefix: 24 }, space.ns));
+    await objects.create(kinds.claim(), claimObject('junior-1', space.ns, { pool: 'junior' }));
+    await objects.create(kinds.claim(), claimObject('elder-1', space.ns, { pool: 'elder' }));
+    // The younger pool handed out 10.83.0.15 before anyone saw the overlap: the older pool must
+    // not hand it out again.
+    await objects.create(kinds.claim(), claimObject('junior-0', space.ns, { pool: 'junior' }));
+    const client = KubeClient.fromKubeConfig(kc);
+    try {
+      await client.patchStatus(InClusterIPPoolType, { namespace: space.ns, name: 'junior' }, { status: { allocations: { '10.83.0.15': 'junior-0' } } });
+    } finally {
+      client.close();
+    }
+    await objects.create(kinds.claim(), claimObject('elder-2', space.ns, { pool: 'elder' }));
+    for (let i = 3; i <= 7; i++) await objects.create(kinds.claim(), claimObject(`elder-${i}`, space.ns, { pool: 'elder' }));
+    const controller = await runController(kc, space.ns);
+    try {
+      const junior = await waitFor(
+        'junior Ready=False',
+        async () => {
+          const pool = await objects.get(kinds.pool, 'junior', space.ns);
+          return readyCondition(pool)?.status === 'False' ? pool : undefined;
+        },
+        { timeoutMs: timeouts.claimBound },
+      );
+      expect(readyCondition(junior)).toMatchObject({ reason: 'OverlappingPool', message: expect.stringContaining(`InClusterIPPool ${space.ns}/elder`) });
+      const elder = await Promise.all([1, 2, 3, 4, 5, 6, 7].map(async (i) => (await boundAddress(space.site, `elder-${i}`)).spec.address as string));
+      expect(elder.sort()).toEqual(['10.83.0.10', '10.83.0.11', '10.83.0.12', '10.83.0.13', '10.83.0.14', '10.83.0.16', '10.83.0.17']);
+      expect(readyCondition(await objects.get(kinds.pool, 'elder', space.ns))).toMatchObject({ status: 'True' });
+      await staysTrue(
+        'junior hands out nothing',
+        async () => {
+          const pool = await objects.get(kinds.pool, 'junior', space.ns);
+          const claim = await objects.get(kinds.claim(), 'junior-1', space.ns);
+          return Object.keys((pool?.status?.allocations ?? {}) as object).join() === '10.83.0.15' && claim?.status?.addressRef?.name === undefined;
+        },
+        timeouts.nothingHappens,
+      );
+      expect(readyCondition(await objects.get(kinds.claim(), 'junior-1', space.ns))).toMatchObject({ status: 'False', reason: 'PoolNotReady' });
+    } finally {
+      await controller.stop();
+    }
+  });
+});
