@@ -6,6 +6,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+echo "== Debian packages the tests need (qemu, mmdebstrap, umoci, skopeo, ...; only when missing)"
+bash hack/install-debian-packages.sh
 if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
   echo "== npm ci"
   npm ci --no-audit --no-fund
