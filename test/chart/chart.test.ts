@@ -376,10 +376,10 @@ async function stopLocalController(c: LocalController | undefined): Promise<void
   if (c === undefined || c.child.exitCode !== null) return;
   const exited = new Promise((resolve) => c.child.once('exit', resolve));
   c.child.kill('SIGTERM');
-  let timer: NodeJS.Timeout | undefined;
-  await Promise.race([exited, new Promise((resolve) => (timer = setTimeout(resolve, 15_000)))]);
-  clearTimeout(timer);
-  if (c.child.exitCode === null) c.child.kill('SIGKILL');
+  // Wait for the exit itself, with a deadline; past it, kill.
+  const stopped = await waitFor('the controller to exit after SIGTERM', () => c.child.exitCode !== null || c.child.signalCode !== null, { timeoutMs: 15_000 }).catch(() => false);
+  if (stopped === false) c.child.kill('SIGKILL');
+  await exited;
 }
 
 /** Points the chart's webhook configurations at the local processes, keeping every other field. */
@@ -408,12 +408,16 @@ async function expectForbidden(what: string, call: () => Promise<unknown>): Prom
 
 /** Repeats `provoke` until the audit log shows the ServiceAccount using the grant. */
 async function provokeUntilUsed(grant: Omit<Grant, 'scope'>, provoke: (attempt: number) => Promise<void>, attempts = 20): Promise<void> {
-  for (let attempt = 0; attempt < attempts; attempt++) {
-    if (await grantUsed({ ...grant, scope: 'cluster' })) return;
-    await provoke(attempt);
-    await new Promise((resolve) => setTimeout(resolve, 500));
-  }
-  if (!(await grantUsed({ ...grant, scope: 'cluster' }))) throw new Error(`${grant.controller} never used ${grant.verb} ${grant.resource}`);
+  let attempt = 0;
+  await waitFor(
+    `${grant.controller} to use ${grant.verb} ${grant.resource}`,
+    async () => {
+      if (await grantUsed({ ...grant, scope: 'cluster' })) return true;
+      if (attempt < attempts) await provoke(attempt++);
+      return false;
+    },
+    { timeoutMs: attempts * 2_000, intervalMs: 500 },
+  );
 }
 
 describe("the chart's RBAC is exactly enough", () => {

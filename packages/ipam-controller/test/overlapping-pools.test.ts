@@ -16,9 +16,11 @@ const { kc, objects } = space;
 
 describe('overlapping pools', () => {
   test('the older pool wins; the younger goes Ready=False OverlappingPool and allocates nothing', async () => {
-    await objects.create(kinds.pool, poolObject('elder', { addresses: ['10.83.0.10-10.83.0.20'], prefix: 24 }, space.ns));
-    // creationTimestamp has one-second resolution: make the second pool unambiguously younger.
-    await new Promise((resolve) => setTimeout(resolve, 1_100));
+    const elder = await objects.create(kinds.pool, poolObject('elder', { addresses: ['10.83.0.10-10.83.0.20'], prefix: 24 }, space.ns));
+    // creationTimestamp has one-second resolution: create the second pool only once the clock has
+    // passed the elder's second, so it is unambiguously younger.
+    const elderSecond = Date.parse(String((elder.metadata as { creationTimestamp?: string }).creationTimestamp));
+    await waitFor('the clock to pass the elder pool\'s creation second', () => Date.now() >= elderSecond + 1_000, { timeoutMs: 5_000, intervalMs: 50 });
     await objects.create(kinds.pool, poolObject('junior', { addresses: ['10.83.0.15-10.83.0.30'], prefix: 24 }, space.ns));
     await objects.create(kinds.claim(), claimObject('junior-1', space.ns, { pool: 'junior' }));
     await objects.create(kinds.claim(), claimObject('elder-1', space.ns, { pool: 'elder' }));
