@@ -41,7 +41,14 @@ export default tseslint.config(
     rules: {
       '@typescript-eslint/no-restricted-imports': [
         'error',
-        { patterns: [{ group: banned.filter((b) => b !== `@metal-l2/${pkg}`), message: `${pkg} must not import this package (dependencies point down)` }] },
+        {
+          patterns: [
+            {
+              group: banned.filter((b) => b !== `@metal-l2/${pkg}`),
+              message: `${pkg} must not import this package (dependencies point down)`,
+            },
+          ],
+        },
       ],
     },
   })),

@@ -104,18 +104,38 @@ function printSummary(results, errors) {
     const b = burst.burst;
     rows.push([`${num(b.count)}-claim burst: claims/s from first create`, num(rate(b.bound, b.fromFirstCreateSeconds)), '', burst.command]);
     rows.push([`${num(b.count)}-claim burst: claims/s from last create`, num(rate(b.bound, b.afterLastCreateSeconds)), '', '']);
-    rows.push([`${num(b.count)}-claim burst: p50 / p99 claim-to-bound`, `${ms(b.latencyMs.creationTimestamp.p50)} / ${ms(b.latencyMs.creationTimestamp.p99)}`, 'p99 < 2 s', '']);
-    rows.push([`${num(b.count)}-claim burst: duplicates`, `${num(burst.verify.duplicates)}${burst.verify.problems.length > 0 ? ' (PROBLEMS)' : ''}`, '0', '']);
+    rows.push([
+      `${num(b.count)}-claim burst: p50 / p99 claim-to-bound`,
+      `${ms(b.latencyMs.creationTimestamp.p50)} / ${ms(b.latencyMs.creationTimestamp.p99)}`,
+      'p99 < 2 s',
+      '',
+    ]);
+    rows.push([
+      `${num(b.count)}-claim burst: duplicates`,
+      `${num(burst.verify.duplicates)}${burst.verify.problems.length > 0 ? ' (PROBLEMS)' : ''}`,
+      '0',
+      '',
+    ]);
   }
   if (memory) {
     rows.push([`${num(memory.burst.count)} claims bound: controller peak RSS`, mib(memory.memory.peakKiB), '< 256 MiB', memory.command]);
-    rows.push([`${num(memory.burst.count)} claims: claims/s / p99 / duplicates`, `${num(rate(memory.burst.bound, memory.burst.fromFirstCreateSeconds))} / ${ms(memory.burst.latencyMs.creationTimestamp.p99)} / ${num(memory.verify.duplicates)}`, '', '']);
+    rows.push([
+      `${num(memory.burst.count)} claims: claims/s / p99 / duplicates`,
+      `${num(rate(memory.burst.bound, memory.burst.fromFirstCreateSeconds))} / ${ms(memory.burst.latencyMs.creationTimestamp.p99)} / ${num(memory.verify.duplicates)}`,
+      '',
+      '',
+    ]);
   }
   if (reference?.unavailable !== undefined) {
     rows.push(['reference in-cluster v1.0.3', 'did not run', '', reference.unavailable.split('\n')[0]]);
   } else if (reference) {
     const r = reference.burst;
-    rows.push([`reference v1.0.3: claims/s from first create / p99`, `${num(rate(r.bound, r.fromFirstCreateSeconds))} / ${ms(r.latencyMs.creationTimestamp.p99)}`, '', reference.command]);
+    rows.push([
+      `reference v1.0.3: claims/s from first create / p99`,
+      `${num(rate(r.bound, r.fromFirstCreateSeconds))} / ${ms(r.latencyMs.creationTimestamp.p99)}`,
+      '',
+      reference.command,
+    ]);
     if (burst) rows.push(['metal-l2 / reference claims/s', `${num(comparison(burst, reference).ratio, 1)}x`, '>= 5x', '']);
   }
   if (network) {
@@ -124,11 +144,21 @@ function printSummary(results, errors) {
       .sort((a, b) => b[1] - a[1])
       .map(([op, count]) => `${op} ${num(count / network.count, 2)}`)
       .join(', ');
-    rows.push([`${num(n.count)} hybrid-bonded machines: all MachineNetworks Ready (from first create)`, `${sec(n.allReadySeconds)}${n.timedOut ? ` (${n.ready} Ready, timed out)` : ''}`, '', network.command]);
+    rows.push([
+      `${num(n.count)} hybrid-bonded machines: all MachineNetworks Ready (from first create)`,
+      `${sec(n.allReadySeconds)}${n.timedOut ? ` (${n.ready} Ready, timed out)` : ''}`,
+      '',
+      network.command,
+    ]);
     rows.push([`${num(n.count)} machines: p50 / p99 create-to-Ready`, `${ms(n.latencyMs.p50)} / ${ms(n.latencyMs.p99)}`, '', '']);
     rows.push([`${num(n.count)} machines: network controller Metal calls per machine`, num(calls.perMachine, 2), '<= 3', ops]);
     rows.push([`${num(n.count)} machines: most Metal calls on one device`, num(calls.worst.total), '', '']);
-    rows.push([`${num(n.count)} machines: CAPP fixture Metal calls per machine`, num(calls.cappTotal / network.count, 2), '', 'User-Agent cluster-api-provider-packet/v0.9.0 (metal-l2 capp-fixture)']);
+    rows.push([
+      `${num(n.count)} machines: CAPP fixture Metal calls per machine`,
+      num(calls.cappTotal / network.count, 2),
+      '',
+      'User-Agent cluster-api-provider-packet/v0.9.0 (metal-l2 capp-fixture)',
+    ]);
     rows.push([`${num(n.count)} machines: Metal calls in a steady-state resync (restart)`, num(steady.calls), '0', '']);
     rows.push([`${num(n.count)} machines: duplicate addresses`, num(verify.duplicates), '0', '']);
   }
@@ -149,7 +179,11 @@ async function main() {
     console.log(usage);
     return 0;
   }
-  console.log(`metal-l2 benchmarks (node ${process.version}, ${new Date().toISOString()}, ${cpus().length} CPUs, load average ${loadavg().map((l) => l.toFixed(1)).join(' ')})`);
+  console.log(
+    `metal-l2 benchmarks (node ${process.version}, ${new Date().toISOString()}, ${cpus().length} CPUs, load average ${loadavg()
+      .map((l) => l.toFixed(1))
+      .join(' ')})`,
+  );
   const results = {};
   const errors = [];
   const attempt = async (part, fn) => {

@@ -118,11 +118,18 @@ function requireTools(/** @type {string[]} */ tools) {
 function tarDir(/** @type {string} */ dir, /** @type {string} */ out, /** @type {{ epoch: number, forceRoot: boolean }} */ o) {
   const entries = listDir(dir);
   run('tar', [
-    '--create', `--file=${out}`, `--directory=${dir}`, '--sort=name', '--format=pax',
+    '--create',
+    `--file=${out}`,
+    `--directory=${dir}`,
+    '--sort=name',
+    '--format=pax',
     '--pax-option=exthdr.name=%d/PaxHeaders/%f,delete=atime,delete=ctime',
-    `--mtime=@${o.epoch}`, '--clamp-mtime', '--numeric-owner',
+    `--mtime=@${o.epoch}`,
+    '--clamp-mtime',
+    '--numeric-owner',
     ...(o.forceRoot ? ['--owner=0', '--group=0', '--mode=go-w,a+rX'] : []),
-    '--', ...entries,
+    '--',
+    ...entries,
   ]);
 }
 
@@ -135,7 +142,12 @@ function baseLayout(cacheRoot, epoch) {
     suite: 'trixie',
     variant: 'essential',
     include: ['nodejs', 'ca-certificates'],
-    dpkgopt: ['path-exclude=/usr/share/man/*', 'path-exclude=/usr/share/locale/*', 'path-exclude=/usr/share/doc/*', 'path-include=/usr/share/doc/*/copyright'],
+    dpkgopt: [
+      'path-exclude=/usr/share/man/*',
+      'path-exclude=/usr/share/locale/*',
+      'path-exclude=/usr/share/doc/*',
+      'path-include=/usr/share/doc/*/copyright',
+    ],
     mirror,
     keyring: sha256(readFileSync(keyring)),
     arch: execFileSync('dpkg', ['--print-architecture'], { encoding: 'utf8' }).trim(),
@@ -157,14 +169,24 @@ function baseLayout(cacheRoot, epoch) {
   // Downloaded .debs survive recipe changes (a changed trim script re-runs only the install).
   const debs = join(cacheRoot, 'debs');
   mkdirSync(debs, { recursive: true });
-  run('mmdebstrap', [
-    '--quiet', '--mode=root', '--format=directory', `--variant=${recipe.variant}`, `--include=${recipe.include.join(',')}`,
-    ...recipe.dpkgopt.map((o) => `--dpkgopt=${o}`),
-    '--skip=download/empty',
-    `--setup-hook=mkdir -p "$1/var/cache/apt/archives" && find "${debs}" -maxdepth 1 -name '*.deb' -exec cp -t "$1/var/cache/apt/archives/" {} +`,
-    `--customize-hook=find "$1/var/cache/apt/archives" -maxdepth 1 -name '*.deb' -exec cp -n -t "${debs}/" {} +`,
-    recipe.suite, rootfs, `deb [signed-by=${keyring}] ${mirror} ${recipe.suite} main`,
-  ], { env: { ...process.env, SOURCE_DATE_EPOCH: String(epoch) } });
+  run(
+    'mmdebstrap',
+    [
+      '--quiet',
+      '--mode=root',
+      '--format=directory',
+      `--variant=${recipe.variant}`,
+      `--include=${recipe.include.join(',')}`,
+      ...recipe.dpkgopt.map((o) => `--dpkgopt=${o}`),
+      '--skip=download/empty',
+      `--setup-hook=mkdir -p "$1/var/cache/apt/archives" && find "${debs}" -maxdepth 1 -name '*.deb' -exec cp -t "$1/var/cache/apt/archives/" {} +`,
+      `--customize-hook=find "$1/var/cache/apt/archives" -maxdepth 1 -name '*.deb' -exec cp -n -t "${debs}/" {} +`,
+      recipe.suite,
+      rootfs,
+      `deb [signed-by=${keyring}] ${mirror} ${recipe.suite} main`,
+    ],
+    { env: { ...process.env, SOURCE_DATE_EPOCH: String(epoch) } },
+  );
   log('base: trimming');
   const trimOut = run(process.execPath, [trimScript, rootfs], { quiet: true });
   rmSync(join(rootfs, 'dev'), { recursive: true, force: true });
@@ -178,11 +200,21 @@ function baseLayout(cacheRoot, epoch) {
   run('umoci', ['init', '--layout', oci], { quiet: true });
   run('umoci', ['new', '--image', `${oci}:base`], { quiet: true });
   const created = new Date(epoch * 1000).toISOString();
-  run('umoci', [
-    'raw', 'add-layer', '--image', `${oci}:base`, '--history.created', created,
-    '--history.created_by', `mmdebstrap --variant=essential --include=nodejs,ca-certificates trixie; hack/image/trim-rootfs.js`,
-    join(work, 'base.tar'),
-  ], { quiet: true });
+  run(
+    'umoci',
+    [
+      'raw',
+      'add-layer',
+      '--image',
+      `${oci}:base`,
+      '--history.created',
+      created,
+      '--history.created_by',
+      `mmdebstrap --variant=essential --include=nodejs,ca-certificates trixie; hack/image/trim-rootfs.js`,
+      join(work, 'base.tar'),
+    ],
+    { quiet: true },
+  );
   rmSync(join(work, 'base.tar'));
   rmSync(rootfs, { recursive: true, force: true });
   writeFileSync(join(work, 'base.json'), `${JSON.stringify({ recipe, node, rootfsBytes, trim: trimOut.trim() }, null, 2)}\n`);
@@ -230,7 +262,12 @@ function pruneModules(/** @type {string} */ dir) {
 function productionModules(/** @type {string} */ cacheRoot) {
   const inputs = installInputs();
   const npmVersion = run('npm', ['--version'], { quiet: true }).trim();
-  const key = sha256(npmVersion, process.version.split('.')[0] ?? '', ...CONTROLLERS, ...inputs.flatMap((f) => [f, readFileSync(join(repoRoot, f))])).slice(0, 16);
+  const key = sha256(
+    npmVersion,
+    process.version.split('.')[0] ?? '',
+    ...CONTROLLERS,
+    ...inputs.flatMap((f) => [f, readFileSync(join(repoRoot, f))]),
+  ).slice(0, 16);
   const dir = join(cacheRoot, `modules-${key}`);
   if (existsSync(join(dir, 'done'))) {
     log(`modules: cached ${relative(homedir(), dir)}`);
@@ -240,7 +277,20 @@ function productionModules(/** @type {string} */ cacheRoot) {
   const work = `${dir}.tmp-${process.pid}`;
   rmSync(work, { recursive: true, force: true });
   for (const f of inputs) cpSync(join(repoRoot, f), join(work, f));
-  run('npm', ['ci', '--omit=dev', '--ignore-scripts', '--no-audit', '--no-fund', '--prefer-offline', '--loglevel=error', ...CONTROLLERS.map((w) => `--workspace=${w}`)], { cwd: work, quiet: true });
+  run(
+    'npm',
+    [
+      'ci',
+      '--omit=dev',
+      '--ignore-scripts',
+      '--no-audit',
+      '--no-fund',
+      '--prefer-offline',
+      '--loglevel=error',
+      ...CONTROLLERS.map((w) => `--workspace=${w}`),
+    ],
+    { cwd: work, quiet: true },
+  );
   rmSync(join(work, 'node_modules', '.package-lock.json'), { force: true });
   pruneModules(join(work, 'node_modules'));
   writeFileSync(join(work, 'done'), '');
@@ -317,25 +367,67 @@ function main() {
   const oci = join(work, 'oci');
   cpSync(join(base, 'oci'), oci, { recursive: true });
   const image = `${oci}:${version}`;
-  run('umoci', ['raw', 'add-layer', '--image', `${oci}:base`, '--tag', version, '--history.created', created,
-    '--history.created_by', 'hack/build-image.js: /app (npm ci --omit=dev + dist)', join(work, 'app.tar')], { quiet: true });
+  run(
+    'umoci',
+    [
+      'raw',
+      'add-layer',
+      '--image',
+      `${oci}:base`,
+      '--tag',
+      version,
+      '--history.created',
+      created,
+      '--history.created_by',
+      'hack/build-image.js: /app (npm ci --omit=dev + dist)',
+      join(work, 'app.tar'),
+    ],
+    { quiet: true },
+  );
   const revision = gitRevision();
-  run('umoci', ['config', '--image', image, '--created', created, '--author', 'metal-l2',
-    '--history.created', created, '--history.created_by', 'hack/build-image.js: config',
-    '--config.user', NONROOT,
-    '--config.workingdir', '/app',
-    '--config.env', 'PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin',
-    '--config.env', 'NODE_ENV=production',
-    '--config.entrypoint', '/usr/bin/node',
-    '--config.cmd', '/app/packages/ipam-controller/dist/main.js',
-    '--config.label', 'org.opencontainers.image.title=metal-l2',
-    '--config.label', 'org.opencontainers.image.description=metal-l2 IPAM and network controllers (node /app/packages/<ipam|network>-controller/dist/main.js)',
-    '--config.label', `org.opencontainers.image.version=${version}`,
-    '--config.label', `org.opencontainers.image.revision=${revision}`,
-    '--config.label', 'org.opencontainers.image.licenses=Apache-2.0',
-    '--config.label', 'org.opencontainers.image.base.name=debian:trixie (mmdebstrap, trimmed)',
-    '--manifest.annotation', `org.opencontainers.image.version=${version}`,
-  ], { quiet: true });
+  run(
+    'umoci',
+    [
+      'config',
+      '--image',
+      image,
+      '--created',
+      created,
+      '--author',
+      'metal-l2',
+      '--history.created',
+      created,
+      '--history.created_by',
+      'hack/build-image.js: config',
+      '--config.user',
+      NONROOT,
+      '--config.workingdir',
+      '/app',
+      '--config.env',
+      'PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin',
+      '--config.env',
+      'NODE_ENV=production',
+      '--config.entrypoint',
+      '/usr/bin/node',
+      '--config.cmd',
+      '/app/packages/ipam-controller/dist/main.js',
+      '--config.label',
+      'org.opencontainers.image.title=metal-l2',
+      '--config.label',
+      'org.opencontainers.image.description=metal-l2 IPAM and network controllers (node /app/packages/<ipam|network>-controller/dist/main.js)',
+      '--config.label',
+      `org.opencontainers.image.version=${version}`,
+      '--config.label',
+      `org.opencontainers.image.revision=${revision}`,
+      '--config.label',
+      'org.opencontainers.image.licenses=Apache-2.0',
+      '--config.label',
+      'org.opencontainers.image.base.name=debian:trixie (mmdebstrap, trimmed)',
+      '--manifest.annotation',
+      `org.opencontainers.image.version=${version}`,
+    ],
+    { quiet: true },
+  );
   run('umoci', ['rm', '--image', `${oci}:base`], { quiet: true });
   run('umoci', ['gc', '--layout', oci], { quiet: true });
 

@@ -16,7 +16,9 @@ const sleep = (/** @type {number} */ ms) => new Promise((resolve) => setTimeout(
 /** Whether `pid` is alive and still runs `script` (a pid may have been reused since). @param {number} pid @param {string} script */
 function runs(pid, script) {
   try {
-    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').some((arg) => arg.endsWith(script));
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8')
+      .split('\0')
+      .some((arg) => arg.endsWith(script));
   } catch {
     return false;
   }
@@ -27,7 +29,11 @@ const state = existsSync(stateFile) ? JSON.parse(readFileSync(stateFile, 'utf8')
 
 if ((state.webhooks ?? []).length > 0 && existsSync(kubeconfig) && existsSync(join(local, 'bin', 'kubectl'))) {
   try {
-    execFileSync(join(local, 'bin', 'kubectl'), ['--kubeconfig', kubeconfig, 'delete', '--ignore-not-found', '--wait=false', '--request-timeout=5s', ...(state.webhooks ?? [])], { stdio: 'ignore' });
+    execFileSync(
+      join(local, 'bin', 'kubectl'),
+      ['--kubeconfig', kubeconfig, 'delete', '--ignore-not-found', '--wait=false', '--request-timeout=5s', ...(state.webhooks ?? [])],
+      { stdio: 'ignore' },
+    );
     console.log('removed the demo webhook configurations');
   } catch {
     // the control plane is already down: nothing to unregister

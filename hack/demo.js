@@ -27,7 +27,11 @@ const started = Date.now();
 
 /** @param {string[]} args @param {string} [input] @returns {string} */
 const kubectl = (args, input) =>
-  execFileSync(join(local, 'bin', 'kubectl'), ['--kubeconfig', kubeconfig, ...args], { encoding: 'utf8', input, stdio: ['pipe', 'pipe', 'pipe'] });
+  execFileSync(join(local, 'bin', 'kubectl'), ['--kubeconfig', kubeconfig, ...args], {
+    encoding: 'utf8',
+    input,
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
 /** @param {string[]} args */
 const show = (args) => {
   console.log(`\n$ kubectl ${args.join(' ')}`);
@@ -79,7 +83,11 @@ const children = new Map();
 function startProcess({ name, script, args, env = {} }) {
   const log = join(demoDir, `${name}.log`);
   const fd = openSync(log, 'w');
-  const child = spawn(process.execPath, [join(root, script), ...args], { detached: true, stdio: ['ignore', fd, fd], env: { ...process.env, ...env } });
+  const child = spawn(process.execPath, [join(root, script), ...args], {
+    detached: true,
+    stdio: ['ignore', fd, fd],
+    env: { ...process.env, ...env },
+  });
   closeSync(fd);
   child.unref();
   if (child.pid === undefined) throw new Error(`${name} did not start`);
@@ -124,7 +132,8 @@ if (!existsSync(kubeconfig)) throw new Error('no .local/kubeconfig: run `npm run
 if (existsSync(stateFile)) throw new Error('a demo is already running (.local/demo/state.json): `npm run demo:down` first');
 const capiCrds = join(shared, 'upstream-crds', 'cluster-api-v1.14.0');
 const cappCrds = join(shared, 'upstream-crds', 'cluster-api-provider-packet');
-if (!existsSync(capiCrds)) throw new Error(`the Cluster API CRDs are read from ${capiCrds}; clone the shared folder beside this repository or set METAL_L2_SHARED`);
+if (!existsSync(capiCrds))
+  throw new Error(`the Cluster API CRDs are read from ${capiCrds}; clone the shared folder beside this repository or set METAL_L2_SHARED`);
 rmSync(demoDir, { recursive: true, force: true });
 mkdirSync(manifestDir, { recursive: true });
 saveState();
@@ -133,7 +142,15 @@ step('CRDs: Cluster API v1.14 and CAPP v0.9 (from ../shared/upstream-crds), and 
 kubectl(['apply', '--server-side', '-f', capiCrds]);
 kubectl(['apply', '--server-side', '-f', cappCrds]);
 kubectl(['apply', '--server-side', '-f', join(root, 'crds')]);
-kubectl(['wait', '--for=condition=Established', '--timeout=60s', 'crd/ipaddressclaims.ipam.cluster.x-k8s.io', 'crd/inclusterippools.ipam.metal.x-k8s.io', 'crd/packetmachines.infrastructure.cluster.x-k8s.io', 'crd/machinenetworks.network.metal.x-k8s.io']);
+kubectl([
+  'wait',
+  '--for=condition=Established',
+  '--timeout=60s',
+  'crd/ipaddressclaims.ipam.cluster.x-k8s.io',
+  'crd/inclusterippools.ipam.metal.x-k8s.io',
+  'crd/packetmachines.infrastructure.cluster.x-k8s.io',
+  'crd/machinenetworks.network.metal.x-k8s.io',
+]);
 kubectl(['apply', '-f', '-'], `apiVersion: v1\nkind: Namespace\nmetadata: {name: ${ns}}\n`);
 
 step('webhook serving certificate for 127.0.0.1 (openssl: a throw-away CA, then a serving certificate)');
@@ -141,10 +158,55 @@ const certDir = join(demoDir, 'certs');
 mkdirSync(certDir, { recursive: true });
 /** @param {string[]} args */
 const openssl = (args) => execFileSync('openssl', args, { stdio: 'ignore' });
-openssl(['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-days', '30', '-subj', '/CN=metal-l2-demo-ca', '-keyout', join(certDir, 'ca.key'), '-out', join(certDir, 'ca.crt')]);
+openssl([
+  'req',
+  '-x509',
+  '-newkey',
+  'ec',
+  '-pkeyopt',
+  'ec_paramgen_curve:P-256',
+  '-nodes',
+  '-days',
+  '30',
+  '-subj',
+  '/CN=metal-l2-demo-ca',
+  '-keyout',
+  join(certDir, 'ca.key'),
+  '-out',
+  join(certDir, 'ca.crt'),
+]);
 writeFileSync(join(certDir, 'ext.cnf'), 'subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth\n');
-openssl(['req', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-subj', '/CN=localhost', '-keyout', join(certDir, 'tls.key'), '-out', join(certDir, 'tls.csr')]);
-openssl(['x509', '-req', '-in', join(certDir, 'tls.csr'), '-CA', join(certDir, 'ca.crt'), '-CAkey', join(certDir, 'ca.key'), '-CAcreateserial', '-days', '30', '-extfile', join(certDir, 'ext.cnf'), '-out', join(certDir, 'tls.crt')]);
+openssl([
+  'req',
+  '-newkey',
+  'ec',
+  '-pkeyopt',
+  'ec_paramgen_curve:P-256',
+  '-nodes',
+  '-subj',
+  '/CN=localhost',
+  '-keyout',
+  join(certDir, 'tls.key'),
+  '-out',
+  join(certDir, 'tls.csr'),
+]);
+openssl([
+  'x509',
+  '-req',
+  '-in',
+  join(certDir, 'tls.csr'),
+  '-CA',
+  join(certDir, 'ca.crt'),
+  '-CAkey',
+  join(certDir, 'ca.key'),
+  '-CAcreateserial',
+  '-days',
+  '30',
+  '-extfile',
+  join(certDir, 'ext.cnf'),
+  '-out',
+  join(certDir, 'tls.crt'),
+]);
 const caBundle = readFileSync(join(certDir, 'ca.crt')).toString('base64');
 console.log(`  ${relative(root, certDir)}/tls.crt, tls.key (CA ca.crt)`);
 
@@ -164,7 +226,22 @@ writeFileSync(
   join(demoDir, 'seed.yaml'),
   `metros: [{code: ${METRO}, name: Dallas, country: US}]\nplans: [{slug: c3.small.x86, ports: 2}]\nprojects: [{name: demo, id: ${PROJECT_ID}}]\ntokens: [{token: ${TOKEN}}]\n`,
 );
-startProcess({ name: 'metal-sim', script: 'packages/metal-sim/dist/cli.js', args: ['--port', String(ports.sim), '--seed', 'demo', '--seed-file', join(demoDir, 'seed.yaml'), '--device-queued-ms', '500', '--device-provisioning-ms', '2000'] });
+startProcess({
+  name: 'metal-sim',
+  script: 'packages/metal-sim/dist/cli.js',
+  args: [
+    '--port',
+    String(ports.sim),
+    '--seed',
+    'demo',
+    '--seed-file',
+    join(demoDir, 'seed.yaml'),
+    '--device-queued-ms',
+    '500',
+    '--device-provisioning-ms',
+    '2000',
+  ],
+});
 const simUrl = `http://127.0.0.1:${ports.sim}`;
 const metalUrl = `${simUrl}/metal/v1`;
 state.simulator = simUrl;
@@ -175,7 +252,10 @@ saveState();
  * @param {RequestInit} [init]
  */
 const metal = async (path, init = {}) => {
-  const res = await fetch(`${metalUrl}${path}`, { ...init, headers: { 'X-Auth-Token': TOKEN, 'Content-Type': 'application/json', 'User-Agent': 'metal-l2-demo' } });
+  const res = await fetch(`${metalUrl}${path}`, {
+    ...init,
+    headers: { 'X-Auth-Token': TOKEN, 'Content-Type': 'application/json', 'User-Agent': 'metal-l2-demo' },
+  });
   if (!res.ok) throw new Error(`${init.method ?? 'GET'} ${path}: ${res.status} ${await res.text()}`);
   return res.status === 204 ? undefined : res.json();
 };
@@ -185,27 +265,54 @@ await waitFor('the simulator', async () => {
 });
 
 const controllerFlags = (/** @type {number} */ metrics, /** @type {number} */ health, /** @type {number} */ webhook) => [
-  '--kubeconfig', kubeconfig,
+  '--kubeconfig',
+  kubeconfig,
   '--leader-elect=false',
-  '--metrics-bind-address', `127.0.0.1:${metrics}`,
-  '--health-probe-bind-address', `127.0.0.1:${health}`,
-  '--webhook-port', String(webhook),
-  '--webhook-cert-dir', certDir,
-  '--metal-api-url', metalUrl,
+  '--metrics-bind-address',
+  `127.0.0.1:${metrics}`,
+  '--health-probe-bind-address',
+  `127.0.0.1:${health}`,
+  '--webhook-port',
+  String(webhook),
+  '--webhook-cert-dir',
+  certDir,
+  '--metal-api-url',
+  metalUrl,
 ];
-startProcess({ name: 'ipam-controller', script: 'packages/ipam-controller/dist/main.js', args: [...controllerFlags(ports.ipamMetrics, ports.ipamHealth, ports.ipamWebhook), '--controller-namespace', ns] });
+startProcess({
+  name: 'ipam-controller',
+  script: 'packages/ipam-controller/dist/main.js',
+  args: [...controllerFlags(ports.ipamMetrics, ports.ipamHealth, ports.ipamWebhook), '--controller-namespace', ns],
+});
 startProcess({
   name: 'network-controller',
   script: 'packages/network-controller/dist/main.js',
   args: [
     ...controllerFlags(ports.netMetrics, ports.netHealth, ports.netWebhook),
-    '--metal-credentials-secret', `${ns}/metal-credentials`,
-    '--metadata-url', `${simUrl}/metadata`,
+    '--metal-credentials-secret',
+    `${ns}/metal-credentials`,
+    '--metadata-url',
+    `${simUrl}/metadata`,
   ],
 });
 // CAPP v0.9.0 and the owner-reference part of the CAPI Machine controller, played by the fixture.
 writeFileSync(join(demoDir, 'metal-token'), `${TOKEN}\n`, { mode: 0o600 });
-startProcess({ name: 'capp-fixture', script: 'packages/capp-fixture/dist/cli.js', args: ['--kubeconfig', kubeconfig, '--metal-api-url', metalUrl, '--metal-token-file', join(demoDir, 'metal-token'), '--namespace', ns, '--poll-interval-ms', '1000'] });
+startProcess({
+  name: 'capp-fixture',
+  script: 'packages/capp-fixture/dist/cli.js',
+  args: [
+    '--kubeconfig',
+    kubeconfig,
+    '--metal-api-url',
+    metalUrl,
+    '--metal-token-file',
+    join(demoDir, 'metal-token'),
+    '--namespace',
+    ns,
+    '--poll-interval-ms',
+    '1000',
+  ],
+});
 await waitFor('both controllers ready (/readyz)', async () => {
   assertAlive();
   return (await answers(`http://127.0.0.1:${ports.ipamHealth}/readyz`)) && answers(`http://127.0.0.1:${ports.netHealth}/readyz`);
@@ -224,7 +331,11 @@ const hook = ({ name, port, path, rule }) => `  - name: ${name}
     clientConfig: {url: "https://127.0.0.1:${port}${path}", caBundle: ${caBundle}}
     rules: [${rule}]
 `;
-state.webhooks = ['validatingwebhookconfiguration/metal-l2-demo-ipam', 'mutatingwebhookconfiguration/metal-l2-demo-network', 'validatingwebhookconfiguration/metal-l2-demo-network'];
+state.webhooks = [
+  'validatingwebhookconfiguration/metal-l2-demo-ipam',
+  'mutatingwebhookconfiguration/metal-l2-demo-network',
+  'validatingwebhookconfiguration/metal-l2-demo-network',
+];
 saveState();
 apply(
   'webhooks.yaml',
@@ -233,7 +344,14 @@ kind: ValidatingWebhookConfiguration
 metadata: {name: metal-l2-demo-ipam}
 webhooks:
 ${['inclusterippool', 'globalinclusterippool']
-  .map((kind) => hook({ name: `${kind}.ipam.metal.x-k8s.io`, port: ports.ipamWebhook, path: `/validate-ipam-metal-x-k8s-io-v1alpha1-${kind}`, rule: `{apiGroups: [ipam.metal.x-k8s.io], apiVersions: [v1alpha1], operations: [CREATE, UPDATE, DELETE], resources: [${kind}s]}` }))
+  .map((kind) =>
+    hook({
+      name: `${kind}.ipam.metal.x-k8s.io`,
+      port: ports.ipamWebhook,
+      path: `/validate-ipam-metal-x-k8s-io-v1alpha1-${kind}`,
+      rule: `{apiGroups: [ipam.metal.x-k8s.io], apiVersions: [v1alpha1], operations: [CREATE, UPDATE, DELETE], resources: [${kind}s]}`,
+    }),
+  )
   .join('')}---
 apiVersion: admissionregistration.k8s.io/v1
 kind: MutatingWebhookConfiguration
@@ -267,10 +385,23 @@ spec:
   infrastructureRef: {apiGroup: infrastructure.cluster.x-k8s.io, kind: PacketCluster, name: ${CLUSTER}}
 `,
 );
-kubectl(['patch', 'cluster.cluster.x-k8s.io', CLUSTER, '-n', ns, '--subresource=status', '--type=merge', '-p', '{"status":{"initialization":{"infrastructureProvisioned":true}}}']);
+kubectl([
+  'patch',
+  'cluster.cluster.x-k8s.io',
+  CLUSTER,
+  '-n',
+  ns,
+  '--subresource=status',
+  '--type=merge',
+  '-p',
+  '{"status":{"initialization":{"infrastructureProvisioned":true}}}',
+]);
 
 step('pools: vrf-pool (VLAN 1000, its range in a Metal VRF with a Metal Gateway) and vlan-1001 (plain)');
-await metal(`/projects/${PROJECT_ID}/virtual-networks`, { method: 'POST', body: JSON.stringify({ vxlan: 1001, metro: METRO, description: 'demo vlan 1001' }) });
+await metal(`/projects/${PROJECT_ID}/virtual-networks`, {
+  method: 'POST',
+  body: JSON.stringify({ vxlan: 1001, metro: METRO, description: 'demo vlan 1001' }),
+});
 console.log('  VLAN 1001 created in the simulator by hand (the VRF-backed pool creates VLAN 1000 itself)');
 apply(
   'pools.yaml',
@@ -297,7 +428,11 @@ spec:
   gateway: 192.168.11.1
 `,
 );
-await waitFor('the VRF-backed pool Ready', () => kubectl(['get', 'inclusterippool', 'vrf-pool', '-n', ns, '-o', 'jsonpath={.status.conditions[?(@.type=="Ready")].status}']) === 'True');
+await waitFor(
+  'the VRF-backed pool Ready',
+  () =>
+    kubectl(['get', 'inclusterippool', 'vrf-pool', '-n', ns, '-o', 'jsonpath={.status.conditions[?(@.type=="Ready")].status}']) === 'True',
+);
 const vrfStatus = JSON.parse(kubectl(['get', 'inclusterippool', 'vrf-pool', '-n', ns, '-o', 'jsonpath={.status.vrf}']));
 // The IPAM controller's Metal client says just `metal-l2` (the network controller's says more).
 /** @type {{ requests: { userAgent?: string, operationId?: string }[] }} */
@@ -308,8 +443,16 @@ console.log(`  status.vrf: ${JSON.stringify(vrfStatus)}`);
 
 step('what the IPAM webhook refuses');
 for (const [what, body, args] of [
-  ['an overlapping pool', `apiVersion: ipam.metal.x-k8s.io/v1alpha1\nkind: InClusterIPPool\nmetadata: {name: overlap, namespace: ${ns}}\nspec: {addresses: ["192.168.11.100-192.168.11.250"], prefix: 24}\n`, ['apply', '-f', '-']],
-  ['a gateway outside the subnet', `apiVersion: ipam.metal.x-k8s.io/v1alpha1\nkind: InClusterIPPool\nmetadata: {name: bad-gateway, namespace: ${ns}}\nspec: {addresses: ["192.168.12.10-192.168.12.20"], prefix: 24, gateway: 192.168.13.1}\n`, ['apply', '-f', '-']],
+  [
+    'an overlapping pool',
+    `apiVersion: ipam.metal.x-k8s.io/v1alpha1\nkind: InClusterIPPool\nmetadata: {name: overlap, namespace: ${ns}}\nspec: {addresses: ["192.168.11.100-192.168.11.250"], prefix: 24}\n`,
+    ['apply', '-f', '-'],
+  ],
+  [
+    'a gateway outside the subnet',
+    `apiVersion: ipam.metal.x-k8s.io/v1alpha1\nkind: InClusterIPPool\nmetadata: {name: bad-gateway, namespace: ${ns}}\nspec: {addresses: ["192.168.12.10-192.168.12.20"], prefix: 24, gateway: 192.168.13.1}\n`,
+    ['apply', '-f', '-'],
+  ],
 ]) {
   try {
     kubectl(/** @type {string[]} */ (args), /** @type {string} */ (body));
@@ -326,15 +469,30 @@ const plainPool = '{apiGroup: ipam.metal.x-k8s.io, kind: InClusterIPPool, name: 
 /** @type {[string, string][]} */
 const templates = [
   ['layer3', `  - name: bond0`],
-  ['hybrid-bonded', `  - name: bond0\n    vlans:\n    - vxlan: 1000\n      addressesFromPools: [${vrfPool}]\n      routes: [{to: 10.60.0.0/16, via: ${gw}}]`],
-  ['hybrid', `  - name: eth1\n    bonded: false\n    vlans:\n    - {vxlan: 1001, native: true, addressesFromPools: [${plainPool}]}\n    - {vxlan: 1000, addressesFromPools: [${vrfPool}]}`],
-  ['layer2-bonded', `  - name: bond0\n    layer2: true\n    vlans:\n    - {vxlan: 1000, native: true, addressesFromPools: [${vrfPool}], routes: [{to: default, via: ${gw}}]}\n    - {vxlan: 1001, addressesFromPools: [${plainPool}]}`],
-  ['layer2-individual', `  - {name: bond0, layer2: true, bonded: false}\n  - name: eth0\n    vlans: [{vxlan: 1000, addressesFromPools: [${vrfPool}]}]\n  - name: eth1\n    vlans: [{vxlan: 1001, addressesFromPools: [${plainPool}]}]`],
+  [
+    'hybrid-bonded',
+    `  - name: bond0\n    vlans:\n    - vxlan: 1000\n      addressesFromPools: [${vrfPool}]\n      routes: [{to: 10.60.0.0/16, via: ${gw}}]`,
+  ],
+  [
+    'hybrid',
+    `  - name: eth1\n    bonded: false\n    vlans:\n    - {vxlan: 1001, native: true, addressesFromPools: [${plainPool}]}\n    - {vxlan: 1000, addressesFromPools: [${vrfPool}]}`,
+  ],
+  [
+    'layer2-bonded',
+    `  - name: bond0\n    layer2: true\n    vlans:\n    - {vxlan: 1000, native: true, addressesFromPools: [${vrfPool}], routes: [{to: default, via: ${gw}}]}\n    - {vxlan: 1001, addressesFromPools: [${plainPool}]}`,
+  ],
+  [
+    'layer2-individual',
+    `  - {name: bond0, layer2: true, bonded: false}\n  - name: eth0\n    vlans: [{vxlan: 1000, addressesFromPools: [${vrfPool}]}]\n  - name: eth1\n    vlans: [{vxlan: 1001, addressesFromPools: [${plainPool}]}]`,
+  ],
 ];
 apply(
   'templates.yaml',
   templates
-    .map(([name, ports]) => `apiVersion: network.metal.x-k8s.io/v1alpha1\nkind: MachineNetworkTemplate\nmetadata: {name: ${name}, namespace: ${ns}}\nspec:\n  os: {renderer: ifupdown}\n  ports:\n${ports}\n`)
+    .map(
+      ([name, ports]) =>
+        `apiVersion: network.metal.x-k8s.io/v1alpha1\nkind: MachineNetworkTemplate\nmetadata: {name: ${name}, namespace: ${ns}}\nspec:\n  os: {renderer: ifupdown}\n  ports:\n${ports}\n`,
+    )
     .join('---\n'),
 );
 console.log(`  ${templates.map(([name]) => name).join(', ')} (see .local/demo/manifests/templates.yaml)`);
@@ -395,9 +553,22 @@ spec:
 `,
   );
   // What the API server stored on create, after our mutating webhook (the pause is lifted soon after).
-  const created = kubectl(['create', '-f', file, '-o', 'jsonpath={.kind} {.metadata.annotations.network\\.metal\\.x-k8s\\.io/hold}{"\\n"}']);
-  const hold = created.split('\n').find((line) => line.startsWith('PacketMachine '))?.slice('PacketMachine '.length).trim() || undefined;
-  console.log(`  ${name.padEnd(6)} template ${template.padEnd(18)} ${hold === undefined ? 'NOT paused by the webhook' : `paused by our webhook on create (cluster.x-k8s.io/paused + hold ${hold})`}`);
+  const created = kubectl([
+    'create',
+    '-f',
+    file,
+    '-o',
+    'jsonpath={.kind} {.metadata.annotations.network\\.metal\\.x-k8s\\.io/hold}{"\\n"}',
+  ]);
+  const hold =
+    created
+      .split('\n')
+      .find((line) => line.startsWith('PacketMachine '))
+      ?.slice('PacketMachine '.length)
+      .trim() || undefined;
+  console.log(
+    `  ${name.padEnd(6)} template ${template.padEnd(18)} ${hold === undefined ? 'NOT paused by the webhook' : `paused by our webhook on create (cluster.x-k8s.io/paused + hold ${hold})`}`,
+  );
 }
 
 step('following the machines (MachineNetwork Ready condition; every change is printed)');
@@ -418,21 +589,34 @@ await waitFor(
     for (const [name] of machines) {
       const mn = mns.find((m) => m.metadata.name === name);
       const ready = cond(mn, 'Ready');
-      const now = mn === undefined ? 'no MachineNetwork yet' : ready === undefined ? 'no conditions yet' : ready.status === 'True' ? 'Ready' : `${ready.reason}`;
+      const now =
+        mn === undefined
+          ? 'no MachineNetwork yet'
+          : ready === undefined
+            ? 'no conditions yet'
+            : ready.status === 'True'
+              ? 'Ready'
+              : `${ready.reason}`;
       if (lastSeen.get(name) !== now) {
         lastSeen.set(name, now);
         console.log(`  [${elapsed()}] ${name.padEnd(6)} ${now}`);
       }
       // Layer-2 modes take the metadata service away, so the controller waits until the boot
       // script says it has what it needs. No guest OS runs in this demo: post that event for it.
-      if (cond(mn, 'PortsConfigured')?.reason === 'WaitingForBootScript' && !bootScriptPlayed.has(name) && mn?.status?.deviceID !== undefined) {
+      if (
+        cond(mn, 'PortsConfigured')?.reason === 'WaitingForBootScript' &&
+        !bootScriptPlayed.has(name) &&
+        mn?.status?.deviceID !== undefined
+      ) {
         bootScriptPlayed.add(name);
         const res = await fetch(`${simUrl}/metadata/${mn.status.deviceID}/events`, {
           method: 'POST',
           headers: { 'Content-Type': 'application/json' },
           body: JSON.stringify({ state: 'running', code: 1001, message: 'metal-l2: metadata captured' }),
         });
-        console.log(`  [${elapsed()}] ${name.padEnd(6)} no guest OS runs in this demo: posted the boot script's user-state event 1001 ("metadata captured") to the simulator for device ${mn.status.deviceID} (answer ${res.status})`);
+        console.log(
+          `  [${elapsed()}] ${name.padEnd(6)} no guest OS runs in this demo: posted the boot script's user-state event 1001 ("metadata captured") to the simulator for device ${mn.status.deviceID} (answer ${res.status})`,
+        );
       }
     }
     return machines.every(([name]) => lastSeen.get(name) === 'Ready');
@@ -457,11 +641,18 @@ for (const [name] of machines) {
     });
   const calls = await fetch(`${simUrl}/_sim/requests?deviceId=${deviceId}&userAgent=${CONTROLLER_AGENT}`).then((res) => res.json());
   const addresses = (mn?.status?.addresses ?? []).map((a) => `${a.port}.${a.vxlan} ${a.address}/${a.prefix}`);
-  rows.push([name, mn?.status?.networkType ?? '?', addresses.join(', ') || '-', vlans.join('; ') || '- (bond0 layer 3 only)', String(calls.count), cond(mn, 'Ready')?.status ?? '?']);
+  rows.push([
+    name,
+    mn?.status?.networkType ?? '?',
+    addresses.join(', ') || '-',
+    vlans.join('; ') || '- (bond0 layer 3 only)',
+    String(calls.count),
+    cond(mn, 'Ready')?.status ?? '?',
+  ]);
 }
 const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
 for (const row of rows) console.log(`  ${row.map((cell, i) => cell.padEnd(widths[i])).join('  ')}`.trimEnd());
-console.log('  (METAL CALLS: the network controller\'s calls on that device, from the simulator\'s request log)');
+console.log("  (METAL CALLS: the network controller's calls on that device, from the simulator's request log)");
 
 show(['get', 'machinenetworks', '-n', ns]);
 show(['get', 'inclusterippools', '-n', ns]);

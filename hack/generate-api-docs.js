@@ -51,7 +51,8 @@ function constraints(s) {
   if (s.maxItems !== undefined) out.push(`max ${s.maxItems} items`);
   if (s.maxProperties !== undefined) out.push(`max ${s.maxProperties} entries`);
   if (s.pattern !== undefined) out.push(`pattern \`${s.pattern}\``);
-  if (s['x-kubernetes-list-type'] === 'map') out.push(`list keyed by ${(s['x-kubernetes-list-map-keys'] ?? []).map((k) => `\`${k}\``).join(', ')}`);
+  if (s['x-kubernetes-list-type'] === 'map')
+    out.push(`list keyed by ${(s['x-kubernetes-list-map-keys'] ?? []).map((k) => `\`${k}\``).join(', ')}`);
   if (s['x-kubernetes-list-type'] === 'set') out.push('set (no duplicates)');
   if (s['x-kubernetes-preserve-unknown-fields'] === true) out.push('free-form');
   return out.join('; ');
@@ -73,14 +74,16 @@ function walk(s, { path, required }, acc) {
     for (const v of children['x-kubernetes-validations'] ?? []) acc.rules.push([`\`${prefix}\``, `\`${v.rule}\``, v.message ?? '']);
   }
   const req = new Set(children.required ?? []);
-  for (const [name, child] of Object.entries(children.properties ?? {})) walk(child, { path: `${prefix}.${name}`, required: req.has(name) }, acc);
+  for (const [name, child] of Object.entries(children.properties ?? {}))
+    walk(child, { path: `${prefix}.${name}`, required: req.has(name) }, acc);
   if (typeof children.additionalProperties === 'object' && children.additionalProperties.properties !== undefined) {
     walk(children.additionalProperties, { path: `${prefix}.<key>`, required: false }, acc);
   }
 }
 
 /** @param {string[]} header @param {string[][]} rows */
-const table = (header, rows) => [`| ${header.join(' | ')} |`, `|${header.map(() => '---').join('|')}|`, ...rows.map((r) => `| ${r.map(cell).join(' | ')} |`)].join('\n');
+const table = (header, rows) =>
+  [`| ${header.join(' | ')} |`, `|${header.map(() => '---').join('|')}|`, ...rows.map((r) => `| ${r.map(cell).join(' | ')} |`)].join('\n');
 
 /**
  * @param {any} crd a CustomResourceDefinition
@@ -100,9 +103,18 @@ function section(crd) {
     if (schema.description !== undefined) parts.push(schema.description, '');
     const columns = version.additionalPrinterColumns ?? [];
     if (columns.length > 0) {
-      parts.push(`\`kubectl get ${names.plural}\` columns:`, '', table(['column', 'type', 'JSON path', 'description'], columns.map((/** @type {any} */ c) => [c.name, c.type, `\`${c.jsonPath}\``, c.description ?? ''])), '');
+      parts.push(
+        `\`kubectl get ${names.plural}\` columns:`,
+        '',
+        table(
+          ['column', 'type', 'JSON path', 'description'],
+          columns.map((/** @type {any} */ c) => [c.name, c.type, `\`${c.jsonPath}\``, c.description ?? '']),
+        ),
+        '',
+      );
     }
-    if (version.subresources?.status !== undefined) parts.push('Status is a subresource (`/status`): controllers write it, a spec update does not change it.', '');
+    if (version.subresources?.status !== undefined)
+      parts.push('Status is a subresource (`/status`): controllers write it, a spec update does not change it.', '');
     /** @type {{ rows: string[][], rules: string[][] }} */
     const acc = { rows: [], rules: [] };
     const required = new Set(schema.required ?? []);
@@ -111,7 +123,13 @@ function section(crd) {
       if (s !== undefined) walk(s, { path: top, required: required.has(top) }, acc);
     }
     parts.push(`### ${names.kind} fields`, '', table(['field', 'type', 'required', 'constraints', 'description'], acc.rows), '');
-    if (acc.rules.length > 0) parts.push(`### ${names.kind} validation rules (CEL, checked by the API server)`, '', table(['on', 'rule', 'message'], acc.rules), '');
+    if (acc.rules.length > 0)
+      parts.push(
+        `### ${names.kind} validation rules (CEL, checked by the API server)`,
+        '',
+        table(['on', 'rule', 'message'], acc.rules),
+        '',
+      );
   }
   return parts.join('\n');
 }
@@ -128,9 +146,11 @@ const page = [
   'The custom resources metal-l2 defines, generated from their CRD schemas (`crds/`, themselves generated',
   'from `packages/api`). Behaviour is described in [ipam-provider.md](ipam-provider.md) (pools) and',
   '[network-controller.md](network-controller.md) (machine networks); the network modes in [modes/](modes/).',
-  'Claims and addresses are Cluster API\'s own `IPAddressClaim` / `IPAddress` (`ipam.cluster.x-k8s.io`).',
+  "Claims and addresses are Cluster API's own `IPAddressClaim` / `IPAddress` (`ipam.cluster.x-k8s.io`).",
   '',
-  ...[...byGroup.entries()].flatMap(([group, list]) => [`- \`${group}\`: ${list.map((/** @type {any} */ c) => `[${c.spec.names.kind}](#${c.spec.names.kind.toLowerCase()})`).join(', ')}`]),
+  ...[...byGroup.entries()].flatMap(([group, list]) => [
+    `- \`${group}\`: ${list.map((/** @type {any} */ c) => `[${c.spec.names.kind}](#${c.spec.names.kind.toLowerCase()})`).join(', ')}`,
+  ]),
   '',
   ...[...byGroup.values()].flat().map(section),
 ].join('\n');

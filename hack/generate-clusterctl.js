@@ -24,15 +24,16 @@ const MOVE_LABEL = 'clusterctl.cluster.x-k8s.io/move-hierarchy';
 /** Helm's bookkeeping labels say nothing true about a clusterctl install. */
 const HELM_LABELS = ['helm.sh/chart', 'app.kubernetes.io/managed-by'];
 
-const values = [
-  'webhook.certificates=cert-manager',
-  'metrics.serviceMonitor.enabled=false',
-];
+const values = ['webhook.certificates=cert-manager', 'metrics.serviceMonitor.enabled=false'];
 
 const helm = process.env['HELM'] ?? (await resolveBinaries(repoRoot)).helm;
-const { stdout } = await run(helm, ['template', 'metal-l2', chart, '--namespace', NAMESPACE, '--include-crds', ...values.flatMap((v) => ['--set', v])], {
-  maxBuffer: 64 * 1024 * 1024,
-});
+const { stdout } = await run(
+  helm,
+  ['template', 'metal-l2', chart, '--namespace', NAMESPACE, '--include-crds', ...values.flatMap((v) => ['--set', v])],
+  {
+    maxBuffer: 64 * 1024 * 1024,
+  },
+);
 
 const namespace = { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NAMESPACE, labels: { [PROVIDER_LABEL]: PROVIDER } } };
 const objects = [namespace];

@@ -28,7 +28,9 @@ for (const crdDir of crdDirs) {
 }
 
 if (check && drift.length > 0) {
-  console.error(`generated CRDs have drifted from packages/api:\n  ${drift.join('\n  ')}\nRun \`npm run crds:generate\` and commit the result.`);
+  console.error(
+    `generated CRDs have drifted from packages/api:\n  ${drift.join('\n  ')}\nRun \`npm run crds:generate\` and commit the result.`,
+  );
   process.exitCode = 1;
 } else if (!check) {
   console.log(drift.length === 0 ? 'crds/ is up to date' : `wrote ${drift.join(', ')}`);

@@ -134,7 +134,8 @@ export async function verifyBurst({ api, namespace, target, pool, spec }) {
     boundClaims++;
     const address = byName.get(ref);
     if (address === undefined) problems.push(`claim ${claim.metadata.name} names IPAddress ${ref}, which does not exist`);
-    else if (address.spec.claimRef?.name !== claim.metadata.name) problems.push(`IPAddress ${ref} belongs to ${address.spec.claimRef?.name}, not ${claim.metadata.name}`);
+    else if (address.spec.claimRef?.name !== claim.metadata.name)
+      problems.push(`IPAddress ${ref} belongs to ${address.spec.claimRef?.name}, not ${claim.metadata.name}`);
   }
   const values = addresses.map((a) => a.spec.address);
   const distinct = new Set(values).size;
@@ -157,7 +158,12 @@ export async function verifyBurst({ api, namespace, target, pool, spec }) {
 /** Creates the pool and waits until the controller has written its status (so it runs, caches synced). */
 export async function createPool({ api, namespace, target, name, spec, controller }) {
   const path = resourcePath({ ...target.pool, namespace });
-  await api.post(path, { apiVersion: `${target.pool.group}/${target.pool.version}`, kind: target.pool.kind, metadata: { name, namespace }, spec });
+  await api.post(path, {
+    apiVersion: `${target.pool.group}/${target.pool.version}`,
+    kind: target.pool.kind,
+    metadata: { name, namespace },
+    spec,
+  });
   await waitUntil(
     `the controller to write the status of ${target.pool.kind} ${name}`,
     async () => {

@@ -19,7 +19,9 @@ export const benchLogDir = join(tmpdir(), 'metal-l2-bench-logs');
 export function sharedDir() {
   const dir = resolve(process.env.METAL_L2_SHARED ?? join(repoRoot, '..', 'shared'));
   if (!existsSync(join(dir, 'upstream-crds'))) {
-    throw new Error(`the upstream CRDs are read from ${dir}/upstream-crds: clone the shared folder beside this repository or set METAL_L2_SHARED`);
+    throw new Error(
+      `the upstream CRDs are read from ${dir}/upstream-crds: clone the shared folder beside this repository or set METAL_L2_SHARED`,
+    );
   }
   return dir;
 }

@@ -58,7 +58,9 @@ function startChild({ name, command, args, shown }) {
     /** Throws with the log's tail when the process has died. */
     assertAlive() {
       if (exited !== undefined) {
-        throw new Error(`${name} exited (${exited.error?.message ?? `code ${exited.code}, signal ${exited.signal}`}); log ${logFile}:\n${tail(logFile)}`);
+        throw new Error(
+          `${name} exited (${exited.error?.message ?? `code ${exited.code}, signal ${exited.signal}`}); log ${logFile}:\n${tail(logFile)}`,
+        );
       }
     },
     memory: () => memoryOf(child.pid),
@@ -90,13 +92,19 @@ export function startOurController({ kubeconfig, namespace }) {
   const main = join('packages', 'ipam-controller', 'dist', 'main.js');
   const nodeArgs = (process.env.METAL_L2_BENCH_CONTROLLER_NODE_ARGS ?? '').split(' ').filter((a) => a !== '');
   const flags = (config) => [
-    '--kubeconfig', config,
-    '--namespace', namespace,
+    '--kubeconfig',
+    config,
+    '--namespace',
+    namespace,
     '--leader-elect=false',
-    '--metrics-bind-address', '0',
-    '--health-probe-bind-address', '0',
-    '--webhook-port', '0',
-    '--log-level', 'warn',
+    '--metrics-bind-address',
+    '0',
+    '--health-probe-bind-address',
+    '0',
+    '--webhook-port',
+    '0',
+    '--log-level',
+    'warn',
   ];
   return startChild({
     name: 'metal-l2-ipam-controller',
@@ -124,21 +132,38 @@ export function freePort() {
  * health probes on the given local ports, the default Metal credentials from `credentials`
  * (namespace/name). `logLevel` debug logs one "reconciled" line per reconcile.
  */
-export function startNetworkController({ kubeconfig, namespace, metalApiUrl, metadataUrl, credentials, metricsPort, healthPort, logLevel = 'info' }) {
+export function startNetworkController({
+  kubeconfig,
+  namespace,
+  metalApiUrl,
+  metadataUrl,
+  credentials,
+  metricsPort,
+  healthPort,
+  logLevel = 'info',
+}) {
   const main = join('packages', 'network-controller', 'dist', 'main.js');
   const nodeArgs = (process.env.METAL_L2_BENCH_CONTROLLER_NODE_ARGS ?? '').split(' ').filter((a) => a !== '');
   // Shown in tables with placeholders for what changes from run to run.
   const flags = (shown) => [
-    '--kubeconfig', shown ? '<kubeconfig>' : kubeconfig,
+    '--kubeconfig',
+    shown ? '<kubeconfig>' : kubeconfig,
     ...(namespace === undefined ? [] : ['--namespace', namespace]),
     '--leader-elect=false',
-    '--webhook-port', '0',
-    '--metal-api-url', shown ? '<simulator>/metal/v1' : metalApiUrl,
-    '--metal-credentials-secret', credentials,
-    '--metadata-url', shown ? '<simulator>/metadata' : metadataUrl,
-    '--metrics-bind-address', `127.0.0.1:${shown ? '<free port>' : metricsPort}`,
-    '--health-probe-bind-address', `127.0.0.1:${shown ? '<free port>' : healthPort}`,
-    '--log-level', logLevel,
+    '--webhook-port',
+    '0',
+    '--metal-api-url',
+    shown ? '<simulator>/metal/v1' : metalApiUrl,
+    '--metal-credentials-secret',
+    credentials,
+    '--metadata-url',
+    shown ? '<simulator>/metadata' : metadataUrl,
+    '--metrics-bind-address',
+    `127.0.0.1:${shown ? '<free port>' : metricsPort}`,
+    '--health-probe-bind-address',
+    `127.0.0.1:${shown ? '<free port>' : healthPort}`,
+    '--log-level',
+    logLevel,
   ];
   const handle = startChild({
     name: 'metal-l2-network-controller',
@@ -161,8 +186,14 @@ export async function buildReference() {
     const { stdout } = await run('bash', [script], { maxBuffer: 16 * 1024 * 1024, timeout: 40 * 60 * 1000 });
     return { binary: stdout.trim().split('\n').pop() };
   } catch (err) {
-    const stderr = String(err.stderr ?? '').trimEnd().split('\n').slice(-8).join('\n');
-    return { error: `bash hack/build-reference-ipam.sh failed (${err.code ?? err.signal ?? err.message})${stderr === '' ? '' : `:\n${stderr}`}` };
+    const stderr = String(err.stderr ?? '')
+      .trimEnd()
+      .split('\n')
+      .slice(-8)
+      .join('\n');
+    return {
+      error: `bash hack/build-reference-ipam.sh failed (${err.code ?? err.signal ?? err.message})${stderr === '' ? '' : `:\n${stderr}`}`,
+    };
   }
 }
 
@@ -181,5 +212,10 @@ export function startReferenceController({ binary, kubeconfig, namespace }) {
     '--webhook-port=0',
   ];
   const shown = binary.replace(homedir(), '~');
-  return startChild({ name: 'reference-in-cluster-ipam', command: binary, args: flags(kubeconfig), shown: [shown, ...flags('<kubeconfig>')].join(' ') });
+  return startChild({
+    name: 'reference-in-cluster-ipam',
+    command: binary,
+    args: flags(kubeconfig),
+    shown: [shown, ...flags('<kubeconfig>')].join(' '),
+  });
 }

@@ -34,7 +34,13 @@ export async function runCore() {
   }
   printTable(
     ['pool 10.1.0.0/16, 60,000 used', 'used runs', 'next free', 'allocate 1,000', 'build state'],
-    scenarios.map((s) => [s.name, num(s.runs), `${num(s['next free address'], 2)} µs`, `${num(s['allocate 1,000 at once'], 0)} µs`, `${num(s['build state from 60,000 used'], 0)} µs`]),
+    scenarios.map((s) => [
+      s.name,
+      num(s.runs),
+      `${num(s['next free address'], 2)} µs`,
+      `${num(s['allocate 1,000 at once'], 0)} µs`,
+      `${num(s['build state from 60,000 used'], 0)} µs`,
+    ]),
   );
   const codec = stdout.split('\n').filter((l) => /status codec|namespaced pool:|global pool|encode:/.test(l));
   if (codec.length > 0) console.log(`\n${codec.join('\n')}`);

@@ -44,7 +44,22 @@ async function burstOnFreshCluster({ label, crds, target, start, count, options 
     const verify = await verifyBurst({ api: cluster.api, namespace, target, pool: 'bench', spec });
     controller.assertAlive();
     const memory = controller.memory();
-    return { label: target.label, command: controller.command, logFile: controller.logFile, spec, burst, verify, idle, memory, loadBefore, loadAfter, requests, forcedCloses, cpu, windowSeconds };
+    return {
+      label: target.label,
+      command: controller.command,
+      logFile: controller.logFile,
+      spec,
+      burst,
+      verify,
+      idle,
+      memory,
+      loadBefore,
+      loadAfter,
+      requests,
+      forcedCloses,
+      cpu,
+      windowSeconds,
+    };
   } finally {
     await controller?.stop();
     await cluster.stop();
@@ -77,17 +92,38 @@ function burstRows(r) {
     ['claims bound', `${num(burst.bound)} of ${num(burst.count)}${burst.timedOut ? ' (timed out)' : ''}`],
     ['pool', `${r.spec.addresses[0]}, gateway ${r.spec.gateway}`],
     ['all created (from first create)', sec(burst.createSeconds)],
-    ['all bound, from first create', `${sec(burst.fromFirstCreateSeconds)} -> ${num(rate(burst.bound, burst.fromFirstCreateSeconds))} claims/s`],
-    ['all bound, from last create', `${sec(burst.afterLastCreateSeconds)} -> ${num(rate(burst.bound, burst.afterLastCreateSeconds))} claims/s`],
-    ['claim-to-bound p50 / p99 / max (creationTimestamp)', `${ms(burst.latencyMs.creationTimestamp.p50)} / ${ms(burst.latencyMs.creationTimestamp.p99)} / ${ms(burst.latencyMs.creationTimestamp.max)}`],
-    ['claim-to-bound p50 / p99 / max (create request sent)', `${ms(burst.latencyMs.request.p50)} / ${ms(burst.latencyMs.request.p99)} / ${ms(burst.latencyMs.request.max)}`],
+    [
+      'all bound, from first create',
+      `${sec(burst.fromFirstCreateSeconds)} -> ${num(rate(burst.bound, burst.fromFirstCreateSeconds))} claims/s`,
+    ],
+    [
+      'all bound, from last create',
+      `${sec(burst.afterLastCreateSeconds)} -> ${num(rate(burst.bound, burst.afterLastCreateSeconds))} claims/s`,
+    ],
+    [
+      'claim-to-bound p50 / p99 / max (creationTimestamp)',
+      `${ms(burst.latencyMs.creationTimestamp.p50)} / ${ms(burst.latencyMs.creationTimestamp.p99)} / ${ms(burst.latencyMs.creationTimestamp.max)}`,
+    ],
+    [
+      'claim-to-bound p50 / p99 / max (create request sent)',
+      `${ms(burst.latencyMs.request.p50)} / ${ms(burst.latencyMs.request.p99)} / ${ms(burst.latencyMs.request.max)}`,
+    ],
     ['claims bound in each second from the first create', timeline(burst.boundPerSecond)],
-    ['IPAddresses / distinct addresses / duplicates', `${num(verify.ipAddresses)} / ${num(verify.distinctAddresses)} / ${num(verify.duplicates)}`],
+    [
+      'IPAddresses / distinct addresses / duplicates',
+      `${num(verify.ipAddresses)} / ${num(verify.distinctAddresses)} / ${num(verify.duplicates)}`,
+    ],
     ['pool status', verify.poolSummary],
     ['controller RSS idle -> peak (VmHWM)', `${mib(r.idle.currentKiB)} -> ${mib(r.memory.peakKiB)}`],
-    ['API requests of the controller (claim creates left out)', `${num(total(r.requests))} = ${num(total(r.requests) / burst.count, 1)} per claim`],
+    [
+      'API requests of the controller (claim creates left out)',
+      `${num(total(r.requests))} = ${num(total(r.requests) / burst.count, 1)} per claim`,
+    ],
     ...r.requests.slice(0, 8).map(({ key, count, meanMs }) => [`  ${key}`, `${num(count)} (server time ${ms(meanMs)} mean)`]),
-    ['claim watches the API server force-closed as too slow', `${num(r.forcedCloses)} (the bench's own watch resumed ${num(burst.watchRestarts)} times)`],
+    [
+      'claim watches the API server force-closed as too slow',
+      `${num(r.forcedCloses)} (the bench's own watch resumed ${num(burst.watchRestarts)} times)`,
+    ],
     [
       `CPU seconds in the ${sec(r.windowSeconds)} from first create to all bound`,
       Object.entries(r.cpu)
@@ -188,8 +224,18 @@ function printComparison(ourResult, refResult) {
     [
       ['claims/s, from first create', num(c.oursRate), num(c.refRate), x(c.oursRate, c.refRate)],
       ['claims/s, from last create', num(c.oursDrain), num(c.refDrain), x(c.oursDrain, c.refDrain)],
-      ['p99 claim-to-bound (creationTimestamp)', ms(ourResult.burst.latencyMs.creationTimestamp.p99), ms(refResult.burst.latencyMs.creationTimestamp.p99), x(refResult.burst.latencyMs.creationTimestamp.p99, ourResult.burst.latencyMs.creationTimestamp.p99)],
-      ['p99 claim-to-bound (create request sent)', ms(ourResult.burst.latencyMs.request.p99), ms(refResult.burst.latencyMs.request.p99), x(refResult.burst.latencyMs.request.p99, ourResult.burst.latencyMs.request.p99)],
+      [
+        'p99 claim-to-bound (creationTimestamp)',
+        ms(ourResult.burst.latencyMs.creationTimestamp.p99),
+        ms(refResult.burst.latencyMs.creationTimestamp.p99),
+        x(refResult.burst.latencyMs.creationTimestamp.p99, ourResult.burst.latencyMs.creationTimestamp.p99),
+      ],
+      [
+        'p99 claim-to-bound (create request sent)',
+        ms(ourResult.burst.latencyMs.request.p99),
+        ms(refResult.burst.latencyMs.request.p99),
+        x(refResult.burst.latencyMs.request.p99, ourResult.burst.latencyMs.request.p99),
+      ],
       ['peak RSS (VmHWM)', mib(ourResult.memory.peakKiB), mib(refResult.memory.peakKiB), ''],
     ],
   );

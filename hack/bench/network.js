@@ -46,7 +46,12 @@ const kinds = {
 };
 
 const path = (kind, namespace, name) => resourcePath({ ...kind, namespace, name });
-const body = (kind, metadata, rest) => ({ apiVersion: kind.group === '' ? kind.version : `${kind.group}/${kind.version}`, kind: kind.kind, metadata, ...rest });
+const body = (kind, metadata, rest) => ({
+  apiVersion: kind.group === '' ? kind.version : `${kind.group}/${kind.version}`,
+  kind: kind.kind,
+  metadata,
+  ...rest,
+});
 
 /** A CABPK-shaped bootstrap document (as in test/e2e/support/network-world.ts): Jinja header, write_files, runcmd, CAPP's Go template actions. */
 function cabpkCloudConfig(machine) {
@@ -63,7 +68,7 @@ function cabpkCloudConfig(machine) {
     '      nodeRegistration:',
     "        name: '{{ `{{ ds.meta_data.local_hostname }}` }}'",
     '        kubeletExtraArgs:',
-    "          provider-id: equinixmetal://{{ `{{ v1.instance_id }}` }}",
+    '          provider-id: equinixmetal://{{ `{{ v1.instance_id }}` }}',
     'runcmd:',
     '  - "MINOR=$(echo {{ .kubernetesVersion }} | cut -d. -f2)"',
     '  - "kubeadm join --config /run/kubeadm/kubeadm-join-config.yaml  && echo success > /run/cluster-api/bootstrap-success.complete"',
@@ -110,24 +115,47 @@ const byOperation = (record) =>
 
 /** Sets up the world: namespace, credentials, cluster objects, VLAN, pool, template. */
 async function createWorld({ api, sim, namespace, count, ipam }) {
-  await api.post(path(kinds.secret, namespace), body(kinds.secret, { name: CREDENTIALS_SECRET, namespace }, { stringData: { apiToken: TOKEN } }));
-  await api.post(path(kinds.packetCluster, namespace), body(kinds.packetCluster, { name: CLUSTER, namespace }, { spec: { projectID: PROJECT_ID, metro: METRO } }));
+  await api.post(
+    path(kinds.secret, namespace),
+    body(kinds.secret, { name: CREDENTIALS_SECRET, namespace }, { stringData: { apiToken: TOKEN } }),
+  );
+  await api.post(
+    path(kinds.packetCluster, namespace),
+    body(kinds.packetCluster, { name: CLUSTER, namespace }, { spec: { projectID: PROJECT_ID, metro: METRO } }),
+  );
   await api.post(
     path(kinds.cluster, namespace),
-    body(kinds.cluster, { name: CLUSTER, namespace }, { spec: { infrastructureRef: { apiGroup: kinds.packetCluster.group, kind: 'PacketCluster', name: CLUSTER } } }),
+    body(
+      kinds.cluster,
+      { name: CLUSTER, namespace },
+      { spec: { infrastructureRef: { apiGroup: kinds.packetCluster.group, kind: 'PacketCluster', name: CLUSTER } } },
+    ),
   );
   // No CAPI Cluster controller runs here: say the infrastructure is provisioned, as it would be
   // once CAPP made the PacketCluster ready (CAPP waits for it before creating devices).
-  await api.mergePatch(resourcePath({ ...kinds.cluster, namespace, name: CLUSTER, subresource: 'status' }), { status: { initialization: { infrastructureProvisioned: true } } });
+  await api.mergePatch(resourcePath({ ...kinds.cluster, namespace, name: CLUSTER, subresource: 'status' }), {
+    status: { initialization: { infrastructureProvisioned: true } },
+  });
   const metal = createMetalClient({ token: TOKEN, baseUrl: sim.baseUrl, rateLimit: false, userAgent: 'metal-l2-bench' });
   await metal.virtualNetworks.create(PROJECT_ID, { vxlan: VXLAN, metro: METRO, description: `vlan ${VXLAN}` });
   const spec = poolFor(count);
   await createPool({ api, namespace, target: ours, name: `vlan-${VXLAN}`, spec, controller: ipam });
   await api.post(
     path(kinds.template, namespace),
-    body(kinds.template, { name: 'hybrid-bonded', namespace }, {
-      spec: { ports: [{ name: 'bond0', vlans: [{ vxlan: VXLAN, addressesFromPools: [{ apiGroup: ours.pool.group, kind: ours.pool.kind, name: `vlan-${VXLAN}` }] }] }] },
-    }),
+    body(
+      kinds.template,
+      { name: 'hybrid-bonded', namespace },
+      {
+        spec: {
+          ports: [
+            {
+              name: 'bond0',
+              vlans: [{ vxlan: VXLAN, addressesFromPools: [{ apiGroup: ours.pool.group, kind: ours.pool.kind, name: `vlan-${VXLAN}` }] }],
+            },
+          ],
+        },
+      },
+    ),
   );
   return spec;
 }
@@ -140,27 +168,43 @@ async function createMachine(api, namespace, name) {
   const labels = { 'cluster.x-k8s.io/cluster-name': CLUSTER };
   await api.post(
     path(kinds.packetMachine, namespace),
-    body(kinds.packetMachine, {
-      name,
-      namespace,
-      labels,
-      annotations: { 'network.metal.x-k8s.io/template': 'hybrid-bonded', 'cluster.x-k8s.io/paused': '', 'network.metal.x-k8s.io/hold': rfc3339(new Date()) },
-    }, { spec: { machineType: 'c3.small.x86', metro: METRO, os: 'ubuntu_22_04', billingCycle: 'hourly' } }),
+    body(
+      kinds.packetMachine,
+      {
+        name,
+        namespace,
+        labels,
+        annotations: {
+          'network.metal.x-k8s.io/template': 'hybrid-bonded',
+          'cluster.x-k8s.io/paused': '',
+          'network.metal.x-k8s.io/hold': rfc3339(new Date()),
+        },
+      },
+      { spec: { machineType: 'c3.small.x86', metro: METRO, os: 'ubuntu_22_04', billingCycle: 'hourly' } },
+    ),
   );
   await api.post(
     path(kinds.secret, namespace),
-    body(kinds.secret, { name: `${name}-bootstrap`, namespace, labels }, { type: 'cluster.x-k8s.io/secret', stringData: { value: cabpkCloudConfig(name), format: 'cloud-config' } }),
+    body(
+      kinds.secret,
+      { name: `${name}-bootstrap`, namespace, labels },
+      { type: 'cluster.x-k8s.io/secret', stringData: { value: cabpkCloudConfig(name), format: 'cloud-config' } },
+    ),
   );
   await api.post(
     path(kinds.machine, namespace),
-    body(kinds.machine, { name, namespace, labels }, {
-      spec: {
-        clusterName: CLUSTER,
-        version: 'v1.30.4',
-        bootstrap: { dataSecretName: `${name}-bootstrap` },
-        infrastructureRef: { apiGroup: kinds.packetMachine.group, kind: 'PacketMachine', name },
+    body(
+      kinds.machine,
+      { name, namespace, labels },
+      {
+        spec: {
+          clusterName: CLUSTER,
+          version: 'v1.30.4',
+          bootstrap: { dataSecretName: `${name}-bootstrap` },
+          infrastructureRef: { apiGroup: kinds.packetMachine.group, kind: 'PacketMachine', name },
+        },
       },
-    }),
+    ),
   );
 }
 
@@ -234,7 +278,8 @@ async function verify({ api, namespace, count }) {
   const owners = new Map();
   for (const mn of mns) {
     for (const a of mn.status?.addresses ?? []) owners.set(a.address, [...(owners.get(a.address) ?? []), mn.metadata.name]);
-    if ((mn.status?.addresses ?? []).length !== 1) problems.push(`MachineNetwork ${mn.metadata.name} has ${(mn.status?.addresses ?? []).length} addresses, not 1`);
+    if ((mn.status?.addresses ?? []).length !== 1)
+      problems.push(`MachineNetwork ${mn.metadata.name} has ${(mn.status?.addresses ?? []).length} addresses, not 1`);
   }
   const duplicated = [...owners.entries()].filter(([, names]) => names.length > 1);
   for (const [address, names] of duplicated.slice(0, 10)) problems.push(`DUPLICATE: ${address} is the address of ${names.join(', ')}`);
@@ -242,7 +287,9 @@ async function verify({ api, namespace, count }) {
   const ipDuplicates = ipValues.length - new Set(ipValues).size;
   if (ipDuplicates > 0) problems.push(`DUPLICATE: ${ipDuplicates} duplicate addresses among ${ipValues.length} IPAddresses`);
   const pms = (await api.get(path(kinds.packetMachine, namespace))).items;
-  const deviceIds = new Map(pms.filter((pm) => pm.spec?.providerID).map((pm) => [pm.metadata.name, pm.spec.providerID.replace('equinixmetal://', '')]));
+  const deviceIds = new Map(
+    pms.filter((pm) => pm.spec?.providerID).map((pm) => [pm.metadata.name, pm.spec.providerID.replace('equinixmetal://', '')]),
+  );
   const stillPaused = pms.filter((pm) => pm.metadata.annotations?.['cluster.x-k8s.io/paused'] !== undefined).length;
   return {
     machineNetworks: mns.length,
@@ -339,7 +386,15 @@ async function steadyResync({ sim, count, network, start }) {
   const calls = sim.requests.entries({ afterSeq: mark, userAgent: CONTROLLER_AGENT });
   const ops = countOps(calls);
   const cappCalls = sim.requests.entries({ afterSeq: mark, userAgent: CAPP_AGENT }).length;
-  return { controller: restarted, calls: calls.length, ops, cappCalls, reconcileLines: reconciles, reconcileTotals, allSeenSeconds: (lastSeenAt - startedAt) / 1000 };
+  return {
+    controller: restarted,
+    calls: calls.length,
+    ops,
+    cappCalls,
+    reconcileLines: reconciles,
+    reconcileTotals,
+    allSeenSeconds: (lastSeenAt - startedAt) / 1000,
+  };
 }
 
 /** "3 10 12 ..." for up to 60 seconds, then the rest summed. */
@@ -412,7 +467,9 @@ export async function runNetwork(options) {
       pollIntervalMs: CAPP_POLL_MS,
     });
     const spec = await createWorld({ api: cluster.api, sim, namespace, count, ipam });
-    note(`${installed} CRDs, pool ${spec.addresses[0]} ready, VLAN ${VXLAN} in ${METRO}; creating ${count} machines, ${inflight} in flight`);
+    note(
+      `${installed} CRDs, pool ${spec.addresses[0]} ready, VLAN ${VXLAN} in ${METRO}; creating ${count} machines, ${inflight} in flight`,
+    );
 
     const cpuBefore = cpuOf(cluster, { ipam, network });
     const loadBefore = loadavg()[0];
@@ -502,19 +559,36 @@ function printNetwork(r) {
       ...Object.entries(c.controller)
         .sort((a, b) => b[1] - a[1])
         .map(([op, n]) => [`  ${op}`, `${num(n)} = ${num(n / r.count, 2)} per machine`]),
-      ['  on a device / not tied to one (by operation)', `${num(c.onDevices)} / ${num(c.withoutDevice)}${c.withoutDevice > 0 ? ` (${c.withoutDeviceOps})` : ''}`],
+      [
+        '  on a device / not tied to one (by operation)',
+        `${num(c.onDevices)} / ${num(c.withoutDevice)}${c.withoutDevice > 0 ? ` (${c.withoutDeviceOps})` : ''}`,
+      ],
       ['  per device p50 / max', `${num(c.perDeviceP50)} / ${num(c.worst.total)} (${c.worst.name}: ${byOperation(c.worst.ops)})`],
-      ['  answered with an error status / retried', `${num(c.controllerErrors)} / ${num(sumOf(r.retries))}${sumOf(r.retries) > 0 ? ` (${byOperation(r.retries)})` : ''}`],
+      [
+        '  answered with an error status / retried',
+        `${num(c.controllerErrors)} / ${num(sumOf(r.retries))}${sumOf(r.retries) > 0 ? ` (${byOperation(r.retries)})` : ''}`,
+      ],
       ['  time held back by its client-side rate limit (sum over calls)', sec(r.rateLimitWait)],
       ['  reconciles during the rollout', byOperation(r.rolloutReconciles)],
-      ['Metal calls of the CAPP fixture (User-Agent cluster-api-provider-packet/...)', `${num(c.cappTotal)} = ${num(c.cappTotal / r.count, 2)} per machine`],
+      [
+        'Metal calls of the CAPP fixture (User-Agent cluster-api-provider-packet/...)',
+        `${num(c.cappTotal)} = ${num(c.cappTotal / r.count, 2)} per machine`,
+      ],
       ...Object.entries(c.capp)
         .sort((a, b) => b[1] - a[1])
         .map(([op, n]) => [`  ${op}`, `${num(n)} = ${num(n / r.count, 2)} per machine`]),
-      ['steady-state resync: network controller restarted, every machine reconciled', `${sec(s.allSeenSeconds)} after the restart (${num(s.reconcileLines)} reconciles: ${byOperation(s.reconcileTotals)})`],
+      [
+        'steady-state resync: network controller restarted, every machine reconciled',
+        `${sec(s.allSeenSeconds)} after the restart (${num(s.reconcileLines)} reconciles: ${byOperation(s.reconcileTotals)})`,
+      ],
       ['  Metal calls of the network controller since the restart', `${num(s.calls)}${s.calls > 0 ? ` (${byOperation(s.ops)})` : ''}`],
       ['  Metal calls of the CAPP fixture meanwhile', num(s.cappCalls)],
-      [`CPU seconds in the ${sec(r.windowSeconds)} from first create to all Ready`, Object.entries(r.cpu).map(([k, n]) => `${k} ${num(n, 1)}`).join(', ')],
+      [
+        `CPU seconds in the ${sec(r.windowSeconds)} from first create to all Ready`,
+        Object.entries(r.cpu)
+          .map(([k, n]) => `${k} ${num(n, 1)}`)
+          .join(', '),
+      ],
       ['machine load average (1 min) before -> after', `${num(r.loadBefore, 1)} -> ${num(r.loadAfter, 1)} on ${cpus().length} CPUs`],
     ],
   );

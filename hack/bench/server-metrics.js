@@ -7,7 +7,9 @@ import { readFile } from 'node:fs/promises';
 const GROUPS = new Set(['ipam.cluster.x-k8s.io', 'ipam.metal.x-k8s.io', 'cluster.x-k8s.io']);
 
 function labelsOf(line) {
-  return Object.fromEntries([...line.slice(line.indexOf('{'), line.lastIndexOf('}')).matchAll(/(\w+)="([^"]*)"/g)].map((m) => [m[1], m[2]]));
+  return Object.fromEntries(
+    [...line.slice(line.indexOf('{'), line.lastIndexOf('}')).matchAll(/(\w+)="([^"]*)"/g)].map((m) => [m[1], m[2]]),
+  );
 }
 
 const resourceOf = (labels) => `${labels.resource}${labels.subresource === '' ? '' : `/${labels.subresource}`}`;

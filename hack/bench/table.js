@@ -15,7 +15,8 @@ export function printTable(headers, rows) {
   for (const row of cells.slice(1)) console.log(line(row));
 }
 
-export const num = (value, digits = 0) => (Number.isFinite(value) ? value.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits }) : 'n/a');
+export const num = (value, digits = 0) =>
+  Number.isFinite(value) ? value.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits }) : 'n/a';
 export const ms = (value) => (Number.isFinite(value) ? `${num(value)} ms` : 'n/a');
 export const sec = (value) => (Number.isFinite(value) ? `${num(value, 2)} s` : 'n/a');
 export const mib = (kib) => (Number.isFinite(kib) ? `${num(kib / 1024, 1)} MiB` : 'n/a');

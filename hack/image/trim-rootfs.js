@@ -31,7 +31,18 @@ const ROOTS = ['nodejs', 'ca-certificates', 'base-files', 'openssl'];
  * Dependencies the closure does not follow: ca-certificates' and openssl's maintainer-script
  * tooling (debconf, perl), base-files' awk, corepack (npm/yarn shims; the image runs node, not a package manager).
  */
-const NOT_FOLLOWED = new Set(['mawk', 'awk', 'debconf', 'debconf-2.0', 'perl-base', 'perl', 'node-corepack', 'dpkg', 'coreutils', 'debianutils']);
+const NOT_FOLLOWED = new Set([
+  'mawk',
+  'awk',
+  'debconf',
+  'debconf-2.0',
+  'perl-base',
+  'perl',
+  'node-corepack',
+  'dpkg',
+  'coreutils',
+  'debianutils',
+]);
 /** Paths removed even though a kept package ships them (tools and data node never uses). */
 const DROP_PATHS = [
   '/usr/bin/openssl',
@@ -68,12 +79,25 @@ const DROP_PATHS = [
   '/etc/dpkg',
   '/etc/alternatives',
   '/etc/ld.so.conf.d', // ld.so.cache stays; nothing runs ldconfig again
-  '/etc/shadow-', '/etc/passwd-', '/etc/group-', '/etc/gshadow-',
+  '/etc/shadow-',
+  '/etc/passwd-',
+  '/etc/group-',
+  '/etc/gshadow-',
   // Left by the removed packages' maintainer scripts (systemd units, PAM, login tooling).
-  '/etc/systemd', '/var/lib/systemd', '/etc/pam.d', '/var/lib/pam', '/etc/security', '/etc/update-motd.d',
-  '/var/lib/shells.state', '/etc/subuid', '/etc/subgid', '/root/.bashrc', '/root/.profile',
+  '/etc/systemd',
+  '/var/lib/systemd',
+  '/etc/pam.d',
+  '/var/lib/pam',
+  '/etc/security',
+  '/etc/update-motd.d',
+  '/var/lib/shells.state',
+  '/etc/subuid',
+  '/etc/subgid',
+  '/root/.bashrc',
+  '/root/.profile',
   // The build machine's, copied in by mmdebstrap; the container runtime provides its own.
-  '/etc/resolv.conf', '/etc/hostname',
+  '/etc/resolv.conf',
+  '/etc/hostname',
 ];
 /** The merged-/usr links: listed by some packages, never to be removed. */
 const PROTECTED = new Set(['/bin', '/sbin', '/lib', '/lib64', '/lib32', '/libx32', '/usr', '/etc', '/var', '/tmp', '/root', '/home']);
@@ -116,7 +140,10 @@ function parseDepends(/** @type {string | undefined} */ value) {
 function fileList(root, pkg) {
   for (const name of [`${pkg}.list`, `${pkg}:amd64.list`, `${pkg}:arm64.list`]) {
     const path = join(root, 'var/lib/dpkg/info', name);
-    if (existsSync(path)) return readFileSync(path, 'utf8').split('\n').filter((l) => l !== '' && l !== '/.');
+    if (existsSync(path))
+      return readFileSync(path, 'utf8')
+        .split('\n')
+        .filter((l) => l !== '' && l !== '/.');
   }
   return [];
 }
@@ -202,7 +229,13 @@ function trim(root) {
   }
 
   // dpkg state: the kept packages and their file lists, for scanners; no maintainer scripts.
-  writeFileSync(statusPath, `${stanzas.filter((s) => keep.has(s.name)).map((s) => s.text).join('\n\n')}\n`);
+  writeFileSync(
+    statusPath,
+    `${stanzas
+      .filter((s) => keep.has(s.name))
+      .map((s) => s.text)
+      .join('\n\n')}\n`,
+  );
   const infoDir = join(root, 'var/lib/dpkg/info');
   for (const f of readdirSync(infoDir)) {
     const pkg = f.replace(/\.[^.]+$/, '').replace(/:.*$/, '');
@@ -252,7 +285,8 @@ function addNonrootUser(root) {
   const group = join(root, 'etc/group');
   const line = `${NONROOT.name}:x:${NONROOT.uid}:${NONROOT.uid}:${NONROOT.name}:${NONROOT.home}:/usr/sbin/nologin\n`;
   if (!readFileSync(passwd, 'utf8').includes(`:${NONROOT.uid}:`)) writeFileSync(passwd, readFileSync(passwd, 'utf8') + line);
-  if (!readFileSync(group, 'utf8').includes(`:${NONROOT.uid}:`)) writeFileSync(group, `${readFileSync(group, 'utf8')}${NONROOT.name}:x:${NONROOT.uid}:\n`);
+  if (!readFileSync(group, 'utf8').includes(`:${NONROOT.uid}:`))
+    writeFileSync(group, `${readFileSync(group, 'utf8')}${NONROOT.name}:x:${NONROOT.uid}:\n`);
   const home = join(root, NONROOT.home.slice(1));
   mkdirSync(home, { recursive: true });
   chownSync(home, NONROOT.uid, NONROOT.uid);

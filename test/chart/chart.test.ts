@@ -40,7 +40,13 @@ const CLUSTER = 'wl';
 const CREDENTIALS = 'metal-credentials';
 const VXLAN = 1000;
 const PROBE = 'rbac-probe';
-const packetMachineTemplateKind: Kind = { group: 'infrastructure.cluster.x-k8s.io', version: 'v1beta1', plural: 'packetmachinetemplates', kind: 'PacketMachineTemplate', namespaced: true };
+const packetMachineTemplateKind: Kind = {
+  group: 'infrastructure.cluster.x-k8s.io',
+  version: 'v1beta1',
+  plural: 'packetmachinetemplates',
+  kind: 'PacketMachineTemplate',
+  namespaced: true,
+};
 
 const controllers = {
   ipam: { sa: `${release}-ipam`, main: 'packages/ipam-controller/dist/main.js' },
@@ -61,8 +67,20 @@ function machineHealthCheckStandIn(): k8s.V1CustomResourceDefinition {
     spec: {
       group: 'cluster.x-k8s.io',
       scope: 'Namespaced',
-      names: { kind: 'MachineHealthCheck', plural: 'machinehealthchecks', singular: 'machinehealthcheck', listKind: 'MachineHealthCheckList' },
-      versions: [{ name: 'v1beta2', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } as k8s.V1JSONSchemaProps } }],
+      names: {
+        kind: 'MachineHealthCheck',
+        plural: 'machinehealthchecks',
+        singular: 'machinehealthcheck',
+        listKind: 'MachineHealthCheckList',
+      },
+      versions: [
+        {
+          name: 'v1beta2',
+          served: true,
+          storage: true,
+          schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } as k8s.V1JSONSchemaProps },
+        },
+      ],
     },
   };
 }
@@ -97,7 +115,11 @@ beforeAll(async () => {
     ].join('\n'),
   );
   plane = await startPrivateControlPlane('chart', {
-    extraApiServerArgs: [`--audit-policy-file=${policy}`, `--audit-log-path=${auditLog}`, '--enable-admission-plugins=OwnerReferencesPermissionEnforcement'],
+    extraApiServerArgs: [
+      `--audit-policy-file=${policy}`,
+      `--audit-log-path=${auditLog}`,
+      '--enable-admission-plugins=OwnerReferencesPermissionEnforcement',
+    ],
   });
   kc = loadKubeConfig(plane.state.kubeconfig);
   helm = join(plane.binDir, 'helm');
@@ -114,21 +136,36 @@ describe('helm chart', () => {
   });
 
   test('bad values are refused by values.schema.json, at lint and at install', async () => {
-    for (const bad of ['webhook.certificates=self-signed', 'ipam.replicas=-1', 'securityContext.readOnlyRootFilesystem=false', 'network.metalApiUrl=api.equinix.com', 'network.replica=2']) {
+    for (const bad of [
+      'webhook.certificates=self-signed',
+      'ipam.replicas=-1',
+      'securityContext.readOnlyRootFilesystem=false',
+      'network.metalApiUrl=api.equinix.com',
+      'network.replica=2',
+    ]) {
       const refused = await run(helm, ['lint', '--strict', chart, '--set', bad]).then(
         () => 'accepted',
         (err: unknown) => String((err as { stdout?: string }).stdout),
       );
       expect(refused).toMatch(/values don't meet the specifications of the schema/);
     }
-    await expect(helmRun(['install', 'bad', chart, '-n', 'bad-values', '--create-namespace', '--set', 'webhook.failurePolicy=Sometimes'])).rejects.toThrow(
-      /values don't meet the specifications of the schema/,
-    );
+    await expect(
+      helmRun(['install', 'bad', chart, '-n', 'bad-values', '--create-namespace', '--set', 'webhook.failurePolicy=Sometimes']),
+    ).rejects.toThrow(/values don't meet the specifications of the schema/);
     await expect(helmRun(['status', 'bad', '-n', 'bad-values'])).rejects.toThrow(/not found/);
   });
 
   test('installs both controllers hardened, with their webhooks carrying the CA, PDBs and metrics Services', async () => {
-    await helmRun(['install', release, chart, '-n', releaseNs, '--create-namespace', '--set', `network.metalCredentials.secretName=${CREDENTIALS}`]);
+    await helmRun([
+      'install',
+      release,
+      chart,
+      '-n',
+      releaseNs,
+      '--create-namespace',
+      '--set',
+      `network.metalCredentials.secretName=${CREDENTIALS}`,
+    ]);
     const apps = kc.makeApiClient(k8s.AppsV1Api);
     for (const key of ['ipam', 'network'] as const) {
       const deployment = await apps.readNamespacedDeployment({ namespace: releaseNs, name: controllers[key].sa });
@@ -138,14 +175,23 @@ describe('helm chart', () => {
       expect(pod?.containers.map((c) => c.name)).toEqual(['manager']);
       const manager = pod?.containers[0];
       expect(manager?.command).toEqual(['node', `/app/${controllers[key].main}`]);
-      expect(manager?.securityContext).toMatchObject({ allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, runAsNonRoot: true, capabilities: { drop: ['ALL'] } });
+      expect(manager?.securityContext).toMatchObject({
+        allowPrivilegeEscalation: false,
+        readOnlyRootFilesystem: true,
+        runAsNonRoot: true,
+        capabilities: { drop: ['ALL'] },
+      });
       expect(manager?.livenessProbe?.httpGet?.path).toBe('/healthz');
       expect(manager?.readinessProbe?.httpGet?.path).toBe('/readyz');
       expect(manager?.resources?.limits?.['memory']).toBeDefined();
       expect(manager?.args).toContain('--leader-elect=true');
-      const pdb = await kc.makeApiClient(k8s.PolicyV1Api).readNamespacedPodDisruptionBudget({ namespace: releaseNs, name: controllers[key].sa });
+      const pdb = await kc
+        .makeApiClient(k8s.PolicyV1Api)
+        .readNamespacedPodDisruptionBudget({ namespace: releaseNs, name: controllers[key].sa });
       expect(pdb.spec?.maxUnavailable).toBe(1);
-      const metrics = await kc.makeApiClient(k8s.CoreV1Api).readNamespacedService({ namespace: releaseNs, name: `${controllers[key].sa}-metrics` });
+      const metrics = await kc
+        .makeApiClient(k8s.CoreV1Api)
+        .readNamespacedService({ namespace: releaseNs, name: `${controllers[key].sa}-metrics` });
       expect(metrics.spec?.ports?.map((p) => p.name)).toEqual(['metrics']);
     }
     const network = await apps.readNamespacedDeployment({ namespace: releaseNs, name: controllers.network.sa });
@@ -164,8 +210,12 @@ describe('helm chart', () => {
     expect(mutating.webhooks?.[0]).toMatchObject({
       failurePolicy: 'Fail',
       sideEffects: 'None',
-      clientConfig: { service: { name: `${controllers.network.sa}-webhook`, path: '/mutate-infrastructure-cluster-x-k8s-io-v1beta1-packetmachine' } },
-      rules: [{ apiGroups: ['infrastructure.cluster.x-k8s.io'], apiVersions: ['v1beta1'], operations: ['CREATE'], resources: ['packetmachines'] }],
+      clientConfig: {
+        service: { name: `${controllers.network.sa}-webhook`, path: '/mutate-infrastructure-cluster-x-k8s-io-v1beta1-packetmachine' },
+      },
+      rules: [
+        { apiGroups: ['infrastructure.cluster.x-k8s.io'], apiVersions: ['v1beta1'], operations: ['CREATE'], resources: ['packetmachines'] },
+      ],
     });
     expect(mutating.webhooks?.[0]?.timeoutSeconds).toBeLessThanOrEqual(10);
     const templateHooks = await admission.readValidatingWebhookConfiguration({ name: controllers.network.sa });
@@ -173,9 +223,12 @@ describe('helm chart', () => {
       clientConfig: { service: { path: '/validate-network-metal-x-k8s-io-v1alpha1-machinenetworktemplate' } },
       rules: [{ apiGroups: ['network.metal.x-k8s.io'], operations: ['CREATE', 'UPDATE'], resources: ['machinenetworktemplates'] }],
     });
-    for (const hook of [...(ipamHooks.webhooks ?? []), ...(mutating.webhooks ?? []), ...(templateHooks.webhooks ?? [])]) expect(hook.clientConfig.caBundle).toBe(ca);
+    for (const hook of [...(ipamHooks.webhooks ?? []), ...(mutating.webhooks ?? []), ...(templateHooks.webhooks ?? [])])
+      expect(hook.clientConfig.caBundle).toBe(ca);
 
-    const crd = await kc.makeApiClient(k8s.ApiextensionsV1Api).readCustomResourceDefinition({ name: 'machinenetworks.network.metal.x-k8s.io' });
+    const crd = await kc
+      .makeApiClient(k8s.ApiextensionsV1Api)
+      .readCustomResourceDefinition({ name: 'machinenetworks.network.metal.x-k8s.io' });
     expect(crd.metadata?.labels?.['clusterctl.cluster.x-k8s.io/move-hierarchy']).toBe('');
     // An upgrade keeps the generated CA, so the webhook configurations keep matching the pods' certificate.
     await helmRun(['upgrade', release, chart, '-n', releaseNs, '--reuse-values']);
@@ -256,7 +309,9 @@ async function finalizersUsed(user: string, group: string, resource: string): Pr
       e.user.username === user &&
       e.verb === 'create' &&
       allowed(e) &&
-      (e.requestObject?.metadata?.ownerReferences ?? []).some((o) => o.kind === kind && o.blockOwnerDeletion === true && o.apiVersion.startsWith(`${group}/`)),
+      (e.requestObject?.metadata?.ownerReferences ?? []).some(
+        (o) => o.kind === kind && o.blockOwnerDeletion === true && o.apiVersion.startsWith(`${group}/`),
+      ),
   );
 }
 
@@ -273,14 +328,23 @@ async function chartGrants(): Promise<Grant[]> {
   const rbac = kc.makeApiClient(k8s.RbacAuthorizationV1Api);
   const grants: Grant[] = [];
   for (const key of ['ipam', 'network'] as const) {
-    const bindings = (await rbac.listClusterRoleBinding()).items.filter((b) => (b.subjects ?? []).some((s) => s.kind === 'ServiceAccount' && s.name === controllers[key].sa && s.namespace === releaseNs));
-    const roleBindings = (await rbac.listNamespacedRoleBinding({ namespace: releaseNs })).items.filter((b) => (b.subjects ?? []).some((s) => s.kind === 'ServiceAccount' && s.name === controllers[key].sa));
+    const bindings = (await rbac.listClusterRoleBinding()).items.filter((b) =>
+      (b.subjects ?? []).some((s) => s.kind === 'ServiceAccount' && s.name === controllers[key].sa && s.namespace === releaseNs),
+    );
+    const roleBindings = (await rbac.listNamespacedRoleBinding({ namespace: releaseNs })).items.filter((b) =>
+      (b.subjects ?? []).some((s) => s.kind === 'ServiceAccount' && s.name === controllers[key].sa),
+    );
     const rules: { scope: Grant['scope']; rule: k8s.V1PolicyRule }[] = [];
-    for (const b of bindings) for (const rule of (await rbac.readClusterRole({ name: b.roleRef.name })).rules ?? []) rules.push({ scope: 'cluster', rule });
-    for (const b of roleBindings) for (const rule of (await rbac.readNamespacedRole({ namespace: releaseNs, name: b.roleRef.name })).rules ?? []) rules.push({ scope: 'namespace', rule });
+    for (const b of bindings)
+      for (const rule of (await rbac.readClusterRole({ name: b.roleRef.name })).rules ?? []) rules.push({ scope: 'cluster', rule });
+    for (const b of roleBindings)
+      for (const rule of (await rbac.readNamespacedRole({ namespace: releaseNs, name: b.roleRef.name })).rules ?? [])
+        rules.push({ scope: 'namespace', rule });
     for (const { scope, rule } of rules) {
       expect(rule.resourceNames ?? []).toEqual([]);
-      for (const group of rule.apiGroups ?? []) for (const resource of rule.resources ?? []) for (const verb of rule.verbs) grants.push({ controller: key, scope, group, resource, verb });
+      for (const group of rule.apiGroups ?? [])
+        for (const resource of rule.resources ?? [])
+          for (const verb of rule.verbs) grants.push({ controller: key, scope, group, resource, verb });
     }
   }
   return grants;
@@ -289,7 +353,12 @@ async function chartGrants(): Promise<Grant[]> {
 async function grantUsed(g: Grant): Promise<boolean> {
   const user = userOf(g.controller);
   if (g.resource.endsWith('/finalizers')) return g.verb === 'update' && finalizersUsed(user, g.group, g.resource);
-  return exercised(user, { verb: g.verb, group: g.group, resource: g.resource, ...(g.scope === 'namespace' ? { namespace: releaseNs } : {}) });
+  return exercised(user, {
+    verb: g.verb,
+    group: g.group,
+    resource: g.resource,
+    ...(g.scope === 'namespace' ? { namespace: releaseNs } : {}),
+  });
 }
 
 async function freePort(): Promise<number> {
@@ -304,7 +373,9 @@ async function freePort(): Promise<number> {
 }
 
 async function saToken(name: string): Promise<string> {
-  const token = await kc.makeApiClient(k8s.CoreV1Api).createNamespacedServiceAccountToken({ namespace: releaseNs, name, body: { spec: { audiences: [], expirationSeconds: 3600 } } });
+  const token = await kc
+    .makeApiClient(k8s.CoreV1Api)
+    .createNamespacedServiceAccountToken({ namespace: releaseNs, name, body: { spec: { audiences: [], expirationSeconds: 3600 } } });
   return token.status?.token ?? '';
 }
 
@@ -377,7 +448,9 @@ async function stopLocalController(c: LocalController | undefined): Promise<void
   const exited = new Promise((resolve) => c.child.once('exit', resolve));
   c.child.kill('SIGTERM');
   // Wait for the exit itself, with a deadline; past it, kill.
-  const stopped = await waitFor('the controller to exit after SIGTERM', () => c.child.exitCode !== null || c.child.signalCode !== null, { timeoutMs: 15_000 }).catch(() => false);
+  const stopped = await waitFor('the controller to exit after SIGTERM', () => c.child.exitCode !== null || c.child.signalCode !== null, {
+    timeoutMs: 15_000,
+  }).catch(() => false);
   if (stopped === false) c.child.kill('SIGKILL');
   await exited;
 }
@@ -437,16 +510,30 @@ describe("the chart's RBAC is exactly enough", () => {
   /** A machine as Cluster API makes one; returns the PacketMachine as admitted (after our webhook). */
   async function createMachine(name: string, template: string, format = 'cloud-config'): Promise<Obj> {
     const admitted = await objects.create(netKinds.packetMachine, {
-      metadata: { name, namespace: ns, labels: { 'cluster.x-k8s.io/cluster-name': CLUSTER }, annotations: { 'network.metal.x-k8s.io/template': template } },
+      metadata: {
+        name,
+        namespace: ns,
+        labels: { 'cluster.x-k8s.io/cluster-name': CLUSTER },
+        annotations: { 'network.metal.x-k8s.io/template': template },
+      },
       spec: { machineType: 'c3.small.x86', metro: METRO, os: 'ubuntu_22_04', billingCycle: 'hourly' },
     });
     await kc.makeApiClient(k8s.CoreV1Api).createNamespacedSecret({
       namespace: ns,
-      body: { metadata: { name: `${name}-bootstrap`, labels: { 'cluster.x-k8s.io/cluster-name': CLUSTER } }, type: 'cluster.x-k8s.io/secret', stringData: { value: cabpkCloudConfig(name), format } },
+      body: {
+        metadata: { name: `${name}-bootstrap`, labels: { 'cluster.x-k8s.io/cluster-name': CLUSTER } },
+        type: 'cluster.x-k8s.io/secret',
+        stringData: { value: cabpkCloudConfig(name), format },
+      },
     });
     await objects.create(netKinds.machine, {
       metadata: { name, namespace: ns, labels: { 'cluster.x-k8s.io/cluster-name': CLUSTER } },
-      spec: { clusterName: CLUSTER, version: 'v1.30.4', bootstrap: { dataSecretName: `${name}-bootstrap` }, infrastructureRef: { apiGroup: 'infrastructure.cluster.x-k8s.io', kind: 'PacketMachine', name } },
+      spec: {
+        clusterName: CLUSTER,
+        version: 'v1.30.4',
+        bootstrap: { dataSecretName: `${name}-bootstrap` },
+        infrastructureRef: { apiGroup: 'infrastructure.cluster.x-k8s.io', kind: 'PacketMachine', name },
+      },
     });
     return admitted;
   }
@@ -460,7 +547,12 @@ describe("the chart's RBAC is exactly enough", () => {
     const core = kc.makeApiClient(k8s.CoreV1Api);
     sim = await startSimulator({
       seed: 'chart-rbac',
-      seedConfig: { metros: [{ code: METRO }], plans: [{ slug: 'c3.small.x86', ports: 2 }], projects: [{ name: 'capi', id: PROJECT_ID }], tokens: [{ token: TOKEN }] },
+      seedConfig: {
+        metros: [{ code: METRO }],
+        plans: [{ slug: 'c3.small.x86', ports: 2 }],
+        projects: [{ name: 'capi', id: PROJECT_ID }],
+        tokens: [{ token: TOKEN }],
+      },
       delays: { deviceQueuedMs: 100, deviceProvisioningMs: 300, batchQueuedMs: 50, batchInProgressMs: 150 },
     });
     // The Secret the chart's --metal-credentials-secret names (the release namespace).
@@ -470,9 +562,16 @@ describe("the chart's RBAC is exactly enough", () => {
     const dir = await mkdtemp(join(tmpdir(), 'metal-l2-sa-'));
     const cluster = kc.getCurrentCluster();
     const kubeconfigs: Record<ControllerKey, string> = { ipam: join(dir, 'ipam.kubeconfig'), network: join(dir, 'network.kubeconfig') };
-    const tokens: Record<ControllerKey, string> = { ipam: await saToken(controllers.ipam.sa), network: await saToken(controllers.network.sa) };
+    const tokens: Record<ControllerKey, string> = {
+      ipam: await saToken(controllers.ipam.sa),
+      network: await saToken(controllers.network.sa),
+    };
     for (const key of ['ipam', 'network'] as const) {
-      await writeFile(kubeconfigs[key], renderKubeconfig({ server: cluster?.server ?? '', caData: cluster?.caData ?? '', token: tokens[key] }), { mode: 0o600 });
+      await writeFile(
+        kubeconfigs[key],
+        renderKubeconfig({ server: cluster?.server ?? '', caData: cluster?.caData ?? '', token: tokens[key] }),
+        { mode: 0o600 },
+      );
     }
     running.ipam = await startLocalController('ipam', { kubeconfig: kubeconfigs.ipam, certDir: certs.certDir, sim });
     running.network = await startLocalController('network', { kubeconfig: kubeconfigs.network, certDir: certs.certDir, sim });
@@ -481,9 +580,15 @@ describe("the chart's RBAC is exactly enough", () => {
     // Leader election: each holds its Lease (chart's --leader-election-id) in the release namespace.
     const leases = kc.makeApiClient(k8s.CoordinationV1Api);
     for (const key of ['ipam', 'network'] as const) {
-      await waitFor(`the ${key} Lease held`, async () => ((await leases.readNamespacedLease({ namespace: releaseNs, name: controllers[key].sa }).catch(() => undefined))?.spec?.holderIdentity ?? '') !== '', {
-        timeoutMs: 30_000,
-      });
+      await waitFor(
+        `the ${key} Lease held`,
+        async () =>
+          ((await leases.readNamespacedLease({ namespace: releaseNs, name: controllers[key].sa }).catch(() => undefined))?.spec
+            ?.holderIdentity ?? '') !== '',
+        {
+          timeoutMs: 30_000,
+        },
+      );
     }
 
     ns = await createTestNamespace(kc, 'chart-rbac');
@@ -495,14 +600,35 @@ describe("the chart's RBAC is exactly enough", () => {
         callback();
       },
     });
-    fixture = await startCappFixture({ kubeConfig: kc, namespace: ns, metal: { baseUrl: sim.baseUrl, token: TOKEN }, pollIntervalMs: 300, logger: createLogger({ level: 'info', stream: fixtureLog }) });
-    await objects.create(netKinds.packetCluster, { metadata: { name: CLUSTER, namespace: ns }, spec: { projectID: PROJECT_ID, metro: METRO } });
-    await objects.create(netKinds.cluster, { metadata: { name: CLUSTER, namespace: ns }, spec: { infrastructureRef: { apiGroup: 'infrastructure.cluster.x-k8s.io', kind: 'PacketCluster', name: CLUSTER } } });
+    fixture = await startCappFixture({
+      kubeConfig: kc,
+      namespace: ns,
+      metal: { baseUrl: sim.baseUrl, token: TOKEN },
+      pollIntervalMs: 300,
+      logger: createLogger({ level: 'info', stream: fixtureLog }),
+    });
+    await objects.create(netKinds.packetCluster, {
+      metadata: { name: CLUSTER, namespace: ns },
+      spec: { projectID: PROJECT_ID, metro: METRO },
+    });
+    await objects.create(netKinds.cluster, {
+      metadata: { name: CLUSTER, namespace: ns },
+      spec: { infrastructureRef: { apiGroup: 'infrastructure.cluster.x-k8s.io', kind: 'PacketCluster', name: CLUSTER } },
+    });
     // No CAPI Cluster controller runs here: the cluster infrastructure is provisioned, as CAPP needs.
-    await kc.makeApiClient(k8s.CustomObjectsApi).patchNamespacedCustomObjectStatus(
-      { group: netKinds.cluster.group, version: netKinds.cluster.version, plural: netKinds.cluster.plural, namespace: ns, name: CLUSTER, body: { status: { initialization: { infrastructureProvisioned: true } } } },
-      k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
-    );
+    await kc
+      .makeApiClient(k8s.CustomObjectsApi)
+      .patchNamespacedCustomObjectStatus(
+        {
+          group: netKinds.cluster.group,
+          version: netKinds.cluster.version,
+          plural: netKinds.cluster.plural,
+          namespace: ns,
+          name: CLUSTER,
+          body: { status: { initialization: { infrastructureProvisioned: true } } },
+        },
+        k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
+      );
 
     // A VRF-backed pool (its credentials Secret, the Metal VRF, VLAN, gateway), a plain pool and a global one.
     await objects.create(netKinds.pool, {
@@ -510,33 +636,92 @@ describe("the chart's RBAC is exactly enough", () => {
       spec: {
         addresses: ['10.60.1.10-10.60.1.200'],
         prefix: 24,
-        vrf: { projectID: PROJECT_ID, metro: METRO, credentialsSecretRef: { name: CREDENTIALS }, create: { name: 'chart', ipRanges: ['10.60.0.0/16'], localASN: 65100 }, vxlan: VXLAN, metalGateway: true },
+        vrf: {
+          projectID: PROJECT_ID,
+          metro: METRO,
+          credentialsSecretRef: { name: CREDENTIALS },
+          create: { name: 'chart', ipRanges: ['10.60.0.0/16'], localASN: 65100 },
+          vxlan: VXLAN,
+          metalGateway: true,
+        },
       },
     });
-    await objects.create(netKinds.pool, { metadata: { name: 'plain', namespace: ns }, spec: { addresses: ['10.70.0.10-10.70.0.200'], prefix: 24 } });
+    await objects.create(netKinds.pool, {
+      metadata: { name: 'plain', namespace: ns },
+      spec: { addresses: ['10.70.0.10-10.70.0.200'], prefix: 24 },
+    });
     // Global pools read their credentials Secret in the controller's namespace (the release namespace).
     await objects.create(kinds.globalPool, {
       metadata: { name: `chart-global-${ns}` },
-      spec: { addresses: ['10.90.0.10-10.90.0.20'], prefix: 24, vrf: { projectID: PROJECT_ID, metro: METRO, credentialsSecretRef: { name: CREDENTIALS }, create: { name: 'chart-global', ipRanges: ['10.90.0.0/16'], localASN: 65101 } } },
+      spec: {
+        addresses: ['10.90.0.10-10.90.0.20'],
+        prefix: 24,
+        vrf: {
+          projectID: PROJECT_ID,
+          metro: METRO,
+          credentialsSecretRef: { name: CREDENTIALS },
+          create: { name: 'chart-global', ipRanges: ['10.90.0.0/16'], localASN: 65101 },
+        },
+      },
     });
-    await waitFor('the VRF-backed pool Ready', async () => condition(await objects.get(netKinds.pool, 'vrf-pool', ns), 'Ready')?.status === 'True', { timeoutMs: 60_000, intervalMs: 300 });
-    await waitFor('the VRF-backed global pool Ready', async () => condition(await objects.get(kinds.globalPool, `chart-global-${ns}`), 'Ready')?.status === 'True', { timeoutMs: 60_000, intervalMs: 300 });
-    await objects.create(netKinds.claim, { metadata: { name: 'global-0', namespace: ns }, spec: { poolRef: { apiGroup: 'ipam.metal.x-k8s.io', kind: 'GlobalInClusterIPPool', name: `chart-global-${ns}` } } });
+    await waitFor(
+      'the VRF-backed pool Ready',
+      async () => condition(await objects.get(netKinds.pool, 'vrf-pool', ns), 'Ready')?.status === 'True',
+      { timeoutMs: 60_000, intervalMs: 300 },
+    );
+    await waitFor(
+      'the VRF-backed global pool Ready',
+      async () => condition(await objects.get(kinds.globalPool, `chart-global-${ns}`), 'Ready')?.status === 'True',
+      { timeoutMs: 60_000, intervalMs: 300 },
+    );
+    await objects.create(netKinds.claim, {
+      metadata: { name: 'global-0', namespace: ns },
+      spec: { poolRef: { apiGroup: 'ipam.metal.x-k8s.io', kind: 'GlobalInClusterIPPool', name: `chart-global-${ns}` } },
+    });
     await waitFor('the global claim bound', async () => objects.get(kinds.address(), 'global-0', ns), { timeoutMs: timeouts.claimBound });
 
     // The network flow: a machine linked to a template is held by the webhook, gets its
     // MachineNetwork, claim, address and injected user data, is released, and its ports configured.
-    await objects.create(netKinds.template, { metadata: { name: 'hb', namespace: ns }, spec: { ports: [{ name: 'bond0', vlans: [{ vxlan: VXLAN, addressesFromPools: [{ apiGroup: 'ipam.metal.x-k8s.io', kind: 'InClusterIPPool', name: 'vrf-pool' }] }] }] } });
+    await objects.create(netKinds.template, {
+      metadata: { name: 'hb', namespace: ns },
+      spec: {
+        ports: [
+          {
+            name: 'bond0',
+            vlans: [{ vxlan: VXLAN, addressesFromPools: [{ apiGroup: 'ipam.metal.x-k8s.io', kind: 'InClusterIPPool', name: 'vrf-pool' }] }],
+          },
+        ],
+      },
+    });
     await expect(
-      objects.create(netKinds.template, { metadata: { name: 'two-defaults', namespace: ns }, spec: { ports: [{ name: 'bond0', vlans: [{ vxlan: 1, routes: [{ to: 'default', via: '10.0.0.1' }] }, { vxlan: 2, routes: [{ to: 'default', via: '10.0.1.1' }] }] }] } }),
+      objects.create(netKinds.template, {
+        metadata: { name: 'two-defaults', namespace: ns },
+        spec: {
+          ports: [
+            {
+              name: 'bond0',
+              vlans: [
+                { vxlan: 1, routes: [{ to: 'default', via: '10.0.0.1' }] },
+                { vxlan: 2, routes: [{ to: 'default', via: '10.0.1.1' }] },
+              ],
+            },
+          ],
+        },
+      }),
     ).rejects.toThrow();
     const held = await createMachine('m-0', 'hb');
     expect(held.metadata.annotations?.['cluster.x-k8s.io/paused']).toBeDefined();
-    const ready = await waitFor('MachineNetwork m-0 Ready', async () => {
-      const mn = await objects.get(netKinds.machineNetwork, 'm-0', ns);
-      if (condition(mn, 'Ready')?.status === 'True') return mn;
-      throw new Error(`${JSON.stringify(mn?.status?.conditions ?? 'no MachineNetwork')}\nCAPP fixture: ${fixtureLines.slice(-15).join('')}`);
-    }, { timeoutMs: 90_000, intervalMs: 300 });
+    const ready = await waitFor(
+      'MachineNetwork m-0 Ready',
+      async () => {
+        const mn = await objects.get(netKinds.machineNetwork, 'm-0', ns);
+        if (condition(mn, 'Ready')?.status === 'True') return mn;
+        throw new Error(
+          `${JSON.stringify(mn?.status?.conditions ?? 'no MachineNetwork')}\nCAPP fixture: ${fixtureLines.slice(-15).join('')}`,
+        );
+      },
+      { timeoutMs: 90_000, intervalMs: 300 },
+    );
     expect((ready.status?.addresses as { address: string }[] | undefined)?.[0]?.address).toMatch(/^10\.60\.1\./);
     const pm = await objects.get(netKinds.packetMachine, 'm-0', ns);
     expect(pm?.metadata.annotations?.['cluster.x-k8s.io/paused']).toBeUndefined();
@@ -544,13 +729,19 @@ describe("the chart's RBAC is exactly enough", () => {
     expect(Buffer.from(injected.data?.['value'] ?? '', 'base64').toString()).toContain('text/cloud-config');
 
     // A machine cloned from a PacketMachineTemplate that carries the link: the webhook reads the template.
-    await objects.create(packetMachineTemplateKind, { metadata: { name: 'pmt', namespace: ns, annotations: { 'network.metal.x-k8s.io/template': 'hb' } }, spec: { template: { spec: { machineType: 'c3.small.x86', metro: METRO, os: 'ubuntu_22_04', billingCycle: 'hourly' } } } });
+    await objects.create(packetMachineTemplateKind, {
+      metadata: { name: 'pmt', namespace: ns, annotations: { 'network.metal.x-k8s.io/template': 'hb' } },
+      spec: { template: { spec: { machineType: 'c3.small.x86', metro: METRO, os: 'ubuntu_22_04', billingCycle: 'hourly' } } },
+    });
     const cloned = await objects.create(netKinds.packetMachine, {
       metadata: {
         name: 'm-t',
         namespace: ns,
         labels: { 'cluster.x-k8s.io/cluster-name': CLUSTER },
-        annotations: { 'cluster.x-k8s.io/cloned-from-name': 'pmt', 'cluster.x-k8s.io/cloned-from-groupkind': 'PacketMachineTemplate.infrastructure.cluster.x-k8s.io' },
+        annotations: {
+          'cluster.x-k8s.io/cloned-from-name': 'pmt',
+          'cluster.x-k8s.io/cloned-from-groupkind': 'PacketMachineTemplate.infrastructure.cluster.x-k8s.io',
+        },
       },
       spec: { machineType: 'c3.small.x86', metro: METRO, os: 'ubuntu_22_04', billingCycle: 'hourly' },
     });
@@ -564,53 +755,95 @@ describe("the chart's RBAC is exactly enough", () => {
       overrides: { 'leader-elect': 'false', 'webhook-port': '0' },
     });
     try {
-      await provokeUntilUsed({ controller: 'network', group: 'network.metal.x-k8s.io', resource: 'machinenetworks', verb: 'get' }, async (n) => {
-        await objects.create(netKinds.packetMachine, {
-          metadata: { name: `race-mn-${n}`, namespace: ns, labels: { 'cluster.x-k8s.io/cluster-name': CLUSTER }, annotations: { 'network.metal.x-k8s.io/template': 'hb' } },
-          spec: { machineType: 'c3.small.x86', metro: METRO, os: 'ubuntu_22_04', billingCycle: 'hourly' },
-        });
-      });
+      await provokeUntilUsed(
+        { controller: 'network', group: 'network.metal.x-k8s.io', resource: 'machinenetworks', verb: 'get' },
+        async (n) => {
+          await objects.create(netKinds.packetMachine, {
+            metadata: {
+              name: `race-mn-${n}`,
+              namespace: ns,
+              labels: { 'cluster.x-k8s.io/cluster-name': CLUSTER },
+              annotations: { 'network.metal.x-k8s.io/template': 'hb' },
+            },
+            spec: { machineType: 'c3.small.x86', metro: METRO, os: 'ubuntu_22_04', billingCycle: 'hourly' },
+          });
+        },
+      );
     } finally {
       await stopLocalController(second);
     }
 
     // A claim named like the machine's own but not its (read back, reported, never adopted).
-    await objects.create(netKinds.claim, { metadata: { name: 'm-c-bond0-v1000-0', namespace: ns }, spec: { poolRef: { apiGroup: 'ipam.metal.x-k8s.io', kind: 'InClusterIPPool', name: 'plain' } } });
+    await objects.create(netKinds.claim, {
+      metadata: { name: 'm-c-bond0-v1000-0', namespace: ns },
+      spec: { poolRef: { apiGroup: 'ipam.metal.x-k8s.io', kind: 'InClusterIPPool', name: 'plain' } },
+    });
     await createMachine('m-c', 'hb');
-    await waitFor('m-c reports the claim conflict', async () => condition(await objects.get(netKinds.machineNetwork, 'm-c', ns), 'AddressesAllocated')?.reason === 'ClaimConflict', { timeoutMs: 30_000, intervalMs: 300 });
+    await waitFor(
+      'm-c reports the claim conflict',
+      async () => condition(await objects.get(netKinds.machineNetwork, 'm-c', ns), 'AddressesAllocated')?.reason === 'ClaimConflict',
+      { timeoutMs: 30_000, intervalMs: 300 },
+    );
 
     // Repeated events become a series (patch): user data in a format nobody can inject into.
     await createMachine('m-bad', 'hb', 'bogus');
-    await provokeUntilUsed({ controller: 'network', group: '', resource: 'events', verb: 'patch' }, (n) => touch(netKinds.packetMachine, 'm-bad', n));
+    await provokeUntilUsed({ controller: 'network', group: '', resource: 'events', verb: 'patch' }, (n) =>
+      touch(netKinds.packetMachine, 'm-bad', n),
+    );
     // The IPAM controller's series: a second IPAddress for a bound claim makes every pass report the conflict.
-    await objects.create(netKinds.claim, { metadata: { name: 'squat', namespace: ns }, spec: { poolRef: { apiGroup: 'ipam.metal.x-k8s.io', kind: 'InClusterIPPool', name: 'plain' } } });
+    await objects.create(netKinds.claim, {
+      metadata: { name: 'squat', namespace: ns },
+      spec: { poolRef: { apiGroup: 'ipam.metal.x-k8s.io', kind: 'InClusterIPPool', name: 'plain' } },
+    });
     await waitFor('claim squat bound', async () => objects.get(kinds.address(), 'squat', ns), { timeoutMs: timeouts.claimBound });
     await objects.create(kinds.address(), {
       metadata: { name: 'squat-dup', namespace: ns },
-      spec: { address: '10.70.0.199', prefix: 24, claimRef: { name: 'squat' }, poolRef: { apiGroup: 'ipam.metal.x-k8s.io', kind: 'InClusterIPPool', name: 'plain' } },
+      spec: {
+        address: '10.70.0.199',
+        prefix: 24,
+        claimRef: { name: 'squat' },
+        poolRef: { apiGroup: 'ipam.metal.x-k8s.io', kind: 'InClusterIPPool', name: 'plain' },
+      },
     });
     await provokeUntilUsed({ controller: 'ipam', group: '', resource: 'events', verb: 'patch' }, (n) => touch(netKinds.pool, 'plain', n));
     // A claim finalizer patch that loses a race to another writer is read back (get).
     await provokeUntilUsed({ controller: 'ipam', group: 'ipam.cluster.x-k8s.io', resource: 'ipaddressclaims', verb: 'get' }, async (n) => {
       const name = `race-${n}`;
-      await objects.create(netKinds.claim, { metadata: { name, namespace: ns }, spec: { poolRef: { apiGroup: 'ipam.metal.x-k8s.io', kind: 'InClusterIPPool', name: 'plain' } } });
+      await objects.create(netKinds.claim, {
+        metadata: { name, namespace: ns },
+        spec: { poolRef: { apiGroup: 'ipam.metal.x-k8s.io', kind: 'InClusterIPPool', name: 'plain' } },
+      });
       for (let i = 0; i < 30; i++) await touch(netKinds.claim, name, i);
     });
 
     // Deletion: the MachineNetwork goes with its machine, the claim and the IPAddress with it.
     await objects.delete(netKinds.packetMachine, 'm-0', ns);
-    await waitFor('MachineNetwork m-0 gone', async () => (await objects.get(netKinds.machineNetwork, 'm-0', ns)) === undefined, { timeoutMs: 60_000, intervalMs: 300 });
-    await waitFor('the IPAddress of m-0 gone', async () => (await objects.get(kinds.address(), 'm-0-bond0-v1000-0', ns)) === undefined, { timeoutMs: 30_000, intervalMs: 300 });
+    await waitFor('MachineNetwork m-0 gone', async () => (await objects.get(netKinds.machineNetwork, 'm-0', ns)) === undefined, {
+      timeoutMs: 60_000,
+      intervalMs: 300,
+    });
+    await waitFor('the IPAddress of m-0 gone', async () => (await objects.get(kinds.address(), 'm-0-bond0-v1000-0', ns)) === undefined, {
+      timeoutMs: 30_000,
+      intervalMs: 300,
+    });
 
     // What lies outside the grants is refused.
     const asNetwork = kubeConfigFor(tokens.network);
     const asIpam = kubeConfigFor(tokens.ipam);
     const netCore = asNetwork.makeApiClient(k8s.CoreV1Api);
     const netCustom = asNetwork.makeApiClient(k8s.CustomObjectsApi);
-    await expectForbidden('network controller deletes a Secret', () => netCore.deleteNamespacedSecret({ namespace: releaseNs, name: CREDENTIALS }));
+    await expectForbidden('network controller deletes a Secret', () =>
+      netCore.deleteNamespacedSecret({ namespace: releaseNs, name: CREDENTIALS }),
+    );
     await expectForbidden('network controller lists Secrets', () => netCore.listNamespacedSecret({ namespace: ns }));
     await expectForbidden('network controller creates a PacketMachine', () =>
-      netCustom.createNamespacedCustomObject({ group: 'infrastructure.cluster.x-k8s.io', version: 'v1beta1', namespace: ns, plural: 'packetmachines', body: { apiVersion: 'infrastructure.cluster.x-k8s.io/v1beta1', kind: 'PacketMachine', metadata: { name: PROBE }, spec: {} } }),
+      netCustom.createNamespacedCustomObject({
+        group: 'infrastructure.cluster.x-k8s.io',
+        version: 'v1beta1',
+        namespace: ns,
+        plural: 'packetmachines',
+        body: { apiVersion: 'infrastructure.cluster.x-k8s.io/v1beta1', kind: 'PacketMachine', metadata: { name: PROBE }, spec: {} },
+      }),
     );
     const plain = await objects.get(netKinds.pool, 'plain', ns);
     await expectForbidden('network controller blocks the deletion of a pool (blockOwnerDeletion without inclusterippools/finalizers)', () =>
@@ -622,16 +855,40 @@ describe("the chart's RBAC is exactly enough", () => {
         body: {
           apiVersion: 'ipam.cluster.x-k8s.io/v1beta2',
           kind: 'IPAddressClaim',
-          metadata: { name: PROBE, ownerReferences: [{ apiVersion: 'ipam.metal.x-k8s.io/v1alpha1', kind: 'InClusterIPPool', name: 'plain', uid: plain?.metadata.uid ?? '', blockOwnerDeletion: true }] },
+          metadata: {
+            name: PROBE,
+            ownerReferences: [
+              {
+                apiVersion: 'ipam.metal.x-k8s.io/v1alpha1',
+                kind: 'InClusterIPPool',
+                name: 'plain',
+                uid: plain?.metadata.uid ?? '',
+                blockOwnerDeletion: true,
+              },
+            ],
+          },
           spec: { poolRef: { apiGroup: 'ipam.metal.x-k8s.io', kind: 'InClusterIPPool', name: 'plain' } },
         },
       }),
     );
     await expectForbidden('IPAM controller patches a Secret', () =>
-      asIpam.makeApiClient(k8s.CoreV1Api).patchNamespacedSecret({ namespace: ns, name: CREDENTIALS, body: { metadata: { labels: { x: 'y' } } } }, k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch)),
+      asIpam
+        .makeApiClient(k8s.CoreV1Api)
+        .patchNamespacedSecret(
+          { namespace: ns, name: CREDENTIALS, body: { metadata: { labels: { x: 'y' } } } },
+          k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
+        ),
     );
     await expectForbidden('IPAM controller creates a MachineNetwork', () =>
-      asIpam.makeApiClient(k8s.CustomObjectsApi).createNamespacedCustomObject({ group: 'network.metal.x-k8s.io', version: 'v1alpha1', namespace: ns, plural: 'machinenetworks', body: { apiVersion: 'network.metal.x-k8s.io/v1alpha1', kind: 'MachineNetwork', metadata: { name: PROBE }, spec: { ports: [] } } }),
+      asIpam
+        .makeApiClient(k8s.CustomObjectsApi)
+        .createNamespacedCustomObject({
+          group: 'network.metal.x-k8s.io',
+          version: 'v1alpha1',
+          namespace: ns,
+          plural: 'machinenetworks',
+          body: { apiVersion: 'network.metal.x-k8s.io/v1alpha1', kind: 'MachineNetwork', metadata: { name: PROBE }, spec: { ports: [] } },
+        }),
     );
 
     // Stopping hands the Leases back (an update) so a new pod need not wait for them to expire.
@@ -641,15 +898,23 @@ describe("the chart's RBAC is exactly enough", () => {
     const grants = await chartGrants();
     expect(grants.length).toBeGreaterThan(30);
     const unused: string[] = [];
-    for (const g of grants) if (!(await grantUsed(g))) unused.push(`${g.controller}: ${g.verb} ${g.group === '' ? 'core' : g.group}/${g.resource} (${g.scope})`);
+    for (const g of grants)
+      if (!(await grantUsed(g))) unused.push(`${g.controller}: ${g.verb} ${g.group === '' ? 'core' : g.group}/${g.resource} (${g.scope})`);
     expect(unused).toEqual([]);
 
     const refused = (await auditEvents()).filter(
-      (e) => (e.user.username === userOf('ipam') || e.user.username === userOf('network')) && e.annotations?.['authorization.k8s.io/decision'] !== 'allow' && !isProbe(e),
+      (e) =>
+        (e.user.username === userOf('ipam') || e.user.username === userOf('network')) &&
+        e.annotations?.['authorization.k8s.io/decision'] !== 'allow' &&
+        !isProbe(e),
     );
-    expect(refused.map((e) => `${e.user.username} ${e.verb} ${e.objectRef?.resource}/${e.objectRef?.subresource ?? ''} ${e.objectRef?.namespace ?? ''}/${e.objectRef?.name ?? ''}`)).toEqual([]);
+    expect(
+      refused.map(
+        (e) =>
+          `${e.user.username} ${e.verb} ${e.objectRef?.resource}/${e.objectRef?.subresource ?? ''} ${e.objectRef?.namespace ?? ''}/${e.objectRef?.name ?? ''}`,
+      ),
+    ).toEqual([]);
     // The Metal token never reaches a log line.
     for (const key of ['ipam', 'network'] as const) expect(running[key]?.output.join('') ?? '').not.toContain(TOKEN);
   }, 300_000);
 });
-

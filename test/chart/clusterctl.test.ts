@@ -38,14 +38,23 @@ function standIn(kind: string, plural: string): k8s.V1CustomResourceDefinition {
       group: 'cert-manager.io',
       scope: 'Namespaced',
       names: { kind, plural, singular: kind.toLowerCase(), listKind: `${kind}List` },
-      versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } as k8s.V1JSONSchemaProps } }],
+      versions: [
+        {
+          name: 'v1',
+          served: true,
+          storage: true,
+          schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } as k8s.V1JSONSchemaProps },
+        },
+      ],
     },
   };
 }
 
 describe('clusterctl artifacts', () => {
   test('metadata.yaml maps the 0.1 release series to contract v1beta1', async () => {
-    const [meta] = parseAllDocuments(await readFile(join(dir, 'metadata.yaml'), 'utf8')).map((d) => d.toJS() as { apiVersion: string; kind: string; releaseSeries: unknown[] });
+    const [meta] = parseAllDocuments(await readFile(join(dir, 'metadata.yaml'), 'utf8')).map(
+      (d) => d.toJS() as { apiVersion: string; kind: string; releaseSeries: unknown[] },
+    );
     expect(meta).toMatchObject({ apiVersion: 'clusterctl.cluster.x-k8s.io/v1alpha3', kind: 'Metadata' });
     const version = (JSON.parse(await readFile(join(repoRoot, 'package.json'), 'utf8')) as { version: string }).version;
     const [major, minor] = version.split('.').map(Number);
@@ -55,7 +64,8 @@ describe('clusterctl artifacts', () => {
   test('ipam-components.yaml: one Namespace, the provider label on everything, the move label on our CRDs, no generated Secret', async () => {
     const docs = await components();
     expect(docs.filter((d) => d.kind === 'Namespace').map((d) => d.metadata.name)).toEqual(['metal-l2-system']);
-    for (const d of docs) expect([d.kind, d.metadata.name, d.metadata.labels?.['cluster.x-k8s.io/provider']]).toEqual([d.kind, d.metadata.name, PROVIDER]);
+    for (const d of docs)
+      expect([d.kind, d.metadata.name, d.metadata.labels?.['cluster.x-k8s.io/provider']]).toEqual([d.kind, d.metadata.name, PROVIDER]);
     const crds = docs.filter((d) => d.kind === 'CustomResourceDefinition');
     expect(crds.map((d) => d.metadata.name).sort()).toEqual([
       'globalinclusterippools.ipam.metal.x-k8s.io',
@@ -67,7 +77,12 @@ describe('clusterctl artifacts', () => {
     expect(docs.filter((d) => d.kind === 'Secret')).toEqual([]);
     const namespaced = docs.filter((d) => d.metadata.namespace !== undefined);
     expect(new Set(namespaced.map((d) => d.metadata.namespace))).toEqual(new Set(['metal-l2-system']));
-    expect(docs.filter((d) => d.kind === 'Deployment').map((d) => d.metadata.name).sort()).toEqual(['metal-l2-ipam', 'metal-l2-network']);
+    expect(
+      docs
+        .filter((d) => d.kind === 'Deployment')
+        .map((d) => d.metadata.name)
+        .sort(),
+    ).toEqual(['metal-l2-ipam', 'metal-l2-network']);
   });
 
   test('the API server accepts every object (kubectl apply --dry-run=server)', async () => {
@@ -80,9 +95,13 @@ describe('clusterctl artifacts', () => {
       if (!(err instanceof k8s.ApiException && err.code === 409)) throw err;
     });
     const kubectl = join(process.env['METAL_L2_TEST_BIN_DIR'] ?? '', 'kubectl');
-    const { stdout } = await run(kubectl, ['--kubeconfig', testKubeconfigPath(), 'apply', '--dry-run=server', '-f', join(dir, 'ipam-components.yaml')], {
-      maxBuffer: 16 * 1024 * 1024,
-    });
+    const { stdout } = await run(
+      kubectl,
+      ['--kubeconfig', testKubeconfigPath(), 'apply', '--dry-run=server', '-f', join(dir, 'ipam-components.yaml')],
+      {
+        maxBuffer: 16 * 1024 * 1024,
+      },
+    );
     const lines = stdout.trim().split('\n');
     const docs = await components();
     expect(lines).toHaveLength(docs.length);

@@ -2,7 +2,18 @@ import { describe, expect, test } from '@jest/globals';
 import { GUEST_METADATA_URL } from '@metal-l2/dataplane';
 import { waitFor } from '../support/wait-for.js';
 import { useRack } from './support/dataplane-rack.js';
-import { createMachine, createPool, createTemplate, createVlans, deviceIdOfMachine, machineNetwork, netKinds, poolRef, useNetworkWorld, waitMachineNetworkReady } from './support/network-world.js';
+import {
+  createMachine,
+  createPool,
+  createTemplate,
+  createVlans,
+  deviceIdOfMachine,
+  machineNetwork,
+  netKinds,
+  poolRef,
+  useNetworkWorld,
+  waitMachineNetworkReady,
+} from './support/network-world.js';
 
 // The data plane: servers made through the full flow (our webhook, IPAM, the network controller,
 // the CAPP fixture) boot as real Debian guests under QEMU with exactly the user data their device
@@ -54,7 +65,15 @@ describe('data plane', () => {
       await createPool(world, 'v1000', 10);
       await createPool(world, 'v1001', 11);
       await createPool(world, 'v1002', 12);
-      await createTemplate(world, 'hb', [{ name: 'bond0', vlans: [{ vxlan: 1000, addressesFromPools: [poolRef('v1000')] }, { vxlan: 1001, addressesFromPools: [poolRef('v1001')] }] }]);
+      await createTemplate(world, 'hb', [
+        {
+          name: 'bond0',
+          vlans: [
+            { vxlan: 1000, addressesFromPools: [poolRef('v1000')] },
+            { vxlan: 1001, addressesFromPools: [poolRef('v1001')] },
+          ],
+        },
+      ]);
       await createTemplate(world, 'l2i', [
         { name: 'bond0', layer2: true, bonded: false },
         { name: 'eth0', vlans: [{ vxlan: 1000, addressesFromPools: [poolRef('v1000')] }] },
@@ -78,7 +97,9 @@ describe('data plane', () => {
       );
       for (const m of MACHINES) {
         const boot = rack.server(m).boot;
-        console.log(`data plane: ${m} booted its user data: cloud-init final at ${boot?.uptimeSec.toFixed(1)} s guest uptime, ${((boot?.wallMs ?? 0) / 1000).toFixed(1)} s wall from QEMU start`);
+        console.log(
+          `data plane: ${m} booted its user data: cloud-init final at ${boot?.uptimeSec.toFixed(1)} s guest uptime, ${((boot?.wallMs ?? 0) / 1000).toFixed(1)} s wall from QEMU start`,
+        );
       }
       console.log(`data plane: 3 guests up in ${((Date.now() - started) / 1000).toFixed(1)} s`);
 
@@ -92,7 +113,14 @@ describe('data plane', () => {
         expect(userdata.stdout).toBe(world.sim.store.devices.get(rack.server(m).deviceId)?.userdata);
         expect(rack.server(m).forwarder.requests).toEqual(expect.arrayContaining([{ method: 'GET', path: '/metadata', status: 200 }]));
       }
-      for (const [m, vxlan] of [['hb', 1000], ['hb', 1001], ['l2i', 1000], ['l2i', 1002], ['hy', 1001], ['hy', 1002]] as const) {
+      for (const [m, vxlan] of [
+        ['hb', 1000],
+        ['hb', 1001],
+        ['l2i', 1000],
+        ['l2i', 1002],
+        ['hy', 1001],
+        ['hy', 1002],
+      ] as const) {
         expect(await guestHasAddress(m, address(m, vxlan))).toBe(true);
       }
       // Before the VLANs are assigned, nothing passes.
@@ -105,7 +133,9 @@ describe('data plane', () => {
       const hb = rack.server('hb');
       const ipAddr = await rack.run('hb', ['ip', '-d', 'addr']);
       const cfg = await rack.run('hb', ['cat', '/etc/network/interfaces.d/60-metal-l2.cfg']);
-      console.log(`data plane: hb (${hb.deviceId}) as the OS saw it\n$ ip -d addr\n${ipAddr.stdout}\n$ cat /etc/network/interfaces.d/60-metal-l2.cfg\n${cfg.stdout}`);
+      console.log(
+        `data plane: hb (${hb.deviceId}) as the OS saw it\n$ ip -d addr\n${ipAddr.stdout}\n$ cat /etc/network/interfaces.d/60-metal-l2.cfg\n${cfg.stdout}`,
+      );
       const l2i = await rack.run('l2i', ['sh', '-c', 'ip -d addr; cat /etc/network/interfaces.d/60-metal-l2.cfg']);
       console.log(`data plane: l2i as the OS saw it\n${l2i.stdout}`);
     },
@@ -118,12 +148,25 @@ describe('data plane', () => {
       world.sim.faults.remove(holdBatches);
       // The controller backs off after each refused batch (up to 5 minutes, as controller-runtime
       // does); an annotation wakes each machine now instead of when its backoff ends.
-      for (const m of MACHINES) await world.objects.patch(netKinds.packetMachine, m, world.ns, { metadata: { annotations: { 'dataplane.test/released': String(Date.now()) } } });
+      for (const m of MACHINES)
+        await world.objects.patch(netKinds.packetMachine, m, world.ns, {
+          metadata: { annotations: { 'dataplane.test/released': String(Date.now()) } },
+        });
       for (const m of MACHINES) await waitMachineNetworkReady(world, m, 120_000);
       const hbPorts = world.sim.store.devices.get(rack.server('hb').deviceId)?.portIds ?? [];
-      const completed = await waitFor('the hybrid-bonded batch to complete', () => hbPorts.map((p) => batchCompletedAt.get(p)).find((t) => t !== undefined), { timeoutMs: 60_000 });
-      const firstPing = await waitFor('hb to reach l2i on VLAN 1000', async () => ((await rack.ping('hb', address('l2i', 1000), { count: 1 })) ? Date.now() : false), { timeoutMs: 60_000, intervalMs: 200 });
-      console.log(`data plane: first successful ping ${((firstPing - completed) / 1000).toFixed(1)} s after the hybrid-bonded VLAN batch completed`);
+      const completed = await waitFor(
+        'the hybrid-bonded batch to complete',
+        () => hbPorts.map((p) => batchCompletedAt.get(p)).find((t) => t !== undefined),
+        { timeoutMs: 60_000 },
+      );
+      const firstPing = await waitFor(
+        'hb to reach l2i on VLAN 1000',
+        async () => ((await rack.ping('hb', address('l2i', 1000), { count: 1 })) ? Date.now() : false),
+        { timeoutMs: 60_000, intervalMs: 200 },
+      );
+      console.log(
+        `data plane: first successful ping ${((firstPing - completed) / 1000).toFixed(1)} s after the hybrid-bonded VLAN batch completed`,
+      );
 
       expect(await rack.ping('l2i', address('hb', 1000))).toBe(true);
       // native VLAN: untagged on l2i's and hy's eth1
@@ -141,7 +184,11 @@ describe('data plane', () => {
       expect(await rack.ping('hy', address('hb', 1000))).toBe(false);
       expect(await rack.ping('hy', address('l2i', 1000))).toBe(false);
       // A probe, not configuration under test: hy tags frames with VLAN 1000 itself; the switch drops them.
-      const probe = await rack.run('hy', ['sh', '-c', 'ip link add link bond0 name probe1000 type vlan id 1000 && ip addr add 192.168.10.250/24 dev probe1000 && ip link set probe1000 up']);
+      const probe = await rack.run('hy', [
+        'sh',
+        '-c',
+        'ip link add link bond0 name probe1000 type vlan id 1000 && ip addr add 192.168.10.250/24 dev probe1000 && ip link set probe1000 up',
+      ]);
       expect(probe.code).toBe(0);
       expect(await rack.ping('hy', address('hb', 1000), { count: 3 })).toBe(false);
       expect(await rack.ping('hy', address('l2i', 1000), { count: 3 })).toBe(false);

@@ -51,13 +51,19 @@ describe('machine lifecycle', () => {
     const bond0 = (device.network_ports ?? []).find((p) => p.name === 'bond0');
     const vlan1099 = (await world.metal.virtualNetworks.list(PROJECT_ID, { metro: 'da' })).find((v) => v.vxlan === 1099);
     await world.metal.ports.assign(bond0?.id ?? '', vlan1099?.id ?? '');
-    await waitFor('VLAN 1099 assigned by hand', async () => JSON.stringify(await vxlansOf(deviceId, 'bond0')) === '[1000,1099]', { timeoutMs: 10_000 });
+    await waitFor('VLAN 1099 assigned by hand', async () => JSON.stringify(await vxlansOf(deviceId, 'bond0')) === '[1000,1099]', {
+      timeoutMs: 10_000,
+    });
 
     // Hold CAPP's device deletion so the device outlives the machine for a while, as a slow API would.
     const rule = world.sim.faults.add({ fault: 'server-error', status: 503, operationId: 'deleteDevice' });
     await world.objects.delete(netKinds.packetMachine, 'del-0', world.ns);
 
-    await waitFor('VLAN 1000 unassigned while the device still exists', async () => JSON.stringify(await vxlansOf(deviceId, 'bond0')) === '[1099]', { timeoutMs: 30_000 });
+    await waitFor(
+      'VLAN 1000 unassigned while the device still exists',
+      async () => JSON.stringify(await vxlansOf(deviceId, 'bond0')) === '[1099]',
+      { timeoutMs: 30_000 },
+    );
     await waitFor('the MachineNetwork gone', async () => (await machineNetwork(world, 'del-0')) === undefined, { timeoutMs: 30_000 });
     await waitFor('the address back in the pool', async () => (await poolUsed('vlan-1000')) === 0, { timeoutMs: 30_000 });
     expect(await world.objects.list(netKinds.claim, world.ns)).toEqual([]);
@@ -65,11 +71,18 @@ describe('machine lifecycle', () => {
     world.sim.faults.remove(rule.id);
     await waitFor('CAPP to delete the device', async () => (await vxlansOf(deviceId, 'bond0')) === undefined, { timeoutMs: 60_000 });
     const mark = world.sim.requests.lastSeq();
-    await staysTrue('no Metal call by the controller for the deleted machine', () => world.sim.requests.count({ afterSeq: mark, deviceId, userAgent: CONTROLLER_AGENT }) === 0, 2_000);
+    await staysTrue(
+      'no Metal call by the controller for the deleted machine',
+      () => world.sim.requests.count({ afterSeq: mark, deviceId, userAgent: CONTROLLER_AGENT }) === 0,
+      2_000,
+    );
   });
 
   test('an exhausted pool keeps the machine paused and says so; an address freed later lets it go on', async () => {
-    await world.objects.create(netKinds.pool, { metadata: { name: 'tiny', namespace: world.ns }, spec: { addresses: ['192.168.30.10'], prefix: 24, gateway: '192.168.30.1' } });
+    await world.objects.create(netKinds.pool, {
+      metadata: { name: 'tiny', namespace: world.ns },
+      spec: { addresses: ['192.168.30.10'], prefix: 24, gateway: '192.168.30.1' },
+    });
     await createTemplate(world, 'tiny', [{ name: 'bond0', vlans: [{ vxlan: 1000, addressesFromPools: [poolRef('tiny')] }] }]);
     await createMachine(world, 'ex-0', 'tiny');
     await waitMachineNetworkReady(world, 'ex-0');

@@ -34,13 +34,17 @@ interface PortView {
 }
 
 async function devicePorts(deviceId: string): Promise<{ networkType: string | undefined; ports: PortView[]; userdata: string }> {
-  const device = await world.metal.devices.get(deviceId, { include: ['network_ports.virtual_networks', 'network_ports.native_virtual_network'] });
+  const device = await world.metal.devices.get(deviceId, {
+    include: ['network_ports.virtual_networks', 'network_ports.native_virtual_network'],
+  });
   const ports = (device.network_ports ?? []).map((p) => ({
     name: p.name ?? '',
     ...(p.network_type === undefined ? {} : { networkType: p.network_type }),
     bonded: p.data?.bonded ?? false,
     vxlans: (p.virtual_networks ?? []).map((v) => ('vxlan' in v ? (v.vxlan ?? 0) : 0)).sort((a, b) => a - b),
-    ...(p.native_virtual_network !== undefined && 'vxlan' in p.native_virtual_network && p.native_virtual_network.vxlan !== undefined ? { native: p.native_virtual_network.vxlan } : {}),
+    ...(p.native_virtual_network !== undefined && 'vxlan' in p.native_virtual_network && p.native_virtual_network.vxlan !== undefined
+      ? { native: p.native_virtual_network.vxlan }
+      : {}),
   }));
   const bond0 = ports.find((p) => p.name === 'bond0');
   return { networkType: bond0?.networkType, ports, userdata: device.userdata ?? '' };
@@ -62,7 +66,12 @@ async function setup(): Promise<void> {
 describe('network modes', () => {
   test('hybrid-bonded: a tagged VLAN on bond0 costs one device read, one batch and one poll', async () => {
     await setup();
-    await createTemplate(world, 'hybrid-bonded', [{ name: 'bond0', vlans: [{ vxlan: 1000, addressesFromPools: [poolRef('vlan-1000')], routes: [{ to: '10.60.0.0/16', via: '192.168.10.1' }] }] }]);
+    await createTemplate(world, 'hybrid-bonded', [
+      {
+        name: 'bond0',
+        vlans: [{ vxlan: 1000, addressesFromPools: [poolRef('vlan-1000')], routes: [{ to: '10.60.0.0/16', via: '192.168.10.1' }] }],
+      },
+    ]);
     const pm = await createMachine(world, 'hb-0', 'hybrid-bonded');
     // Our webhook paused it on creation, and marked the pause as ours.
     expect(pm.metadata.annotations?.['cluster.x-k8s.io/paused']).toBeDefined();
@@ -70,7 +79,16 @@ describe('network modes', () => {
 
     const mn = await waitMachineNetworkReady(world, 'hb-0');
     expect(mn.status.networkType).toBe('hybrid-bonded');
-    expect(mn.status.addresses).toEqual([{ port: 'bond0', vxlan: 1000, address: expect.stringMatching(/^192\.168\.10\./), prefix: 24, gateway: '192.168.10.1', claimName: 'hb-0-bond0-v1000-0' }]);
+    expect(mn.status.addresses).toEqual([
+      {
+        port: 'bond0',
+        vxlan: 1000,
+        address: expect.stringMatching(/^192\.168\.10\./),
+        prefix: 24,
+        gateway: '192.168.10.1',
+        claimName: 'hb-0-bond0-v1000-0',
+      },
+    ]);
     for (const type of ['AddressesAllocated', 'UserDataInjected', 'PortsConfigured']) expect(condition(mn, type)?.status).toBe('True');
 
     const deviceId = await deviceIdOfMachine(world, 'hb-0');
@@ -85,7 +103,11 @@ describe('network modes', () => {
     expect(device.userdata).not.toContain('{{ .kubernetesVersion }}');
 
     const calls = controllerCalls(deviceId);
-    expect(calls).toEqual({ findDeviceById: 1, createPortVlanAssignmentBatch: 1, findPortVlanAssignmentBatchByPortIdAndBatchId: expect.any(Number) });
+    expect(calls).toEqual({
+      findDeviceById: 1,
+      createPortVlanAssignmentBatch: 1,
+      findPortVlanAssignmentBatchByPortIdAndBatchId: expect.any(Number),
+    });
     expect(Object.values(calls).reduce((a, b) => a + b, 0)).toBeLessThanOrEqual(4);
 
     const pmAfter = await world.objects.get(netKinds.packetMachine, 'hb-0', world.ns);
@@ -96,7 +118,14 @@ describe('network modes', () => {
   test('hybrid: eth1 leaves the bond, one VLAN untagged (native) and one tagged', async () => {
     await setup();
     await createTemplate(world, 'hybrid', [
-      { name: 'eth1', bonded: false, vlans: [{ vxlan: 1001, native: true, addressesFromPools: [poolRef('vlan-1001')] }, { vxlan: 1000, addressesFromPools: [poolRef('vlan-1000')] }] },
+      {
+        name: 'eth1',
+        bonded: false,
+        vlans: [
+          { vxlan: 1001, native: true, addressesFromPools: [poolRef('vlan-1001')] },
+          { vxlan: 1000, addressesFromPools: [poolRef('vlan-1000')] },
+        ],
+      },
     ]);
     await createMachine(world, 'hy-0', 'hybrid');
     const mn = await waitMachineNetworkReady(world, 'hy-0');
@@ -112,7 +141,14 @@ describe('network modes', () => {
   test('layer2-bonded: waits for the boot script before layer 3 goes, then converts bond0', async () => {
     await setup();
     await createTemplate(world, 'layer2-bonded', [
-      { name: 'bond0', layer2: true, vlans: [{ vxlan: 1000, native: true, addressesFromPools: [poolRef('vlan-1000')] }, { vxlan: 1001, addressesFromPools: [poolRef('vlan-1001')] }] },
+      {
+        name: 'bond0',
+        layer2: true,
+        vlans: [
+          { vxlan: 1000, native: true, addressesFromPools: [poolRef('vlan-1000')] },
+          { vxlan: 1001, addressesFromPools: [poolRef('vlan-1001')] },
+        ],
+      },
     ]);
     await createMachine(world, 'l2b-0', 'layer2-bonded');
     await playBootScript(world, 'l2b-0');
@@ -155,7 +191,10 @@ describe('network modes', () => {
     await world.restartNetworkController(); // a fresh process lists and reconciles every machine
     await waitFor(
       'the restarted controller to reconcile every machine',
-      () => names.every((name) => world.logLines.slice(logMark).some((line) => line.includes('"msg":"reconciled"') && line.includes(`"name":"${name}"`))),
+      () =>
+        names.every((name) =>
+          world.logLines.slice(logMark).some((line) => line.includes('"msg":"reconciled"') && line.includes(`"name":"${name}"`)),
+        ),
       { timeoutMs: 30_000 },
     );
     expect(world.sim.requests.entries({ afterSeq: mark, userAgent: CONTROLLER_AGENT })).toEqual([]);

@@ -45,7 +45,12 @@ async function readyCount(names: readonly string[]): Promise<number> {
  */
 function assertEachVlanAssignedOnce(deviceIds: readonly string[]): void {
   for (const deviceId of deviceIds) {
-    const batches = world.sim.requests.entries({ deviceId, operationId: 'createPortVlanAssignmentBatch', userAgent: CONTROLLER_AGENT, excludeFaults: true });
+    const batches = world.sim.requests.entries({
+      deviceId,
+      operationId: 'createPortVlanAssignmentBatch',
+      userAgent: CONTROLLER_AGENT,
+      excludeFaults: true,
+    });
     expect(batches.filter((b) => b.status === 201 || b.status === 200)).toHaveLength(1);
     expect(batches.filter((b) => b.rule !== undefined && b.rule !== 'one-batch-per-port')).toEqual([]);
   }
@@ -94,7 +99,12 @@ describe('rollouts', () => {
     const names = Array.from({ length: 6 }, (_, i) => `s-${i}`);
     // The storm hits the calls the network controller makes (CAPP treats a failed createDevice as
     // terminal, as the real one does, which is not what is under test here).
-    const operations = ['findDeviceById', 'findVirtualNetworks', 'createPortVlanAssignmentBatch', 'findPortVlanAssignmentBatchByPortIdAndBatchId'];
+    const operations = [
+      'findDeviceById',
+      'findVirtualNetworks',
+      'createPortVlanAssignmentBatch',
+      'findPortVlanAssignmentBatchByPortIdAndBatchId',
+    ];
     const rules = operations.flatMap((operationId) => [
       world.sim.faults.add({ fault: 'rate-limit', operationId, retryAfterSeconds: 1, probability: 0.3 }),
       world.sim.faults.add({ fault: 'server-error', operationId, status: 503, probability: 0.2 }),

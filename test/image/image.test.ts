@@ -90,10 +90,25 @@ describe('container image', () => {
   });
 
   test('no shell, no package manager, and /app is not writable by the image user', () => {
-    for (const path of ['bin/sh', 'usr/bin/sh', 'usr/bin/bash', 'usr/bin/dash', 'usr/bin/apt', 'usr/bin/dpkg', 'usr/bin/perl', 'usr/bin/env', 'usr/bin/npm']) {
+    for (const path of [
+      'bin/sh',
+      'usr/bin/sh',
+      'usr/bin/bash',
+      'usr/bin/dash',
+      'usr/bin/apt',
+      'usr/bin/dpkg',
+      'usr/bin/perl',
+      'usr/bin/env',
+      'usr/bin/npm',
+    ]) {
       expect({ path, exists: existsSync(join(rootfs, path)) }).toEqual({ path, exists: false });
     }
-    for (const path of ['app', 'app/node_modules', 'app/packages/ipam-controller/dist/main.js', 'app/packages/network-controller/dist/main.js']) {
+    for (const path of [
+      'app',
+      'app/node_modules',
+      'app/packages/ipam-controller/dist/main.js',
+      'app/packages/network-controller/dist/main.js',
+    ]) {
       const st = statSync(join(rootfs, path));
       expect({ path, uid: st.uid, groupOrOtherWritable: (st.mode & 0o022) !== 0 }).toEqual({ path, uid: 0, groupOrOtherWritable: false });
     }
@@ -101,47 +116,55 @@ describe('container image', () => {
     for (const dev of ['typescript', 'jest', 'eslint', 'ts-jest']) expect(existsSync(join(rootfs, 'app/node_modules', dev))).toBe(false);
   });
 
-  test.each([{ controller: 'ipam-controller' }, { controller: 'network-controller' }])('$controller becomes ready from the image root filesystem', async ({ controller }) => {
-    const port = await freePort();
-    // What a pod spec does: command = the entrypoint, args = the controller's main and flags.
-    const args = [
-      ...spec.process.args.slice(0, 1),
-      `/app/packages/${controller}/dist/main.js`,
-      '--kubeconfig=/tmp/kubeconfig',
-      '--leader-elect=false',
-      `--health-probe-bind-address=127.0.0.1:${port}`,
-      '--metrics-bind-address=0',
-      '--webhook-port=0',
-      `--namespace=${namespace}`,
-    ];
-    const { uid, gid } = spec.process.user;
-    const child = spawn('unshare', [`--root=${rootfs}`, `--wd=${spec.process.cwd}`, `--setgid=${gid}`, `--setuid=${uid}`, '--', ...args], {
-      env: Object.fromEntries(spec.process.env.map((e) => [e.slice(0, e.indexOf('=')), e.slice(e.indexOf('=') + 1)])),
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    children.push(child);
-    let output = '';
-    child.stdout.on('data', (d: Buffer) => (output += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (output += d.toString()));
-    try {
-      await waitFor(
-        `${controller} /readyz`,
-        async () => {
-          if (child.exitCode !== null) throw new Error(`exited with ${child.exitCode}: ${output}`);
-          const res = await fetch(`http://127.0.0.1:${port}/readyz`);
-          return res.status === 200;
+  test.each([{ controller: 'ipam-controller' }, { controller: 'network-controller' }])(
+    '$controller becomes ready from the image root filesystem',
+    async ({ controller }) => {
+      const port = await freePort();
+      // What a pod spec does: command = the entrypoint, args = the controller's main and flags.
+      const args = [
+        ...spec.process.args.slice(0, 1),
+        `/app/packages/${controller}/dist/main.js`,
+        '--kubeconfig=/tmp/kubeconfig',
+        '--leader-elect=false',
+        `--health-probe-bind-address=127.0.0.1:${port}`,
+        '--metrics-bind-address=0',
+        '--webhook-port=0',
+        `--namespace=${namespace}`,
+      ];
+      const { uid, gid } = spec.process.user;
+      const child = spawn(
+        'unshare',
+        [`--root=${rootfs}`, `--wd=${spec.process.cwd}`, `--setgid=${gid}`, `--setuid=${uid}`, '--', ...args],
+        {
+          env: Object.fromEntries(spec.process.env.map((e) => [e.slice(0, e.indexOf('=')), e.slice(e.indexOf('=') + 1)])),
+          stdio: ['ignore', 'pipe', 'pipe'],
         },
-        { timeoutMs: 60_000, intervalMs: 250 },
       );
-    } catch (err) {
-      throw new Error(`${err instanceof Error ? err.message : String(err)}\n--- ${controller} output ---\n${output}`);
-    }
-    // It is the image's node, as the image's user.
-    const status = readFileSync(`/proc/${child.pid}/status`, 'utf8');
-    expect(status).toMatch(/^Uid:\s+65532\s+65532\s+65532\s+65532$/m);
-    expect(readFileSync(`/proc/${child.pid}/root/etc/os-release`, 'utf8')).toContain('VERSION_CODENAME=trixie');
-    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-    child.kill('SIGTERM');
-    expect(await exited).toBe(0);
-  }, 180_000);
+      children.push(child);
+      let output = '';
+      child.stdout.on('data', (d: Buffer) => (output += d.toString()));
+      child.stderr.on('data', (d: Buffer) => (output += d.toString()));
+      try {
+        await waitFor(
+          `${controller} /readyz`,
+          async () => {
+            if (child.exitCode !== null) throw new Error(`exited with ${child.exitCode}: ${output}`);
+            const res = await fetch(`http://127.0.0.1:${port}/readyz`);
+            return res.status === 200;
+          },
+          { timeoutMs: 60_000, intervalMs: 250 },
+        );
+      } catch (err) {
+        throw new Error(`${err instanceof Error ? err.message : String(err)}\n--- ${controller} output ---\n${output}`);
+      }
+      // It is the image's node, as the image's user.
+      const status = readFileSync(`/proc/${child.pid}/status`, 'utf8');
+      expect(status).toMatch(/^Uid:\s+65532\s+65532\s+65532\s+65532$/m);
+      expect(readFileSync(`/proc/${child.pid}/root/etc/os-release`, 'utf8')).toContain('VERSION_CODENAME=trixie');
+      const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+      child.kill('SIGTERM');
+      expect(await exited).toBe(0);
+    },
+    180_000,
+  );
 });

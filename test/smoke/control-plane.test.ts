@@ -28,7 +28,11 @@ describe('local control plane', () => {
 
   test('upstream CAPI and CAPP CRDs are Established', async () => {
     const ext = kc.makeApiClient(k8s.ApiextensionsV1Api);
-    for (const name of ['ipaddressclaims.ipam.cluster.x-k8s.io', 'machines.cluster.x-k8s.io', 'packetmachines.infrastructure.cluster.x-k8s.io']) {
+    for (const name of [
+      'ipaddressclaims.ipam.cluster.x-k8s.io',
+      'machines.cluster.x-k8s.io',
+      'packetmachines.infrastructure.cluster.x-k8s.io',
+    ]) {
       const crd = await ext.readCustomResourceDefinition({ name });
       expect(crd.status?.conditions?.find((c) => c.type === 'Established')?.status).toBe('True');
     }
@@ -107,7 +111,9 @@ describe('local control plane', () => {
       body: {
         metadata: {
           name: 'dependent',
-          ownerReferences: [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'owner', uid: owner.metadata?.uid ?? '', blockOwnerDeletion: true }],
+          ownerReferences: [
+            { apiVersion: 'v1', kind: 'ConfigMap', name: 'owner', uid: owner.metadata?.uid ?? '', blockOwnerDeletion: true },
+          ],
         },
       },
     });

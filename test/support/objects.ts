@@ -10,17 +10,51 @@ export interface Kind {
 }
 
 export const kinds = {
-  claim: (version = 'v1beta2'): Kind => ({ group: 'ipam.cluster.x-k8s.io', version, plural: 'ipaddressclaims', kind: 'IPAddressClaim', namespaced: true }),
-  address: (version = 'v1beta2'): Kind => ({ group: 'ipam.cluster.x-k8s.io', version, plural: 'ipaddresses', kind: 'IPAddress', namespaced: true }),
+  claim: (version = 'v1beta2'): Kind => ({
+    group: 'ipam.cluster.x-k8s.io',
+    version,
+    plural: 'ipaddressclaims',
+    kind: 'IPAddressClaim',
+    namespaced: true,
+  }),
+  address: (version = 'v1beta2'): Kind => ({
+    group: 'ipam.cluster.x-k8s.io',
+    version,
+    plural: 'ipaddresses',
+    kind: 'IPAddress',
+    namespaced: true,
+  }),
   cluster: (version = 'v1beta2'): Kind => ({ group: 'cluster.x-k8s.io', version, plural: 'clusters', kind: 'Cluster', namespaced: true }),
-  pool: { group: 'ipam.metal.x-k8s.io', version: 'v1alpha1', plural: 'inclusterippools', kind: 'InClusterIPPool', namespaced: true } as Kind,
-  globalPool: { group: 'ipam.metal.x-k8s.io', version: 'v1alpha1', plural: 'globalinclusterippools', kind: 'GlobalInClusterIPPool', namespaced: false } as Kind,
+  pool: {
+    group: 'ipam.metal.x-k8s.io',
+    version: 'v1alpha1',
+    plural: 'inclusterippools',
+    kind: 'InClusterIPPool',
+    namespaced: true,
+  } as Kind,
+  globalPool: {
+    group: 'ipam.metal.x-k8s.io',
+    version: 'v1alpha1',
+    plural: 'globalinclusterippools',
+    kind: 'GlobalInClusterIPPool',
+    namespaced: false,
+  } as Kind,
 } as const;
 
 export type Obj = {
   apiVersion?: string;
   kind?: string;
-  metadata: { name: string; namespace?: string; uid?: string; resourceVersion?: string; labels?: Record<string, string>; annotations?: Record<string, string>; finalizers?: string[]; deletionTimestamp?: string; ownerReferences?: object[] };
+  metadata: {
+    name: string;
+    namespace?: string;
+    uid?: string;
+    resourceVersion?: string;
+    labels?: Record<string, string>;
+    annotations?: Record<string, string>;
+    finalizers?: string[];
+    deletionTimestamp?: string;
+    ownerReferences?: object[];
+  };
   spec?: any;
   status?: any;
 };
@@ -35,16 +69,20 @@ export class Objects {
 
   async create(kind: Kind, obj: Obj): Promise<Obj> {
     const body = { apiVersion: `${kind.group}/${kind.version}`, kind: kind.kind, ...obj };
-    return (kind.namespaced
-      ? await this.api.createNamespacedCustomObject({ ...this.ref(kind), namespace: obj.metadata.namespace ?? '', body })
-      : await this.api.createClusterCustomObject({ ...this.ref(kind), body })) as Obj;
+    return (
+      kind.namespaced
+        ? await this.api.createNamespacedCustomObject({ ...this.ref(kind), namespace: obj.metadata.namespace ?? '', body })
+        : await this.api.createClusterCustomObject({ ...this.ref(kind), body })
+    ) as Obj;
   }
 
   async get(kind: Kind, name: string, namespace?: string): Promise<Obj | undefined> {
     try {
-      return (kind.namespaced
-        ? await this.api.getNamespacedCustomObject({ ...this.ref(kind), namespace: namespace ?? '', name })
-        : await this.api.getClusterCustomObject({ ...this.ref(kind), name })) as Obj;
+      return (
+        kind.namespaced
+          ? await this.api.getNamespacedCustomObject({ ...this.ref(kind), namespace: namespace ?? '', name })
+          : await this.api.getClusterCustomObject({ ...this.ref(kind), name })
+      ) as Obj;
     } catch (err: unknown) {
       if (err instanceof k8s.ApiException && err.code === 404) return undefined;
       throw err;
@@ -52,18 +90,22 @@ export class Objects {
   }
 
   async list(kind: Kind, namespace?: string): Promise<Obj[]> {
-    const list = (kind.namespaced && namespace !== undefined
-      ? await this.api.listNamespacedCustomObject({ ...this.ref(kind), namespace })
-      : await this.api.listClusterCustomObject({ ...this.ref(kind) })) as { items: Obj[] };
+    const list = (
+      kind.namespaced && namespace !== undefined
+        ? await this.api.listNamespacedCustomObject({ ...this.ref(kind), namespace })
+        : await this.api.listClusterCustomObject({ ...this.ref(kind) })
+    ) as { items: Obj[] };
     return list.items;
   }
 
   /** JSON merge patch of the object (not status). */
   async patch(kind: Kind, name: string, namespace: string | undefined, body: object): Promise<Obj> {
     const options = k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch);
-    return (kind.namespaced
-      ? await this.api.patchNamespacedCustomObject({ ...this.ref(kind), namespace: namespace ?? '', name, body }, options)
-      : await this.api.patchClusterCustomObject({ ...this.ref(kind), name, body }, options)) as Obj;
+    return (
+      kind.namespaced
+        ? await this.api.patchNamespacedCustomObject({ ...this.ref(kind), namespace: namespace ?? '', name, body }, options)
+        : await this.api.patchClusterCustomObject({ ...this.ref(kind), name, body }, options)
+    ) as Obj;
   }
 
   async delete(kind: Kind, name: string, namespace?: string): Promise<void> {
@@ -87,7 +129,14 @@ export function poolObject(name: string, spec: Record<string, unknown>, namespac
 export function claimObject(
   name: string,
   namespace: string,
-  options: { pool: string; kind?: string; apiGroup?: string; clusterName?: string; labels?: Record<string, string>; annotations?: Record<string, string> },
+  options: {
+    pool: string;
+    kind?: string;
+    apiGroup?: string;
+    clusterName?: string;
+    labels?: Record<string, string>;
+    annotations?: Record<string, string>;
+  },
 ): Obj {
   return {
     metadata: {
@@ -104,5 +153,7 @@ export function claimObject(
 }
 
 export function readyCondition(obj: Obj | undefined): { status?: string; reason?: string; message?: string } | undefined {
-  return (obj?.status?.conditions as { type: string; status?: string; reason?: string; message?: string }[] | undefined)?.find((c) => c.type === 'Ready');
+  return (obj?.status?.conditions as { type: string; status?: string; reason?: string; message?: string }[] | undefined)?.find(
+    (c) => c.type === 'Ready',
+  );
 }

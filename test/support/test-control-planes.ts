@@ -8,7 +8,10 @@ export const testClustersDir = join(repoRoot, '.local', 'test-clusters');
  * A second control plane for a test file that needs CRDs the shared one cannot hold at the same
  * time (CAPI v1.7.9 serves IPAM v1beta1 only). Stop it in afterAll with `stopPrivateControlPlane`.
  */
-export async function startPrivateControlPlane(label: string, options: { extraApiServerArgs?: readonly string[] } = {}): Promise<OwnedControlPlane> {
+export async function startPrivateControlPlane(
+  label: string,
+  options: { extraApiServerArgs?: readonly string[] } = {},
+): Promise<OwnedControlPlane> {
   return startOwnedControlPlane({ repoRoot, parentDir: testClustersDir, label, ...options });
 }
 

@@ -5,7 +5,11 @@ export const ConditionSchema = Type.Object(
   {
     type: Type.String({ minLength: 1, maxLength: 316, description: 'type of the condition, in PascalCase.' }),
     status: Type.Unsafe<'True' | 'False' | 'Unknown'>({ type: 'string', enum: ['True', 'False', 'Unknown'] }),
-    reason: Type.String({ minLength: 1, maxLength: 1024, description: 'reason for the last transition, in PascalCase; stable, alert on it.' }),
+    reason: Type.String({
+      minLength: 1,
+      maxLength: 1024,
+      description: 'reason for the last transition, in PascalCase; stable, alert on it.',
+    }),
     message: Type.String({ maxLength: 32768, description: 'human-readable detail.' }),
     lastTransitionTime: Type.String({ format: 'date-time', description: 'when status last changed.' }),
     observedGeneration: Type.Optional(Type.Integer({ minimum: 0, format: 'int64' })),

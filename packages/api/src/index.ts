@@ -51,7 +51,15 @@ export type {
   PoolReference,
   V1Beta1Condition,
 } from './capi.js';
-export { CAPP_GROUP, CAPP_VERSION, PacketMachineType, PacketMachineTemplateType, PacketClusterType, PROVIDER_ID_PREFIX, deviceIdOf } from './capp.js';
+export {
+  CAPP_GROUP,
+  CAPP_VERSION,
+  PacketMachineType,
+  PacketMachineTemplateType,
+  PacketClusterType,
+  PROVIDER_ID_PREFIX,
+  deviceIdOf,
+} from './capp.js';
 export type { PacketMachine, PacketMachineSpec, PacketMachineTemplate, PacketCluster } from './capp.js';
 export {
   NETWORK_GROUP,

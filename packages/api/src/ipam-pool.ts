@@ -73,8 +73,7 @@ export const PoolEventReasons = {
   metalAPIError: 'MetalAPIError',
 } as const;
 
-const ADDRESS_RULE =
-  "isIP(self) || isCIDR(self) || (self.split('-').size() == 2 && isIP(self.split('-')[0]) && isIP(self.split('-')[1]))";
+const ADDRESS_RULE = "isIP(self) || isCIDR(self) || (self.split('-').size() == 2 && isIP(self.split('-')[0]) && isIP(self.split('-')[1]))";
 const ADDRESS_MESSAGE = 'must be an IP address, a CIDR or a range a-b of two IP addresses';
 
 const AddressEntry = Type.String({
@@ -110,13 +109,23 @@ export const VrfSpecSchema = Type.Object(
     credentialsSecretRef: Type.Object(
       {
         name: Type.String({ minLength: 1, maxLength: 253 }),
-        namespace: Type.Optional(Type.String({ minLength: 1, maxLength: 63, description: 'defaults to the pool namespace, or the controller namespace for a global pool.' })),
+        namespace: Type.Optional(
+          Type.String({
+            minLength: 1,
+            maxLength: 63,
+            description: 'defaults to the pool namespace, or the controller namespace for a global pool.',
+          }),
+        ),
       },
       { description: 'Secret holding the Metal API token under the key apiToken.' },
     ),
-    vrfID: Type.Optional(Type.String({ format: 'uuid', maxLength: 36, description: 'adopt this existing VRF (never deleted by the pool).' })),
+    vrfID: Type.Optional(
+      Type.String({ format: 'uuid', maxLength: 36, description: 'adopt this existing VRF (never deleted by the pool).' }),
+    ),
     create: Type.Optional(VrfCreateSchema),
-    vxlan: Type.Optional(Type.Integer({ minimum: 2, maximum: 3999, description: 'VLAN (vxlan id) to attach; created in the metro when absent.' })),
+    vxlan: Type.Optional(
+      Type.Integer({ minimum: 2, maximum: 3999, description: 'VLAN (vxlan id) to attach; created in the metro when absent.' }),
+    ),
     metalGateway: Type.Optional(Type.Boolean({ description: 'create a Metal Gateway on the VLAN for the pool subnet; needs vxlan.' })),
   },
   {
@@ -129,29 +138,35 @@ export const VrfSpecSchema = Type.Object(
 );
 export type VrfSpec = Static<typeof VrfSpecSchema>;
 
-export const PoolSpecSchema = Type.Object(
-  {
-    addresses: Type.Array(AddressEntry, {
-      minItems: 1,
-      maxItems: 256,
-      description: 'addresses the pool hands out: IPs, CIDRs or a-b ranges, all of one family, inside the prefix.',
+export const PoolSpecSchema = Type.Object({
+  addresses: Type.Array(AddressEntry, {
+    minItems: 1,
+    maxItems: 256,
+    description: 'addresses the pool hands out: IPs, CIDRs or a-b ranges, all of one family, inside the prefix.',
+  }),
+  prefix: Type.Integer({ minimum: 0, maximum: 128, description: 'prefix length of the subnet the addresses live in.' }),
+  gateway: Type.Optional(
+    Type.String({
+      maxLength: 39,
+      'x-kubernetes-validations': [{ rule: 'isIP(self)', message: 'must be an IP address' }],
+      description: 'gateway of the subnet; never allocated.',
     }),
-    prefix: Type.Integer({ minimum: 0, maximum: 128, description: 'prefix length of the subnet the addresses live in.' }),
-    gateway: Type.Optional(
-      Type.String({ maxLength: 39, 'x-kubernetes-validations': [{ rule: 'isIP(self)', message: 'must be an IP address' }], description: 'gateway of the subnet; never allocated.' }),
-    ),
-    excludedAddresses: Type.Optional(
-      Type.Array(AddressEntry, { maxItems: 256, description: 'addresses (IPs, CIDRs, ranges) that are never allocated.' }),
-    ),
-    allocateReservedIPAddresses: Type.Optional(
-      Type.Boolean({ description: 'allow the network and broadcast addresses of the subnet to be allocated.' }),
-    ),
-    addressReuseGracePeriodSeconds: Type.Optional(
-      Type.Integer({ minimum: 0, maximum: 31536000, description: 'how long a released address stays reserved before it is handed out again.' }),
-    ),
-    vrf: Type.Optional(VrfSpecSchema),
-  }
-);
+  ),
+  excludedAddresses: Type.Optional(
+    Type.Array(AddressEntry, { maxItems: 256, description: 'addresses (IPs, CIDRs, ranges) that are never allocated.' }),
+  ),
+  allocateReservedIPAddresses: Type.Optional(
+    Type.Boolean({ description: 'allow the network and broadcast addresses of the subnet to be allocated.' }),
+  ),
+  addressReuseGracePeriodSeconds: Type.Optional(
+    Type.Integer({
+      minimum: 0,
+      maximum: 31536000,
+      description: 'how long a released address stays reserved before it is handed out again.',
+    }),
+  ),
+  vrf: Type.Optional(VrfSpecSchema),
+});
 export type PoolSpec = Static<typeof PoolSpecSchema>;
 
 const Count = Type.Integer({ minimum: 0, format: 'int64' });
@@ -244,7 +259,9 @@ export function poolCrds(): CrdManifest[] {
       scope: type.namespaced ? 'Namespaced' : 'Cluster',
       categories: ['cluster-api', 'metal-l2'],
       labels: moveLabels,
-      versions: [{ name: type.version, served: true, storage: true, schema: poolSchema(type.kind), printerColumns: poolColumns, hasStatus: true }],
+      versions: [
+        { name: type.version, served: true, storage: true, schema: poolSchema(type.kind), printerColumns: poolColumns, hasStatus: true },
+      ],
     }),
   );
 }

@@ -131,7 +131,11 @@ export const RouteSchema = Type.Object(
       'x-kubernetes-validations': [{ rule: "self == 'default' || isCIDR(self)", message: "must be a CIDR or 'default'" }],
       description: "destination: a CIDR, or 'default' for a default route.",
     }),
-    via: Type.String({ maxLength: 39, 'x-kubernetes-validations': [{ rule: 'isIP(self)', message: 'must be an IP address' }], description: 'next hop.' }),
+    via: Type.String({
+      maxLength: 39,
+      'x-kubernetes-validations': [{ rule: 'isIP(self)', message: 'must be an IP address' }],
+      description: 'next hop.',
+    }),
     metric: Type.Optional(Type.Integer({ minimum: 0, maximum: 4294967295, format: 'int64' })),
   },
   {
@@ -146,17 +150,28 @@ export const RouteSchema = Type.Object(
 export type Route = Static<typeof RouteSchema>;
 
 export const VlanSchema = Type.Object({
-  vxlan: Type.Integer({ minimum: 2, maximum: 3999, description: 'vxlan id of the VLAN (as the Metal API names it), in the machine metro.' }),
-  native: Type.Optional(Type.Boolean({ description: 'carry this VLAN untagged (layer-2 ports and unbonded eth ports only); at most one per port.' })),
+  vxlan: Type.Integer({
+    minimum: 2,
+    maximum: 3999,
+    description: 'vxlan id of the VLAN (as the Metal API names it), in the machine metro.',
+  }),
+  native: Type.Optional(
+    Type.Boolean({ description: 'carry this VLAN untagged (layer-2 ports and unbonded eth ports only); at most one per port.' }),
+  ),
   addressesFromPools: Type.Optional(
-    Type.Array(PoolRefSchema, { maxItems: 8, description: 'one IPAddressClaim per entry; a pool listed twice gives two addresses; IPv4 and IPv6 may mix.' }),
+    Type.Array(PoolRefSchema, {
+      maxItems: 8,
+      description: 'one IPAddressClaim per entry; a pool listed twice gives two addresses; IPv4 and IPv6 may mix.',
+    }),
   ),
   routes: Type.Optional(Type.Array(RouteSchema, { maxItems: 32 })),
   mtu: Type.Optional(Type.Integer({ minimum: 1280, maximum: 9000, description: 'MTU of the VLAN interface (1280-9000).' })),
   nameservers: Type.Optional(
     Type.Object({
       addresses: Type.Optional(
-        Type.Array(Type.String({ maxLength: 39, 'x-kubernetes-validations': [{ rule: 'isIP(self)', message: 'must be an IP address' }] }), { maxItems: 4 }),
+        Type.Array(Type.String({ maxLength: 39, 'x-kubernetes-validations': [{ rule: 'isIP(self)', message: 'must be an IP address' }] }), {
+          maxItems: 4,
+        }),
       ),
       search: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 253 }), { maxItems: 6 })),
     }),
@@ -169,10 +184,13 @@ export const PortSchema = Type.Object(
     name: Type.String({ pattern: PORT_NAME, description: 'the Metal port name: bond0, bond1, eth0, eth1, ...' }),
     bonded: Type.Optional(
       Type.Boolean({
-        description: 'bond ports: whether the bond stays up (false = layer2-individual). eth ports: whether the port stays in its bond (false on eth1 = hybrid). Defaults: true for bonds; an eth port follows its bond.',
+        description:
+          'bond ports: whether the bond stays up (false = layer2-individual). eth ports: whether the port stays in its bond (false on eth1 = hybrid). Defaults: true for bonds; an eth port follows its bond.',
       }),
     ),
-    layer2: Type.Optional(Type.Boolean({ description: 'bond ports only: layer 2 (the bond loses its public layer-3 addresses). Default false.' })),
+    layer2: Type.Optional(
+      Type.Boolean({ description: 'bond ports only: layer 2 (the bond loses its public layer-3 addresses). Default false.' }),
+    ),
     vlans: Type.Optional(
       Type.Array(VlanSchema, {
         maxItems: 16,
@@ -182,7 +200,8 @@ export const PortSchema = Type.Object(
           { rule: 'self.filter(v, has(v.native) && v.native).size() <= 1', message: 'at most one VLAN per port may be native' },
           {
             rule: '!self.exists(v, has(v.native) && v.native) || self.size() >= 2',
-            message: 'a native VLAN needs at least one other (tagged) VLAN on the same port, as Equinix Metal requires; list a tagged VLAN beside it or drop native',
+            message:
+              'a native VLAN needs at least one other (tagged) VLAN on the same port, as Equinix Metal requires; list a tagged VLAN beside it or drop native',
           },
         ],
       }),
@@ -192,7 +211,7 @@ export const PortSchema = Type.Object(
     'x-kubernetes-validations': [
       {
         rule: "!has(self.layer2) || !self.layer2 || self.name.startsWith('bond')",
-        message: "layer2 applies to bond ports only: an eth port follows its bond; for hybrid mode set bonded: false on eth1",
+        message: 'layer2 applies to bond ports only: an eth port follows its bond; for hybrid mode set bonded: false on eth1',
       },
       {
         rule: "!self.name.startsWith('bond') || !has(self.bonded) || self.bonded || (has(self.layer2) && self.layer2)",
@@ -222,14 +241,22 @@ export const NetworkSpecFields = {
   os: Type.Optional(
     Type.Object({
       renderer: Type.Optional(
-        Type.Unsafe<Renderer>({ type: 'string', enum: [...RENDERERS], default: 'ifupdown', description: 'how the OS network configuration is written.' }),
+        Type.Unsafe<Renderer>({
+          type: 'string',
+          enum: [...RENDERERS],
+          default: 'ifupdown',
+          description: 'how the OS network configuration is written.',
+        }),
       ),
     }),
   ),
   credentialsSecretRef: Type.Optional(
     Type.Object(
       { name: Type.String({ minLength: 1, maxLength: 253 }) },
-      { description: "Secret in this namespace with the Metal API token under the key apiToken; default: the controller's --metal-credentials-secret." },
+      {
+        description:
+          "Secret in this namespace with the Metal API token under the key apiToken; default: the controller's --metal-credentials-secret.",
+      },
     ),
   ),
 };
@@ -302,10 +329,14 @@ export const PendingBatchSchema = Type.Object(
 export type PendingBatch = Static<typeof PendingBatchSchema>;
 
 export const MachineNetworkStatusSchema = Type.Object({
-  networkType: Type.Optional(Type.Unsafe<NetworkMode>({ type: 'string', enum: [...NETWORK_TYPES], description: 'derived from spec.ports.' })),
-  projectID: Type.Optional(Type.String({ description: "the Metal project, from the PacketCluster." })),
+  networkType: Type.Optional(
+    Type.Unsafe<NetworkMode>({ type: 'string', enum: [...NETWORK_TYPES], description: 'derived from spec.ports.' }),
+  ),
+  projectID: Type.Optional(Type.String({ description: 'the Metal project, from the PacketCluster.' })),
   deviceID: Type.Optional(Type.String()),
-  claims: Type.Optional(Type.Array(ClaimRecordSchema, { maxItems: 128, description: 'every claim this machine made; released from this record.' })),
+  claims: Type.Optional(
+    Type.Array(ClaimRecordSchema, { maxItems: 128, description: 'every claim this machine made; released from this record.' }),
+  ),
   addresses: Type.Optional(Type.Array(AddressRecordSchema, { maxItems: 128 })),
   userData: Type.Optional(
     Type.Object({
@@ -313,8 +344,12 @@ export const MachineNetworkStatusSchema = Type.Object({
       hash: Type.Optional(Type.String({ description: 'sha256 of the injected network configuration.' })),
     }),
   ),
-  ports: Type.Optional(Type.Array(ObservedPortSchema, { maxItems: 16, description: "the device's ports as last read from the Metal API." })),
-  assignedVlans: Type.Optional(Type.Array(AssignedVlanSchema, { maxItems: 64, description: 'VLANs this controller assigned; the only ones it unassigns.' })),
+  ports: Type.Optional(
+    Type.Array(ObservedPortSchema, { maxItems: 16, description: "the device's ports as last read from the Metal API." }),
+  ),
+  assignedVlans: Type.Optional(
+    Type.Array(AssignedVlanSchema, { maxItems: 64, description: 'VLANs this controller assigned; the only ones it unassigns.' }),
+  ),
   pendingBatch: Type.Optional(PendingBatchSchema),
   bootScript: Type.Optional(
     Type.Object(
@@ -342,7 +377,11 @@ export interface MachineNetwork {
   status?: MachineNetworkStatus;
 }
 
-function objectSchema(description: string, spec: ReturnType<typeof Type.Object>, status?: ReturnType<typeof Type.Object>): ReturnType<typeof Type.Object> {
+function objectSchema(
+  description: string,
+  spec: ReturnType<typeof Type.Object>,
+  status?: ReturnType<typeof Type.Object>,
+): ReturnType<typeof Type.Object> {
   return Type.Object(
     {
       apiVersion: Type.Optional(Type.String()),
@@ -386,7 +425,10 @@ export function machineNetworkCrds(): CrdManifest[] {
           name: NETWORK_VERSION,
           served: true,
           storage: true,
-          schema: objectSchema('MachineNetworkTemplate: how the ports of the machines that use it should look.', MachineNetworkTemplateSpecSchema),
+          schema: objectSchema(
+            'MachineNetworkTemplate: how the ports of the machines that use it should look.',
+            MachineNetworkTemplateSpecSchema,
+          ),
           printerColumns: templateColumns,
           hasStatus: false,
         },

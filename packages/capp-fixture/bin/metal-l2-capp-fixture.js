@@ -6,7 +6,9 @@ import { fileURLToPath } from 'node:url';
 
 const entry = new URL('../dist/cli.js', import.meta.url);
 if (!existsSync(entry)) {
-  process.stderr.write(`metal-l2-capp-fixture: ${fileURLToPath(entry)} does not exist; build first: npm run build (in the repository root)\n`);
+  process.stderr.write(
+    `metal-l2-capp-fixture: ${fileURLToPath(entry)} does not exist; build first: npm run build (in the repository root)\n`,
+  );
   process.exit(1);
 }
 await import(entry.href);

@@ -1,6 +1,14 @@
 // Reading Cluster API objects the same way in both served versions (v1beta1 for CAPI v1.7,
 // v1beta2 for v1.10+), and the predicates CAPI's util packages apply to them. Pure.
-import { CAPI_CORE_GROUP, CAPP_GROUP, CapiAnnotations, type CapiCoreVersion, type Cluster, type ContractReference, type Machine } from '@metal-l2/api';
+import {
+  CAPI_CORE_GROUP,
+  CAPP_GROUP,
+  CapiAnnotations,
+  type CapiCoreVersion,
+  type Cluster,
+  type ContractReference,
+  type Machine,
+} from '@metal-l2/api';
 import type { KubeObject, ObjectKey } from '@metal-l2/kube';
 import { CapiMachineLabels } from './capp-api.js';
 
@@ -29,7 +37,9 @@ export function isPaused(cluster: Cluster | undefined, obj: KubeObject): boolean
 
 /** Cluster.status.infrastructureReady (v1beta1) or status.initialization.infrastructureProvisioned (v1beta2). */
 export function isClusterInfrastructureReady(cluster: Cluster, version: CapiCoreVersion): boolean {
-  return version === 'v1beta1' ? cluster.status?.infrastructureReady === true : cluster.status?.initialization?.infrastructureProvisioned === true;
+  return version === 'v1beta1'
+    ? cluster.status?.infrastructureReady === true
+    : cluster.status?.initialization?.infrastructureProvisioned === true;
 }
 
 /** util.IsControlPlaneMachine: the control-plane label is present (any value). */
@@ -53,7 +63,9 @@ export function ownerNameOfKind(obj: KubeObject, kind: 'Machine' | 'Cluster'): s
 
 /** The Machine that is the controller owner, as EnqueueRequestForOwner(Machine, OnlyControllerOwner) sees it. */
 export function controllerMachineName(obj: KubeObject): string | undefined {
-  const owner = obj.metadata.ownerReferences?.find((ref) => ref.controller === true && ref.kind === 'Machine' && groupOfApiVersion(ref.apiVersion) === CAPI_CORE_GROUP);
+  const owner = obj.metadata.ownerReferences?.find(
+    (ref) => ref.controller === true && ref.kind === 'Machine' && groupOfApiVersion(ref.apiVersion) === CAPI_CORE_GROUP,
+  );
   return owner?.name;
 }
 

@@ -64,12 +64,14 @@ export function parseFlags(argv: readonly string[], env: Readonly<Record<string,
   else if (envToken !== undefined && envToken.trim() !== '') token = { kind: 'value', value: envToken.trim() };
   else throw new Error('no Metal token: pass --metal-token-file or set METAL_TOKEN');
   const capiVersion = values['capi-version'];
-  if (capiVersion !== undefined && !isCapiVersion(capiVersion)) throw new Error(`--capi-version must be one of ${CAPI_CORE_VERSIONS.join(', ')}`);
+  if (capiVersion !== undefined && !isCapiVersion(capiVersion))
+    throw new Error(`--capi-version must be one of ${CAPI_CORE_VERSIONS.join(', ')}`);
   const poll = values['poll-interval-ms'];
   let pollIntervalMs: number | undefined;
   if (poll !== undefined) {
     pollIntervalMs = Number(poll);
-    if (!Number.isInteger(pollIntervalMs) || pollIntervalMs < 1) throw new Error(`--poll-interval-ms must be a positive integer, not "${poll}"`);
+    if (!Number.isInteger(pollIntervalMs) || pollIntervalMs < 1)
+      throw new Error(`--poll-interval-ms must be a positive integer, not "${poll}"`);
   }
   const logFormat = values['log-format'];
   if (logFormat !== 'json' && logFormat !== 'text') throw new Error('--log-format must be json or text');

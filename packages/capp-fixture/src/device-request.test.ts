@@ -1,10 +1,23 @@
 import { describe, expect, test } from '@jest/globals';
 import type { Cluster, Machine, PacketCluster, PacketMachine } from '@metal-l2/api';
-import { createDeviceInput, defaultCreateTags, deviceTags, hasAllTags, ipxeConflict, nodeAddresses, userDataValues } from './device-request.js';
+import {
+  createDeviceInput,
+  defaultCreateTags,
+  deviceTags,
+  hasAllTags,
+  ipxeConflict,
+  nodeAddresses,
+  userDataValues,
+} from './device-request.js';
 
 const machine = (labels: Record<string, string> = {}): Machine => ({
   metadata: { name: 'm1', namespace: 'ns', labels },
-  spec: { clusterName: 'c1', version: 'v1.30.1', bootstrap: { dataSecretName: 'm1' }, infrastructureRef: { kind: 'PacketMachine', name: 'm1' } },
+  spec: {
+    clusterName: 'c1',
+    version: 'v1.30.1',
+    bootstrap: { dataSecretName: 'm1' },
+    infrastructureRef: { kind: 'PacketMachine', name: 'm1' },
+  },
 });
 const packetCluster = (spec: Partial<PacketCluster['spec']> = {}, annotations: Record<string, string> = {}): PacketCluster => ({
   metadata: { name: 'c1', namespace: 'ns', annotations },
@@ -63,7 +76,14 @@ describe('userDataValues', () => {
 
 describe('createDeviceInput', () => {
   test('takes the PacketCluster metro when the machine sets none, and sends what CAPP sends', () => {
-    expect(createDeviceInput({ packetMachine: packetMachine({ billingCycle: 'hourly' }), packetCluster: packetCluster(), tags: ['t'], userdata: 'u' })).toEqual({
+    expect(
+      createDeviceInput({
+        packetMachine: packetMachine({ billingCycle: 'hourly' }),
+        packetCluster: packetCluster(),
+        tags: ['t'],
+        userdata: 'u',
+      }),
+    ).toEqual({
       hostname: 'pm1',
       metro: 'da',
       plan: 'c3.small.x86',
@@ -75,7 +95,9 @@ describe('createDeviceInput', () => {
   });
 
   test('a machine metro wins over the cluster one', () => {
-    expect(createDeviceInput({ packetMachine: packetMachine({ metro: 'sv' }), packetCluster: packetCluster(), tags: [], userdata: '' }).metro).toBe('sv');
+    expect(
+      createDeviceInput({ packetMachine: packetMachine({ metro: 'sv' }), packetCluster: packetCluster(), tags: [], userdata: '' }).metro,
+    ).toBe('sv');
   });
 
   test.each([

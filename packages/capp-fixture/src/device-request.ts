@@ -91,7 +91,8 @@ export function createDeviceInput(options: {
   const facility = (fromMachine ? spec.facility : clusterSpec.facility) ?? '';
   if (facility !== '') throw new DeviceRequestError(`facility ${facility} is set: the fixture creates devices in metros only`);
   const billingCycle = spec.billingCycle ?? '';
-  if (billingCycle !== '' && !isBillingCycle(billingCycle)) throw new DeviceRequestError(`billing cycle "${billingCycle}" is not one the API accepts`);
+  if (billingCycle !== '' && !isBillingCycle(billingCycle))
+    throw new DeviceRequestError(`billing cycle "${billingCycle}" is not one the API accepts`);
   return {
     hostname: options.packetMachine.metadata.name ?? '',
     metro,

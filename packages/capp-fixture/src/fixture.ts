@@ -37,7 +37,10 @@ export interface RunningCappFixture {
 
 async function discoverCapiVersion(client: KubeClient): Promise<CapiCoreVersion> {
   const version = await client.preferredVersion(CAPI_CORE_GROUP, CAPI_CORE_VERSIONS);
-  if (version === undefined) throw new Error(`the API server serves none of ${CAPI_CORE_VERSIONS.join(', ')} of ${CAPI_CORE_GROUP}: install the Cluster API CRDs first`);
+  if (version === undefined)
+    throw new Error(
+      `the API server serves none of ${CAPI_CORE_VERSIONS.join(', ')} of ${CAPI_CORE_GROUP}: install the Cluster API CRDs first`,
+    );
   return version;
 }
 
@@ -80,7 +83,12 @@ export async function startCappFixture(options: CappFixtureOptions): Promise<Run
   watchForCapp(capp, { informers, capiVersion });
   controllers.push(capp);
   if (options.playMachineController ?? true) {
-    const machines = new Controller({ name: 'machine', logger, concurrency: 4, reconciler: new MachineReconciler({ client, capiVersion, informers }) });
+    const machines = new Controller({
+      name: 'machine',
+      logger,
+      concurrency: 4,
+      reconciler: new MachineReconciler({ client, capiVersion, informers }),
+    });
     watchForMachineController(machines, { informers });
     controllers.push(machines);
   }
@@ -90,10 +98,17 @@ export async function startCappFixture(options: CappFixtureOptions): Promise<Run
   await Promise.all(all.map((i) => i.start(abort.signal)));
   const running = controllers.map((c) =>
     c.start(abort.signal).catch((err: unknown) => {
-      logger.error('controller stopped on an unexpected error', { controller: c.name, err: err instanceof Error ? err.message : String(err) });
+      logger.error('controller stopped on an unexpected error', {
+        controller: c.name,
+        err: err instanceof Error ? err.message : String(err),
+      });
     }),
   );
-  logger.info('capp fixture started', { capiVersion, namespace: options.namespace ?? '(all)', playMachineController: controllers.length > 1 });
+  logger.info('capp fixture started', {
+    capiVersion,
+    namespace: options.namespace ?? '(all)',
+    playMachineController: controllers.length > 1,
+  });
 
   return {
     capiVersion,

@@ -75,7 +75,10 @@ interface RunResult {
   readonly stderr: string;
 }
 
-function run(command: string, options: { args: readonly string[]; cwd?: string; env?: NodeJS.ProcessEnv; stdin?: string }): Promise<RunResult> {
+function run(
+  command: string,
+  options: { args: readonly string[]; cwd?: string; env?: NodeJS.ProcessEnv; stdin?: string },
+): Promise<RunResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(command, options.args, { cwd: options.cwd, env: options.env ?? process.env, stdio: ['pipe', 'pipe', 'pipe'] });
     const out: Buffer[] = [];
@@ -83,7 +86,9 @@ function run(command: string, options: { args: readonly string[]; cwd?: string; 
     child.stdout.on('data', (chunk: Buffer) => out.push(chunk));
     child.stderr.on('data', (chunk: Buffer) => err.push(chunk));
     child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(err).toString('utf8') }));
+    child.on('close', (code) =>
+      resolve({ code, stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(err).toString('utf8') }),
+    );
     // A template the binary refuses early may close stdin before we finish writing.
     child.stdin.on('error', () => undefined);
     child.stdin.end(options.stdin ?? '');
@@ -152,7 +157,11 @@ const errorPrefixes: readonly (readonly [string, GoTemplateErrorCode])[] = [
  * ('parse' or 'execute', with Go's message) when the template is at fault, GoTemplateToolError
  * when the tool is.
  */
-export async function renderGoTemplate(text: string, data: Readonly<Record<string, string>>, options: GoTemplateOptions = {}): Promise<string> {
+export async function renderGoTemplate(
+  text: string,
+  data: Readonly<Record<string, string>>,
+  options: GoTemplateOptions = {},
+): Promise<string> {
   const binary = await goTemplateBinary(options);
   const dir = await mkdtemp(join(tmpdir(), 'capp-fixture-template-'));
   let result: RunResult;

@@ -4,5 +4,11 @@ export { startCappFixture } from './fixture.js';
 export type { CappFixtureOptions, RunningCappFixture } from './fixture.js';
 export { renderGoTemplate, goTemplateBinary, GoTemplateError, GoTemplateToolError } from './go-template.js';
 export type { GoTemplateErrorCode, GoTemplateOptions } from './go-template.js';
-export { PACKET_MACHINE_FINALIZER, PacketMachineConditionTypes, PacketMachineReasons, MachineFailureReasons, RoleTags } from './capp-api.js';
+export {
+  PACKET_MACHINE_FINALIZER,
+  PacketMachineConditionTypes,
+  PacketMachineReasons,
+  MachineFailureReasons,
+  RoleTags,
+} from './capp-api.js';
 export { defaultCreateTags } from './device-request.js';

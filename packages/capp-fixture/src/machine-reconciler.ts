@@ -13,7 +13,16 @@ import {
   type OwnerReference,
   type PacketMachine,
 } from '@metal-l2/api';
-import { PatchHelper, done, requeueAfter, type KubeClient, type ObjectKey, type ReconcileContext, type ReconcileResult, type Reconciler } from '@metal-l2/kube';
+import {
+  PatchHelper,
+  done,
+  requeueAfter,
+  type KubeClient,
+  type ObjectKey,
+  type ReconcileContext,
+  type ReconcileResult,
+  type Reconciler,
+} from '@metal-l2/kube';
 import { CapiMachineLabels, EXTERNAL_READY_WAIT_MS } from './capp-api.js';
 import { groupOf, groupOfApiVersion, isControlPlaneMachine, isPaused, refersToPacketMachine } from './capi-objects.js';
 import type { FixtureInformers } from './informers.js';
@@ -52,15 +61,26 @@ export function withoutOnCreateOwners(refs: readonly OwnerReference[], options: 
  * controllerutil.SetControllerReference: upserts the Machine as controller owner (matched by
  * group, kind and name); refuses when another object is already the controller.
  */
-export function withControllerReference(refs: readonly OwnerReference[], options: { machine: Machine; apiVersion: string }): OwnerReference[] {
+export function withControllerReference(
+  refs: readonly OwnerReference[],
+  options: { machine: Machine; apiVersion: string },
+): OwnerReference[] {
   const { machine } = options;
   const name = machine.metadata.name ?? '';
-  const sameOwner = (ref: OwnerReference): boolean => groupOfApiVersion(ref.apiVersion) === CAPI_CORE_GROUP && ref.kind === 'Machine' && ref.name === name;
+  const sameOwner = (ref: OwnerReference): boolean =>
+    groupOfApiVersion(ref.apiVersion) === CAPI_CORE_GROUP && ref.kind === 'Machine' && ref.name === name;
   const otherController = refs.find((ref) => ref.controller === true && !sameOwner(ref));
   if (otherController !== undefined) {
     throw new Error(`object is already owned by another ${otherController.kind} controller ${otherController.name}`);
   }
-  const owner: OwnerReference = { apiVersion: options.apiVersion, kind: 'Machine', name, uid: machine.metadata.uid ?? '', controller: true, blockOwnerDeletion: true };
+  const owner: OwnerReference = {
+    apiVersion: options.apiVersion,
+    kind: 'Machine',
+    name,
+    uid: machine.metadata.uid ?? '',
+    controller: true,
+    blockOwnerDeletion: true,
+  };
   const at = refs.findIndex(sameOwner);
   return at < 0 ? [...refs, owner] : refs.map((ref, i) => (i === at ? owner : ref));
 }
@@ -79,7 +99,8 @@ export class MachineReconciler implements Reconciler {
     }
     const namespace = key.namespace ?? '';
     const cluster = informers.clusters.get({ namespace, name: machine.spec.clusterName });
-    if (cluster === undefined) throw new Error(`failed to get cluster "${machine.spec.clusterName}" for machine "${key.name}" in namespace "${namespace}"`);
+    if (cluster === undefined)
+      throw new Error(`failed to get cluster "${machine.spec.clusterName}" for machine "${key.name}" in namespace "${namespace}"`);
     if (isPaused(cluster, machine)) {
       logger.info('Reconciliation is paused for this object');
       return done();
@@ -92,7 +113,8 @@ export class MachineReconciler implements Reconciler {
     // The cache may not have a PacketMachine created a moment before its Machine; v1.7 would
     // wait 30 s for it (externalReadyWait), the fixture asks the API server once more first.
     const packetMachine =
-      informers.packetMachines.get({ namespace, name: ref.name }) ?? (await client.get<PacketMachine>(PacketMachineType, { namespace, name: ref.name }, { signal }));
+      informers.packetMachines.get({ namespace, name: ref.name }) ??
+      (await client.get<PacketMachine>(PacketMachineType, { namespace, name: ref.name }, { signal }));
     if (packetMachine === undefined) {
       logger.info('Could not find infrastructure machine, requeuing', { packetMachine: ref.name });
       return requeueAfter(EXTERNAL_READY_WAIT_MS);
@@ -108,16 +130,22 @@ export class MachineReconciler implements Reconciler {
     owned.metadata.ownerReferences = withControllerReference(refs, { machine, apiVersion: `${CAPI_CORE_GROUP}/${capiVersion}` });
     owned.metadata.labels = { ...owned.metadata.labels, [CapiMachineLabels.clusterName]: machine.spec.clusterName };
     const current = await PatchHelper.snapshot(PacketMachineType, packetMachine).patch(client, owned, { signal });
-    if (current.metadata.resourceVersion !== packetMachine.metadata.resourceVersion) logger.info('set the Machine as controller owner of the PacketMachine', { packetMachine: ref.name });
+    if (current.metadata.resourceVersion !== packetMachine.metadata.resourceVersion)
+      logger.info('set the Machine as controller owner of the PacketMachine', { packetMachine: ref.name });
 
     const next = structuredClone(machine);
     const ready = this.mirrorStatus(next, current);
     if (ready) {
       const providerID = current.spec.providerID ?? '';
-      if (providerID === '') throw new Error(`retrieved empty Spec.ProviderID from infrastructure provider for Machine "${key.name}" in namespace "${namespace}"`);
+      if (providerID === '')
+        throw new Error(
+          `retrieved empty Spec.ProviderID from infrastructure provider for Machine "${key.name}" in namespace "${namespace}"`,
+        );
       next.spec.providerID = providerID;
     } else {
-      logger.info('Waiting for infrastructure provider to create machine infrastructure and report status.ready', { packetMachine: ref.name });
+      logger.info('Waiting for infrastructure provider to create machine infrastructure and report status.ready', {
+        packetMachine: ref.name,
+      });
     }
     await PatchHelper.snapshot(machineType(capiVersion), machine).patch(client, next, { signal });
     return done();

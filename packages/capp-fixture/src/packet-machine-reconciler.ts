@@ -11,7 +11,19 @@ import {
   type PacketMachine,
   type V1Beta1Condition,
 } from '@metal-l2/api';
-import { PatchHelper, builtinTypes, done, requeueAfter, type KubeClient, type KubeObject, type Logger, type ObjectKey, type ReconcileContext, type ReconcileResult, type Reconciler } from '@metal-l2/kube';
+import {
+  PatchHelper,
+  builtinTypes,
+  done,
+  requeueAfter,
+  type KubeClient,
+  type KubeObject,
+  type Logger,
+  type ObjectKey,
+  type ReconcileContext,
+  type ReconcileResult,
+  type Reconciler,
+} from '@metal-l2/kube';
 import { isMetalHttpError, type Device, type MetalClient } from '@metal-l2/metal-api';
 import {
   ACTIVE_DEVICE_STATE,
@@ -23,7 +35,15 @@ import {
   PendingDeviceStates,
 } from './capp-api.js';
 import { clusterKeyFromLabel, isClusterInfrastructureReady, isControlPlaneMachine, isPaused, ownerNameOfKind } from './capi-objects.js';
-import { createDeviceInput, defaultCreateTags, deviceTags, hasAllTags, ipxeConflict, nodeAddresses, userDataValues } from './device-request.js';
+import {
+  createDeviceInput,
+  defaultCreateTags,
+  deviceTags,
+  hasAllTags,
+  ipxeConflict,
+  nodeAddresses,
+  userDataValues,
+} from './device-request.js';
 import type { FixtureInformers } from './informers.js';
 import { GoTemplateError, GoTemplateToolError } from './go-template.js';
 import { setV1Beta1Condition, summarizeReady, type ConditionState } from './v1beta1-conditions.js';
@@ -95,11 +115,14 @@ export class PacketMachineReconciler implements Reconciler {
       return done();
     }
     const cluster = informers.clusters.get(clusterKey);
-    if (cluster === undefined) throw new Error(`Machine is missing cluster label or cluster does not exist: cluster ${clusterKey.namespace ?? ''}/${clusterKey.name}`);
+    if (cluster === undefined)
+      throw new Error(
+        `Machine is missing cluster label or cluster does not exist: cluster ${clusterKey.namespace ?? ''}/${clusterKey.name}`,
+      );
     logger = logger.child({ cluster: clusterKey.name });
 
     if (isPaused(cluster, cached)) {
-      logger.info('PacketMachine or linked Cluster is marked as paused. Won\'t reconcile');
+      logger.info("PacketMachine or linked Cluster is marked as paused. Won't reconcile");
       return done();
     }
 
@@ -223,7 +246,12 @@ export class PacketMachineReconciler implements Reconciler {
       } else if (isMetalHttpError(err, 403)) {
         this.fail(scope, { reason: MachineFailureReasons.updateMachineError, message: `device failed to provision: ${errorMessage(err)}` });
         scope.logger.error('device failed to provision', { deviceID: id });
-        this.mark(scope, { status: 'False', reason: PacketMachineReasons.instanceProvisionFailed, severity: 'Error', message: errorMessage(err) });
+        this.mark(scope, {
+          status: 'False',
+          reason: PacketMachineReasons.instanceProvisionFailed,
+          severity: 'Error',
+          message: errorMessage(err),
+        });
       }
       throw err;
     }
@@ -274,7 +302,13 @@ export class PacketMachineReconciler implements Reconciler {
     if (conflict !== undefined) throw new Error(conflict);
     const raw = await this.rawBootstrapData(scope);
     const isControlPlane = isControlPlaneMachine(scope.machine);
-    const values = userDataValues({ machine: scope.machine, isControlPlane, token: this.deps.token, cluster: scope.cluster, packetCluster: scope.packetCluster });
+    const values = userDataValues({
+      machine: scope.machine,
+      isControlPlane,
+      token: this.deps.token,
+      cluster: scope.cluster,
+      packetCluster: scope.packetCluster,
+    });
     let userdata: string;
     try {
       userdata = await this.deps.renderTemplate(raw, values);
@@ -302,15 +336,25 @@ export class PacketMachineReconciler implements Reconciler {
     const pmName = scope.packetMachine.metadata.name ?? '';
     let secret: (KubeObject & { data?: Record<string, string> }) | undefined;
     try {
-      secret = await this.deps.client.get<KubeObject & { data?: Record<string, string> }>(builtinTypes.secret, { namespace, name }, { signal: scope.signal });
+      secret = await this.deps.client.get<KubeObject & { data?: Record<string, string> }>(
+        builtinTypes.secret,
+        { namespace, name },
+        { signal: scope.signal },
+      );
     } catch (err: unknown) {
-      throw new Error(`unable to retrieve bootstrap data from secret: failed to retrieve bootstrap data secret for PacketMachine ${namespace}/${pmName}: ${errorMessage(err)}`, { cause: err });
+      throw new Error(
+        `unable to retrieve bootstrap data from secret: failed to retrieve bootstrap data secret for PacketMachine ${namespace}/${pmName}: ${errorMessage(err)}`,
+        { cause: err },
+      );
     }
     if (secret === undefined) {
-      throw new Error(`unable to retrieve bootstrap data from secret: failed to retrieve bootstrap data secret for PacketMachine ${namespace}/${pmName}: secrets "${name}" not found`);
+      throw new Error(
+        `unable to retrieve bootstrap data from secret: failed to retrieve bootstrap data secret for PacketMachine ${namespace}/${pmName}: secrets "${name}" not found`,
+      );
     }
     const value = secret.data?.['value'];
-    if (value === undefined) throw new Error('unable to retrieve bootstrap data from secret: error retrieving bootstrap data: secret value key is missing');
+    if (value === undefined)
+      throw new Error('unable to retrieve bootstrap data from secret: error retrieving bootstrap data: secret value key is missing');
     return Buffer.from(value, 'base64').toString('utf8');
   }
 
@@ -364,7 +408,10 @@ export class PacketMachineReconciler implements Reconciler {
 
   private mark(scope: MachineScope, state: ConditionState): void {
     const pm = scope.packetMachine;
-    pm.status = { ...pm.status, conditions: setV1Beta1Condition(conditionsOf(pm), { type: PacketMachineConditionTypes.deviceReady, state }, this.deps.now()) };
+    pm.status = {
+      ...pm.status,
+      conditions: setV1Beta1Condition(conditionsOf(pm), { type: PacketMachineConditionTypes.deviceReady, state }, this.deps.now()),
+    };
   }
 
   /**

@@ -6,15 +6,36 @@ const t1 = new Date('2026-01-01T00:01:00Z');
 
 describe('setV1Beta1Condition', () => {
   test('a False condition carries its severity; the time has seconds precision', () => {
-    expect(setV1Beta1Condition([], { type: 'InstanceReady', state: { status: 'False', reason: 'WaitingForBootstrapData', severity: 'Info', message: '' } }, t0)).toEqual([
-      { type: 'InstanceReady', status: 'False', reason: 'WaitingForBootstrapData', severity: 'Info', lastTransitionTime: '2026-01-01T00:00:00Z' },
+    expect(
+      setV1Beta1Condition(
+        [],
+        { type: 'InstanceReady', state: { status: 'False', reason: 'WaitingForBootstrapData', severity: 'Info', message: '' } },
+        t0,
+      ),
+    ).toEqual([
+      {
+        type: 'InstanceReady',
+        status: 'False',
+        reason: 'WaitingForBootstrapData',
+        severity: 'Info',
+        lastTransitionTime: '2026-01-01T00:00:00Z',
+      },
     ]);
   });
 
   test('the same state keeps its time; a new reason moves it (CAPI v1beta1 compares the whole state)', () => {
-    const first = setV1Beta1Condition([], { type: 'InstanceReady', state: { status: 'False', reason: 'A', severity: 'Info', message: '' } }, t0);
-    expect(setV1Beta1Condition(first, { type: 'InstanceReady', state: { status: 'False', reason: 'A', severity: 'Info', message: '' } }, t1)).toEqual(first);
-    expect(setV1Beta1Condition(first, { type: 'InstanceReady', state: { status: 'False', reason: 'B', severity: 'Info', message: '' } }, t1)[0]?.lastTransitionTime).toBe('2026-01-01T00:01:00Z');
+    const first = setV1Beta1Condition(
+      [],
+      { type: 'InstanceReady', state: { status: 'False', reason: 'A', severity: 'Info', message: '' } },
+      t0,
+    );
+    expect(
+      setV1Beta1Condition(first, { type: 'InstanceReady', state: { status: 'False', reason: 'A', severity: 'Info', message: '' } }, t1),
+    ).toEqual(first);
+    expect(
+      setV1Beta1Condition(first, { type: 'InstanceReady', state: { status: 'False', reason: 'B', severity: 'Info', message: '' } }, t1)[0]
+        ?.lastTransitionTime,
+    ).toBe('2026-01-01T00:01:00Z');
   });
 });
 
@@ -23,9 +44,24 @@ describe('summarizeReady', () => {
     { name: 'nothing to summarise leaves Ready alone', input: [], want: [] },
     {
       name: 'a False InstanceReady makes Ready False with its reason, severity and a step counter',
-      input: [{ type: 'InstanceReady', status: 'False' as const, reason: 'InstanceProvisionStarted', severity: 'Info' as const, lastTransitionTime: 'x' }],
+      input: [
+        {
+          type: 'InstanceReady',
+          status: 'False' as const,
+          reason: 'InstanceProvisionStarted',
+          severity: 'Info' as const,
+          lastTransitionTime: 'x',
+        },
+      ],
       want: [
-        { type: 'Ready', status: 'False', reason: 'InstanceProvisionStarted', severity: 'Info', message: '0 of 1 completed', lastTransitionTime: '2026-01-01T00:00:00Z' },
+        {
+          type: 'Ready',
+          status: 'False',
+          reason: 'InstanceProvisionStarted',
+          severity: 'Info',
+          message: '0 of 1 completed',
+          lastTransitionTime: '2026-01-01T00:00:00Z',
+        },
         { type: 'InstanceReady', status: 'False', reason: 'InstanceProvisionStarted', severity: 'Info', lastTransitionTime: 'x' },
       ],
     },

@@ -14,7 +14,12 @@ export type ConditionState =
   | { readonly status: 'Unknown'; readonly reason: string; readonly message: string };
 
 function sameState(a: V1Beta1Condition, b: V1Beta1Condition): boolean {
-  return a.status === b.status && (a.reason ?? '') === (b.reason ?? '') && (a.severity ?? '') === (b.severity ?? '') && (a.message ?? '') === (b.message ?? '');
+  return (
+    a.status === b.status &&
+    (a.reason ?? '') === (b.reason ?? '') &&
+    (a.severity ?? '') === (b.severity ?? '') &&
+    (a.message ?? '') === (b.message ?? '')
+  );
 }
 
 function order(a: V1Beta1Condition, b: V1Beta1Condition): number {
@@ -29,9 +34,20 @@ function toCondition(type: string, state: ConditionState): Omit<V1Beta1Condition
     case 'True':
       return { type, status: 'True' };
     case 'False':
-      return { type, status: 'False', reason: state.reason, severity: state.severity, ...(state.message === '' ? {} : { message: state.message }) };
+      return {
+        type,
+        status: 'False',
+        reason: state.reason,
+        severity: state.severity,
+        ...(state.message === '' ? {} : { message: state.message }),
+      };
     case 'Unknown':
-      return { type, status: 'Unknown', ...(state.reason === '' ? {} : { reason: state.reason }), ...(state.message === '' ? {} : { message: state.message }) };
+      return {
+        type,
+        status: 'Unknown',
+        ...(state.reason === '' ? {} : { reason: state.reason }),
+        ...(state.message === '' ? {} : { message: state.message }),
+      };
   }
 }
 
@@ -64,12 +80,18 @@ export function summarizeReady(conditions: readonly V1Beta1Condition[] | undefin
   const summarised = (conditions ?? []).filter((c) => (inScope as readonly string[]).includes(c.type));
   if (summarised.length === 0) return [...(conditions ?? [])];
   const top = [...summarised].sort((a, b) => groupPriority(a) - groupPriority(b))[0];
-  if (top === undefined || top.status === 'True') return setV1Beta1Condition(conditions, { type: PacketMachineConditionTypes.ready, state: { status: 'True' } }, now);
+  if (top === undefined || top.status === 'True')
+    return setV1Beta1Condition(conditions, { type: PacketMachineConditionTypes.ready, state: { status: 'True' } }, now);
   const completed = summarised.filter((c) => c.status === 'True').length;
   const message = `${completed} of ${inScope.length} completed`;
   const state: ConditionState =
     top.status === 'False'
-      ? { status: 'False', reason: top.reason ?? '', severity: top.severity === 'Error' || top.severity === 'Warning' ? top.severity : 'Info', message }
+      ? {
+          status: 'False',
+          reason: top.reason ?? '',
+          severity: top.severity === 'Error' || top.severity === 'Warning' ? top.severity : 'Info',
+          message,
+        }
       : { status: 'Unknown', reason: top.reason ?? '', message };
   return setV1Beta1Condition(conditions, { type: PacketMachineConditionTypes.ready, state }, now);
 }

@@ -4,7 +4,13 @@
 import type { CapiCoreVersion, Cluster } from '@metal-l2/api';
 import { keyOf, type CacheEvent, type Controller, type KubeObject, type ObjectKey } from '@metal-l2/kube';
 import { CapiMachineLabels } from './capp-api.js';
-import { controllerMachineName, hasPausedAnnotation, isClusterInfrastructureReady, ownerNameOfKind, refersToPacketMachine } from './capi-objects.js';
+import {
+  controllerMachineName,
+  hasPausedAnnotation,
+  isClusterInfrastructureReady,
+  ownerNameOfKind,
+  refersToPacketMachine,
+} from './capi-objects.js';
 import type { FixtureInformers } from './informers.js';
 
 /** predicates.ResourceNotPaused: judged on the new object of an update. */
@@ -33,7 +39,9 @@ function clusterUnpausedAndInfrastructureReady(version: CapiCoreVersion): (event
       case 'add':
         return event.object.spec?.paused !== true && ready(event.object);
       case 'update':
-        return (event.oldObject.spec?.paused === true && event.object.spec?.paused !== true) || (!ready(event.oldObject) && ready(event.object));
+        return (
+          (event.oldObject.spec?.paused === true && event.object.spec?.paused !== true) || (!ready(event.oldObject) && ready(event.object))
+        );
       case 'delete':
       case 'resync':
         return false;
@@ -41,7 +49,10 @@ function clusterUnpausedAndInfrastructureReady(version: CapiCoreVersion): (event
   };
 }
 
-const both = <T extends KubeObject>(...predicates: ((event: CacheEvent<T>) => boolean)[]) => (event: CacheEvent<T>): boolean => predicates.every((p) => p(event));
+const both =
+  <T extends KubeObject>(...predicates: ((event: CacheEvent<T>) => boolean)[]) =>
+  (event: CacheEvent<T>): boolean =>
+    predicates.every((p) => p(event));
 
 function namespaceOf(obj: KubeObject): string {
   return obj.metadata.namespace ?? '';
@@ -59,7 +70,10 @@ export function watchForCapp(controller: Controller, options: { informers: Fixtu
   controller.watch(informers.packetMachines, undefined, { ...noResync, predicate: notPaused });
   controller.watch(
     informers.machines,
-    (machine) => (refersToPacketMachine(machine.spec.infrastructureRef) ? [{ namespace: namespaceOf(machine), name: machine.spec.infrastructureRef.name }] : []),
+    (machine) =>
+      refersToPacketMachine(machine.spec.infrastructureRef)
+        ? [{ namespace: namespaceOf(machine), name: machine.spec.infrastructureRef.name }]
+        : [],
     { ...noResync, predicate: notPaused },
   );
   controller.watch(

@@ -21,8 +21,20 @@ const TOKEN = 'tok-capp-fixture-3c9d1e7f-do-not-leak';
 const kinds = {
   machine: { group: 'cluster.x-k8s.io', version: 'v1beta1', plural: 'machines', kind: 'Machine', namespaced: true },
   cluster: { group: 'cluster.x-k8s.io', version: 'v1beta1', plural: 'clusters', kind: 'Cluster', namespaced: true },
-  packetMachine: { group: 'infrastructure.cluster.x-k8s.io', version: 'v1beta1', plural: 'packetmachines', kind: 'PacketMachine', namespaced: true },
-  packetCluster: { group: 'infrastructure.cluster.x-k8s.io', version: 'v1beta1', plural: 'packetclusters', kind: 'PacketCluster', namespaced: true },
+  packetMachine: {
+    group: 'infrastructure.cluster.x-k8s.io',
+    version: 'v1beta1',
+    plural: 'packetmachines',
+    kind: 'PacketMachine',
+    namespaced: true,
+  },
+  packetCluster: {
+    group: 'infrastructure.cluster.x-k8s.io',
+    version: 'v1beta1',
+    plural: 'packetclusters',
+    kind: 'PacketCluster',
+    namespaced: true,
+  },
 } as const satisfies Record<string, Kind>;
 const PAUSED = 'cluster.x-k8s.io/paused';
 const FINALIZER = 'packetmachine.infrastructure.cluster.x-k8s.io';
@@ -56,7 +68,12 @@ beforeAll(async () => {
   ns = await createTestNamespace(kc, 'capp-fixture');
   sim = await startSimulator({
     seed: 'capp-fixture',
-    seedConfig: { metros: [{ code: 'da' }], plans: [{ slug: 'c3.small.x86', ports: 2 }], projects: [{ name: 'capi', id: PROJECT_ID }], tokens: [{ token: TOKEN }] },
+    seedConfig: {
+      metros: [{ code: 'da' }],
+      plans: [{ slug: 'c3.small.x86', ports: 2 }],
+      projects: [{ name: 'capi', id: PROJECT_ID }],
+      tokens: [{ token: TOKEN }],
+    },
     delays: { deviceQueuedMs: 100, deviceProvisioningMs: 300, batchQueuedMs: 50, batchInProgressMs: 50 },
     ...(specAvailable() ? { contract: await ContractValidator.load() } : {}),
   });
@@ -73,7 +90,10 @@ beforeAll(async () => {
     logger: createLogger({ level: 'debug', stream }),
     pollIntervalMs: 200,
   });
-  await objects.create(kinds.packetCluster, { metadata: { name: 'c1', namespace: ns }, spec: { projectID: PROJECT_ID, metro: 'da', vipManager: 'CPEM' } });
+  await objects.create(kinds.packetCluster, {
+    metadata: { name: 'c1', namespace: ns },
+    spec: { projectID: PROJECT_ID, metro: 'da', vipManager: 'CPEM' },
+  });
   await objects.create(kinds.cluster, {
     metadata: { name: 'c1', namespace: ns },
     spec: { infrastructureRef: { apiVersion: 'infrastructure.cluster.x-k8s.io/v1beta1', kind: 'PacketCluster', name: 'c1' } },
@@ -99,10 +119,19 @@ afterAll(async () => {
 async function createMachine(name: string, options: { userData: string; paused?: boolean; controlPlane?: boolean }): Promise<void> {
   await core.createNamespacedSecret({
     namespace: ns,
-    body: { metadata: { name: `${name}-bootstrap` }, type: 'cluster.x-k8s.io/secret', data: { value: Buffer.from(options.userData).toString('base64'), format: Buffer.from('cloud-config').toString('base64') } },
+    body: {
+      metadata: { name: `${name}-bootstrap` },
+      type: 'cluster.x-k8s.io/secret',
+      data: { value: Buffer.from(options.userData).toString('base64'), format: Buffer.from('cloud-config').toString('base64') },
+    },
   });
   await objects.create(kinds.packetMachine, {
-    metadata: { name, namespace: ns, labels: { 'cluster.x-k8s.io/cluster-name': 'c1' }, ...(options.paused === true ? { annotations: { [PAUSED]: '' } } : {}) },
+    metadata: {
+      name,
+      namespace: ns,
+      labels: { 'cluster.x-k8s.io/cluster-name': 'c1' },
+      ...(options.paused === true ? { annotations: { [PAUSED]: '' } } : {}),
+    },
     spec: { machineType: 'c3.small.x86', os: 'ubuntu_22_04', billingCycle: 'hourly', tags: ['from-spec'] },
   });
   await objects.create(kinds.machine, {
@@ -142,9 +171,13 @@ describe('a machine held by the pause', () => {
   test('a paused PacketMachine gets no owner reference, no finalizer and no device', async () => {
     await createMachine('held', { userData: USER_DATA, paused: true });
     // The Machine controller part saw the Machine and stopped at the pause, as v1.7 does.
-    await waitFor('the Machine controller stopping at the paused PacketMachine', () => logged('External object referenced is paused', 'held'), {
-      timeoutMs: timeouts.watchEvent,
-    });
+    await waitFor(
+      'the Machine controller stopping at the paused PacketMachine',
+      () => logged('External object referenced is paused', 'held'),
+      {
+        timeoutMs: timeouts.watchEvent,
+      },
+    );
     const pm = await packetMachine('held');
     expect(machineOwners(pm)).toEqual([]);
     expect(pm.metadata.finalizers ?? []).toEqual([]);
@@ -153,7 +186,9 @@ describe('a machine held by the pause', () => {
 
   test('unpausing alone wakes CAPP, which finds no owner Machine, and nothing is created while no Machine event happens', async () => {
     await objects.patch(kinds.packetMachine, 'held', ns, { metadata: { annotations: { [PAUSED]: null } } });
-    await waitFor('CAPP looking at the unpaused PacketMachine', () => logged('Machine Controller has not yet set OwnerRef', 'held'), { timeoutMs: timeouts.watchEvent });
+    await waitFor('CAPP looking at the unpaused PacketMachine', () => logged('Machine Controller has not yet set OwnerRef', 'held'), {
+      timeoutMs: timeouts.watchEvent,
+    });
     await staysTrue(
       'no owner reference, finalizer or device for the unpaused PacketMachine',
       async () => {
@@ -175,7 +210,14 @@ describe('a machine held by the pause', () => {
       { timeoutMs: timeouts.deviceReady },
     );
     expect(machineOwners(ready)).toEqual([
-      { apiVersion: 'cluster.x-k8s.io/v1beta1', kind: 'Machine', name: 'held', uid: machine.metadata.uid, controller: true, blockOwnerDeletion: true },
+      {
+        apiVersion: 'cluster.x-k8s.io/v1beta1',
+        kind: 'Machine',
+        name: 'held',
+        uid: machine.metadata.uid,
+        controller: true,
+        blockOwnerDeletion: true,
+      },
     ]);
     expect(ready.metadata.finalizers).toEqual([FINALIZER]);
 
@@ -201,7 +243,9 @@ describe('a machine held by the pause', () => {
 
     expect(ready.spec.providerID).toBe(`equinixmetal://${device.id}`);
     expect(ready.status.instanceStatus).toBe('active');
-    expect(ready.status.addresses).toEqual(expect.arrayContaining([expect.objectContaining({ type: 'ExternalIP' }), expect.objectContaining({ type: 'InternalIP' })]));
+    expect(ready.status.addresses).toEqual(
+      expect.arrayContaining([expect.objectContaining({ type: 'ExternalIP' }), expect.objectContaining({ type: 'InternalIP' })]),
+    );
     const conditions = (ready.status.conditions as { type: string; status: string }[]).map((c) => ({ type: c.type, status: c.status }));
     expect(conditions).toEqual([
       { type: 'Ready', status: 'True' },
@@ -225,7 +269,9 @@ describe('a machine held by the pause', () => {
   test('deleting the PacketMachine deletes the device, then CAPP lets the object go', async () => {
     const [device] = devicesNamed('held');
     await objects.delete(kinds.packetMachine, 'held', ns);
-    await waitFor('PacketMachine held gone', async () => (await objects.get(kinds.packetMachine, 'held', ns)) === undefined, { timeoutMs: timeouts.deviceReady });
+    await waitFor('PacketMachine held gone', async () => (await objects.get(kinds.packetMachine, 'held', ns)) === undefined, {
+      timeoutMs: timeouts.deviceReady,
+    });
     expect(devicesNamed('held')).toEqual([]);
     expect(sim.requests.entries({ operationId: 'deleteDevice', deviceId: device!.id }).map((e) => e.status)).toEqual([204]);
   });
@@ -243,14 +289,20 @@ describe('templating', () => {
       { timeoutMs: timeouts.deviceReady },
     );
     expect(failed.status.failureReason).toBe('CreateMachineError');
-    expect(failed.status.failureMessage).toMatch(/^failed to create machine broken: error parsing userdata template: template: user-data:\d+: unclosed action/);
+    expect(failed.status.failureMessage).toMatch(
+      /^failed to create machine broken: error parsing userdata template: template: user-data:\d+: unclosed action/,
+    );
     const instanceReady = (failed.status.conditions as { type: string }[]).find((c) => c.type === 'InstanceReady');
     expect(instanceReady).toMatchObject({ status: 'False', reason: 'InstanceProvisionFailed', severity: 'Error' });
     expect(devicesNamed('broken')).toEqual([]);
     // CAPI v1.7 copies the failure to the Machine (a MachineHealthCheck would remediate it).
-    await waitFor('Machine broken with the failure', async () => (await objects.get(kinds.machine, 'broken', ns))?.status?.failureReason === 'CreateMachineError', {
-      timeoutMs: timeouts.watchEvent,
-    });
+    await waitFor(
+      'Machine broken with the failure',
+      async () => (await objects.get(kinds.machine, 'broken', ns))?.status?.failureReason === 'CreateMachineError',
+      {
+        timeoutMs: timeouts.watchEvent,
+      },
+    );
   });
 
   test('a control-plane machine gets the Metal token and the control-plane endpoint in its template data', async () => {

@@ -33,7 +33,12 @@ describe('renderGoTemplate', () => {
   test.each([
     { name: 'an unclosed action does not parse', text: 'x {{ .a ', code: 'parse', message: /unclosed action/ },
     { name: 'calling a missing function does not parse', text: '{{ nope }}', code: 'parse', message: /function "nope" not defined/ },
-    { name: 'indexing a string out of range fails to execute', text: '{{ index .a 5 }}', code: 'execute', message: /executing "user-data"/ },
+    {
+      name: 'indexing a string out of range fails to execute',
+      text: '{{ index .a 5 }}',
+      code: 'execute',
+      message: /executing "user-data"/,
+    },
   ])('$name', async ({ text, code, message }) => {
     const err = await renderGoTemplate(text, { a: 'x' }, { cacheDir }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(GoTemplateError);

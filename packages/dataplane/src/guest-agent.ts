@@ -83,7 +83,12 @@ export class GuestAgent {
       if (waiting === undefined) continue; // an answer to a request that timed out
       this.pending.delete(parsed.id);
       clearTimeout(waiting.timer);
-      waiting.resolve({ code: parsed.code, stdout: parsed.stdout, stderr: parsed.stderr, uptimeSec: typeof parsed.uptimeSec === 'number' ? parsed.uptimeSec : NaN });
+      waiting.resolve({
+        code: parsed.code,
+        stdout: parsed.stdout,
+        stderr: parsed.stderr,
+        uptimeSec: typeof parsed.uptimeSec === 'number' ? parsed.uptimeSec : NaN,
+      });
     }
   }
 

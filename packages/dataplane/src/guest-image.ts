@@ -111,7 +111,13 @@ async function withLock<T>(lockDir: string, deadlineMs: number, body: () => Prom
   }
 }
 
-async function runBuild(options: { outDir: string; kernelVersion: string; logFile: string; timeoutMs: number; baseDir: string }): Promise<void> {
+async function runBuild(options: {
+  outDir: string;
+  kernelVersion: string;
+  logFile: string;
+  timeoutMs: number;
+  baseDir: string;
+}): Promise<void> {
   const log = createWriteStream(options.logFile);
   try {
     await new Promise<void>((resolve, reject) => {

@@ -66,7 +66,16 @@ export class Guest {
     const { image, workDir, nics } = options;
     const pins = [`metal_l2.nic=${MANAGEMENT_NIC},${managementMac(options.name)}`, ...nics.map((n) => `metal_l2.nic=${n.osName},${n.mac}`)];
     // mitigations=off: page-table isolation makes every syscall a TLB flush, which TCG pays dearly for.
-    const append = ['root=/dev/vda', 'rw', 'console=ttyS0', 'quiet', 'fsck.mode=skip', 'mitigations=off', `ds=nocloud-net;s=${GUEST_SEED_URL}`, ...pins].join(' ');
+    const append = [
+      'root=/dev/vda',
+      'rw',
+      'console=ttyS0',
+      'quiet',
+      'fsck.mode=skip',
+      'mitigations=off',
+      `ds=nocloud-net;s=${GUEST_SEED_URL}`,
+      ...pins,
+    ].join(' ');
     const args = [
       // TCG only (KVM hangs guests on this machine); a 256 MiB code cache instead of the 1 GiB default.
       ...['-machine', 'q35', '-accel', 'tcg,tb-size=256', '-cpu', 'qemu64', '-smp', '1', '-m', String(options.memoryMb ?? 384)],
@@ -89,7 +98,11 @@ export class Guest {
   /** Starts QEMU and connects to the agent's socket (the guest itself boots in the background). */
   static async start(options: GuestOptions): Promise<Guest> {
     const log = await open(join(options.workDir, 'qemu.log'), 'w');
-    const child = spawn('timeout', ['--kill-after=10', String(options.maxLifetimeSec ?? 1800), 'qemu-system-x86_64', ...Guest.qemuArgs(options)], { stdio: ['ignore', log.fd, log.fd] });
+    const child = spawn(
+      'timeout',
+      ['--kill-after=10', String(options.maxLifetimeSec ?? 1800), 'qemu-system-x86_64', ...Guest.qemuArgs(options)],
+      { stdio: ['ignore', log.fd, log.fd] },
+    );
     await log.close();
     const guest = new Guest(options, child);
     const deadline = Date.now() + 30_000;
@@ -100,7 +113,9 @@ export class Guest {
       } catch (err: unknown) {
         if (child.exitCode !== null || Date.now() > deadline) {
           await guest.stop();
-          throw new Error(`guest ${options.name}: QEMU did not open its agent socket (see ${join(options.workDir, 'qemu.log')})`, { cause: err });
+          throw new Error(`guest ${options.name}: QEMU did not open its agent socket (see ${join(options.workDir, 'qemu.log')})`, {
+            cause: err,
+          });
         }
         await sleep(200);
       }
@@ -119,7 +134,10 @@ export class Guest {
       try {
         return (await this.agent.run(['true'], { timeoutMs: 5_000 })).uptimeSec;
       } catch (err: unknown) {
-        if (Date.now() > deadline) throw new Error(`guest ${this.options.name}: the agent did not answer within ${timeoutMs} ms; console: ${this.consoleLog}`, { cause: err });
+        if (Date.now() > deadline)
+          throw new Error(`guest ${this.options.name}: the agent did not answer within ${timeoutMs} ms; console: ${this.consoleLog}`, {
+            cause: err,
+          });
       }
     }
   }
@@ -137,7 +155,8 @@ export class Guest {
       // cloud-init writes "<uptime> - <date> - v. <version>"; an empty read is the file being written.
       const uptime = r?.code === 0 ? Number.parseFloat(r.stdout) : NaN;
       if (Number.isFinite(uptime)) return uptime;
-      if (Date.now() > deadline) throw new Error(`guest ${this.options.name}: cloud-init did not finish within ${timeoutMs} ms; console: ${this.consoleLog}`);
+      if (Date.now() > deadline)
+        throw new Error(`guest ${this.options.name}: cloud-init did not finish within ${timeoutMs} ms; console: ${this.consoleLog}`);
       await sleep(1_000);
     }
   }
@@ -145,7 +164,9 @@ export class Guest {
   private assertRunning(): void {
     if (this.stopped) throw new Error(`guest ${this.options.name} was stopped`);
     if (this.child.exitCode !== null || this.child.signalCode !== null) {
-      throw new Error(`guest ${this.options.name}: QEMU exited (${this.child.exitCode ?? this.child.signalCode}); see ${this.options.workDir}`);
+      throw new Error(
+        `guest ${this.options.name}: QEMU exited (${this.child.exitCode ?? this.child.signalCode}); see ${this.options.workDir}`,
+      );
     }
   }
 

@@ -25,7 +25,19 @@ class FakeFeed implements PortStateFeed {
 }
 
 function nic(id: string, p: Partial<MetalPortState> = {}): MetalPortState {
-  return { id, deviceId: `dev-${id}`, name: 'eth0', kind: 'physical', bondName: 'bond0', mac: '02:00:00:00:00:01', bonded: false, layer2: true, vlans: [], nativeVlanId: undefined, ...p };
+  return {
+    id,
+    deviceId: `dev-${id}`,
+    name: 'eth0',
+    kind: 'physical',
+    bondName: 'bond0',
+    mac: '02:00:00:00:00:01',
+    bonded: false,
+    layer2: true,
+    vlans: [],
+    nativeVlanId: undefined,
+    ...p,
+  };
 }
 
 /** A QEMU stand-in: sends and receives length-prefixed frames. */
@@ -72,7 +84,8 @@ class Wire {
   }
 }
 
-const broadcast = (payload: string): Buffer => Buffer.concat([Buffer.from('ffffffffffff020000000001', 'hex'), Buffer.from('0800', 'hex'), Buffer.from(payload)]);
+const broadcast = (payload: string): Buffer =>
+  Buffer.concat([Buffer.from('ffffffffffff020000000001', 'hex'), Buffer.from('0800', 'hex'), Buffer.from(payload)]);
 
 let cleanup: (() => Promise<void>)[] = [];
 afterEach(async () => {

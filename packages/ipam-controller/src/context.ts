@@ -20,7 +20,10 @@ export interface IpamCaches {
 }
 
 export interface EventSink {
-  event(obj: { apiVersion?: string; kind?: string; metadata: { name?: string; namespace?: string; uid?: string } }, event: { type: 'Normal' | 'Warning'; reason: string; message: string }): void;
+  event(
+    obj: { apiVersion?: string; kind?: string; metadata: { name?: string; namespace?: string; uid?: string } },
+    event: { type: 'Normal' | 'Warning'; reason: string; message: string },
+  ): void;
 }
 
 /** Everything the IPAM reconcilers need from outside, handed in by main.ts (or a test). */

@@ -18,8 +18,18 @@ export function createIpamMetrics(registry: Registry): IpamMetrics {
       labelNames: ['kind', 'namespace', 'pool', 'state'],
       registers: [registry],
     }),
-    allocations: new Counter({ name: 'metal_l2_ipam_allocations_total', help: 'Addresses allocated to claims.', labelNames: ['kind'], registers: [registry] }),
-    releases: new Counter({ name: 'metal_l2_ipam_releases_total', help: 'Addresses released by deleted or vanished claims.', labelNames: ['kind'], registers: [registry] }),
+    allocations: new Counter({
+      name: 'metal_l2_ipam_allocations_total',
+      help: 'Addresses allocated to claims.',
+      labelNames: ['kind'],
+      registers: [registry],
+    }),
+    releases: new Counter({
+      name: 'metal_l2_ipam_releases_total',
+      help: 'Addresses released by deleted or vanished claims.',
+      labelNames: ['kind'],
+      registers: [registry],
+    }),
     commitConflicts: new Counter({
       name: 'metal_l2_ipam_commit_conflicts_total',
       help: 'Pool status writes refused because another writer committed first (decided again at once).',

@@ -3,11 +3,24 @@ import { parseFlags } from './options.js';
 
 describe('VRF flags', () => {
   test('default to the real Metal API, no controller namespace (main falls back to the pod’s) and a 5 min resync', () => {
-    expect(parseFlags([])).toMatchObject({ metalApiUrl: 'https://api.equinix.com/metal/v1', controllerNamespace: undefined, vrfResyncSeconds: 300 });
+    expect(parseFlags([])).toMatchObject({
+      metalApiUrl: 'https://api.equinix.com/metal/v1',
+      controllerNamespace: undefined,
+      vrfResyncSeconds: 300,
+    });
   });
 
   test('take a simulator URL, a namespace and a resync period', () => {
-    expect(parseFlags(['--metal-api-url', 'http://127.0.0.1:8080/metal/v1', '--controller-namespace', 'metal-system', '--vrf-resync-seconds', '30'])).toMatchObject({
+    expect(
+      parseFlags([
+        '--metal-api-url',
+        'http://127.0.0.1:8080/metal/v1',
+        '--controller-namespace',
+        'metal-system',
+        '--vrf-resync-seconds',
+        '30',
+      ]),
+    ).toMatchObject({
       metalApiUrl: 'http://127.0.0.1:8080/metal/v1',
       controllerNamespace: 'metal-system',
       vrfResyncSeconds: 30,

@@ -17,9 +17,19 @@ import {
   type IPPool,
   type PoolKind,
 } from '@metal-l2/api';
-import type { Manager} from '@metal-l2/kube';
-import { AdmissionServer, Controller, Informer, KubeClient,
-  startInProcess, type KubeObject, type Logger, type ObjectKey, type ResourceType, type RuntimeMetrics } from '@metal-l2/kube';
+import type { Manager } from '@metal-l2/kube';
+import {
+  AdmissionServer,
+  Controller,
+  Informer,
+  KubeClient,
+  startInProcess,
+  type KubeObject,
+  type Logger,
+  type ObjectKey,
+  type ResourceType,
+  type RuntimeMetrics,
+} from '@metal-l2/kube';
 import { RecentWrites } from './claim/recent-writes.js';
 import { createIpamMetrics } from './ipam-metrics.js';
 import type { EventSink, IpamContext } from './context.js';
@@ -61,7 +71,9 @@ export interface IpamRunnables {
 async function discover(client: KubeClient): Promise<{ ipam: CapiIpamVersion; core: CapiCoreVersion | undefined }> {
   const ipam = await client.preferredVersion<CapiIpamVersion>(CAPI_IPAM_GROUP, CAPI_IPAM_VERSIONS);
   if (ipam === undefined) {
-    throw new Error(`the API server serves none of ${CAPI_IPAM_VERSIONS.map((v) => `${CAPI_IPAM_GROUP}/${v}`).join(', ')}: install Cluster API (its IPAM CRDs) first`);
+    throw new Error(
+      `the API server serves none of ${CAPI_IPAM_VERSIONS.map((v) => `${CAPI_IPAM_GROUP}/${v}`).join(', ')}: install Cluster API (its IPAM CRDs) first`,
+    );
   }
   const core = await client.preferredVersion<CapiCoreVersion>(CAPI_CORE_GROUP, CAPI_CORE_VERSIONS);
   return { ipam, core };
@@ -78,7 +90,13 @@ export async function createIpamController(options: IpamControllerOptions & { cl
   const ns = options.namespace;
   const cacheClient = options.cacheClient?.(client) ?? client;
   const informer = <T extends KubeObject>(type: ResourceType, namespaced: boolean): Informer<T> =>
-    new Informer<T>({ client: cacheClient, type, logger, ...(namespaced && ns !== undefined ? { namespace: ns } : {}), ...(options.metrics === undefined ? {} : { metrics: options.metrics }) });
+    new Informer<T>({
+      client: cacheClient,
+      type,
+      logger,
+      ...(namespaced && ns !== undefined ? { namespace: ns } : {}),
+      ...(options.metrics === undefined ? {} : { metrics: options.metrics }),
+    });
   const pools: Record<PoolKind, Informer<IPPool>> = {
     InClusterIPPool: informer<IPPool>(InClusterIPPoolType, true),
     GlobalInClusterIPPool: informer<IPPool>(GlobalInClusterIPPoolType, false),
@@ -137,7 +155,12 @@ export async function createIpamController(options: IpamControllerOptions & { cl
             ]),
           ),
         });
-  return { informers: [pools.InClusterIPPool, pools.GlobalInClusterIPPool, claims, addresses, ...(clusters === undefined ? [] : [clusters])], controllers, webhook, version: versions.ipam };
+  return {
+    informers: [pools.InClusterIPPool, pools.GlobalInClusterIPPool, claims, addresses, ...(clusters === undefined ? [] : [clusters])],
+    controllers,
+    webhook,
+    version: versions.ipam,
+  };
 }
 
 /** Adds the wired controller to a manager: caches and webhook on every replica, controllers on the leader. */

@@ -37,7 +37,9 @@ describe('API server restart', () => {
   test('a burst split by an API server restart ends with every claim bound once', async () => {
     await objects.create(kinds.pool, poolObject('restart', { addresses: ['10.90.0.0/23'], prefix: 23 }, ns));
     await createClaims({ objects, namespace: ns }, { pool: 'restart', prefix: 'r', to: 150 });
-    await waitFor('the first claims bound', async () => (await objects.list(kinds.address(), ns)).length > 0, { timeoutMs: timeouts.claimBound });
+    await waitFor('the first claims bound', async () => (await objects.list(kinds.address(), ns)).length > 0, {
+      timeoutMs: timeouts.claimBound,
+    });
     await restartProcess(plane?.stateDir ?? '', 'kube-apiserver');
     await createClaims({ objects, namespace: ns }, { pool: 'restart', prefix: 'r', from: 150, to: 300 });
     const addresses = await waitFor(

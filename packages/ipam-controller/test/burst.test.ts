@@ -25,7 +25,9 @@ describe('bursts', () => {
       await createClaims(space.site, { pool: 'burst', prefix: 'b', to: 500 });
       const addresses = await allBound(space.site, { prefix: 'b', count: 500 });
       const seconds = (Date.now() - started) / 1000;
-      process.stderr.write(`500-claim burst bound in ${seconds.toFixed(1)} s (${(500 / seconds).toFixed(0)} claims/s, creation included)\n`);
+      process.stderr.write(
+        `500-claim burst bound in ${seconds.toFixed(1)} s (${(500 / seconds).toFixed(0)} claims/s, creation included)\n`,
+      );
       expect(new Set(addresses).size).toBe(500);
       expect(addresses).not.toContain('10.40.0.1');
       const pool = await objects.get(kinds.pool, 'burst', space.ns);
@@ -37,7 +39,22 @@ describe('bursts', () => {
 
   test('a controller killed with SIGKILL mid-burst and restarted ends with every claim bound once', async () => {
     const main = join(repoRoot, 'packages', 'ipam-controller', 'dist', 'main.js');
-    const args = [main, '--kubeconfig', testKubeconfigPath(), '--namespace', space.ns, '--leader-elect=false', '--metrics-bind-address', '0', '--health-probe-bind-address', '0', '--webhook-port', '0', '--log-level', 'warn'];
+    const args = [
+      main,
+      '--kubeconfig',
+      testKubeconfigPath(),
+      '--namespace',
+      space.ns,
+      '--leader-elect=false',
+      '--metrics-bind-address',
+      '0',
+      '--health-probe-bind-address',
+      '0',
+      '--webhook-port',
+      '0',
+      '--log-level',
+      'warn',
+    ];
     const startProcess = (): ChildProcess => spawn(process.execPath, args, { stdio: ['ignore', 'ignore', 'inherit'] });
     await objects.create(kinds.pool, poolObject('crash', { addresses: ['10.41.0.0/23'], prefix: 23 }, space.ns));
     let child = startProcess();

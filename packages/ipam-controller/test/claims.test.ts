@@ -34,7 +34,10 @@ describe('allocation', () => {
   test('a claim gets an IPAddress named like it, owned by claim and pool, with finalizers and the cluster label', async () => {
     await objects.create(kinds.cluster(), { metadata: { name: 'c1', namespace: ns }, spec: { paused: false } });
     await objects.create(kinds.pool, poolObject('alloc', { addresses: ['10.0.0.1-10.0.0.254'], prefix: 24, gateway: '10.0.0.2' }, ns));
-    const claim = await objects.create(claimKind, claimObject('alloc-1', ns, { pool: 'alloc', labels: { 'cluster.x-k8s.io/cluster-name': 'c1' } }));
+    const claim = await objects.create(
+      claimKind,
+      claimObject('alloc-1', ns, { pool: 'alloc', labels: { 'cluster.x-k8s.io/cluster-name': 'c1' } }),
+    );
     const address = await boundAddress('alloc-1');
     const pool = await objects.get(kinds.pool, 'alloc', ns);
     expect(address.metadata.name).toBe('alloc-1');
@@ -47,8 +50,22 @@ describe('allocation', () => {
     });
     expect(address.metadata.ownerReferences).toEqual(
       expect.arrayContaining([
-        { apiVersion: 'ipam.cluster.x-k8s.io/v1beta2', kind: 'IPAddressClaim', name: 'alloc-1', uid: claim.metadata.uid, controller: true, blockOwnerDeletion: true },
-        { apiVersion: 'ipam.metal.x-k8s.io/v1alpha1', kind: 'InClusterIPPool', name: 'alloc', uid: pool?.metadata.uid, controller: false, blockOwnerDeletion: true },
+        {
+          apiVersion: 'ipam.cluster.x-k8s.io/v1beta2',
+          kind: 'IPAddressClaim',
+          name: 'alloc-1',
+          uid: claim.metadata.uid,
+          controller: true,
+          blockOwnerDeletion: true,
+        },
+        {
+          apiVersion: 'ipam.metal.x-k8s.io/v1alpha1',
+          kind: 'InClusterIPPool',
+          name: 'alloc',
+          uid: pool?.metadata.uid,
+          controller: false,
+          blockOwnerDeletion: true,
+        },
       ]),
     );
     expect(address.metadata.finalizers).toContain('ipam.metal.x-k8s.io/protect-address');
@@ -62,22 +79,32 @@ describe('allocation', () => {
   });
 
   test('excluded addresses and the network address are never allocated; allocateReservedIPAddresses allows them', async () => {
-    await objects.create(kinds.pool, poolObject('excl', { addresses: ['10.1.0.0-10.1.0.5'], prefix: 24, excludedAddresses: ['10.1.0.1-10.1.0.2', '10.1.0.4'] }, ns));
+    await objects.create(
+      kinds.pool,
+      poolObject('excl', { addresses: ['10.1.0.0-10.1.0.5'], prefix: 24, excludedAddresses: ['10.1.0.1-10.1.0.2', '10.1.0.4'] }, ns),
+    );
     await objects.create(claimKind, claimObject('excl-1', ns, { pool: 'excl' }));
     await objects.create(claimKind, claimObject('excl-2', ns, { pool: 'excl' }));
     expect([addressOf(await boundAddress('excl-1')), addressOf(await boundAddress('excl-2'))].sort()).toEqual(['10.1.0.3', '10.1.0.5']);
-    await objects.create(kinds.pool, poolObject('reserved', { addresses: ['10.2.0.0-10.2.0.1'], prefix: 24, allocateReservedIPAddresses: true }, ns));
+    await objects.create(
+      kinds.pool,
+      poolObject('reserved', { addresses: ['10.2.0.0-10.2.0.1'], prefix: 24, allocateReservedIPAddresses: true }, ns),
+    );
     await objects.create(claimKind, claimObject('res-1', ns, { pool: 'reserved' }));
     expect(addressOf(await boundAddress('res-1'))).toBe('10.2.0.0');
   });
 
-  test('a claim for another provider\'s pool kind is left alone', async () => {
+  test("a claim for another provider's pool kind is left alone", async () => {
     await objects.create(claimKind, claimObject('foreign', ns, { pool: 'alloc', apiGroup: 'ipam.cluster.x-k8s.io' }));
     await staysTrue(
       'the foreign claim to stay untouched',
       async () => {
         const c = await objects.get(claimKind, 'foreign', ns);
-        return c?.status === undefined && (c?.metadata.finalizers ?? []).length === 0 && (await objects.get(addressKind, 'foreign', ns)) === undefined;
+        return (
+          c?.status === undefined &&
+          (c?.metadata.finalizers ?? []).length === 0 &&
+          (await objects.get(addressKind, 'foreign', ns)) === undefined
+        );
       },
       2_000,
     );
@@ -85,13 +112,23 @@ describe('allocation', () => {
 
   test('the requested-address annotation asks for one address', async () => {
     await objects.create(kinds.pool, poolObject('req', { addresses: ['10.3.0.10-10.3.0.20'], prefix: 24 }, ns));
-    await objects.create(claimKind, claimObject('req-1', ns, { pool: 'req', annotations: { 'ipam.metal.x-k8s.io/requested-address': '10.3.0.15' } }));
+    await objects.create(
+      claimKind,
+      claimObject('req-1', ns, { pool: 'req', annotations: { 'ipam.metal.x-k8s.io/requested-address': '10.3.0.15' } }),
+    );
     expect(addressOf(await boundAddress('req-1'))).toBe('10.3.0.15');
-    await objects.create(claimKind, claimObject('req-2', ns, { pool: 'req', annotations: { 'ipam.metal.x-k8s.io/requested-address': '10.3.0.15' } }));
-    const failed = await waitFor('req-2 to fail', async () => {
-      const c = readyCondition(await objects.get(claimKind, 'req-2', ns));
-      return c?.reason === 'AllocationFailed' ? c : undefined;
-    }, { timeoutMs: timeouts.claimBound });
+    await objects.create(
+      claimKind,
+      claimObject('req-2', ns, { pool: 'req', annotations: { 'ipam.metal.x-k8s.io/requested-address': '10.3.0.15' } }),
+    );
+    const failed = await waitFor(
+      'req-2 to fail',
+      async () => {
+        const c = readyCondition(await objects.get(claimKind, 'req-2', ns));
+        return c?.reason === 'AllocationFailed' ? c : undefined;
+      },
+      { timeoutMs: timeouts.claimBound },
+    );
     expect(failed.message).toContain('10.3.0.15 is already allocated');
   });
 
@@ -101,10 +138,14 @@ describe('allocation', () => {
     await objects.create(claimKind, claimObject('count-2', ns, { pool: 'counts' }));
     await boundAddress('count-1');
     await boundAddress('count-2');
-    const status = await waitFor('pool counts', async () => {
-      const p = await objects.get(kinds.pool, 'counts', ns);
-      return p?.status?.ipAddresses?.used === 2 ? p.status : undefined;
-    }, { timeoutMs: timeouts.claimBound });
+    const status = await waitFor(
+      'pool counts',
+      async () => {
+        const p = await objects.get(kinds.pool, 'counts', ns);
+        return p?.status?.ipAddresses?.used === 2 ? p.status : undefined;
+      },
+      { timeoutMs: timeouts.claimBound },
+    );
     expect(status.ipAddresses).toEqual({ total: 10, used: 2, free: 8, outOfRange: 0 });
     expect(status.allocations).toEqual({ '10.4.0.11': 'count-1', '10.4.0.12': 'count-2' });
     expect(readyCondition({ metadata: { name: 'counts' }, status })).toMatchObject({ status: 'True', reason: 'PoolReady' });
@@ -115,11 +156,15 @@ describe('exhaustion and missing pools', () => {
   test('k free addresses and k+1 claims: one waits with PoolExhausted, and binds when an address frees', async () => {
     await objects.create(kinds.pool, poolObject('small', { addresses: ['10.5.0.10-10.5.0.11'], prefix: 24 }, ns));
     for (const n of ['small-1', 'small-2', 'small-3']) await objects.create(claimKind, claimObject(n, ns, { pool: 'small' }));
-    await waitFor('two bound and one exhausted', async () => {
-      const claims = await Promise.all(['small-1', 'small-2', 'small-3'].map((n) => objects.get(claimKind, n, ns)));
-      const reasons = claims.map((c) => readyCondition(c)?.reason).sort();
-      return JSON.stringify(reasons) === JSON.stringify(['AddressAllocated', 'AddressAllocated', 'PoolExhausted']) ? claims : undefined;
-    }, { timeoutMs: timeouts.claimBound });
+    await waitFor(
+      'two bound and one exhausted',
+      async () => {
+        const claims = await Promise.all(['small-1', 'small-2', 'small-3'].map((n) => objects.get(claimKind, n, ns)));
+        const reasons = claims.map((c) => readyCondition(c)?.reason).sort();
+        return JSON.stringify(reasons) === JSON.stringify(['AddressAllocated', 'AddressAllocated', 'PoolExhausted']) ? claims : undefined;
+      },
+      { timeoutMs: timeouts.claimBound },
+    );
     const claims = await Promise.all(['small-1', 'small-2', 'small-3'].map((n) => objects.get(claimKind, n, ns)));
     const waiting = claims.find((c) => readyCondition(c)?.reason === 'PoolExhausted');
     const holder = claims.find((c) => readyCondition(c)?.reason === 'AddressAllocated');
@@ -131,7 +176,9 @@ describe('exhaustion and missing pools', () => {
 
   test('a claim for a pool that does not exist waits with PoolNotReady and binds once the pool appears', async () => {
     await objects.create(claimKind, claimObject('early', ns, { pool: 'later' }));
-    await waitFor('PoolNotReady', async () => readyCondition(await objects.get(claimKind, 'early', ns))?.reason === 'PoolNotReady', { timeoutMs: timeouts.claimBound });
+    await waitFor('PoolNotReady', async () => readyCondition(await objects.get(claimKind, 'early', ns))?.reason === 'PoolNotReady', {
+      timeoutMs: timeouts.claimBound,
+    });
     await objects.create(kinds.pool, poolObject('later', { addresses: ['10.6.0.10'], prefix: 24 }, ns));
     expect(addressOf(await boundAddress('early'))).toBe('10.6.0.10');
   });
@@ -143,40 +190,64 @@ describe('deletion', () => {
     await objects.create(claimKind, claimObject('del-1', ns, { pool: 'del' }));
     expect(addressOf(await boundAddress('del-1'))).toBe('10.7.0.10');
     await objects.delete(claimKind, 'del-1', ns);
-    await waitFor('claim and IPAddress gone', async () => (await objects.get(claimKind, 'del-1', ns)) === undefined && (await objects.get(addressKind, 'del-1', ns)) === undefined, {
-      timeoutMs: timeouts.claimBound,
-    });
+    await waitFor(
+      'claim and IPAddress gone',
+      async () => (await objects.get(claimKind, 'del-1', ns)) === undefined && (await objects.get(addressKind, 'del-1', ns)) === undefined,
+      {
+        timeoutMs: timeouts.claimBound,
+      },
+    );
     await objects.create(claimKind, claimObject('del-2', ns, { pool: 'del' }));
     expect(addressOf(await boundAddress('del-2'))).toBe('10.7.0.10');
   });
 
   test('with addressReuseGracePeriodSeconds a released address is not handed out until the period ends', async () => {
-    await objects.create(kinds.pool, poolObject('grace', { addresses: ['10.8.0.10-10.8.0.11'], prefix: 24, addressReuseGracePeriodSeconds: 4 }, ns));
+    await objects.create(
+      kinds.pool,
+      poolObject('grace', { addresses: ['10.8.0.10-10.8.0.11'], prefix: 24, addressReuseGracePeriodSeconds: 4 }, ns),
+    );
     await objects.create(claimKind, claimObject('grace-1', ns, { pool: 'grace' }));
     expect(addressOf(await boundAddress('grace-1'))).toBe('10.8.0.10');
     await objects.delete(claimKind, 'grace-1', ns);
-    await waitFor('grace-1 gone', async () => (await objects.get(claimKind, 'grace-1', ns)) === undefined, { timeoutMs: timeouts.claimBound });
+    await waitFor('grace-1 gone', async () => (await objects.get(claimKind, 'grace-1', ns)) === undefined, {
+      timeoutMs: timeouts.claimBound,
+    });
     await objects.create(claimKind, claimObject('grace-2', ns, { pool: 'grace' }));
     expect(addressOf(await boundAddress('grace-2'))).toBe('10.8.0.11');
     await objects.create(claimKind, claimObject('grace-3', ns, { pool: 'grace' }));
-    await waitFor('grace-3 exhausted while 10.8.0.10 is held', async () => readyCondition(await objects.get(claimKind, 'grace-3', ns))?.reason === 'PoolExhausted', {
-      timeoutMs: timeouts.claimBound,
-    });
+    await waitFor(
+      'grace-3 exhausted while 10.8.0.10 is held',
+      async () => readyCondition(await objects.get(claimKind, 'grace-3', ns))?.reason === 'PoolExhausted',
+      {
+        timeoutMs: timeouts.claimBound,
+      },
+    );
     expect(addressOf(await boundAddress('grace-3'))).toBe('10.8.0.10');
   });
 
   test('a pool keeps its finalizer while addresses are allocated, even when the delete check is skipped', async () => {
     const annotations = { 'ipam.metal.x-k8s.io/skip-validate-delete-webhook': '' };
-    await objects.create(kinds.pool, { ...poolObject('going', { addresses: ['10.12.0.10'], prefix: 24 }, ns), metadata: { name: 'going', namespace: ns, annotations } });
+    await objects.create(kinds.pool, {
+      ...poolObject('going', { addresses: ['10.12.0.10'], prefix: 24 }, ns),
+      metadata: { name: 'going', namespace: ns, annotations },
+    });
     await objects.create(claimKind, claimObject('going-1', ns, { pool: 'going' }));
     await boundAddress('going-1');
     await objects.delete(kinds.pool, 'going', ns);
-    await staysTrue('the pool to stay, Terminating', async () => (await objects.get(kinds.pool, 'going', ns))?.metadata.deletionTimestamp !== undefined, 1_500);
+    await staysTrue(
+      'the pool to stay, Terminating',
+      async () => (await objects.get(kinds.pool, 'going', ns))?.metadata.deletionTimestamp !== undefined,
+      1_500,
+    );
     expect((await objects.get(kinds.pool, 'going', ns))?.metadata.finalizers).toContain('ipam.metal.x-k8s.io/protect-pool');
     await objects.delete(claimKind, 'going-1', ns);
-    await waitFor('the pool gone once its last address is released', async () => (await objects.get(kinds.pool, 'going', ns)) === undefined, {
-      timeoutMs: timeouts.claimBound,
-    });
+    await waitFor(
+      'the pool gone once its last address is released',
+      async () => (await objects.get(kinds.pool, 'going', ns)) === undefined,
+      {
+        timeoutMs: timeouts.claimBound,
+      },
+    );
   });
 
   test('an IPAddress deleted while its claim exists stays Terminating and its address is not reused', async () => {
@@ -206,23 +277,39 @@ describe('pause and cluster linkage', () => {
 
   test('a claim naming a Cluster that does not exist waits until the Cluster is created', async () => {
     await objects.create(claimKind, claimObject('nocluster-1', ns, { pool: 'pause', clusterName: 'absent' }));
-    await staysTrue('no IPAddress without the Cluster', async () => (await objects.get(addressKind, 'nocluster-1', ns)) === undefined, 2_000);
+    await staysTrue(
+      'no IPAddress without the Cluster',
+      async () => (await objects.get(addressKind, 'nocluster-1', ns)) === undefined,
+      2_000,
+    );
     await objects.create(clusterKind, { metadata: { name: 'absent', namespace: ns }, spec: { paused: false } });
     await boundAddress('nocluster-1');
   });
 
   test('the cluster-name label links a claim to its Cluster too (pre-1.8 claims)', async () => {
-    await objects.create(clusterKind, { metadata: { name: 'labelled', namespace: ns, annotations: { 'cluster.x-k8s.io/paused': '' } }, spec: { paused: false } });
+    await objects.create(clusterKind, {
+      metadata: { name: 'labelled', namespace: ns, annotations: { 'cluster.x-k8s.io/paused': '' } },
+      spec: { paused: false },
+    });
     await objects.create(claimKind, claimObject('label-1', ns, { pool: 'pause', labels: { 'cluster.x-k8s.io/cluster-name': 'labelled' } }));
-    await staysTrue('no IPAddress while the Cluster carries the paused annotation', async () => (await objects.get(addressKind, 'label-1', ns)) === undefined, 2_000);
+    await staysTrue(
+      'no IPAddress while the Cluster carries the paused annotation',
+      async () => (await objects.get(addressKind, 'label-1', ns)) === undefined,
+      2_000,
+    );
     await objects.patch(clusterKind, 'labelled', ns, { metadata: { annotations: { 'cluster.x-k8s.io/paused': null } } });
     await boundAddress('label-1');
   });
 
   test('a paused pool holds allocation; removing the annotation resumes', async () => {
-    await objects.create(kinds.pool, { ...poolObject('held', { addresses: ['10.11.0.10'], prefix: 24 }, ns), metadata: { name: 'held', namespace: ns, annotations: { 'cluster.x-k8s.io/paused': '' } } });
+    await objects.create(kinds.pool, {
+      ...poolObject('held', { addresses: ['10.11.0.10'], prefix: 24 }, ns),
+      metadata: { name: 'held', namespace: ns, annotations: { 'cluster.x-k8s.io/paused': '' } },
+    });
     await objects.create(claimKind, claimObject('held-1', ns, { pool: 'held' }));
-    await waitFor('pool Ready=False Paused', async () => readyCondition(await objects.get(kinds.pool, 'held', ns))?.reason === 'Paused', { timeoutMs: timeouts.claimBound });
+    await waitFor('pool Ready=False Paused', async () => readyCondition(await objects.get(kinds.pool, 'held', ns))?.reason === 'Paused', {
+      timeoutMs: timeouts.claimBound,
+    });
     expect(await objects.get(addressKind, 'held-1', ns)).toBeUndefined();
     await objects.patch(kinds.pool, 'held', ns, { metadata: { annotations: { 'cluster.x-k8s.io/paused': null } } });
     await boundAddress('held-1');
@@ -233,10 +320,17 @@ describe('pause and cluster linkage', () => {
     await objects.create(claimKind, claimObject('doomed-1', ns, { pool: 'pause', clusterName: 'doomed' }));
     await boundAddress('doomed-1');
     await objects.delete(clusterKind, 'doomed', ns);
-    await waitFor('cluster gone', async () => (await objects.get(clusterKind, 'doomed', ns)) === undefined, { timeoutMs: timeouts.claimBound });
-    await objects.delete(claimKind, 'doomed-1', ns);
-    await waitFor('claim and IPAddress gone', async () => (await objects.get(claimKind, 'doomed-1', ns)) === undefined && (await objects.get(addressKind, 'doomed-1', ns)) === undefined, {
+    await waitFor('cluster gone', async () => (await objects.get(clusterKind, 'doomed', ns)) === undefined, {
       timeoutMs: timeouts.claimBound,
     });
+    await objects.delete(claimKind, 'doomed-1', ns);
+    await waitFor(
+      'claim and IPAddress gone',
+      async () =>
+        (await objects.get(claimKind, 'doomed-1', ns)) === undefined && (await objects.get(addressKind, 'doomed-1', ns)) === undefined,
+      {
+        timeoutMs: timeouts.claimBound,
+      },
+    );
   });
 });

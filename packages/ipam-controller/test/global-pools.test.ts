@@ -27,9 +27,12 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   // Release everything while the controllers still run, so the cluster-scoped pool can go.
-  for (const ns of [ns1, ns2]) for (const claim of await objects.list(kinds.claim(), ns)) await objects.delete(kinds.claim(), claim.metadata.name, ns);
+  for (const ns of [ns1, ns2])
+    for (const claim of await objects.list(kinds.claim(), ns)) await objects.delete(kinds.claim(), claim.metadata.name, ns);
   await objects.delete(kinds.globalPool, globalName);
-  await waitFor('the global pool gone', async () => (await objects.get(kinds.globalPool, globalName)) === undefined, { timeoutMs: timeouts.claimBound });
+  await waitFor('the global pool gone', async () => (await objects.get(kinds.globalPool, globalName)) === undefined, {
+    timeoutMs: timeouts.claimBound,
+  });
   await Promise.all(controllers.map((c) => c.stop()));
   await deleteTestNamespace(kc, ns1);
   await deleteTestNamespace(kc, ns2);
@@ -48,10 +51,14 @@ describe('global pools', () => {
     expect(addresses[0]?.metadata.ownerReferences).toContainEqual(
       expect.objectContaining({ kind: 'GlobalInClusterIPPool', name: globalName, uid: pool.metadata.uid, controller: false }),
     );
-    const status = await waitFor('20 allocations in status', async () => {
-      const p = await objects.get(kinds.globalPool, globalName);
-      return Object.keys(p?.status?.allocations ?? {}).length === 20 ? p?.status : undefined;
-    }, { timeoutMs: timeouts.claimBound });
+    const status = await waitFor(
+      '20 allocations in status',
+      async () => {
+        const p = await objects.get(kinds.globalPool, globalName);
+        return Object.keys(p?.status?.allocations ?? {}).length === 20 ? p?.status : undefined;
+      },
+      { timeoutMs: timeouts.claimBound },
+    );
     expect(Object.values(status.allocations as Record<string, string>)).toContain(`${ns2}/c3`);
   });
 

@@ -41,12 +41,25 @@ describe('metrics and probes', () => {
       process.execPath,
       [
         join(repoRoot, 'packages', 'ipam-controller', 'dist', 'main.js'),
-        '--kubeconfig', testKubeconfigPath(), '--namespace', ns, '--leader-elect=false', '--webhook-port', '0', '--log-level', 'warn',
-        '--metrics-bind-address', `127.0.0.1:${metricsPort}`, '--health-probe-bind-address', `127.0.0.1:${probePort}`,
+        '--kubeconfig',
+        testKubeconfigPath(),
+        '--namespace',
+        ns,
+        '--leader-elect=false',
+        '--webhook-port',
+        '0',
+        '--log-level',
+        'warn',
+        '--metrics-bind-address',
+        `127.0.0.1:${metricsPort}`,
+        '--health-probe-bind-address',
+        `127.0.0.1:${probePort}`,
       ],
       { stdio: ['ignore', 'ignore', 'inherit'] },
     );
-    await waitFor('/readyz', async () => (await fetch(`http://127.0.0.1:${probePort}/readyz`).catch(() => undefined))?.ok === true, { timeoutMs: timeouts.claimBound });
+    await waitFor('/readyz', async () => (await fetch(`http://127.0.0.1:${probePort}/readyz`).catch(() => undefined))?.ok === true, {
+      timeoutMs: timeouts.claimBound,
+    });
     await objects.create(kinds.pool, poolObject('watched', { addresses: ['10.95.0.10-10.95.0.19'], prefix: 24 }, ns));
     for (const n of ['m-1', 'm-2', 'm-3']) await objects.create(kinds.claim(), claimObject(n, ns, { pool: 'watched' }));
     const labels = `kind="InClusterIPPool",namespace="${ns}",pool="watched"`;

@@ -20,7 +20,10 @@ describe('overlapping pools', () => {
     // creationTimestamp has one-second resolution: create the second pool only once the clock has
     // passed the elder's second, so it is unambiguously younger.
     const elderSecond = Date.parse(String((elder.metadata as { creationTimestamp?: string }).creationTimestamp));
-    await waitFor('the clock to pass the elder pool\'s creation second', () => Date.now() >= elderSecond + 1_000, { timeoutMs: 5_000, intervalMs: 50 });
+    await waitFor("the clock to pass the elder pool's creation second", () => Date.now() >= elderSecond + 1_000, {
+      timeoutMs: 5_000,
+      intervalMs: 50,
+    });
     await objects.create(kinds.pool, poolObject('junior', { addresses: ['10.83.0.15-10.83.0.30'], prefix: 24 }, space.ns));
     await objects.create(kinds.claim(), claimObject('junior-1', space.ns, { pool: 'junior' }));
     await objects.create(kinds.claim(), claimObject('elder-1', space.ns, { pool: 'elder' }));
@@ -29,7 +32,11 @@ describe('overlapping pools', () => {
     await objects.create(kinds.claim(), claimObject('junior-0', space.ns, { pool: 'junior' }));
     const client = KubeClient.fromKubeConfig(kc);
     try {
-      await client.patchStatus(InClusterIPPoolType, { namespace: space.ns, name: 'junior' }, { status: { allocations: { '10.83.0.15': 'junior-0' } } });
+      await client.patchStatus(
+        InClusterIPPoolType,
+        { namespace: space.ns, name: 'junior' },
+        { status: { allocations: { '10.83.0.15': 'junior-0' } } },
+      );
     } finally {
       client.close();
     }
@@ -45,8 +52,13 @@ describe('overlapping pools', () => {
         },
         { timeoutMs: timeouts.claimBound },
       );
-      expect(readyCondition(junior)).toMatchObject({ reason: 'OverlappingPool', message: expect.stringContaining(`InClusterIPPool ${space.ns}/elder`) });
-      const elder = await Promise.all([1, 2, 3, 4, 5, 6, 7].map(async (i) => (await boundAddress(space.site, `elder-${i}`)).spec.address as string));
+      expect(readyCondition(junior)).toMatchObject({
+        reason: 'OverlappingPool',
+        message: expect.stringContaining(`InClusterIPPool ${space.ns}/elder`),
+      });
+      const elder = await Promise.all(
+        [1, 2, 3, 4, 5, 6, 7].map(async (i) => (await boundAddress(space.site, `elder-${i}`)).spec.address as string),
+      );
       expect(elder.sort()).toEqual(['10.83.0.10', '10.83.0.11', '10.83.0.12', '10.83.0.13', '10.83.0.14', '10.83.0.16', '10.83.0.17']);
       expect(readyCondition(await objects.get(kinds.pool, 'elder', space.ns))).toMatchObject({ status: 'True' });
       await staysTrue(
@@ -54,11 +66,17 @@ describe('overlapping pools', () => {
         async () => {
           const pool = await objects.get(kinds.pool, 'junior', space.ns);
           const claim = await objects.get(kinds.claim(), 'junior-1', space.ns);
-          return Object.keys((pool?.status?.allocations ?? {}) as object).join() === '10.83.0.15' && claim?.status?.addressRef?.name === undefined;
+          return (
+            Object.keys((pool?.status?.allocations ?? {}) as object).join() === '10.83.0.15' &&
+            claim?.status?.addressRef?.name === undefined
+          );
         },
         timeouts.nothingHappens,
       );
-      expect(readyCondition(await objects.get(kinds.claim(), 'junior-1', space.ns))).toMatchObject({ status: 'False', reason: 'PoolNotReady' });
+      expect(readyCondition(await objects.get(kinds.claim(), 'junior-1', space.ns))).toMatchObject({
+        status: 'False',
+        reason: 'PoolNotReady',
+      });
     } finally {
       await controller.stop();
     }

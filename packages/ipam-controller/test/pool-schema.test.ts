@@ -34,15 +34,43 @@ async function refusal(spec: Record<string, unknown>): Promise<string> {
 describe('pool schema', () => {
   test.each([
     { name: 'no addresses', spec: { addresses: [], prefix: 24 }, want: 'spec.addresses' },
-    { name: 'an entry that is no IP, CIDR or range', spec: { addresses: ['10.0.0.300'], prefix: 24 }, want: 'must be an IP address, a CIDR or a range' },
+    {
+      name: 'an entry that is no IP, CIDR or range',
+      spec: { addresses: ['10.0.0.300'], prefix: 24 },
+      want: 'must be an IP address, a CIDR or a range',
+    },
     { name: 'a prefix above 128', spec: { addresses: ['10.0.0.1'], prefix: 129 }, want: 'spec.prefix' },
     { name: 'a gateway that is no IP', spec: { addresses: ['10.0.0.1'], prefix: 24, gateway: 'router' }, want: 'spec.gateway' },
-    { name: 'a negative grace period', spec: { addresses: ['10.0.0.1'], prefix: 24, addressReuseGracePeriodSeconds: -1 }, want: 'addressReuseGracePeriodSeconds' },
-    { name: 'a VRF both adopted and created', spec: { addresses: ['10.0.0.1'], prefix: 24, vrf: { ...vrf, vrfID: vrf.projectID, create: { name: 'v', ipRanges: ['10.0.0.0/16'] } } }, want: 'exactly one of vrfID' },
+    {
+      name: 'a negative grace period',
+      spec: { addresses: ['10.0.0.1'], prefix: 24, addressReuseGracePeriodSeconds: -1 },
+      want: 'addressReuseGracePeriodSeconds',
+    },
+    {
+      name: 'a VRF both adopted and created',
+      spec: {
+        addresses: ['10.0.0.1'],
+        prefix: 24,
+        vrf: { ...vrf, vrfID: vrf.projectID, create: { name: 'v', ipRanges: ['10.0.0.0/16'] } },
+      },
+      want: 'exactly one of vrfID',
+    },
     { name: 'a VRF neither adopted nor created', spec: { addresses: ['10.0.0.1'], prefix: 24, vrf }, want: 'exactly one of vrfID' },
-    { name: 'a VRF range outside /8-/29', spec: { addresses: ['10.0.0.1'], prefix: 24, vrf: { ...vrf, create: { name: 'v', ipRanges: ['10.0.0.0/30'] } } }, want: '/8 to /29' },
-    { name: 'a Metal Gateway without a VLAN', spec: { addresses: ['10.0.0.1'], prefix: 24, vrf: { ...vrf, vrfID: vrf.projectID, metalGateway: true } }, want: 'metalGateway needs vxlan' },
-    { name: 'a metro code that is not two letters', spec: { addresses: ['10.0.0.1'], prefix: 24, vrf: { ...vrf, vrfID: vrf.projectID, metro: 'Dallas' } }, want: 'spec.vrf.metro' },
+    {
+      name: 'a VRF range outside /8-/29',
+      spec: { addresses: ['10.0.0.1'], prefix: 24, vrf: { ...vrf, create: { name: 'v', ipRanges: ['10.0.0.0/30'] } } },
+      want: '/8 to /29',
+    },
+    {
+      name: 'a Metal Gateway without a VLAN',
+      spec: { addresses: ['10.0.0.1'], prefix: 24, vrf: { ...vrf, vrfID: vrf.projectID, metalGateway: true } },
+      want: 'metalGateway needs vxlan',
+    },
+    {
+      name: 'a metro code that is not two letters',
+      spec: { addresses: ['10.0.0.1'], prefix: 24, vrf: { ...vrf, vrfID: vrf.projectID, metro: 'Dallas' } },
+      want: 'spec.vrf.metro',
+    },
   ])('refuses $name', async ({ spec, want }) => {
     expect(await refusal(spec)).toContain(want);
   });

@@ -16,15 +16,26 @@ describe('recovery', () => {
     const first = await runController(kc, space.ns);
     await objects.create(kinds.pool, poolObject('moved', { addresses: ['10.60.0.10-10.60.0.30'], prefix: 24 }, space.ns));
     for (const n of ['m-1', 'm-2', 'm-3']) await objects.create(kinds.claim(), claimObject(n, space.ns, { pool: 'moved' }));
-    await waitFor('three allocations', async () => Object.keys((await objects.get(kinds.pool, 'moved', space.ns))?.status?.allocations ?? {}).length === 3, {
-      timeoutMs: timeouts.claimBound,
-    });
+    await waitFor(
+      'three allocations',
+      async () => Object.keys((await objects.get(kinds.pool, 'moved', space.ns))?.status?.allocations ?? {}).length === 3,
+      {
+        timeoutMs: timeouts.claimBound,
+      },
+    );
     await first.stop();
 
     // What a move leaves behind: the pool with no status at all.
     const api = kc.makeApiClient(k8s.CustomObjectsApi);
     await api.patchNamespacedCustomObjectStatus(
-      { group: 'ipam.metal.x-k8s.io', version: 'v1alpha1', plural: 'inclusterippools', namespace: space.ns, name: 'moved', body: { status: null } },
+      {
+        group: 'ipam.metal.x-k8s.io',
+        version: 'v1alpha1',
+        plural: 'inclusterippools',
+        namespace: space.ns,
+        name: 'moved',
+        body: { status: null },
+      },
       k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
     );
     expect((await objects.get(kinds.pool, 'moved', space.ns))?.status).toBeUndefined();
@@ -33,14 +44,22 @@ describe('recovery', () => {
     await objects.create(kinds.claim(), claimObject('m-4', space.ns, { pool: 'moved' }));
     const second = await runController(kc, space.ns);
     try {
-      const newAddress = await waitFor('m-4 bound', async () => (await objects.get(kinds.address(), 'm-4', space.ns))?.spec.address as string | undefined, {
-        timeoutMs: timeouts.claimBound,
-      });
+      const newAddress = await waitFor(
+        'm-4 bound',
+        async () => (await objects.get(kinds.address(), 'm-4', space.ns))?.spec.address as string | undefined,
+        {
+          timeoutMs: timeouts.claimBound,
+        },
+      );
       expect(held).not.toContain(newAddress);
-      const allocations = await waitFor('four allocations', async () => {
-        const a = (await objects.get(kinds.pool, 'moved', space.ns))?.status?.allocations as Record<string, string> | undefined;
-        return a !== undefined && Object.keys(a).length === 4 ? a : undefined;
-      }, { timeoutMs: timeouts.claimBound });
+      const allocations = await waitFor(
+        'four allocations',
+        async () => {
+          const a = (await objects.get(kinds.pool, 'moved', space.ns))?.status?.allocations as Record<string, string> | undefined;
+          return a !== undefined && Object.keys(a).length === 4 ? a : undefined;
+        },
+        { timeoutMs: timeouts.claimBound },
+      );
       expect(Object.keys(allocations).sort()).toEqual([...held, newAddress].sort());
     } finally {
       await second.stop();

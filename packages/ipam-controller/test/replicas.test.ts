@@ -35,28 +35,65 @@ describe('replicas', () => {
   test('with leader election one replica leads; killing it hands the lease over and the burst completes', async () => {
     const main = join(repoRoot, 'packages', 'ipam-controller', 'dist', 'main.js');
     const lease = `ipam-${space.ns}`;
-    const args = [main, '--kubeconfig', testKubeconfigPath(), '--namespace', space.ns, '--leader-elect', '--leader-election-namespace', space.ns, '--leader-election-id', lease, '--metrics-bind-address', '0', '--health-probe-bind-address', '0', '--webhook-port', '0', '--log-level', 'warn'];
-    const start = (name: string): ChildProcess => spawn(process.execPath, args, { stdio: ['ignore', 'ignore', 'inherit'], env: { ...process.env, POD_NAME: name } });
-    const processes = new Map<string, ChildProcess>([['replica-a', start('replica-a')], ['replica-b', start('replica-b')]]);
+    const args = [
+      main,
+      '--kubeconfig',
+      testKubeconfigPath(),
+      '--namespace',
+      space.ns,
+      '--leader-elect',
+      '--leader-election-namespace',
+      space.ns,
+      '--leader-election-id',
+      lease,
+      '--metrics-bind-address',
+      '0',
+      '--health-probe-bind-address',
+      '0',
+      '--webhook-port',
+      '0',
+      '--log-level',
+      'warn',
+    ];
+    const start = (name: string): ChildProcess =>
+      spawn(process.execPath, args, { stdio: ['ignore', 'ignore', 'inherit'], env: { ...process.env, POD_NAME: name } });
+    const processes = new Map<string, ChildProcess>([
+      ['replica-a', start('replica-a')],
+      ['replica-b', start('replica-b')],
+    ]);
     const coordination = kc.makeApiClient(k8s.CoordinationV1Api);
     try {
-      const holder = await waitFor('a leader', async () => {
-        try {
-          return (await coordination.readNamespacedLease({ namespace: space.ns, name: lease })).spec?.holderIdentity?.split('_')[0];
-        } catch {
-          return undefined;
-        }
-      }, { timeoutMs: timeouts.claimBound });
+      const holder = await waitFor(
+        'a leader',
+        async () => {
+          try {
+            return (await coordination.readNamespacedLease({ namespace: space.ns, name: lease })).spec?.holderIdentity?.split('_')[0];
+          } catch {
+            return undefined;
+          }
+        },
+        { timeoutMs: timeouts.claimBound },
+      );
       await objects.create(kinds.pool, poolObject('elected', { addresses: ['10.81.0.0/24'], prefix: 24 }, space.ns));
       await createClaims(space.site, { pool: 'elected', prefix: 'e', to: 100 });
-      await waitFor('the first claims bound', async () => (await objects.list(kinds.address(), space.ns)).some((a) => a.metadata.name.startsWith('e-')), {
-        timeoutMs: timeouts.claimBound,
-      });
+      await waitFor(
+        'the first claims bound',
+        async () => (await objects.list(kinds.address(), space.ns)).some((a) => a.metadata.name.startsWith('e-')),
+        {
+          timeoutMs: timeouts.claimBound,
+        },
+      );
       processes.get(holder)?.kill('SIGKILL');
-      const next = await waitFor('another leader', async () => {
-        const identity = (await coordination.readNamespacedLease({ namespace: space.ns, name: lease })).spec?.holderIdentity?.split('_')[0];
-        return identity !== undefined && identity !== holder ? identity : undefined;
-      }, { timeoutMs: 60_000 });
+      const next = await waitFor(
+        'another leader',
+        async () => {
+          const identity = (await coordination.readNamespacedLease({ namespace: space.ns, name: lease })).spec?.holderIdentity?.split(
+            '_',
+          )[0];
+          return identity !== undefined && identity !== holder ? identity : undefined;
+        },
+        { timeoutMs: 60_000 },
+      );
       expect(next).not.toBe(holder);
       const addresses = await allBound(space.site, { prefix: 'e', count: 100 });
       expect(new Set(addresses).size).toBe(100);

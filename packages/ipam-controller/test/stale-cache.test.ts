@@ -18,7 +18,11 @@ const { kc, objects } = space;
  * the claims cache keeps what its first list saw. Everything else (lists, reads, writes) is real.
  */
 function withHeldClaimWatch(client: KubeClient): KubeClient {
-  const heldWatch = async <T extends KubeObject>(type: ResourceType, options: WatchOptions, onEvent: (event: WatchEvent<T>) => void): Promise<void> => {
+  const heldWatch = async <T extends KubeObject>(
+    type: ResourceType,
+    options: WatchOptions,
+    onEvent: (event: WatchEvent<T>) => void,
+  ): Promise<void> => {
     if (type.plural !== 'ipaddressclaims') return client.watch(type, options, onEvent);
     await new Promise<void>((resolve) => {
       if (options.signal.aborted) resolve();
@@ -39,9 +43,13 @@ describe('a claims cache that lags', () => {
     const lagging = await runController(kc, space.ns, { cacheClient: withHeldClaimWatch });
     try {
       await objects.create(kinds.pool, poolObject('lag', { addresses: ['10.82.0.0/24'], prefix: 24 }, space.ns));
-      await waitFor('the pool reconciled', async () => (await objects.get(kinds.pool, 'lag', space.ns))?.status?.ipAddresses !== undefined, {
-        timeoutMs: timeouts.claimBound,
-      });
+      await waitFor(
+        'the pool reconciled',
+        async () => (await objects.get(kinds.pool, 'lag', space.ns))?.status?.ipAddresses !== undefined,
+        {
+          timeoutMs: timeouts.claimBound,
+        },
+      );
       // Another writer binds the claim while the lagging replica runs: it sees the pool's status
       // change, but not the claim.
       const current = await runController(kc, space.ns);

@@ -62,7 +62,11 @@ describe('IPAM v1beta1 (CAPI v1.7.9)', () => {
   test('the cluster-name label pauses a claim with its Cluster (no spec.clusterName in v1.7)', async () => {
     await objects.create(kinds.cluster('v1beta1'), { metadata: { name: 'c', namespace: ns }, spec: { paused: true } });
     await objects.create(claimKind, claimObject('old-2', ns, { pool: 'old', labels: { 'cluster.x-k8s.io/cluster-name': 'c' } }));
-    await staysTrue('no IPAddress while the Cluster is paused', async () => (await objects.get(addressKind, 'old-2', ns)) === undefined, 2_000);
+    await staysTrue(
+      'no IPAddress while the Cluster is paused',
+      async () => (await objects.get(addressKind, 'old-2', ns)) === undefined,
+      2_000,
+    );
     await objects.patch(kinds.cluster('v1beta1'), 'c', ns, { spec: { paused: false } });
     expect((await bound('old-2')).metadata.labels).toEqual({ 'cluster.x-k8s.io/cluster-name': 'c' });
   });
@@ -72,10 +76,14 @@ describe('IPAM v1beta1 (CAPI v1.7.9)', () => {
     await objects.create(claimKind, claimObject('tiny-1', ns, { pool: 'tiny' }));
     await bound('tiny-1');
     await objects.create(claimKind, claimObject('tiny-2', ns, { pool: 'tiny' }));
-    const ready = await waitFor('tiny-2 exhausted', async () => {
-      const c: { reason?: string; severity?: string } | undefined = readyCondition(await objects.get(claimKind, 'tiny-2', ns));
-      return c?.reason === 'PoolExhausted' ? c : undefined;
-    }, { timeoutMs: timeouts.claimBound });
+    const ready = await waitFor(
+      'tiny-2 exhausted',
+      async () => {
+        const c: { reason?: string; severity?: string } | undefined = readyCondition(await objects.get(claimKind, 'tiny-2', ns));
+        return c?.reason === 'PoolExhausted' ? c : undefined;
+      },
+      { timeoutMs: timeouts.claimBound },
+    );
     expect(ready.severity).toBe('Warning');
   });
 });

@@ -44,7 +44,9 @@ beforeAll(async () => {
 afterAll(async () => {
   for (const claim of await objects.list(kinds.claim(), ns)) await objects.delete(kinds.claim(), claim.metadata.name, ns);
   for (const pool of await objects.list(kinds.pool, ns)) await objects.delete(kinds.pool, pool.metadata.name, ns);
-  await waitFor('every pool of the file gone', async () => (await objects.list(kinds.pool, ns)).length === 0, { timeoutMs: timeouts.claimBound }).catch(() => undefined);
+  await waitFor('every pool of the file gone', async () => (await objects.list(kinds.pool, ns)).length === 0, {
+    timeoutMs: timeouts.claimBound,
+  }).catch(() => undefined);
   await controller?.stop();
   await deleteTestNamespace(kc, ns);
   const report = sim.contract?.report();
@@ -55,12 +57,21 @@ afterAll(async () => {
 });
 
 function vrfReadySince(pool: Obj | undefined): string | undefined {
-  return (pool?.status?.conditions as { type: string; lastTransitionTime?: string }[] | undefined)?.find((c) => c.type === 'VRFReady')?.lastTransitionTime;
+  return (pool?.status?.conditions as { type: string; lastTransitionTime?: string }[] | undefined)?.find((c) => c.type === 'VRFReady')
+    ?.lastTransitionTime;
 }
 
 describe('drift', () => {
   test('a ready pool costs three reads per resync', async () => {
-    await objects.create(kinds.pool, vrfPoolObject('steady', ns, { addresses: ['10.67.1.0/24'], create: { name: `steady-${ns}`, ipRanges: ['10.67.0.0/16'] }, vxlan: 1600, metalGateway: true }));
+    await objects.create(
+      kinds.pool,
+      vrfPoolObject('steady', ns, {
+        addresses: ['10.67.1.0/24'],
+        create: { name: `steady-${ns}`, ipRanges: ['10.67.0.0/16'] },
+        vxlan: 1600,
+        metalGateway: true,
+      }),
+    );
     await poolCondition(objects, { name: 'steady', namespace: ns }, { type: 'Ready', status: 'True' });
     const mark = sim.requests.lastSeq();
     await waitFor('a resync', () => sim.requests.count({ afterSeq: mark }) >= 3, { timeoutMs: resyncMs * 4 });
@@ -68,45 +79,89 @@ describe('drift', () => {
     expect(resync).toEqual({ findVrfById: 1, getVirtualNetwork: 1, findVrfIpReservation: 1 });
     process.stderr.write(`Metal calls per resync of a ready VRF-backed pool: ${JSON.stringify(resync)}\n`);
     await objects.delete(kinds.pool, 'steady', ns);
-    await waitFor('steady gone', async () => (await objects.get(kinds.pool, 'steady', ns)) === undefined, { timeoutMs: timeouts.claimBound });
+    await waitFor('steady gone', async () => (await objects.get(kinds.pool, 'steady', ns)) === undefined, {
+      timeoutMs: timeouts.claimBound,
+    });
   });
 
   test('a deleted reservation (and the gateway that went with it) is reported and made again; the claim keeps its address', async () => {
-    await objects.create(kinds.pool, vrfPoolObject('drifty', ns, { addresses: ['10.68.1.0/24'], create: { name: `drifty-${ns}`, ipRanges: ['10.68.0.0/16'] }, vxlan: 1700, metalGateway: true }));
+    await objects.create(
+      kinds.pool,
+      vrfPoolObject('drifty', ns, {
+        addresses: ['10.68.1.0/24'],
+        create: { name: `drifty-${ns}`, ipRanges: ['10.68.0.0/16'] },
+        vxlan: 1700,
+        metalGateway: true,
+      }),
+    );
     const ready = await poolCondition(objects, { name: 'drifty', namespace: ns }, { type: 'Ready', status: 'True' });
     await objects.create(kinds.claim(), claimObject('drifty-1', ns, { pool: 'drifty' }));
-    const address = await waitFor('drifty-1 bound', async () => (await objects.get(kinds.address(), 'drifty-1', ns))?.spec.address as string | undefined, { timeoutMs: timeouts.claimBound });
+    const address = await waitFor(
+      'drifty-1 bound',
+      async () => (await objects.get(kinds.address(), 'drifty-1', ns))?.spec.address as string | undefined,
+      { timeoutMs: timeouts.claimBound },
+    );
     const before = ready.status.vrf;
     const since = vrfReadySince(ready);
 
     await metalOf(sim).ipReservations.delete(before.reservationID);
     expect(sim.store.gateways.size).toBe(0);
-    const repaired = await waitFor('a new reservation and gateway in status', async () => {
-      const pool = await objects.get(kinds.pool, 'drifty', ns);
-      const vrf = pool?.status?.vrf;
-      const ok = conditionOf(pool, 'VRFReady')?.status === 'True' && vrf?.reservationID !== undefined && vrf.reservationID !== before.reservationID && vrf.metalGatewayID !== undefined;
-      return ok ? pool : undefined;
-    }, { timeoutMs: timeouts.claimBound });
+    const repaired = await waitFor(
+      'a new reservation and gateway in status',
+      async () => {
+        const pool = await objects.get(kinds.pool, 'drifty', ns);
+        const vrf = pool?.status?.vrf;
+        const ok =
+          conditionOf(pool, 'VRFReady')?.status === 'True' &&
+          vrf?.reservationID !== undefined &&
+          vrf.reservationID !== before.reservationID &&
+          vrf.metalGatewayID !== undefined;
+        return ok ? pool : undefined;
+      },
+      { timeoutMs: timeouts.claimBound },
+    );
     // VRFReady went False (DriftDetected) and back to True: its transition time moved.
     expect(vrfReadySince(repaired)).not.toBe(since);
-    expect(repaired.status.vrf).toMatchObject({ vrfID: before.vrfID, vlanID: before.vlanID, gatewayAddress: '10.68.1.1', created: ['VRF', 'VLAN', 'Reservation', 'MetalGateway'] });
-    expect(metalObjects(sim)).toEqual({ vrfs: [before.vrfID], vlans: [before.vlanID], reservations: [repaired.status.vrf.reservationID], gateways: [repaired.status.vrf.metalGatewayID] });
+    expect(repaired.status.vrf).toMatchObject({
+      vrfID: before.vrfID,
+      vlanID: before.vlanID,
+      gatewayAddress: '10.68.1.1',
+      created: ['VRF', 'VLAN', 'Reservation', 'MetalGateway'],
+    });
+    expect(metalObjects(sim)).toEqual({
+      vrfs: [before.vrfID],
+      vlans: [before.vlanID],
+      reservations: [repaired.status.vrf.reservationID],
+      gateways: [repaired.status.vrf.metalGatewayID],
+    });
     const events = await eventsAbout(kc, ns, 'drifty');
-    expect(events).toContainEqual(`DriftDetected: reservation ${before.reservationID} of 10.68.1.0/24 in VRF ${before.vrfID} is gone from Metal; reserving the subnet again`);
+    expect(events).toContainEqual(
+      `DriftDetected: reservation ${before.reservationID} of 10.68.1.0/24 in VRF ${before.vrfID} is gone from Metal; reserving the subnet again`,
+    );
     expect((await objects.get(kinds.address(), 'drifty-1', ns))?.spec.address).toBe(address);
   });
 
   test('a deleted Metal Gateway alone is made again', async () => {
     const before = (await objects.get(kinds.pool, 'drifty', ns))?.status?.vrf;
     await metalOf(sim).metalGateways.delete(before.metalGatewayID);
-    const repaired = await waitFor('a new gateway in status', async () => {
-      const pool = await objects.get(kinds.pool, 'drifty', ns);
-      const vrf = pool?.status?.vrf;
-      return conditionOf(pool, 'VRFReady')?.status === 'True' && vrf?.metalGatewayID !== undefined && vrf.metalGatewayID !== before.metalGatewayID ? pool : undefined;
-    }, { timeoutMs: timeouts.claimBound });
+    const repaired = await waitFor(
+      'a new gateway in status',
+      async () => {
+        const pool = await objects.get(kinds.pool, 'drifty', ns);
+        const vrf = pool?.status?.vrf;
+        return conditionOf(pool, 'VRFReady')?.status === 'True' &&
+          vrf?.metalGatewayID !== undefined &&
+          vrf.metalGatewayID !== before.metalGatewayID
+          ? pool
+          : undefined;
+      },
+      { timeoutMs: timeouts.claimBound },
+    );
     expect(repaired.status.vrf.reservationID).toBe(before.reservationID);
     expect([...sim.store.gateways.keys()]).toEqual([repaired.status.vrf.metalGatewayID]);
-    expect(await eventsAbout(kc, ns, 'drifty')).toContainEqual(`DriftDetected: Metal Gateway ${before.metalGatewayID} of 10.68.1.0/24 is gone from Metal; creating it again`);
+    expect(await eventsAbout(kc, ns, 'drifty')).toContainEqual(
+      `DriftDetected: Metal Gateway ${before.metalGatewayID} of 10.68.1.0/24 is gone from Metal; creating it again`,
+    );
   });
 
   test('an adopted VRF that disappears is reported, not recreated, and the pool lets nothing new be allocated', async () => {
@@ -115,11 +170,19 @@ describe('drift', () => {
     await objects.create(kinds.pool, vrfPoolObject('borrower', ns, { addresses: ['10.69.1.0/24'], vrfID: vrf.id ?? '' }));
     await poolCondition(objects, { name: 'borrower', namespace: ns }, { type: 'Ready', status: 'True' });
     await metal.vrfs.delete(vrf.id ?? '');
-    const pool = await poolCondition(objects, { name: 'borrower', namespace: ns }, { type: 'VRFReady', status: 'False', reason: 'VRFNotFound' });
+    const pool = await poolCondition(
+      objects,
+      { name: 'borrower', namespace: ns },
+      { type: 'VRFReady', status: 'False', reason: 'VRFNotFound' },
+    );
     expect(conditionOf(pool, 'VRFReady')?.message).toBe(`VRF ${vrf.id ?? ''} does not exist in Metal, or the token cannot see it`);
     expect(readyCondition(pool)).toMatchObject({ status: 'False', reason: 'VRFNotReady' });
     expect([...sim.store.vrfs.values()].filter((v) => v.name === 'borrowed')).toEqual([]);
     await objects.create(kinds.claim(), claimObject('borrower-1', ns, { pool: 'borrower' }));
-    await waitFor('borrower-1 PoolNotReady', async () => readyCondition(await objects.get(kinds.claim(), 'borrower-1', ns))?.reason === 'PoolNotReady', { timeoutMs: timeouts.claimBound });
+    await waitFor(
+      'borrower-1 PoolNotReady',
+      async () => readyCondition(await objects.get(kinds.claim(), 'borrower-1', ns))?.reason === 'PoolNotReady',
+      { timeoutMs: timeouts.claimBound },
+    );
   });
 });

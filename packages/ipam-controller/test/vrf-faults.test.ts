@@ -7,7 +7,17 @@ import { Objects, claimObject, kinds } from '../../../test/support/objects.js';
 import { timeouts } from '../../../test/support/timeouts.js';
 import { waitFor } from '../../../test/support/wait-for.js';
 import type { RunningIpamController } from '../src/start.js';
-import { TOKEN, capturedLogger, createCredentials, metalObjects, poolCondition, runVrfController, startMetal, successfulCalls, vrfPoolObject } from './support/metal.js';
+import {
+  TOKEN,
+  capturedLogger,
+  createCredentials,
+  metalObjects,
+  poolCondition,
+  runVrfController,
+  startMetal,
+  successfulCalls,
+  vrfPoolObject,
+} from './support/metal.js';
 
 // Metal misbehaving while a pool is created and deleted: 429 and 5xx storms, dropped connections,
 // and creates whose answer never arrives although Metal acted. Each ends with exactly one of each
@@ -31,10 +41,14 @@ afterAll(async () => {
     for (const claim of await objects.list(kinds.claim(), ns)) await objects.delete(kinds.claim(), claim.metadata.name, ns);
     for (const pool of await objects.list(kinds.pool, ns)) await objects.delete(kinds.pool, pool.metadata.name, ns);
   }
-  await waitFor('every pool of the file gone', async () => {
-    for (const ns of namespaces) if ((await objects.list(kinds.pool, ns)).length > 0) return false;
-    return true;
-  }, { timeoutMs: timeouts.claimBound }).catch(() => undefined);
+  await waitFor(
+    'every pool of the file gone',
+    async () => {
+      for (const ns of namespaces) if ((await objects.list(kinds.pool, ns)).length > 0) return false;
+      return true;
+    },
+    { timeoutMs: timeouts.claimBound },
+  ).catch(() => undefined);
   await Promise.all(controllers.map((c) => c.stop()));
   for (const ns of namespaces) await deleteTestNamespace(kc, ns);
   const report = sim.contract?.report();
@@ -48,7 +62,14 @@ afterAll(async () => {
 async function loseVrfStatus(ns: string, name: string): Promise<void> {
   const api = kc.makeApiClient(k8s.CustomObjectsApi);
   await api.patchNamespacedCustomObjectStatus(
-    { group: kinds.pool.group, version: kinds.pool.version, plural: kinds.pool.plural, namespace: ns, name, body: { status: { vrf: null } } },
+    {
+      group: kinds.pool.group,
+      version: kinds.pool.version,
+      plural: kinds.pool.plural,
+      namespace: ns,
+      name,
+      body: { status: { vrf: null } },
+    },
     k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
   );
 }
@@ -74,7 +95,15 @@ describe('a 429/5xx storm', () => {
       sim.faults.add({ fault: 'drop', probability: 0.05 }),
     ];
     const before = sim.requests.lastSeq();
-    await objects.create(kinds.pool, vrfPoolObject('stormy', ns, { addresses: ['10.65.1.0/24'], create: { name: `stormy-${ns}`, ipRanges: ['10.65.0.0/16'] }, vxlan: 1400, metalGateway: true }));
+    await objects.create(
+      kinds.pool,
+      vrfPoolObject('stormy', ns, {
+        addresses: ['10.65.1.0/24'],
+        create: { name: `stormy-${ns}`, ipRanges: ['10.65.0.0/16'] },
+        vxlan: 1400,
+        metalGateway: true,
+      }),
+    );
     const ready = await poolCondition(objects, { name: 'stormy', namespace: ns }, { type: 'Ready', status: 'True', ...converged });
     const faulted = sim.requests.entries({ afterSeq: before }).filter((e) => e.faultRuleId !== undefined).length;
     expect(faulted).toBeGreaterThan(0);
@@ -88,14 +117,18 @@ describe('a 429/5xx storm', () => {
     for (const op of creates) expect([op, successfulCalls(sim, op)]).toEqual([op, 1]);
 
     await objects.create(kinds.claim(), claimObject('stormy-1', ns, { pool: 'stormy' }));
-    await waitFor('stormy-1 bound', async () => (await objects.get(kinds.address(), 'stormy-1', ns))?.spec.address === '10.65.1.2', { timeoutMs: timeouts.claimBound });
+    await waitFor('stormy-1 bound', async () => (await objects.get(kinds.address(), 'stormy-1', ns))?.spec.address === '10.65.1.2', {
+      timeoutMs: timeouts.claimBound,
+    });
     await objects.delete(kinds.claim(), 'stormy-1', ns);
     const beforeDelete = sim.requests.lastSeq();
     await objects.delete(kinds.pool, 'stormy', ns);
     await waitFor('stormy gone', async () => (await objects.get(kinds.pool, 'stormy', ns)) === undefined, converged);
     for (const rule of rules) sim.faults.remove(rule.id);
     const faultedDeletes = sim.requests.entries({ afterSeq: beforeDelete }).filter((e) => e.faultRuleId !== undefined).length;
-    process.stderr.write(`storm during deletion: ${sim.requests.count({ afterSeq: beforeDelete })} calls, ${faultedDeletes} answered by faults\n`);
+    process.stderr.write(
+      `storm during deletion: ${sim.requests.count({ afterSeq: beforeDelete })} calls, ${faultedDeletes} answered by faults\n`,
+    );
     expect(faultedDeletes).toBeGreaterThan(0);
     expect(metalObjects(sim)).toEqual({ vrfs: [], vlans: [], reservations: [], gateways: [] });
     for (const op of deletes) expect([op, successfulCalls(sim, op)]).toEqual([op, 1]);
@@ -110,10 +143,19 @@ describe('creates whose answer is lost after Metal acted', () => {
     const ns = await namespaceWithController('ipam-vrf-lost', { timeoutMs: 300, settleMs: 2_000 });
     const rules = creates.map((operationId) => sim.faults.add({ fault: 'latency', operationId, latencyMs: 800, times: 1 }));
     const before = sim.requests.lastSeq();
-    await objects.create(kinds.pool, vrfPoolObject('lost', ns, { addresses: ['10.66.1.0/24'], create: { name: `lost-${ns}`, ipRanges: ['10.66.0.0/16'] }, vxlan: 1500, metalGateway: true }));
+    await objects.create(
+      kinds.pool,
+      vrfPoolObject('lost', ns, {
+        addresses: ['10.66.1.0/24'],
+        create: { name: `lost-${ns}`, ipRanges: ['10.66.0.0/16'] },
+        vxlan: 1500,
+        metalGateway: true,
+      }),
+    );
     const ready = await poolCondition(objects, { name: 'lost', namespace: ns }, { type: 'Ready', status: 'True', ...converged });
     for (const rule of rules) expect(rule.fired).toBe(1);
-    for (const operationId of creates) expect([operationId, sim.requests.count({ afterSeq: before, operationId })]).toEqual([operationId, 1]);
+    for (const operationId of creates)
+      expect([operationId, sim.requests.count({ afterSeq: before, operationId })]).toEqual([operationId, 1]);
     expect(metalObjects(sim)).toEqual({
       vrfs: [ready.status.vrf.vrfID],
       vlans: [ready.status.vrf.vlanID],
@@ -133,7 +175,15 @@ describe('a pool whose status was lost', () => {
     namespaces.push(ns);
     await createCredentials(kc, ns);
     const first = await runVrfController(kc, ns, { sim, logger });
-    await objects.create(kinds.pool, vrfPoolObject('restored', ns, { addresses: ['10.72.1.0/24'], create: { name: `restored-${ns}`, ipRanges: ['10.72.0.0/16'] }, vxlan: 1900, metalGateway: true }));
+    await objects.create(
+      kinds.pool,
+      vrfPoolObject('restored', ns, {
+        addresses: ['10.72.1.0/24'],
+        create: { name: `restored-${ns}`, ipRanges: ['10.72.0.0/16'] },
+        vxlan: 1900,
+        metalGateway: true,
+      }),
+    );
     const ready = await poolCondition(objects, { name: 'restored', namespace: ns }, { type: 'Ready', status: 'True' });
     await first.stop();
     await loseVrfStatus(ns, 'restored');
@@ -141,10 +191,14 @@ describe('a pool whose status was lost', () => {
 
     const before = sim.requests.lastSeq();
     controllers.push(await runVrfController(kc, ns, { sim, logger }));
-    const again = await waitFor('status.vrf rebuilt', async () => {
-      const pool = await objects.get(kinds.pool, 'restored', ns);
-      return pool?.status?.vrf?.metalGatewayID === undefined ? undefined : pool;
-    }, { timeoutMs: timeouts.claimBound });
+    const again = await waitFor(
+      'status.vrf rebuilt',
+      async () => {
+        const pool = await objects.get(kinds.pool, 'restored', ns);
+        return pool?.status?.vrf?.metalGatewayID === undefined ? undefined : pool;
+      },
+      { timeoutMs: timeouts.claimBound },
+    );
     expect(again.status.vrf).toEqual(ready.status.vrf);
     expect(sim.requests.countByOperation({ afterSeq: before })).toEqual({ findVrfs: 1, findVirtualNetworks: 1, findVrfIpReservations: 1 });
 

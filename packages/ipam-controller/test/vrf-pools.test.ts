@@ -44,7 +44,9 @@ beforeAll(async () => {
 afterAll(async () => {
   for (const claim of await objects.list(kinds.claim(), ns)) await objects.delete(kinds.claim(), claim.metadata.name, ns);
   for (const pool of await objects.list(kinds.pool, ns)) await objects.delete(kinds.pool, pool.metadata.name, ns);
-  await waitFor('every pool of the file gone', async () => (await objects.list(kinds.pool, ns)).length === 0, { timeoutMs: timeouts.claimBound }).catch(() => undefined);
+  await waitFor('every pool of the file gone', async () => (await objects.list(kinds.pool, ns)).length === 0, {
+    timeoutMs: timeouts.claimBound,
+  }).catch(() => undefined);
   await controller?.stop();
   await deleteTestNamespace(kc, ns);
   const report = sim.contract?.report();
@@ -54,14 +56,20 @@ afterAll(async () => {
 });
 
 async function bound(name: string): Promise<Obj> {
-  return waitFor(`${ns}/${name} bound`, async () => {
-    const claim = await objects.get(kinds.claim(), name, ns);
-    return claim?.status?.addressRef?.name === undefined ? undefined : objects.get(kinds.address(), name, ns);
-  }, { timeoutMs: timeouts.claimBound });
+  return waitFor(
+    `${ns}/${name} bound`,
+    async () => {
+      const claim = await objects.get(kinds.claim(), name, ns);
+      return claim?.status?.addressRef?.name === undefined ? undefined : objects.get(kinds.address(), name, ns);
+    },
+    { timeoutMs: timeouts.claimBound },
+  );
 }
 
 async function gone(name: string): Promise<void> {
-  await waitFor(`pool ${ns}/${name} gone`, async () => (await objects.get(kinds.pool, name, ns)) === undefined, { timeoutMs: timeouts.claimBound });
+  await waitFor(`pool ${ns}/${name} gone`, async () => (await objects.get(kinds.pool, name, ns)) === undefined, {
+    timeoutMs: timeouts.claimBound,
+  });
 }
 
 describe('a fresh VRF-backed pool', () => {
@@ -70,18 +78,36 @@ describe('a fresh VRF-backed pool', () => {
     const before = sim.requests.lastSeq();
     await objects.create(
       kinds.pool,
-      vrfPoolObject('fresh', ns, { addresses: ['10.60.1.0/24'], create: { name: `fresh-${ns}`, ipRanges: ['10.60.0.0/16'], localASN: 65100 }, vxlan: 1100, metalGateway: true }),
+      vrfPoolObject('fresh', ns, {
+        addresses: ['10.60.1.0/24'],
+        create: { name: `fresh-${ns}`, ipRanges: ['10.60.0.0/16'], localASN: 65100 },
+        vxlan: 1100,
+        metalGateway: true,
+      }),
     );
     const ready = await poolCondition(objects, { name: 'fresh', namespace: ns }, { type: 'Ready', status: 'True' });
     const creation = sim.requests.countByOperation({ afterSeq: before });
-    expect(creation).toEqual({ findVrfs: 1, createVrf: 1, findVirtualNetworks: 1, createVirtualNetwork: 1, requestIPReservation: 1, createMetalGateway: 1 });
+    expect(creation).toEqual({
+      findVrfs: 1,
+      createVrf: 1,
+      findVirtualNetworks: 1,
+      createVirtualNetwork: 1,
+      requestIPReservation: 1,
+      createMetalGateway: 1,
+    });
     process.stderr.write(`Metal calls for a fresh VRF-backed pool: ${JSON.stringify(creation)}\n`);
 
     const [vrf] = [...sim.store.vrfs.values()];
     const [vlan] = [...sim.store.vlans.values()];
     const [reservation] = [...sim.store.reservations.values()];
     const [gateway] = [...sim.store.gateways.values()];
-    expect(vrf).toMatchObject({ name: `fresh-${ns}`, ipRanges: ['10.60.0.0/16'], localAsn: 65100, metroCode: METRO, tags: [`ipam.metal.x-k8s.io/pool=InClusterIPPool/${ns}/fresh`] });
+    expect(vrf).toMatchObject({
+      name: `fresh-${ns}`,
+      ipRanges: ['10.60.0.0/16'],
+      localAsn: 65100,
+      metroCode: METRO,
+      tags: [`ipam.metal.x-k8s.io/pool=InClusterIPPool/${ns}/fresh`],
+    });
     expect(vlan).toMatchObject({ vxlan: 1100, metroCode: METRO });
     expect(reservation).toMatchObject({ type: 'vrf', vrfId: vrf?.id, prefix: 24 });
     expect(gateway).toMatchObject({ vlanId: vlan?.id, ipReservationId: reservation?.id });
@@ -95,10 +121,16 @@ describe('a fresh VRF-backed pool', () => {
       gatewayAddress: '10.60.1.1',
       created: ['VRF', 'VLAN', 'Reservation', 'MetalGateway'],
     });
-    expect(conditionOf(ready, 'VRFReady')).toMatchObject({ status: 'True', reason: 'VRFReady', message: expect.stringContaining('Metal Gateway 10.60.1.1') });
+    expect(conditionOf(ready, 'VRFReady')).toMatchObject({
+      status: 'True',
+      reason: 'VRFReady',
+      message: expect.stringContaining('Metal Gateway 10.60.1.1'),
+    });
     // .0 and .255 are reserved by the subnet, .1 by the Metal Gateway.
     expect(ready.status.ipAddresses).toEqual({ total: 253, used: 0, free: 253, outOfRange: 0 });
-    expect(await eventsAbout(kc, ns, 'fresh')).toEqual(expect.arrayContaining([expect.stringMatching(/^MetalResourceCreated: created Metal Gateway/)]));
+    expect(await eventsAbout(kc, ns, 'fresh')).toEqual(
+      expect.arrayContaining([expect.stringMatching(/^MetalResourceCreated: created Metal Gateway/)]),
+    );
 
     const afterReady = sim.requests.lastSeq();
     for (let i = 0; i < 3; i++) await objects.create(kinds.claim(), claimObject(`fresh-${i}`, ns, { pool: 'fresh' }));
@@ -114,7 +146,13 @@ describe('a fresh VRF-backed pool', () => {
     await objects.delete(kinds.pool, 'fresh', ns);
     await gone('fresh');
     const deletion = sim.requests.countByOperation({ afterSeq: beforeDelete });
-    expect(deletion).toEqual({ deleteMetalGateway: 1, deleteIPAddress: 1, deleteVirtualNetwork: 1, findVrfIpReservations: 1, deleteVrf: 1 });
+    expect(deletion).toEqual({
+      deleteMetalGateway: 1,
+      deleteIPAddress: 1,
+      deleteVirtualNetwork: 1,
+      findVrfIpReservations: 1,
+      deleteVrf: 1,
+    });
     process.stderr.write(`Metal calls to delete it: ${JSON.stringify(deletion)}\n`);
     expect(metalObjects(sim)).toEqual({ vrfs: [], vlans: [], reservations: [], gateways: [] });
   });
@@ -127,7 +165,10 @@ describe('an adopted VRF', () => {
     const vlan = await metal.virtualNetworks.create(PROJECT_ID, { metro: METRO, vxlan: 1200 });
     const other = await metal.ipReservations.create(PROJECT_ID, { type: 'vrf', vrf_id: vrf.id ?? '', network: '10.61.9.0', cidr: 24 });
     const before = sim.requests.lastSeq();
-    await objects.create(kinds.pool, vrfPoolObject('adopted', ns, { addresses: ['10.61.1.10-10.61.1.20'], vrfID: vrf.id ?? '', vxlan: 1200, metalGateway: true }));
+    await objects.create(
+      kinds.pool,
+      vrfPoolObject('adopted', ns, { addresses: ['10.61.1.10-10.61.1.20'], vrfID: vrf.id ?? '', vxlan: 1200, metalGateway: true }),
+    );
     const ready = await poolCondition(objects, { name: 'adopted', namespace: ns }, { type: 'Ready', status: 'True' });
     expect(sim.requests.countByOperation({ afterSeq: before })).toEqual({
       findVrfById: 1,
@@ -136,7 +177,13 @@ describe('an adopted VRF', () => {
       requestIPReservation: 1,
       createMetalGateway: 1,
     });
-    expect(ready.status.vrf).toMatchObject({ vrfID: vrf.id, vlanID: vlan.id, subnet: '10.61.1.0/24', gatewayAddress: '10.61.1.1', created: ['Reservation', 'MetalGateway'] });
+    expect(ready.status.vrf).toMatchObject({
+      vrfID: vrf.id,
+      vlanID: vlan.id,
+      subnet: '10.61.1.0/24',
+      gatewayAddress: '10.61.1.1',
+      created: ['Reservation', 'MetalGateway'],
+    });
 
     await objects.delete(kinds.pool, 'adopted', ns);
     await gone('adopted');
@@ -152,13 +199,25 @@ describe('an adopted VRF', () => {
     const metal = metalOf(sim);
     const vrf = await metal.vrfs.create(PROJECT_ID, { name: 'prepared', metro: METRO, ip_ranges: ['10.62.0.0/16'] });
     const vlan = await metal.virtualNetworks.create(PROJECT_ID, { metro: METRO, vxlan: 1300 });
-    const reservation = await metal.ipReservations.create(PROJECT_ID, { type: 'vrf', vrf_id: vrf.id ?? '', network: '10.62.1.0', cidr: 24 });
-    await objects.create(kinds.pool, vrfPoolObject('prepared', ns, { addresses: ['10.62.1.0/24'], vrfID: vrf.id ?? '', vxlan: 1300, metalGateway: true }));
+    const reservation = await metal.ipReservations.create(PROJECT_ID, {
+      type: 'vrf',
+      vrf_id: vrf.id ?? '',
+      network: '10.62.1.0',
+      cidr: 24,
+    });
+    await objects.create(
+      kinds.pool,
+      vrfPoolObject('prepared', ns, { addresses: ['10.62.1.0/24'], vrfID: vrf.id ?? '', vxlan: 1300, metalGateway: true }),
+    );
     const ready = await poolCondition(objects, { name: 'prepared', namespace: ns }, { type: 'Ready', status: 'True' });
     expect(ready.status.vrf).toMatchObject({ reservationID: reservation.id, created: ['MetalGateway'] });
     await objects.delete(kinds.pool, 'prepared', ns);
     await gone('prepared');
-    expect([sim.store.vrfs.has(vrf.id ?? ''), sim.store.vlans.has(vlan.id ?? ''), sim.store.reservations.has(reservation.id ?? '')]).toEqual([true, true, true]);
+    expect([
+      sim.store.vrfs.has(vrf.id ?? ''),
+      sim.store.vlans.has(vlan.id ?? ''),
+      sim.store.reservations.has(reservation.id ?? ''),
+    ]).toEqual([true, true, true]);
     expect(sim.store.gateways.size).toBe(0);
     await metal.vrfs.delete(vrf.id ?? '');
     await metal.virtualNetworks.delete(vlan.id ?? '');
@@ -168,8 +227,14 @@ describe('an adopted VRF', () => {
     const metal = metalOf(sim);
     const vrf = await metal.vrfs.create(PROJECT_ID, { name: 'elsewhere', metro: METRO, ip_ranges: ['10.70.0.0/16'] });
     await objects.create(kinds.pool, vrfPoolObject('outside', ns, { addresses: ['10.80.1.0/24'], vrfID: vrf.id ?? '' }));
-    const pool = await poolCondition(objects, { name: 'outside', namespace: ns }, { type: 'VRFReady', status: 'False', reason: 'SubnetOutsideVRF' });
-    expect(conditionOf(pool, 'VRFReady')?.message).toBe(`the pool subnet 10.80.1.0/24 is not inside the IP ranges of VRF ${vrf.id ?? ''} (10.70.0.0/16)`);
+    const pool = await poolCondition(
+      objects,
+      { name: 'outside', namespace: ns },
+      { type: 'VRFReady', status: 'False', reason: 'SubnetOutsideVRF' },
+    );
+    expect(conditionOf(pool, 'VRFReady')?.message).toBe(
+      `the pool subnet 10.80.1.0/24 is not inside the IP ranges of VRF ${vrf.id ?? ''} (10.70.0.0/16)`,
+    );
     expect(readyCondition(pool)).toMatchObject({ status: 'False', reason: 'VRFNotReady' });
     expect([...sim.store.reservations.values()].filter((r) => r.vrfId === vrf.id)).toEqual([]);
     await objects.delete(kinds.pool, 'outside', ns);
@@ -181,8 +246,15 @@ describe('an adopted VRF', () => {
 describe('a VRF to create whose ranges do not hold the subnet', () => {
   test('is refused before anything is created in Metal', async () => {
     const before = sim.requests.lastSeq();
-    await objects.create(kinds.pool, vrfPoolObject('misfit', ns, { addresses: ['10.90.1.0/24'], create: { name: `misfit-${ns}`, ipRanges: ['10.91.0.0/16'] } }));
-    const pool = await poolCondition(objects, { name: 'misfit', namespace: ns }, { type: 'VRFReady', status: 'False', reason: 'SubnetOutsideVRF' });
+    await objects.create(
+      kinds.pool,
+      vrfPoolObject('misfit', ns, { addresses: ['10.90.1.0/24'], create: { name: `misfit-${ns}`, ipRanges: ['10.91.0.0/16'] } }),
+    );
+    const pool = await poolCondition(
+      objects,
+      { name: 'misfit', namespace: ns },
+      { type: 'VRFReady', status: 'False', reason: 'SubnetOutsideVRF' },
+    );
     expect(conditionOf(pool, 'VRFReady')?.message).toContain('10.90.1.0/24');
     expect(sim.requests.count({ afterSeq: before })).toBe(0);
     await objects.delete(kinds.pool, 'misfit', ns);
@@ -192,15 +264,34 @@ describe('a VRF to create whose ranges do not hold the subnet', () => {
 
 describe('credentials', () => {
   test('a missing Secret holds the pool and its claims with CredentialsMissing until the Secret appears', async () => {
-    await objects.create(kinds.pool, vrfPoolObject('late', ns, { addresses: ['10.63.1.0/24'], create: { name: `late-${ns}`, ipRanges: ['10.63.0.0/16'] }, secret: 'late-metal' }));
-    const waiting = await poolCondition(objects, { name: 'late', namespace: ns }, { type: 'VRFReady', status: 'False', reason: 'CredentialsMissing' });
+    await objects.create(
+      kinds.pool,
+      vrfPoolObject('late', ns, {
+        addresses: ['10.63.1.0/24'],
+        create: { name: `late-${ns}`, ipRanges: ['10.63.0.0/16'] },
+        secret: 'late-metal',
+      }),
+    );
+    const waiting = await poolCondition(
+      objects,
+      { name: 'late', namespace: ns },
+      { type: 'VRFReady', status: 'False', reason: 'CredentialsMissing' },
+    );
     expect(conditionOf(waiting, 'VRFReady')?.message).toBe(`Secret ${ns}/late-metal not found`);
-    expect(readyCondition(waiting)).toMatchObject({ status: 'False', reason: 'VRFNotReady', message: `CredentialsMissing: Secret ${ns}/late-metal not found` });
+    expect(readyCondition(waiting)).toMatchObject({
+      status: 'False',
+      reason: 'VRFNotReady',
+      message: `CredentialsMissing: Secret ${ns}/late-metal not found`,
+    });
     await objects.create(kinds.claim(), claimObject('late-1', ns, { pool: 'late' }));
-    const claim = await waitFor('late-1 PoolNotReady', async () => {
-      const c = await objects.get(kinds.claim(), 'late-1', ns);
-      return readyCondition(c)?.reason === 'PoolNotReady' ? c : undefined;
-    }, { timeoutMs: timeouts.claimBound });
+    const claim = await waitFor(
+      'late-1 PoolNotReady',
+      async () => {
+        const c = await objects.get(kinds.claim(), 'late-1', ns);
+        return readyCondition(c)?.reason === 'PoolNotReady' ? c : undefined;
+      },
+      { timeoutMs: timeouts.claimBound },
+    );
     expect(readyCondition(claim)?.message).toContain('CredentialsMissing');
 
     await createCredentials(kc, ns, { name: 'late-metal' });
@@ -215,28 +306,55 @@ describe('credentials', () => {
     await createCredentials(kc, ns, { name: 'short-lived' });
     await objects.create(
       kinds.pool,
-      vrfPoolObject('orphan', ns, { addresses: ['10.71.1.0/24'], create: { name: `orphan-${ns}`, ipRanges: ['10.71.0.0/16'] }, vxlan: 1800, metalGateway: true, secret: 'short-lived' }),
+      vrfPoolObject('orphan', ns, {
+        addresses: ['10.71.1.0/24'],
+        create: { name: `orphan-${ns}`, ipRanges: ['10.71.0.0/16'] },
+        vxlan: 1800,
+        metalGateway: true,
+        secret: 'short-lived',
+      }),
     );
     const ready = await poolCondition(objects, { name: 'orphan', namespace: ns }, { type: 'Ready', status: 'True' });
     await kc.makeApiClient(k8s.CoreV1Api).deleteNamespacedSecret({ namespace: ns, name: 'short-lived' });
     await objects.delete(kinds.pool, 'orphan', ns);
     await gone('orphan');
     const { vrfID, vlanID, reservationID, metalGatewayID } = ready.status.vrf;
-    expect([sim.store.vrfs.has(vrfID), sim.store.vlans.has(vlanID), sim.store.reservations.has(reservationID), sim.store.gateways.has(metalGatewayID)]).toEqual([false, false, false, false]);
+    expect([
+      sim.store.vrfs.has(vrfID),
+      sim.store.vlans.has(vlanID),
+      sim.store.reservations.has(reservationID),
+      sim.store.gateways.has(metalGatewayID),
+    ]).toEqual([false, false, false, false]);
   });
 
   test('a token Metal refuses is reported with Metal’s answer, and the token shows nowhere: conditions, events, logs', async () => {
     const wrong = 'tok-wrong-91c2e6d0-never-shown';
     await createCredentials(kc, ns, { name: 'wrong-metal', token: wrong });
-    await objects.create(kinds.pool, vrfPoolObject('refused', ns, { addresses: ['10.64.1.0/24'], create: { name: `refused-${ns}`, ipRanges: ['10.64.0.0/16'] }, secret: 'wrong-metal' }));
-    const pool = await poolCondition(objects, { name: 'refused', namespace: ns }, { type: 'VRFReady', status: 'False', reason: 'MetalAPIError' });
+    await objects.create(
+      kinds.pool,
+      vrfPoolObject('refused', ns, {
+        addresses: ['10.64.1.0/24'],
+        create: { name: `refused-${ns}`, ipRanges: ['10.64.0.0/16'] },
+        secret: 'wrong-metal',
+      }),
+    );
+    const pool = await poolCondition(
+      objects,
+      { name: 'refused', namespace: ns },
+      { type: 'VRFReady', status: 'False', reason: 'MetalAPIError' },
+    );
     expect(conditionOf(pool, 'VRFReady')?.message).toBe(
       `list VRFs of project ${PROJECT_ID} metro ${METRO}: findVrfs (GET /projects/${PROJECT_ID}/vrfs) answered HTTP 401: Invalid authentication token`,
     );
     await objects.delete(kinds.pool, 'refused', ns);
     await gone('refused');
 
-    const everything = [JSON.stringify(await objects.list(kinds.pool, ns)), (await eventsAbout(kc, ns, 'fresh')).join('\n'), (await eventsAbout(kc, ns, 'refused')).join('\n'), lines.join('')];
+    const everything = [
+      JSON.stringify(await objects.list(kinds.pool, ns)),
+      (await eventsAbout(kc, ns, 'fresh')).join('\n'),
+      (await eventsAbout(kc, ns, 'refused')).join('\n'),
+      lines.join(''),
+    ];
     expect(lines.length).toBeGreaterThan(0);
     for (const text of everything) {
       expect(text).not.toContain(TOKEN);

@@ -42,7 +42,14 @@ beforeAll(async () => {
     failurePolicy: 'Fail',
     timeoutSeconds: 10,
     clientConfig: { url: `https://127.0.0.1:${port}${poolWebhookPaths[kind]}`, caBundle },
-    rules: [{ apiGroups: ['ipam.metal.x-k8s.io'], apiVersions: ['v1alpha1'], operations: ['CREATE', 'UPDATE', 'DELETE'], resources: [kind === 'InClusterIPPool' ? 'inclusterippools' : 'globalinclusterippools'] }],
+    rules: [
+      {
+        apiGroups: ['ipam.metal.x-k8s.io'],
+        apiVersions: ['v1alpha1'],
+        operations: ['CREATE', 'UPDATE', 'DELETE'],
+        resources: [kind === 'InClusterIPPool' ? 'inclusterippools' : 'globalinclusterippools'],
+      },
+    ],
     // Only this file's objects: other test files share the API server.
     ...(kind === 'InClusterIPPool'
       ? { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': ns } } }
@@ -82,9 +89,25 @@ describe('pool validation', () => {
     { name: 'a gateway of the other family', spec: { addresses: ['10.0.0.1'], prefix: 24, gateway: 'fd00::1' }, want: 'spec.gateway' },
     { name: 'a gateway outside the subnet', spec: { addresses: ['10.0.0.1'], prefix: 24, gateway: '10.0.9.1' }, want: 'spec.gateway' },
     { name: 'an IPv4 prefix longer than 32', spec: { addresses: ['10.0.0.1'], prefix: 40 }, want: 'spec.prefix' },
-    { name: 'a subnet outside the ranges of the VRF to create', spec: { addresses: ['10.0.0.1'], prefix: 24, vrf: { ...vrf, create: { name: 'v', ipRanges: ['10.9.0.0/16'] } } }, want: 'spec.vrf.create.ipRanges' },
-    { name: 'a VRF subnet Metal cannot reserve', spec: { addresses: ['10.0.0.1'], prefix: 20, vrf: { ...vrf, create: { name: 'v', ipRanges: ['10.0.0.0/16'] } } }, want: 'spec.prefix' },
-    { name: 'credentials from another namespace', spec: { addresses: ['10.0.0.1'], prefix: 24, vrf: { ...vrf, credentialsSecretRef: { name: 'm', namespace: 'kube-system' }, vrfID: '0b0f2c5a-8a3b-4a4e-9d4c-1b2c3d4e5f60' } }, want: 'spec.vrf.credentialsSecretRef.namespace' },
+    {
+      name: 'a subnet outside the ranges of the VRF to create',
+      spec: { addresses: ['10.0.0.1'], prefix: 24, vrf: { ...vrf, create: { name: 'v', ipRanges: ['10.9.0.0/16'] } } },
+      want: 'spec.vrf.create.ipRanges',
+    },
+    {
+      name: 'a VRF subnet Metal cannot reserve',
+      spec: { addresses: ['10.0.0.1'], prefix: 20, vrf: { ...vrf, create: { name: 'v', ipRanges: ['10.0.0.0/16'] } } },
+      want: 'spec.prefix',
+    },
+    {
+      name: 'credentials from another namespace',
+      spec: {
+        addresses: ['10.0.0.1'],
+        prefix: 24,
+        vrf: { ...vrf, credentialsSecretRef: { name: 'm', namespace: 'kube-system' }, vrfID: '0b0f2c5a-8a3b-4a4e-9d4c-1b2c3d4e5f60' },
+      },
+      want: 'spec.vrf.credentialsSecretRef.namespace',
+    },
   ])('refuses $name with a message naming the field', async ({ spec, want }) => {
     const message = await rejection(objects.create(kinds.pool, poolObject('bad', spec, ns)));
     expect(message).toContain('admission webhook');
@@ -93,9 +116,9 @@ describe('pool validation', () => {
 
   test('refuses a pool overlapping another in the namespace, and global pools overlapping each other', async () => {
     await objects.create(kinds.pool, poolObject('first', { addresses: ['10.20.0.10-10.20.0.20'], prefix: 24 }, ns));
-    expect(await rejection(objects.create(kinds.pool, poolObject('second', { addresses: ['10.20.0.15-10.20.0.30'], prefix: 24 }, ns)))).toContain(
-      `InClusterIPPool ${ns}/first`,
-    );
+    expect(
+      await rejection(objects.create(kinds.pool, poolObject('second', { addresses: ['10.20.0.15-10.20.0.30'], prefix: 24 }, ns))),
+    ).toContain(`InClusterIPPool ${ns}/first`);
     const global = (name: string): ReturnType<typeof poolObject> => ({
       metadata: { name, labels: { 'metal-l2-test': ns } },
       spec: { addresses: ['10.21.0.0/28'], prefix: 24 },
@@ -111,16 +134,28 @@ describe('pool validation', () => {
   test('refuses shrinking a pool below its allocations, and deleting it while claims hold addresses', async () => {
     await objects.create(kinds.pool, poolObject('used', { addresses: ['10.22.0.10-10.22.0.20'], prefix: 24 }, ns));
     await objects.create(kinds.claim(), claimObject('user-1', ns, { pool: 'used' }));
-    await waitFor('user-1 bound', async () => (await objects.get(kinds.address(), 'user-1', ns)) !== undefined, { timeoutMs: timeouts.claimBound });
-    await waitFor('allocation in status', async () => (await objects.get(kinds.pool, 'used', ns))?.status?.allocations?.['10.22.0.10'] === 'user-1', {
+    await waitFor('user-1 bound', async () => (await objects.get(kinds.address(), 'user-1', ns)) !== undefined, {
       timeoutMs: timeouts.claimBound,
     });
-    expect(await rejection(objects.patch(kinds.pool, 'used', ns, { spec: { addresses: ['10.22.0.15-10.22.0.20'] } }))).toContain('10.22.0.10');
+    await waitFor(
+      'allocation in status',
+      async () => (await objects.get(kinds.pool, 'used', ns))?.status?.allocations?.['10.22.0.10'] === 'user-1',
+      {
+        timeoutMs: timeouts.claimBound,
+      },
+    );
+    expect(await rejection(objects.patch(kinds.pool, 'used', ns, { spec: { addresses: ['10.22.0.15-10.22.0.20'] } }))).toContain(
+      '10.22.0.10',
+    );
     expect(await rejection(objects.delete(kinds.pool, 'used', ns))).toContain('user-1 (10.22.0.10)');
     await objects.delete(kinds.claim(), 'user-1', ns);
-    await waitFor('allocation released', async () => (await objects.get(kinds.pool, 'used', ns))?.status?.allocations?.['10.22.0.10'] === undefined, {
-      timeoutMs: timeouts.claimBound,
-    });
+    await waitFor(
+      'allocation released',
+      async () => (await objects.get(kinds.pool, 'used', ns))?.status?.allocations?.['10.22.0.10'] === undefined,
+      {
+        timeoutMs: timeouts.claimBound,
+      },
+    );
     await objects.delete(kinds.pool, 'used', ns);
     await waitFor('pool gone', async () => (await objects.get(kinds.pool, 'used', ns)) === undefined, { timeoutMs: timeouts.claimBound });
   });
@@ -131,16 +166,25 @@ describe('pool deletion', () => {
     const labeled = { 'metal-l2-test': ns };
     const validated = `${ns}-stale`;
     const unvalidated = `${ns}-later`;
-    await objects.create(kinds.globalPool, { metadata: { name: validated, labels: labeled }, spec: { addresses: ['10.23.0.0/28'], prefix: 24 } });
+    await objects.create(kinds.globalPool, {
+      metadata: { name: validated, labels: labeled },
+      spec: { addresses: ['10.23.0.0/28'], prefix: 24 },
+    });
     try {
-      await waitFor('the controller added its finalizer', async () => (await objects.get(kinds.globalPool, validated))?.metadata.finalizers?.includes('ipam.metal.x-k8s.io/protect-pool'), {
-        timeoutMs: timeouts.claimBound,
-      });
+      await waitFor(
+        'the controller added its finalizer',
+        async () => (await objects.get(kinds.globalPool, validated))?.metadata.finalizers?.includes('ipam.metal.x-k8s.io/protect-pool'),
+        {
+          timeoutMs: timeouts.claimBound,
+        },
+      );
       // A pool the webhook never saw (no test label) overlaps it: the first pool now fails the
       // overlap rule, as a pool made under older rules would.
       await objects.create(kinds.globalPool, { metadata: { name: unvalidated }, spec: { addresses: ['10.23.0.8/29'], prefix: 24 } });
       await objects.delete(kinds.globalPool, validated);
-      await waitFor('the deleting pool gone', async () => (await objects.get(kinds.globalPool, validated)) === undefined, { timeoutMs: timeouts.claimBound });
+      await waitFor('the deleting pool gone', async () => (await objects.get(kinds.globalPool, validated)) === undefined, {
+        timeoutMs: timeouts.claimBound,
+      });
     } finally {
       await objects.delete(kinds.globalPool, unvalidated).catch(() => undefined);
     }

@@ -83,5 +83,7 @@ const encodeUs = measure(() => encodeAllocations(allocations), 1000);
 const decodeUs = measure(() => decodeAllocations(encoded), 1000);
 console.log('status codec, 16,384 allocations (36-character claim names):');
 console.log(`  namespaced pool: ${Buffer.byteLength(json)} bytes (${(Buffer.byteLength(json) / 1048576).toFixed(3)} MiB)`);
-console.log(`  global pool, "default/" on every entry: ${Buffer.byteLength(globalJson)} bytes (${(Buffer.byteLength(globalJson) / 1048576).toFixed(3)} MiB)`);
+console.log(
+  `  global pool, "default/" on every entry: ${Buffer.byteLength(globalJson)} bytes (${(Buffer.byteLength(globalJson) / 1048576).toFixed(3)} MiB)`,
+);
 console.log(`  encode: ${fmt(encodeUs)}, decode: ${fmt(decodeUs)}`);

@@ -39,7 +39,10 @@ function show(state: AllocationState, result: AllocationResult): string {
 }
 
 function allocateLowest(state: AllocationState, count: number): { state: AllocationState; addresses: string[] } {
-  const outcome = allocate(state, Array.from({ length: count }, () => ({})));
+  const outcome = allocate(
+    state,
+    Array.from({ length: count }, () => ({})),
+  );
   return { state: outcome.state, addresses: outcome.results.map((result) => show(state, result)) };
 }
 
@@ -51,10 +54,30 @@ describe('nextFree (the reference FindFreeAddress cases)', () => {
     { name: 'range full', addresses: ['10.0.0.10-10.0.0.20'], used: rangeTexts('10.0.0', 10, 20), want: undefined },
     { name: 'range of one address', addresses: ['10.0.1.10'], used: [], want: '10.0.1.10' },
     { name: 'range of one address, used', addresses: ['10.0.1.10'], used: ['10.0.1.10'], want: undefined },
-    { name: 'first range full: next range', addresses: ['10.0.0.10-10.0.0.15', '10.0.0.20'], used: rangeTexts('10.0.0', 10, 15), want: '10.0.0.20' },
-    { name: 'all ranges full', addresses: ['10.0.0.10-10.0.0.15', '10.0.0.20'], used: [...rangeTexts('10.0.0', 10, 15), '10.0.0.20'], want: undefined },
-    { name: 'a hole in the used run', addresses: ['10.0.0.10-10.0.0.20'], used: ['10.0.0.10', '10.0.0.11', '10.0.0.13'], want: '10.0.0.12' },
-    { name: 'used addresses outside the pool do not matter', addresses: ['10.0.0.10-10.0.0.20'], used: ['10.0.0.9', '10.0.0.21'], want: '10.0.0.10' },
+    {
+      name: 'first range full: next range',
+      addresses: ['10.0.0.10-10.0.0.15', '10.0.0.20'],
+      used: rangeTexts('10.0.0', 10, 15),
+      want: '10.0.0.20',
+    },
+    {
+      name: 'all ranges full',
+      addresses: ['10.0.0.10-10.0.0.15', '10.0.0.20'],
+      used: [...rangeTexts('10.0.0', 10, 15), '10.0.0.20'],
+      want: undefined,
+    },
+    {
+      name: 'a hole in the used run',
+      addresses: ['10.0.0.10-10.0.0.20'],
+      used: ['10.0.0.10', '10.0.0.11', '10.0.0.13'],
+      want: '10.0.0.12',
+    },
+    {
+      name: 'used addresses outside the pool do not matter',
+      addresses: ['10.0.0.10-10.0.0.20'],
+      used: ['10.0.0.9', '10.0.0.21'],
+      want: '10.0.0.10',
+    },
   ])('$name', ({ addresses, used, want }) => {
     const state = stateFor({ addresses, prefix: 24, allocateReservedIPAddresses: true }, used);
     const next = nextFree(state);
@@ -70,7 +93,10 @@ describe('nextFree (the reference FindFreeAddress cases)', () => {
 
   test('a /16 filled from the bottom is one used run', () => {
     const state = stateFor({ addresses: ['10.1.0.0/16'], prefix: 16 }, []);
-    const filled = allocate(state, Array.from({ length: 60_000 }, () => ({}))).state;
+    const filled = allocate(
+      state,
+      Array.from({ length: 60_000 }, () => ({})),
+    ).state;
     expect(filled.used).toHaveLength(1);
     expect(countUsed(filled)).toBe(60_000n);
     // 10.1.0.0 is the network address, so 60,000 addresses end at 10.1.234.96; next is .97.
@@ -188,7 +214,10 @@ describe('properties', () => {
             for (const v of gone) held.delete(v);
             continue;
           }
-          const requests = s.kind === 'allocate' ? Array.from({ length: s.count }, () => ({})) : [{ requestedAddress: { family: pool.family, value: (pool.addresses[0]?.start ?? 0n) + BigInt(s.offset) } }];
+          const requests =
+            s.kind === 'allocate'
+              ? Array.from({ length: s.count }, () => ({}))
+              : [{ requestedAddress: { family: pool.family, value: (pool.addresses[0]?.start ?? 0n) + BigInt(s.offset) } }];
           const outcome = allocate(state, requests);
           for (const result of outcome.results) {
             if (result.kind !== 'allocated') continue;
@@ -212,7 +241,10 @@ describe('properties', () => {
       fc.property(fc.constantFrom(...pools), fc.integer({ min: 1, max: 40 }), fc.nat(), fc.boolean(), (spec, count, pick, byName) => {
         const pool = resolve(spec);
         const start = createAllocationState({ family: pool.family, allocatable: pool.allocatable, used: [] });
-        const first = allocate(start, Array.from({ length: count }, () => ({})));
+        const first = allocate(
+          start,
+          Array.from({ length: count }, () => ({})),
+        );
         const taken = first.results.flatMap((result) => (result.kind === 'allocated' ? [result.address] : []));
         const victim = taken[pick % taken.length];
         if (victim === undefined) return;
@@ -237,7 +269,10 @@ describe('properties', () => {
       }
       run(m: Model, r: Real): void {
         const want = lowestFree(m, this.count);
-        const outcome = allocate(r.state, Array.from({ length: this.count }, () => ({})));
+        const outcome = allocate(
+          r.state,
+          Array.from({ length: this.count }, () => ({})),
+        );
         const got = outcome.results.flatMap((result) => (result.kind === 'allocated' ? [result.address] : []));
         expect(got).toEqual(want);
         expect(outcome.results.filter((result) => result.kind === 'exhausted')).toHaveLength(this.count - want.length);
@@ -317,8 +352,16 @@ describe('properties', () => {
           const free: bigint[] = [];
           for (const range of pool.allocatable) for (let v = range.start; v <= range.end; v++) free.push(v);
           // Requests are offsets from the pool's first address, so they hit and miss the pool.
-          const shifted = [...commands].map((command) => (command instanceof RequestCommand ? new RequestCommand(base + command.value) : command));
-          fc.modelRun(() => ({ model: { held: new Set<bigint>(), free }, real: { state: createAllocationState({ family: pool.family, allocatable: pool.allocatable, used: [] }) } }), shifted);
+          const shifted = [...commands].map((command) =>
+            command instanceof RequestCommand ? new RequestCommand(base + command.value) : command,
+          );
+          fc.modelRun(
+            () => ({
+              model: { held: new Set<bigint>(), free },
+              real: { state: createAllocationState({ family: pool.family, allocatable: pool.allocatable, used: [] }) },
+            }),
+            shifted,
+          );
         },
       ),
     );

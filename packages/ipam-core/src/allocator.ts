@@ -14,14 +14,7 @@
  * the re-read status.
  */
 import type { Address, IPFamily } from './address.js';
-import {
-  countRangeAddresses,
-  lowerBoundRange,
-  rangesContain,
-  rangesFromValues,
-  subtractRanges,
-  unionRanges,
-} from './range.js';
+import { countRangeAddresses, lowerBoundRange, rangesContain, rangesFromValues, subtractRanges, unionRanges } from './range.js';
 import type { AddressRange, RangeSet } from './range.js';
 
 export interface AllocationState {

@@ -5,23 +5,8 @@ export type { Address, IPFamily } from './address.js';
 export { formatClaimRef, isReleased, isSameClaim } from './allocation.js';
 export type { Allocation, ClaimRef } from './allocation.js';
 
-export {
-  allocate,
-  countUsed,
-  createAllocationState,
-  freeAddresses,
-  isAllocated,
-  isFree,
-  nextFree,
-  releaseAddresses,
-} from './allocator.js';
-export type {
-  AllocateOutcome,
-  AllocationRequest,
-  AllocationResult,
-  AllocationState,
-  CreateAllocationStateInput,
-} from './allocator.js';
+export { allocate, countUsed, createAllocationState, freeAddresses, isAllocated, isFree, nextFree, releaseAddresses } from './allocator.js';
+export type { AllocateOutcome, AllocationRequest, AllocationResult, AllocationState, CreateAllocationStateInput } from './allocator.js';
 
 export { clampCount, countAddresses, toStatusCounts } from './counts.js';
 export type { AddressCounts, StatusAddressCounts } from './counts.js';

@@ -15,11 +15,18 @@ describe('formatIssuePath', () => {
 });
 
 describe('formatIssue', () => {
-  const invalid: Issue = { code: 'InvalidAddress', path: ['addresses', 1], message: 'provided address is not a valid IP, range, nor CIDR', value: 'garbage' };
+  const invalid: Issue = {
+    code: 'InvalidAddress',
+    path: ['addresses', 1],
+    message: 'provided address is not a valid IP, range, nor CIDR',
+    value: 'garbage',
+  };
   const mixed: Issue = { code: 'MixedFamilies', path: ['addresses'], message: 'provided addresses are of mixed IP families' };
 
   test('like an API server field error', () => {
-    expect(formatIssue(invalid, { root: 'spec' })).toBe('spec.addresses[1]: Invalid value: "garbage": provided address is not a valid IP, range, nor CIDR');
+    expect(formatIssue(invalid, { root: 'spec' })).toBe(
+      'spec.addresses[1]: Invalid value: "garbage": provided address is not a valid IP, range, nor CIDR',
+    );
     expect(formatIssue(mixed)).toBe('addresses: provided addresses are of mixed IP families');
     expect(formatIssue({ code: 'InvalidAllocation', path: [], message: 'allocations must be a map' })).toBe('allocations must be a map');
   });

@@ -66,9 +66,15 @@ describe('findPoolOverlap', () => {
   test('property: an overlapping address is allocatable in one pool and allocatable or the gateway in the other', () => {
     const host = fc.integer({ min: 0, max: 255 });
     const spec = fc.record({
-      addresses: fc.array(fc.tuple(host, host).map(([x, y]) => `10.1.1.${Math.min(x, y)}-10.1.1.${Math.max(x, y)}`), { minLength: 1, maxLength: 3 }),
+      addresses: fc.array(
+        fc.tuple(host, host).map(([x, y]) => `10.1.1.${Math.min(x, y)}-10.1.1.${Math.max(x, y)}`),
+        { minLength: 1, maxLength: 3 },
+      ),
       prefix: fc.constant(24),
-      gateway: fc.option(host.map((h) => `10.1.1.${h}`), { nil: undefined }),
+      gateway: fc.option(
+        host.map((h) => `10.1.1.${h}`),
+        { nil: undefined },
+      ),
     });
     fc.assert(
       fc.property(spec, spec, (a, b) => {
@@ -100,7 +106,11 @@ describe('overlapIssue', () => {
 
   test('lists at most five ranges', () => {
     const pool = resolve({ addresses: ['10.0.0.0/24'], prefix: 24 });
-    const other = resolve({ addresses: ['10.0.0.1', '10.0.0.3', '10.0.0.5', '10.0.0.7', '10.0.0.9', '10.0.0.11', '10.0.0.13'], prefix: 24, allocateReservedIPAddresses: true });
+    const other = resolve({
+      addresses: ['10.0.0.1', '10.0.0.3', '10.0.0.5', '10.0.0.7', '10.0.0.9', '10.0.0.11', '10.0.0.13'],
+      prefix: 24,
+      allocateReservedIPAddresses: true,
+    });
     expect(overlapIssue({ pool, other, otherName: 'x' })?.message).toBe(
       'addresses overlap with x: 10.0.0.1, 10.0.0.3, 10.0.0.5, 10.0.0.7, 10.0.0.9 and 2 more ranges',
     );

@@ -41,7 +41,9 @@ describe('parseAddressEntry', () => {
   ])('$name: $input', ({ input, want }) => {
     const entry = parseAddressEntry(input);
     expect(entry).toBeDefined();
-    expect(describeAllocatable({ family: entry!.family, prefix: 0, subnet: entry!.range, addresses: [], allocatable: [entry!.range] })).toEqual(want);
+    expect(
+      describeAllocatable({ family: entry!.family, prefix: 0, subnet: entry!.range, addresses: [], allocatable: [entry!.range] }),
+    ).toEqual(want);
   });
 
   test.each([
@@ -70,7 +72,11 @@ describe('parseAddressEntry', () => {
 describe('validatePoolSpec: invalid scenarios (the reference webhook table, plus our own rules)', () => {
   const base = { addresses: ['10.0.0.25', '10.0.0.26', '10.0.0.27'], prefix: 24, gateway: '10.0.0.1' };
   test.each<{ name: string; spec: PoolSpec; want: { code: IssueCode; path: (string | number)[] }[] }>([
-    { name: 'addresses must be set', spec: { addresses: [], prefix: 24, gateway: '10.0.0.1' }, want: [{ code: 'Required', path: ['addresses'] }] },
+    {
+      name: 'addresses must be set',
+      spec: { addresses: [], prefix: 24, gateway: '10.0.0.1' },
+      want: [{ code: 'Required', path: ['addresses'] }],
+    },
     { name: 'invalid gateway', spec: { ...base, gateway: 'invalid' }, want: [{ code: 'InvalidAddress', path: ['gateway'] }] },
     {
       name: 'address in a separate subnet',
@@ -86,8 +92,16 @@ describe('validatePoolSpec: invalid scenarios (the reference webhook table, plus
     { name: 'prefix beyond 128', spec: { ...base, prefix: 9999 }, want: [{ code: 'InvalidPrefix', path: ['prefix'] }] },
     { name: 'fractional prefix', spec: { ...base, prefix: 24.5 }, want: [{ code: 'InvalidPrefix', path: ['prefix'] }] },
     { name: 'IPv4 prefix longer than 32', spec: { ...base, prefix: 64 }, want: [{ code: 'InvalidPrefix', path: ['prefix'] }] },
-    { name: 'range out of order', spec: { ...base, addresses: ['10.0.0.10-10.0.0.5'] }, want: [{ code: 'InvalidAddress', path: ['addresses', 0] }] },
-    { name: 'CIDR with invalid prefix', spec: { ...base, addresses: ['10.0.0.10/33'] }, want: [{ code: 'InvalidAddress', path: ['addresses', 0] }] },
+    {
+      name: 'range out of order',
+      spec: { ...base, addresses: ['10.0.0.10-10.0.0.5'] },
+      want: [{ code: 'InvalidAddress', path: ['addresses', 0] }],
+    },
+    {
+      name: 'CIDR with invalid prefix',
+      spec: { ...base, addresses: ['10.0.0.10/33'] },
+      want: [{ code: 'InvalidAddress', path: ['addresses', 0] }],
+    },
     {
       name: 'range below the prefix',
       spec: { ...base, addresses: ['10.0.1.0', '10.0.0.10-10.0.0.20'] },
@@ -102,7 +116,10 @@ describe('validatePoolSpec: invalid scenarios (the reference webhook table, plus
     {
       name: 'range start below the prefix',
       spec: { ...base, addresses: ['10.0.1.0', '10.0.0.20-10.0.1.20'], gateway: '10.0.0.1' },
-      want: [{ code: 'OutsidePrefix', path: ['addresses', 0] }, { code: 'OutsidePrefix', path: ['addresses', 1] }],
+      want: [
+        { code: 'OutsidePrefix', path: ['addresses', 0] },
+        { code: 'OutsidePrefix', path: ['addresses', 1] },
+      ],
     },
     {
       name: 'range end above the prefix',
@@ -123,13 +140,19 @@ describe('validatePoolSpec: invalid scenarios (the reference webhook table, plus
       name: 'CIDR start below the prefix',
       spec: { ...base, addresses: ['10.0.1.0', '10.0.0.0/23'], gateway: '10.0.0.1' },
       // The /23 is masked to 10.0.0.0/23, so the subnet is 10.0.0.0/24 and both entries leave it.
-      want: [{ code: 'OutsidePrefix', path: ['addresses', 0] }, { code: 'OutsidePrefix', path: ['addresses', 1] }],
+      want: [
+        { code: 'OutsidePrefix', path: ['addresses', 0] },
+        { code: 'OutsidePrefix', path: ['addresses', 1] },
+      ],
     },
     {
       name: 'CIDR end above the prefix',
       spec: { ...base, addresses: ['10.0.1.0', '10.0.1.0/23'], gateway: '10.0.0.1' },
       // The /23 is masked to 10.0.0.0/23, so the subnet is 10.0.0.0/24 and both entries leave it.
-      want: [{ code: 'OutsidePrefix', path: ['addresses', 0] }, { code: 'OutsidePrefix', path: ['addresses', 1] }],
+      want: [
+        { code: 'OutsidePrefix', path: ['addresses', 0] },
+        { code: 'OutsidePrefix', path: ['addresses', 1] },
+      ],
     },
     {
       name: 'IPv4 addresses and IPv6 gateway',
@@ -162,13 +185,21 @@ describe('validatePoolSpec: invalid scenarios (the reference webhook table, plus
       want: [{ code: 'InvalidAddress', path: ['excludedAddresses', 1] }],
     },
     // Beyond the reference: it accepts a gateway outside the subnet (issue #168); we refuse it.
-    { name: 'gateway outside the subnet', spec: { ...base, gateway: '10.0.1.1' }, want: [{ code: 'GatewayOutsideSubnet', path: ['gateway'] }] },
+    {
+      name: 'gateway outside the subnet',
+      spec: { ...base, gateway: '10.0.1.1' },
+      want: [{ code: 'GatewayOutsideSubnet', path: ['gateway'] }],
+    },
     {
       name: 'IPv6 gateway outside the subnet',
       spec: { addresses: ['fd01::10-fd01::20'], prefix: 120, gateway: 'fd01::1:1' },
       want: [{ code: 'GatewayOutsideSubnet', path: ['gateway'] }],
     },
-    { name: 'negative grace period', spec: { ...base, addressReuseGracePeriodSeconds: -1 }, want: [{ code: 'InvalidGracePeriod', path: ['addressReuseGracePeriodSeconds'] }] },
+    {
+      name: 'negative grace period',
+      spec: { ...base, addressReuseGracePeriodSeconds: -1 },
+      want: [{ code: 'InvalidGracePeriod', path: ['addressReuseGracePeriodSeconds'] }],
+    },
     {
       name: 'every independent problem is reported at once',
       spec: { addresses: ['garbage'], prefix: -3, gateway: 'nope', excludedAddresses: ['also-nope'] },
@@ -200,13 +231,32 @@ describe('validatePoolSpec: invalid scenarios (the reference webhook table, plus
 
 describe('validatePoolSpec: valid pools', () => {
   test.each<{ name: string; spec: PoolSpec }>([
-    { name: 'prefix /0 (public addresses, reference issue #287)', spec: { addresses: ['10.0.0.10-10.0.0.20'], prefix: 0, gateway: '10.0.0.1' } },
-    { name: 'addresses with gateway and prefix', spec: { addresses: ['10.0.0.25', '10.0.0.26', '10.0.0.27'], prefix: 28, gateway: '10.0.0.24' } },
+    {
+      name: 'prefix /0 (public addresses, reference issue #287)',
+      spec: { addresses: ['10.0.0.10-10.0.0.20'], prefix: 0, gateway: '10.0.0.1' },
+    },
+    {
+      name: 'addresses with gateway and prefix',
+      spec: { addresses: ['10.0.0.25', '10.0.0.26', '10.0.0.27'], prefix: 28, gateway: '10.0.0.24' },
+    },
     { name: 'addresses without gateway', spec: { addresses: ['10.0.0.25', '10.0.0.26', '10.0.0.27'], prefix: 28 } },
     { name: 'empty gateway means none', spec: { addresses: ['10.0.0.25'], prefix: 28, gateway: '' } },
-    { name: 'excluded addresses outside the addresses', spec: { addresses: ['10.0.0.25', '10.0.0.26', '10.0.0.27'], prefix: 28, excludedAddresses: ['10.0.0.23', '10.0.0.24'] } },
-    { name: 'IPv6 addresses with gateway', spec: { addresses: ['fe01::2', 'fe01::3-fe01::5', 'fe01::1:1/126'], gateway: 'fe01::1', prefix: 28 } },
-    { name: 'IPv6 excluded mix of forms', spec: { addresses: ['fe01::2', 'fe01::3-fe01::5', 'fe01::1:1/126'], prefix: 28, excludedAddresses: ['fe01::4', 'fe01::6-fe01::8', 'fe01::1:10/126'] } },
+    {
+      name: 'excluded addresses outside the addresses',
+      spec: { addresses: ['10.0.0.25', '10.0.0.26', '10.0.0.27'], prefix: 28, excludedAddresses: ['10.0.0.23', '10.0.0.24'] },
+    },
+    {
+      name: 'IPv6 addresses with gateway',
+      spec: { addresses: ['fe01::2', 'fe01::3-fe01::5', 'fe01::1:1/126'], gateway: 'fe01::1', prefix: 28 },
+    },
+    {
+      name: 'IPv6 excluded mix of forms',
+      spec: {
+        addresses: ['fe01::2', 'fe01::3-fe01::5', 'fe01::1:1/126'],
+        prefix: 28,
+        excludedAddresses: ['fe01::4', 'fe01::6-fe01::8', 'fe01::1:10/126'],
+      },
+    },
     { name: 'overlapping entries are merged', spec: { addresses: ['10.0.0.1-10.0.0.10', '10.0.0.5-10.0.0.15'], prefix: 24 } },
     { name: 'zero grace period', spec: { addresses: ['10.0.0.5'], prefix: 24, addressReuseGracePeriodSeconds: 0 } },
   ])('$name', ({ spec }) => {
@@ -231,7 +281,11 @@ describe('resolvePoolSpec: the allocatable set (reference PoolSpecToIPSet cases)
     },
     {
       name: 'excludes the broadcast address of the inferred prefix only',
-      spec: { gateway: '192.168.0.1', prefix: 16, addresses: ['192.168.1.0', '192.168.0.255', '192.168.0.3-192.168.0.4', '192.168.0.6/31', '192.168.255.255'] },
+      spec: {
+        gateway: '192.168.0.1',
+        prefix: 16,
+        addresses: ['192.168.1.0', '192.168.0.255', '192.168.0.3-192.168.0.4', '192.168.0.6/31', '192.168.255.255'],
+      },
       want: ['192.168.0.3-192.168.0.4', '192.168.0.6-192.168.0.7', '192.168.0.255-192.168.1.0'],
       count: 6,
       absent: ['192.168.255.255'],
@@ -257,7 +311,12 @@ describe('resolvePoolSpec: the allocatable set (reference PoolSpecToIPSet cases)
     },
     {
       name: 'excluded single addresses',
-      spec: { gateway: '192.168.0.1', prefix: 24, addresses: ['192.168.0.0-192.168.0.10'], excludedAddresses: ['192.168.0.5', '192.168.0.6', '192.168.0.7'] },
+      spec: {
+        gateway: '192.168.0.1',
+        prefix: 24,
+        addresses: ['192.168.0.0-192.168.0.10'],
+        excludedAddresses: ['192.168.0.5', '192.168.0.6', '192.168.0.7'],
+      },
       want: ['192.168.0.2-192.168.0.4', '192.168.0.8-192.168.0.10'],
       count: 6,
     },
@@ -300,7 +359,12 @@ describe('resolvePoolSpec: the allocatable set (reference PoolSpecToIPSet cases)
     },
     {
       name: 'IPv6: allocateReservedIPAddresses keeps the anycast address, never the gateway',
-      spec: { gateway: 'fd01::1', prefix: 120, allocateReservedIPAddresses: true, addresses: ['fd01::0', 'fd01::1', 'fd01::3-fd01::4', 'fd01::6/127'] },
+      spec: {
+        gateway: 'fd01::1',
+        prefix: 120,
+        allocateReservedIPAddresses: true,
+        addresses: ['fd01::0', 'fd01::1', 'fd01::3-fd01::4', 'fd01::6/127'],
+      },
       want: ['fd01::', 'fd01::3-fd01::4', 'fd01::6-fd01::7'],
       count: 5,
     },
@@ -364,7 +428,10 @@ describe('resolvePoolSpec: the allocatable set (reference PoolSpecToIPSet cases)
     const spec = fc.record({
       addresses: fc.array(entry, { minLength: 1, maxLength: 5 }),
       excludedAddresses: fc.array(entry, { maxLength: 3 }),
-      gateway: fc.option(host.map((h) => `10.9.8.${h}`), { nil: undefined }),
+      gateway: fc.option(
+        host.map((h) => `10.9.8.${h}`),
+        { nil: undefined },
+      ),
       allocateReservedIPAddresses: fc.boolean(),
     });
     fc.assert(

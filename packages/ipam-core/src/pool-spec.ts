@@ -55,8 +55,7 @@ export interface ResolvedPool {
 }
 
 export type ResolvePoolResult =
-  | { readonly ok: true; readonly pool: ResolvedPool }
-  | { readonly ok: false; readonly issues: readonly Issue[] };
+  { readonly ok: true; readonly pool: ResolvedPool } | { readonly ok: false; readonly issues: readonly Issue[] };
 
 /** One parsed `addresses` / `excludedAddresses` entry. */
 export interface AddressEntry {
@@ -125,7 +124,12 @@ export function resolvePoolSpec(spec: PoolSpec): ResolvePoolResult {
   if (spec.gateway !== undefined && spec.gateway !== '') {
     gateway = parseAddress(spec.gateway);
     if (gateway === undefined) {
-      issues.push({ code: IssueCode.InvalidAddress, path: ['gateway'], message: 'provided gateway is not a valid IP address', value: spec.gateway });
+      issues.push({
+        code: IssueCode.InvalidAddress,
+        path: ['gateway'],
+        message: 'provided gateway is not a valid IP address',
+        value: spec.gateway,
+      });
     } else if (family !== undefined && family !== 'mixed' && gateway.family !== family) {
       issues.push({
         code: IssueCode.GatewayFamilyMismatch,

@@ -34,7 +34,9 @@ function isNormalized(set: RangeSet): boolean {
 }
 
 // Ranges within 0..63 so that a Set of numbers is a faithful model.
-const smallRange = fc.tuple(fc.integer({ min: 0, max: 63 }), fc.integer({ min: 0, max: 63 })).map(([a, b]) => r(Math.min(a, b), Math.max(a, b)));
+const smallRange = fc
+  .tuple(fc.integer({ min: 0, max: 63 }), fc.integer({ min: 0, max: 63 }))
+  .map(([a, b]) => r(Math.min(a, b), Math.max(a, b)));
 const smallSet = fc.array(smallRange, { maxLength: 8 }).map(normalizeRanges);
 
 describe('normalizeRanges', () => {
@@ -113,10 +115,22 @@ describe('lowerBoundRange', () => {
 
 describe('rangeOfPrefix', () => {
   test.each([
-    { name: 'IPv4 /24 from a host address', family: 4 as const, value: 0x0a00004dn, prefix: 24, want: { start: 0x0a000000n, end: 0x0a0000ffn } },
+    {
+      name: 'IPv4 /24 from a host address',
+      family: 4 as const,
+      value: 0x0a00004dn,
+      prefix: 24,
+      want: { start: 0x0a000000n, end: 0x0a0000ffn },
+    },
     { name: 'IPv4 /32', family: 4 as const, value: 0x0a000005n, prefix: 32, want: { start: 0x0a000005n, end: 0x0a000005n } },
     { name: 'IPv4 /0 is everything', family: 4 as const, value: 0x0a000005n, prefix: 0, want: { start: 0n, end: 0xffffffffn } },
-    { name: 'IPv6 /120', family: 6 as const, value: 0xfd01n << 112n | 0x1234n, prefix: 120, want: { start: 0xfd01n << 112n | 0x1200n, end: 0xfd01n << 112n | 0x12ffn } },
+    {
+      name: 'IPv6 /120',
+      family: 6 as const,
+      value: (0xfd01n << 112n) | 0x1234n,
+      prefix: 120,
+      want: { start: (0xfd01n << 112n) | 0x1200n, end: (0xfd01n << 112n) | 0x12ffn },
+    },
     { name: 'IPv6 /0 is everything', family: 6 as const, value: 5n, prefix: 0, want: { start: 0n, end: (1n << 128n) - 1n } },
   ])('$name', ({ family, value, prefix, want }) => {
     expect(rangeOfPrefix({ family, value }, prefix)).toEqual(want);

@@ -56,7 +56,9 @@ describe('expireReleased', () => {
   });
 
   test('an invalid releasedAt built in code is a broken invariant', () => {
-    expect(() => expireReleased([{ address: '10.0.0.1', claim: { name: 'x' }, releasedAt: 'yesterday' }], { now: t0, gracePeriodSeconds: 1 })).toThrow(RangeError);
+    expect(() =>
+      expireReleased([{ address: '10.0.0.1', claim: { name: 'x' }, releasedAt: 'yesterday' }], { now: t0, gracePeriodSeconds: 1 }),
+    ).toThrow(RangeError);
   });
 
   test('property: an address is reusable exactly when now >= release time + grace, never earlier', () => {
@@ -67,7 +69,10 @@ describe('expireReleased', () => {
         fc.integer({ min: -100_000_000, max: 100_000_000 }),
         (releaseMs, grace, deltaMs) => {
           const releasedNow = new Date(releaseMs);
-          const [entry] = releaseClaims([{ address: '10.0.0.1', claim: { name: 'x' } }], [{ name: 'x' }], { now: releasedNow, gracePeriodSeconds: Math.max(grace, 1) });
+          const [entry] = releaseClaims([{ address: '10.0.0.1', claim: { name: 'x' } }], [{ name: 'x' }], {
+            now: releasedNow,
+            gracePeriodSeconds: Math.max(grace, 1),
+          });
           const now = new Date(releaseMs + grace * 1000 + deltaMs);
           const reusable = isReusable(entry!, { now, gracePeriodSeconds: grace });
           // The stored time is rounded up to the second: never reusable before release + grace.

@@ -27,11 +27,7 @@ export interface ExpireResult {
  * `releasedAt` (an entry already released keeps its first `releasedAt`, so repeated reconciles do
  * not extend the wait); without one it is removed.
  */
-export function releaseClaims(
-  allocations: readonly Allocation[],
-  claims: readonly ClaimRef[],
-  options: GracePeriodOptions,
-): Allocation[] {
+export function releaseClaims(allocations: readonly Allocation[], claims: readonly ClaimRef[], options: GracePeriodOptions): Allocation[] {
   const releasedAt = formatReleaseTimestamp(options.now);
   const out: Allocation[] = [];
   for (const allocation of allocations) {

@@ -20,9 +20,7 @@ function realisticAllocations(count: number, namespace?: string): Allocation[] {
 
 const claimName = fc.stringMatching(/^[a-z0-9]([-a-z0-9.]{0,40}[a-z0-9])?$/);
 const namespace = fc.stringMatching(/^[a-z0-9]([-a-z0-9]{0,20}[a-z0-9])?$/);
-const timestamp = fc
-  .integer({ min: 0, max: 4_000_000_000 })
-  .map((seconds) => new Date(seconds * 1000).toISOString().replace('.000Z', 'Z'));
+const timestamp = fc.integer({ min: 0, max: 4_000_000_000 }).map((seconds) => new Date(seconds * 1000).toISOString().replace('.000Z', 'Z'));
 const address = fc.oneof(
   fc.bigInt({ min: 0n, max: 2n ** 32n - 1n }).map((value) => formatAddress({ family: 4, value })),
   fc.bigInt({ min: 0n, max: 2n ** 128n - 1n }).map((value) => formatAddress({ family: 6, value })),
@@ -51,7 +49,10 @@ describe('encodeAllocations', () => {
     { name: 'name with an at sign', allocation: { address: '10.0.0.1', claim: { name: 'a@b' } } },
     { name: 'empty name', allocation: { address: '10.0.0.1', claim: { name: '' } } },
     { name: 'namespace with a dot', allocation: { address: '10.0.0.1', claim: { namespace: 'a.b', name: 'a' } } },
-    { name: 'timestamp with milliseconds', allocation: { address: '10.0.0.1', claim: { name: 'a' }, releasedAt: '2025-01-02T03:04:05.123Z' } },
+    {
+      name: 'timestamp with milliseconds',
+      allocation: { address: '10.0.0.1', claim: { name: 'a' }, releasedAt: '2025-01-02T03:04:05.123Z' },
+    },
   ])('refuses to write what it could not read back: $name', ({ allocation }) => {
     expect(() => encodeAllocations([allocation])).toThrow(RangeError);
   });
@@ -84,10 +85,20 @@ describe('decodeAllocations', () => {
 
   test.each([
     { name: 'not a map', input: ['10.0.0.1=a'], want: [{ code: 'InvalidAllocation', path: [] }], kept: [] },
-    { name: 'key is not an address', input: { '10.0.0.256': 'a', '10.0.0.1': 'b' }, want: [{ code: 'InvalidAllocation', path: ['10.0.0.256'] }], kept: ['10.0.0.1'] },
+    {
+      name: 'key is not an address',
+      input: { '10.0.0.256': 'a', '10.0.0.1': 'b' },
+      want: [{ code: 'InvalidAllocation', path: ['10.0.0.256'] }],
+      kept: ['10.0.0.1'],
+    },
     { name: 'value is not a string', input: { '10.0.0.1': 5 }, want: [{ code: 'InvalidAllocation', path: ['10.0.0.1'] }], kept: [] },
     { name: 'value has two slashes', input: { '10.0.0.1': 'a/b/c' }, want: [{ code: 'InvalidAllocation', path: ['10.0.0.1'] }], kept: [] },
-    { name: 'value has a bad timestamp', input: { '10.0.0.1': 'a@yesterday' }, want: [{ code: 'InvalidAllocation', path: ['10.0.0.1'] }], kept: [] },
+    {
+      name: 'value has a bad timestamp',
+      input: { '10.0.0.1': 'a@yesterday' },
+      want: [{ code: 'InvalidAllocation', path: ['10.0.0.1'] }],
+      kept: [],
+    },
     {
       name: 'two spellings of one address keep the first key',
       input: { 'FD00::1': 'a', 'fd00::1': 'b' },
@@ -121,11 +132,14 @@ describe('round trip and stability', () => {
 
   test('property: same allocations in any order give the same bytes, and re-encoding is a no-op', () => {
     fc.assert(
-      fc.property(allocationList.chain((list) => fc.tuple(fc.constant(list), fc.shuffledSubarray(list, { minLength: list.length }))), ([list, shuffled]) => {
-        const bytes = JSON.stringify(encodeAllocations(list));
-        expect(JSON.stringify(encodeAllocations(shuffled))).toBe(bytes);
-        expect(JSON.stringify(encodeAllocations(decodeAllocations(JSON.parse(bytes)).allocations))).toBe(bytes);
-      }),
+      fc.property(
+        allocationList.chain((list) => fc.tuple(fc.constant(list), fc.shuffledSubarray(list, { minLength: list.length }))),
+        ([list, shuffled]) => {
+          const bytes = JSON.stringify(encodeAllocations(list));
+          expect(JSON.stringify(encodeAllocations(shuffled))).toBe(bytes);
+          expect(JSON.stringify(encodeAllocations(decodeAllocations(JSON.parse(bytes)).allocations))).toBe(bytes);
+        },
+      ),
     );
   });
 });

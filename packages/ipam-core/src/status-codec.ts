@@ -119,14 +119,17 @@ export function decodeAllocations(encoded: unknown): DecodeAllocationsResult {
     }
     const address = formatAddress(parsed);
     if (decoded.has(address)) {
-      issues.push({ code: IssueCode.DuplicateAllocation, path: [key], message: `address ${address} is allocated more than once`, value: key });
+      issues.push({
+        code: IssueCode.DuplicateAllocation,
+        path: [key],
+        message: `address ${address} is allocated more than once`,
+        value: key,
+      });
       continue;
     }
     decoded.set(address, { parsed, allocation: { address, ...claim } });
   }
-  const allocations = [...decoded.values()]
-    .sort((a, b) => compareAddresses(a.parsed, b.parsed))
-    .map((entry) => entry.allocation);
+  const allocations = [...decoded.values()].sort((a, b) => compareAddresses(a.parsed, b.parsed)).map((entry) => entry.allocation);
   return { allocations, issues };
 }
 

@@ -45,7 +45,10 @@ export class Backoff {
   private attempt = 0;
 
   constructor(
-    private readonly options: { initialMs: number; maxMs: number; jitter?: number; random?: () => number } = { initialMs: 1000, maxMs: 30_000 },
+    private readonly options: { initialMs: number; maxMs: number; jitter?: number; random?: () => number } = {
+      initialMs: 1000,
+      maxMs: 30_000,
+    },
   ) {}
 
   /** The delay before the next attempt; each call doubles the base up to maxMs. */

@@ -7,14 +7,27 @@ const t1 = new Date('2025-01-01T10:05:00.999Z');
 describe('setCondition', () => {
   test('a new condition gets the current time, in seconds precision', () => {
     const out = setCondition(undefined, { type: 'Ready', status: 'False', reason: 'PoolNotReady', message: 'waiting' }, t0);
-    expect(out).toEqual([{ type: 'Ready', status: 'False', reason: 'PoolNotReady', message: 'waiting', lastTransitionTime: '2025-01-01T10:00:00Z' }]);
+    expect(out).toEqual([
+      { type: 'Ready', status: 'False', reason: 'PoolNotReady', message: 'waiting', lastTransitionTime: '2025-01-01T10:00:00Z' },
+    ]);
   });
 
   test('a new reason or message without a status flip keeps lastTransitionTime', () => {
     const before = setCondition([], { type: 'Ready', status: 'False', reason: 'PoolNotReady', message: 'a' }, t0);
-    const after = setCondition(before, { type: 'Ready', status: 'False', reason: 'PoolExhausted', message: 'b', observedGeneration: 3 }, t1);
+    const after = setCondition(
+      before,
+      { type: 'Ready', status: 'False', reason: 'PoolExhausted', message: 'b', observedGeneration: 3 },
+      t1,
+    );
     expect(after).toEqual([
-      { type: 'Ready', status: 'False', reason: 'PoolExhausted', message: 'b', lastTransitionTime: '2025-01-01T10:00:00Z', observedGeneration: 3 },
+      {
+        type: 'Ready',
+        status: 'False',
+        reason: 'PoolExhausted',
+        message: 'b',
+        lastTransitionTime: '2025-01-01T10:00:00Z',
+        observedGeneration: 3,
+      },
     ]);
   });
 

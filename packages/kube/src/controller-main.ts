@@ -36,7 +36,9 @@ export interface ControllerMainOptions<F extends RuntimeFlags & { readonly leade
  * Runs a controller binary until SIGTERM/SIGINT or lost leadership; returns the exit code
  * (0 stopped, 1 failed or lost leadership, 2 bad flags).
  */
-export async function runControllerMain<F extends RuntimeFlags & { readonly leaderElectionId: string }>(options: ControllerMainOptions<F>): Promise<number> {
+export async function runControllerMain<F extends RuntimeFlags & { readonly leaderElectionId: string }>(
+  options: ControllerMainOptions<F>,
+): Promise<number> {
   let flags: F | 'help';
   try {
     flags = options.parseFlags(options.argv);
@@ -89,7 +91,12 @@ export interface InProcessController {
  * Starts a manager without leader election or signal handling and resolves once `ready()` holds
  * (caches synced, webhook listening), or rejects with why the manager stopped first.
  */
-export async function startInProcess(options: { readonly logger: Logger; readonly client: KubeClient; readonly add: (manager: Manager) => void; readonly ready: () => boolean }): Promise<InProcessController> {
+export async function startInProcess(options: {
+  readonly logger: Logger;
+  readonly client: KubeClient;
+  readonly add: (manager: Manager) => void;
+  readonly ready: () => boolean;
+}): Promise<InProcessController> {
   const manager = new Manager({ logger: options.logger, handleSignals: false, processMetrics: false });
   options.add(manager);
   const abort = new AbortController();

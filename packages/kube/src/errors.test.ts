@@ -1,6 +1,15 @@
 import { describe, expect, test } from '@jest/globals';
 import { ApiException } from '@kubernetes/client-node';
-import { isAlreadyExists, isConflict, isGone, isInvalid, isNotFound, KubeApiError, kubeApiErrorFromResponse, toKubeApiError } from './errors.js';
+import {
+  isAlreadyExists,
+  isConflict,
+  isGone,
+  isInvalid,
+  isNotFound,
+  KubeApiError,
+  kubeApiErrorFromResponse,
+  toKubeApiError,
+} from './errors.js';
 
 function status(code: number, reason: string, message: string, details: Record<string, unknown> = {}): string {
   return JSON.stringify({ kind: 'Status', apiVersion: 'v1', status: 'Failure', code, reason, message, details });
@@ -26,7 +35,9 @@ describe('toKubeApiError', () => {
   });
 
   test('Invalid carries the field causes', () => {
-    const body = status(422, 'Invalid', 'spec.prefix: Required value', { causes: [{ reason: 'FieldValueRequired', message: 'Required value', field: 'spec.prefix' }] });
+    const body = status(422, 'Invalid', 'spec.prefix: Required value', {
+      causes: [{ reason: 'FieldValueRequired', message: 'Required value', field: 'spec.prefix' }],
+    });
     const err = toKubeApiError(new ApiException(422, 'HTTP', body, {}), 'create InClusterIPPool ns/p');
     expect(isInvalid(err)).toBe(true);
     expect(err.causes).toEqual([{ reason: 'FieldValueRequired', message: 'Required value', field: 'spec.prefix' }]);
@@ -52,11 +63,15 @@ describe('toKubeApiError', () => {
 
   test('Retry-After is read from the header or the Status details', () => {
     expect(kubeApiErrorFromResponse({ action: 'a', status: 429, body: '', retryAfter: '3' }).retryAfterMs).toBe(3000);
-    expect(kubeApiErrorFromResponse({ action: 'a', status: 429, body: status(429, 'TooManyRequests', 'slow', { retryAfterSeconds: 2 }) }).retryAfterMs).toBe(2000);
+    expect(
+      kubeApiErrorFromResponse({ action: 'a', status: 429, body: status(429, 'TooManyRequests', 'slow', { retryAfterSeconds: 2 }) })
+        .retryAfterMs,
+    ).toBe(2000);
   });
 
   test('predicates look at the reason only', () => {
-    const e = (reason: string, code: number): KubeApiError => kubeApiErrorFromResponse({ action: 'a', status: code, body: status(code, reason, 'm') });
+    const e = (reason: string, code: number): KubeApiError =>
+      kubeApiErrorFromResponse({ action: 'a', status: code, body: status(code, reason, 'm') });
     expect(isNotFound(e('NotFound', 404))).toBe(true);
     expect(isConflict(e('AlreadyExists', 409))).toBe(false);
     expect(isAlreadyExists(e('AlreadyExists', 409))).toBe(true);

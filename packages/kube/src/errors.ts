@@ -180,7 +180,8 @@ export function kubeApiErrorFromResponse(response: {
   const reason = (parsed?.reason !== undefined ? statusReasons[parsed.reason] : undefined) ?? reasonFromHttpStatus(status);
   const retryAfterMs =
     parseRetryAfterHeader(response.retryAfter) ?? (parsed?.retryAfterSeconds !== undefined ? parsed.retryAfterSeconds * 1000 : undefined);
-  const detail = parsed?.message ?? (typeof response.body === 'string' && response.body !== '' ? response.body.slice(0, 500) : `HTTP ${status}`);
+  const detail =
+    parsed?.message ?? (typeof response.body === 'string' && response.body !== '' ? response.body.slice(0, 500) : `HTTP ${status}`);
   return new KubeApiError({
     action: response.action,
     status,

@@ -68,7 +68,15 @@ export class EventRecorder {
   /** Queues the event and returns at once. */
   event(obj: KubeObject, input: EventInput): void {
     const message = input.message.length > maxMessageLength ? `${input.message.slice(0, maxMessageLength - 3)}...` : input.message;
-    const seriesKey = JSON.stringify([obj.metadata.uid ?? '', obj.kind ?? '', obj.metadata.namespace ?? '', obj.metadata.name ?? '', input.type, input.reason, message]);
+    const seriesKey = JSON.stringify([
+      obj.metadata.uid ?? '',
+      obj.kind ?? '',
+      obj.metadata.namespace ?? '',
+      obj.metadata.name ?? '',
+      input.type,
+      input.reason,
+      message,
+    ]);
     const previous = this.chains.get(seriesKey) ?? Promise.resolve();
     const next = previous
       .then(() => this.write({ obj, input: { ...input, message }, seriesKey }))
@@ -97,7 +105,11 @@ export class EventRecorder {
     const known = this.series.get(seriesKey);
     if (known !== undefined) {
       try {
-        await client.patch(builtinTypes.event, { namespace: known.namespace, name: known.name }, { count: known.count + 1, lastTimestamp: now });
+        await client.patch(
+          builtinTypes.event,
+          { namespace: known.namespace, name: known.name },
+          { count: known.count + 1, lastTimestamp: now },
+        );
         known.count += 1;
         this.remember(seriesKey, known);
         return;

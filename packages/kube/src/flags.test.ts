@@ -33,8 +33,23 @@ describe('runtime flags', () => {
   });
 
   test('values are read and checked', () => {
-    const flags = parse(['--kubeconfig', '/tmp/kc', '--namespace=ns', '--concurrency=4', '--log-level=5', '--metrics-bind-address=0', '--health-probe-bind-address=127.0.0.1:9440']);
-    expect(flags).toMatchObject({ kubeconfig: '/tmp/kc', namespace: 'ns', concurrency: 4, logLevel: 'debug', metricsBindAddress: '0', healthProbeBindAddress: '127.0.0.1:9440' });
+    const flags = parse([
+      '--kubeconfig',
+      '/tmp/kc',
+      '--namespace=ns',
+      '--concurrency=4',
+      '--log-level=5',
+      '--metrics-bind-address=0',
+      '--health-probe-bind-address=127.0.0.1:9440',
+    ]);
+    expect(flags).toMatchObject({
+      kubeconfig: '/tmp/kc',
+      namespace: 'ns',
+      concurrency: 4,
+      logLevel: 'debug',
+      metricsBindAddress: '0',
+      healthProbeBindAddress: '127.0.0.1:9440',
+    });
   });
 
   test.each([

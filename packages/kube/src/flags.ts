@@ -56,7 +56,8 @@ function optionalString(value: unknown): string | undefined {
 export function readRuntimeFlags(values: Record<string, unknown>): RuntimeFlags {
   const concurrencyText = typeof values['concurrency'] === 'string' ? values['concurrency'] : '10';
   const concurrency = Number(concurrencyText);
-  if (!Number.isInteger(concurrency) || concurrency < 1) throw new Error(`--concurrency must be a positive integer, got "${concurrencyText}"`);
+  if (!Number.isInteger(concurrency) || concurrency < 1)
+    throw new Error(`--concurrency must be a positive integer, got "${concurrencyText}"`);
   const logFormat = values['log-format'] ?? 'json';
   if (logFormat !== 'json' && logFormat !== 'text') throw new Error(`--log-format must be json or text, got ${JSON.stringify(logFormat)}`);
   const metricsBindAddress = typeof values['metrics-bind-address'] === 'string' ? values['metrics-bind-address'] : ':8080';
@@ -93,7 +94,8 @@ export function urlFlag(value: string, flag: string): string {
   } catch {
     throw new Error(`--${flag} takes an http(s) URL, not ${JSON.stringify(value)}`);
   }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new Error(`--${flag} takes an http(s) URL, not ${JSON.stringify(value)}`);
+  if (url.protocol !== 'https:' && url.protocol !== 'http:')
+    throw new Error(`--${flag} takes an http(s) URL, not ${JSON.stringify(value)}`);
   return value;
 }
 

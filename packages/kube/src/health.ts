@@ -42,7 +42,12 @@ export async function startProbeServer(options: ProbeServerOptions): Promise<Ser
     address: bind,
     handler: (req, res) => {
       const url = new URL(req.url ?? '/', 'http://probe');
-      const checks = url.pathname === '/healthz' || url.pathname === '/livez' ? options.healthChecks : url.pathname === '/readyz' ? options.readinessChecks : undefined;
+      const checks =
+        url.pathname === '/healthz' || url.pathname === '/livez'
+          ? options.healthChecks
+          : url.pathname === '/readyz'
+            ? options.readinessChecks
+            : undefined;
       if (req.method !== 'GET' || checks === undefined) {
         res.writeHead(404).end();
         return;

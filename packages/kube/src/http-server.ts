@@ -25,7 +25,10 @@ export function parseBindAddress(value: string): { host: string | undefined; por
 }
 
 /** Starts a server on `address` (see parseBindAddress) and resolves once it listens. */
-export async function listen(options: { address: { host: string | undefined; port: number }; handler: http.RequestListener }): Promise<ServerHandle> {
+export async function listen(options: {
+  address: { host: string | undefined; port: number };
+  handler: http.RequestListener;
+}): Promise<ServerHandle> {
   const server = http.createServer(options.handler);
   // Probes and scrapes are short; do not let idle keep-alive sockets hold shutdown up.
   server.keepAliveTimeout = 5_000;

@@ -20,7 +20,14 @@ export { BucketRateLimiter, ItemExponentialRateLimiter, MaxOfRateLimiter, WorkQu
 export type { RateLimiter, WorkQueueHooks, WorkQueueOptions } from './queue/index.js';
 
 export { Controller, done, requeueAfter, soonest } from './controller/index.js';
-export type { ControllerOptions, ControllerWatchOptions, EventMapper, ReconcileContext, ReconcileResult, Reconciler } from './controller/index.js';
+export type {
+  ControllerOptions,
+  ControllerWatchOptions,
+  EventMapper,
+  ReconcileContext,
+  ReconcileResult,
+  Reconciler,
+} from './controller/index.js';
 
 export {
   KubeApiError,
@@ -70,7 +77,13 @@ export { intFlag, normalizeBooleanFlags, podNamespace, readRuntimeFlags, runtime
 export type { RuntimeFlags } from './flags.js';
 
 export { AdmissionServer, admissionResponse, escapeJsonPointer } from './admission/index.js';
-export type { AdmissionHandler, AdmissionRequest, AdmissionServerOptions, AdmissionVerdict, JsonPatchOperation } from './admission/index.js';
+export type {
+  AdmissionHandler,
+  AdmissionRequest,
+  AdmissionServerOptions,
+  AdmissionVerdict,
+  JsonPatchOperation,
+} from './admission/index.js';
 
 export { readSecretValue } from './secrets.js';
 export type { ReadSecretValueOptions, SecretValue } from './secrets.js';

@@ -188,7 +188,9 @@ export class LeaderElector {
       leaseDurationSeconds: this.leaseDurationMs / 1000,
       acquireTime: wasHolder ? (previous?.acquireTime ?? nowText) : nowText,
       renewTime: nowText,
-      leaseTransitions: wasHolder ? (previous?.leaseTransitions ?? 0) : (previous?.leaseTransitions ?? 0) + (previous?.holderIdentity ? 1 : 0),
+      leaseTransitions: wasHolder
+        ? (previous?.leaseTransitions ?? 0)
+        : (previous?.leaseTransitions ?? 0) + (previous?.holderIdentity ? 1 : 0),
     };
   }
 
@@ -259,7 +261,13 @@ export class LeaderElector {
     try {
       await this.options.client.replace<Lease>(builtinTypes.lease, {
         ...lease,
-        spec: { holderIdentity: '', leaseDurationSeconds: 1, acquireTime: now, renewTime: now, leaseTransitions: lease.spec?.leaseTransitions ?? 0 },
+        spec: {
+          holderIdentity: '',
+          leaseDurationSeconds: 1,
+          acquireTime: now,
+          renewTime: now,
+          leaseTransitions: lease.spec?.leaseTransitions ?? 0,
+        },
       });
       this.logger.info('released the lease');
     } catch (err: unknown) {

@@ -62,7 +62,12 @@ describe('redaction', () => {
 
   test('credentials never reach the output, at any depth and in any case', () => {
     const { logger, lines } = capture();
-    const secret = { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'creds', namespace: 'ns' }, data: { apiToken: Buffer.from(token).toString('base64') } };
+    const secret = {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: 'creds', namespace: 'ns' },
+      data: { apiToken: Buffer.from(token).toString('base64') },
+    };
     logger.info('request', {
       headers: { 'X-Auth-Token': token, Authorization: `Bearer ${token}` },
       apiToken: token,
@@ -89,9 +94,15 @@ describe('redaction', () => {
 
   test('the last-applied annotation of a Secret is masked too', () => {
     const out = redactValue({
-      value: { kind: 'Secret', metadata: { annotations: { 'kubectl.kubernetes.io/last-applied-configuration': '{"data":{"k":"c2VjcmV0"}}', keep: 'me' } } },
+      value: {
+        kind: 'Secret',
+        metadata: { annotations: { 'kubectl.kubernetes.io/last-applied-configuration': '{"data":{"k":"c2VjcmV0"}}', keep: 'me' } },
+      },
     });
-    expect(out).toEqual({ kind: 'Secret', metadata: { annotations: { 'kubectl.kubernetes.io/last-applied-configuration': '[REDACTED]', keep: 'me' } } });
+    expect(out).toEqual({
+      kind: 'Secret',
+      metadata: { annotations: { 'kubectl.kubernetes.io/last-applied-configuration': '[REDACTED]', keep: 'me' } },
+    });
   });
 
   test('cycles do not hang the logger', () => {
@@ -104,7 +115,13 @@ describe('redaction', () => {
 describe('errorFields', () => {
   test('renders name, code, status, reason and the cause chain', () => {
     const root = new Error('socket hang up');
-    const api = new KubeApiError({ action: 'patch status of InClusterIPPool ns/p', status: 409, reason: 'Conflict', detail: 'the object has been modified', cause: root });
+    const api = new KubeApiError({
+      action: 'patch status of InClusterIPPool ns/p',
+      status: 409,
+      reason: 'Conflict',
+      detail: 'the object has been modified',
+      cause: root,
+    });
     const wrapped = new Error('allocate addresses for pool ns/p', { cause: api });
     expect(errorFields(wrapped)).toEqual({
       name: 'Error',

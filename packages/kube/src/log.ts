@@ -155,7 +155,12 @@ const jsonLine = winston.format((info) => {
 /** For a terminal: "ts level msg key=value …". */
 const textLine = winston.format((info) => {
   const pairs = Object.entries(fieldsOf(info)).map(([k, v]) => `${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`);
-  (info as Record<symbol, unknown>)[messageSymbol] = [new Date().toISOString(), info.level.toUpperCase(), String(info.message), ...pairs].join(' ');
+  (info as Record<symbol, unknown>)[messageSymbol] = [
+    new Date().toISOString(),
+    info.level.toUpperCase(),
+    String(info.message),
+    ...pairs,
+  ].join(' ');
   return info;
 });
 

@@ -165,7 +165,8 @@ export class Manager {
         metricsAddress: this.metricsServer?.address,
         leaderElection: this.options.leaderElection !== undefined,
       });
-      for (const entry of this.entries.filter((e) => !e.needsLeaderElection)) running.push(track(entry.name, entry.runnable.start(stop.signal)));
+      for (const entry of this.entries.filter((e) => !e.needsLeaderElection))
+        running.push(track(entry.name, entry.runnable.start(stop.signal)));
       const leaderEntries = this.entries.filter((e) => e.needsLeaderElection);
       const startLeaderWork = (leaderSignal: AbortSignal): Promise<void> =>
         Promise.all(leaderEntries.map((e) => track(e.name, e.runnable.start(leaderSignal)))).then(() => undefined);

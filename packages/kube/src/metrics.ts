@@ -58,7 +58,12 @@ export function createRuntimeMetrics(registry: Registry = new Registry()): Runti
     }),
     queueDepth: new Gauge({ name: 'workqueue_depth', help: 'Keys waiting in the work queue.', labelNames: ['name'], registers }),
     queueAdds: new Counter({ name: 'workqueue_adds_total', help: 'Keys added to the work queue.', labelNames: ['name'], registers }),
-    queueRetries: new Counter({ name: 'workqueue_retries_total', help: 'Rate-limited re-adds (retries).', labelNames: ['name'], registers }),
+    queueRetries: new Counter({
+      name: 'workqueue_retries_total',
+      help: 'Rate-limited re-adds (retries).',
+      labelNames: ['name'],
+      registers,
+    }),
     informerRestarts: new Counter({
       name: 'metal_l2_informer_watch_restarts_total',
       help: 'Watch restarts per resource and reason (closed, error, gone, watchdog, relist).',

@@ -44,7 +44,15 @@ export function createMergePatch(before: Record<string, unknown>, after: Record<
 }
 
 /** Metadata the server owns; a patch never sends it (resourceVersion travels as the guard). */
-const serverManagedMetadata = ['resourceVersion', 'generation', 'managedFields', 'creationTimestamp', 'deletionTimestamp', 'uid', 'selfLink'];
+const serverManagedMetadata = [
+  'resourceVersion',
+  'generation',
+  'managedFields',
+  'creationTimestamp',
+  'deletionTimestamp',
+  'uid',
+  'selfLink',
+];
 
 function withoutStatus(obj: KubeObject): Record<string, unknown> {
   const { status: _status, ...rest } = obj as KubeObject & { status?: unknown };

@@ -19,11 +19,21 @@ describe('keys', () => {
 });
 
 describe('paths', () => {
-  const claims = { group: 'ipam.cluster.x-k8s.io', version: 'v1beta2', kind: 'IPAddressClaim', plural: 'ipaddressclaims', namespaced: true };
+  const claims = {
+    group: 'ipam.cluster.x-k8s.io',
+    version: 'v1beta2',
+    kind: 'IPAddressClaim',
+    plural: 'ipaddressclaims',
+    namespaced: true,
+  };
   test.each([
     ['namespaced collection', collectionPath(claims, 'ns'), '/apis/ipam.cluster.x-k8s.io/v1beta2/namespaces/ns/ipaddressclaims'],
     ['all namespaces', collectionPath(claims, undefined), '/apis/ipam.cluster.x-k8s.io/v1beta2/ipaddressclaims'],
-    ['status subresource', objectPath(claims, { namespace: 'ns', name: 'c' }, 'status'), '/apis/ipam.cluster.x-k8s.io/v1beta2/namespaces/ns/ipaddressclaims/c/status'],
+    [
+      'status subresource',
+      objectPath(claims, { namespace: 'ns', name: 'c' }, 'status'),
+      '/apis/ipam.cluster.x-k8s.io/v1beta2/namespaces/ns/ipaddressclaims/c/status',
+    ],
     ['core kinds live under /api', objectPath(builtinTypes.secret, { namespace: 'ns', name: 's' }), '/api/v1/namespaces/ns/secrets/s'],
     ['cluster-scoped kinds ignore namespaces', collectionPath(builtinTypes.namespace, 'ignored'), '/api/v1/namespaces'],
   ])('%s', (_name, got, want) => {

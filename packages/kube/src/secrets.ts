@@ -14,8 +14,7 @@ interface Secret extends KubeObject {
  * the value itself must never be logged or put in a message, condition or event.
  */
 export type SecretValue =
-  | { readonly kind: 'found'; readonly value: string; readonly where: string }
-  | { readonly kind: 'missing'; readonly message: string };
+  { readonly kind: 'found'; readonly value: string; readonly where: string } | { readonly kind: 'missing'; readonly message: string };
 
 export interface ReadSecretValueOptions {
   /** The key under `data`, e.g. `apiToken`. */

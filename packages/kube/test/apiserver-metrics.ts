@@ -13,7 +13,9 @@ const run = promisify(execFile);
 export async function openNamespacedWatches(resource: string): Promise<number> {
   const binDir = process.env['METAL_L2_TEST_BIN_DIR'];
   if (binDir === undefined) throw new Error('METAL_L2_TEST_BIN_DIR is not set: run through the jest global setup');
-  const { stdout } = await run(join(binDir, 'kubectl'), ['--kubeconfig', testKubeconfigPath(), 'get', '--raw', '/metrics'], { maxBuffer: 64 * 1024 * 1024 });
+  const { stdout } = await run(join(binDir, 'kubectl'), ['--kubeconfig', testKubeconfigPath(), 'get', '--raw', '/metrics'], {
+    maxBuffer: 64 * 1024 * 1024,
+  });
   let total = 0;
   for (const line of stdout.split('\n')) {
     if (!line.startsWith('apiserver_longrunning_requests{')) continue;

@@ -52,11 +52,23 @@ describe('KubeClient against the API server', () => {
   test('a merge patch carrying a stale resourceVersion fails with Conflict; a current one succeeds', async () => {
     const obj = await client.create<ConfigMap>(builtinTypes.configMap, newConfigMap(ns, 'stale-patch'));
     const key = { namespace: ns, name: 'stale-patch' };
-    const moved = await client.patch<ConfigMap>(builtinTypes.configMap, key, { data: { x: '1' } }, { resourceVersion: obj.metadata.resourceVersion ?? '' });
-    await expect(client.patch(builtinTypes.configMap, key, { data: { y: '1' } }, { resourceVersion: obj.metadata.resourceVersion ?? '' })).rejects.toMatchObject({
+    const moved = await client.patch<ConfigMap>(
+      builtinTypes.configMap,
+      key,
+      { data: { x: '1' } },
+      { resourceVersion: obj.metadata.resourceVersion ?? '' },
+    );
+    await expect(
+      client.patch(builtinTypes.configMap, key, { data: { y: '1' } }, { resourceVersion: obj.metadata.resourceVersion ?? '' }),
+    ).rejects.toMatchObject({
       reason: 'Conflict',
     });
-    const current = await client.patch<ConfigMap>(builtinTypes.configMap, key, { data: { y: '1' } }, { resourceVersion: moved.metadata.resourceVersion ?? '' });
+    const current = await client.patch<ConfigMap>(
+      builtinTypes.configMap,
+      key,
+      { data: { y: '1' } },
+      { resourceVersion: moved.metadata.resourceVersion ?? '' },
+    );
     expect(current.data).toEqual({ x: '1', y: '1' });
   });
 
@@ -84,12 +96,19 @@ describe('KubeClient against the API server', () => {
     );
     expect(withStatus.status?.addressRef).toEqual({ name: 'status-claim' });
     await expect(
-      client.patchStatus(claimType, key, { status: { addressRef: { name: 'other' } } }, { resourceVersion: ignored.metadata.resourceVersion ?? '' }),
+      client.patchStatus(
+        claimType,
+        key,
+        { status: { addressRef: { name: 'other' } } },
+        { resourceVersion: ignored.metadata.resourceVersion ?? '' },
+      ),
     ).rejects.toMatchObject({ reason: 'Conflict' });
 
     const replaced = await client.replaceStatus<IPAddressClaim>(claimType, { ...withStatus, status: { addressRef: { name: 'replaced' } } });
     expect(replaced.status?.addressRef).toEqual({ name: 'replaced' });
-    await expect(client.replaceStatus(claimType, { ...withStatus, status: { addressRef: { name: 'late' } } })).rejects.toMatchObject({ reason: 'Conflict' });
+    await expect(client.replaceStatus(claimType, { ...withStatus, status: { addressRef: { name: 'late' } } })).rejects.toMatchObject({
+      reason: 'Conflict',
+    });
   });
 
   test('an object the schema rejects fails with Invalid and the field causes', async () => {
@@ -102,7 +121,10 @@ describe('KubeClient against the API server', () => {
 
   test('list follows continue tokens across pages and filters by label', async () => {
     for (let i = 0; i < 7; i++) {
-      await client.create<ConfigMap>(builtinTypes.configMap, { ...newConfigMap(ns, `page-${i}`), metadata: { namespace: ns, name: `page-${i}`, labels: { set: 'paged' } } });
+      await client.create<ConfigMap>(builtinTypes.configMap, {
+        ...newConfigMap(ns, `page-${i}`),
+        metadata: { namespace: ns, name: `page-${i}`, labels: { set: 'paged' } },
+      });
     }
     const all = await client.list<ConfigMap>(builtinTypes.configMap, { namespace: ns, labelSelector: 'set=paged', limit: 2 });
     expect(all.items.map((c) => c.metadata.name).sort()).toEqual(['page-0', 'page-1', 'page-2', 'page-3', 'page-4', 'page-5', 'page-6']);
@@ -113,9 +135,13 @@ describe('KubeClient against the API server', () => {
   test('delete honours uid and resourceVersion preconditions', async () => {
     const obj = await client.create<ConfigMap>(builtinTypes.configMap, newConfigMap(ns, 'precondition'));
     const key = { namespace: ns, name: 'precondition' };
-    await expect(client.delete(builtinTypes.configMap, key, { preconditions: { uid: 'not-the-uid' } })).rejects.toMatchObject({ reason: 'Conflict' });
+    await expect(client.delete(builtinTypes.configMap, key, { preconditions: { uid: 'not-the-uid' } })).rejects.toMatchObject({
+      reason: 'Conflict',
+    });
     await client.patch(builtinTypes.configMap, key, { data: { moved: 'on' } });
-    await expect(client.delete(builtinTypes.configMap, key, { resourceVersion: obj.metadata.resourceVersion ?? '' })).rejects.toMatchObject({ reason: 'Conflict' });
+    await expect(client.delete(builtinTypes.configMap, key, { resourceVersion: obj.metadata.resourceVersion ?? '' })).rejects.toMatchObject(
+      { reason: 'Conflict' },
+    );
     expect(await client.delete(builtinTypes.configMap, key, { uid: obj.metadata.uid ?? '', propagationPolicy: 'Foreground' })).toBe(true);
   });
 
@@ -127,7 +153,9 @@ describe('KubeClient against the API server', () => {
     expect(await client.preferredVersion('ipam.cluster.x-k8s.io', ['v1beta1', 'v1beta2'])).toBe('v1beta1');
     expect(await client.preferredVersion('nothing.example.com', ['v1'])).toBeUndefined();
     expect(await client.servedVersions('')).toEqual(['v1']);
-    expect(await client.servedResources('ipam.cluster.x-k8s.io', 'v1beta2')).toEqual(expect.arrayContaining(['ipaddressclaims', 'ipaddressclaims/status']));
+    expect(await client.servedResources('ipam.cluster.x-k8s.io', 'v1beta2')).toEqual(
+      expect.arrayContaining(['ipaddressclaims', 'ipaddressclaims/status']),
+    );
   });
 
   test('errors from a missing API name the attempt', async () => {

@@ -30,7 +30,11 @@ function gate(): { wait: Promise<void>; open: () => void } {
   return { wait, open };
 }
 
-async function metricValue(metrics: ReturnType<typeof createRuntimeMetrics>, name: string, labels: Record<string, string>): Promise<number> {
+async function metricValue(
+  metrics: ReturnType<typeof createRuntimeMetrics>,
+  name: string,
+  labels: Record<string, string>,
+): Promise<number> {
   const metric = await metrics.registry.getSingleMetric(name)?.get();
   const match = metric?.values.find((v) => Object.entries(labels).every(([k, want]) => v.labels[k] === want));
   return match?.value ?? 0;
@@ -55,7 +59,10 @@ describe('Controller against the API server', () => {
   }
 
   async function createLabelled(label: string, name: string, extra: Record<string, string> = {}): Promise<void> {
-    await client.create(builtinTypes.configMap, { ...newConfigMap(ns, name), metadata: { namespace: ns, name, labels: { test: label, ...extra } } });
+    await client.create(builtinTypes.configMap, {
+      ...newConfigMap(ns, name),
+      metadata: { namespace: ns, name, labels: { test: label, ...extra } },
+    });
   }
 
   test('reconciles every object with at most `concurrency` reconciles at once, never one key twice at once', async () => {
@@ -143,13 +150,22 @@ describe('Controller against the API server', () => {
     expect(await metricValue(metrics, 'controller_runtime_terminal_reconcile_errors_total', { controller: 'retry' })).toBe(1);
     expect(await metricValue(metrics, 'workqueue_retries_total', { name: 'retry' })).toBe(2);
     const histogram = await metrics.registry.getSingleMetric('controller_runtime_reconcile_time_seconds')?.get();
-    expect(histogram?.values.find((v) => (v as { metricName?: string }).metricName === 'controller_runtime_reconcile_time_seconds_count')?.value).toBeGreaterThanOrEqual(6);
+    expect(
+      histogram?.values.find((v) => (v as { metricName?: string }).metricName === 'controller_runtime_reconcile_time_seconds_count')?.value,
+    ).toBeGreaterThanOrEqual(6);
   });
 
   test('events on one kind map to keys of another, and each reconcile logs with its own context', async () => {
     const stream = new PassThrough();
     const lines: string[] = [];
-    stream.on('data', (c: Buffer) => lines.push(...c.toString('utf8').split('\n').filter((l) => l !== '')));
+    stream.on('data', (c: Buffer) =>
+      lines.push(
+        ...c
+          .toString('utf8')
+          .split('\n')
+          .filter((l) => l !== ''),
+      ),
+    );
     const reconciled: string[] = [];
     const contexts: ReconcileContext[] = [];
     const controller = new Controller({

@@ -37,7 +37,8 @@ describe('EventRecorder against the API server', () => {
 
   test('repeats of one event update its count; a different message is another event', async () => {
     const recorder = new EventRecorder({ client, component: 'metal-l2-test', instance: 'pod-1', logger: silentLogger() });
-    for (let i = 0; i < 3; i++) recorder.event(subject, { type: 'Warning', reason: 'PoolExhausted', message: 'no free address in pool ns/p' });
+    for (let i = 0; i < 3; i++)
+      recorder.event(subject, { type: 'Warning', reason: 'PoolExhausted', message: 'no free address in pool ns/p' });
     recorder.event(subject, { type: 'Normal', reason: 'AddressAllocated', message: 'allocated 10.0.0.5' });
     await recorder.flush();
 
@@ -74,10 +75,18 @@ describe('EventRecorder against the API server', () => {
     const lines: string[] = [];
     stream.on('data', (c: Buffer) => lines.push(c.toString('utf8')));
     const recorder = new EventRecorder({ client, component: 'metal-l2-test', logger: createLogger({ stream }) });
-    const orphan: ConfigMap = { kind: 'ConfigMap', apiVersion: 'v1', metadata: { namespace: 'no-such-namespace-kube-events', name: 'ghost' } };
+    const orphan: ConfigMap = {
+      kind: 'ConfigMap',
+      apiVersion: 'v1',
+      metadata: { namespace: 'no-such-namespace-kube-events', name: 'ghost' },
+    };
     expect(() => recorder.event(orphan, { type: 'Warning', reason: 'Lost', message: 'nobody hears this' })).not.toThrow();
     await recorder.flush();
-    const logged = lines.join('').split('\n').filter((l) => l !== '').map((l) => JSON.parse(l) as Record<string, unknown>);
+    const logged = lines
+      .join('')
+      .split('\n')
+      .filter((l) => l !== '')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
     expect(logged).toEqual([expect.objectContaining({ level: 'warn', msg: 'could not record event', reason: 'Lost' })]);
   });
 });

@@ -13,7 +13,14 @@ export interface IPAddressClaim extends KubeObject {
   spec: { poolRef: { apiGroup: string; kind: string; name: string }; clusterName?: string };
   status?: {
     addressRef?: { name: string };
-    conditions?: { type: string; status: string; reason: string; message: string; lastTransitionTime: string; observedGeneration?: number }[];
+    conditions?: {
+      type: string;
+      status: string;
+      reason: string;
+      message: string;
+      lastTransitionTime: string;
+      observedGeneration?: number;
+    }[];
   };
 }
 

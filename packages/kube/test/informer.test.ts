@@ -4,7 +4,16 @@ import { createTestNamespace, deleteTestNamespace, loadKubeConfig } from '../../
 import { installCrds, upstreamCrds } from '../../../test/support/crds.js';
 import { timeouts } from '../../../test/support/timeouts.js';
 import { waitFor } from '../../../test/support/wait-for.js';
-import { builtinTypes, Informer, KubeClient, silentLogger, type KubeObject, type ResourceType, type WatchEvent, type WatchOptions } from '../src/index.js';
+import {
+  builtinTypes,
+  Informer,
+  KubeClient,
+  silentLogger,
+  type KubeObject,
+  type ResourceType,
+  type WatchEvent,
+  type WatchOptions,
+} from '../src/index.js';
 import { openNamespacedWatches } from './apiserver-metrics.js';
 import { claimType, newClaim, newConfigMap, type ConfigMap, type IPAddressClaim } from './fixtures.js';
 
@@ -47,7 +56,11 @@ class LosesDeletes extends KubeClient {
  */
 class BreaksAfterFirstEvent extends KubeClient {
   watches = 0;
-  override async watch<T extends KubeObject>(type: ResourceType, options: WatchOptions, onEvent: (event: WatchEvent<T>) => void): Promise<void> {
+  override async watch<T extends KubeObject>(
+    type: ResourceType,
+    options: WatchOptions,
+    onEvent: (event: WatchEvent<T>) => void,
+  ): Promise<void> {
     this.watches += 1;
     if (this.watches !== 1) return super.watch(type, options, onEvent);
     const inner = new AbortController();
@@ -93,8 +106,13 @@ describe('Informer against the API server', () => {
   });
 
   test('lists what exists, then sees adds, updates and deletes; indexes follow', async () => {
-    await client.create(builtinTypes.configMap, { ...newConfigMap(ns, 'before'), metadata: { namespace: ns, name: 'before', labels: { pool: 'a' } } });
-    const { informer, signal } = startable(new Informer<ConfigMap>({ client, type: builtinTypes.configMap, namespace: ns, labelSelector: 'pool', logger }));
+    await client.create(builtinTypes.configMap, {
+      ...newConfigMap(ns, 'before'),
+      metadata: { namespace: ns, name: 'before', labels: { pool: 'a' } },
+    });
+    const { informer, signal } = startable(
+      new Informer<ConfigMap>({ client, type: builtinTypes.configMap, namespace: ns, labelSelector: 'pool', logger }),
+    );
     informer.addIndex('pool', (cm) => [cm.metadata.labels?.['pool'] ?? '']);
     const seen = record(informer);
     expect(informer.hasSynced()).toBe(false);
@@ -103,7 +121,10 @@ describe('Informer against the API server', () => {
     expect(informer.get({ namespace: ns, name: 'before' })?.metadata.labels).toEqual({ pool: 'a' });
     expect(seen).toEqual(['add before']);
 
-    await client.create(builtinTypes.configMap, { ...newConfigMap(ns, 'after'), metadata: { namespace: ns, name: 'after', labels: { pool: 'b' } } });
+    await client.create(builtinTypes.configMap, {
+      ...newConfigMap(ns, 'after'),
+      metadata: { namespace: ns, name: 'after', labels: { pool: 'b' } },
+    });
     const added = await waitFor('the new object in the cache', () => informer.get(`${ns}/after`), { timeoutMs: timeouts.watchEvent });
     expect(typeof added.metadata.creationTimestamp).toBe('string');
     // The server keeps managedFields; the cache does not (memory).
@@ -141,13 +162,17 @@ describe('Informer against the API server', () => {
   });
 
   test('a watch the server ends is resumed from the last resourceVersion without a relist', async () => {
-    const { informer, signal } = startable(new Informer<ConfigMap>({ client, type: builtinTypes.configMap, namespace: ns, watchTimeoutSeconds: 1, logger }));
+    const { informer, signal } = startable(
+      new Informer<ConfigMap>({ client, type: builtinTypes.configMap, namespace: ns, watchTimeoutSeconds: 1, logger }),
+    );
     const seen = record(informer);
     await informer.start(signal);
     const listsAfterSync = informer.stats().lists;
     await waitFor('two server-side watch ends', () => informer.stats().restarts >= 2, { timeoutMs: timeouts.watchEvent });
     await client.create(builtinTypes.configMap, newConfigMap(ns, 'after-timeouts'));
-    await waitFor('the object created after the watch ended', () => seen.includes('add after-timeouts'), { timeoutMs: timeouts.watchEvent });
+    await waitFor('the object created after the watch ended', () => seen.includes('add after-timeouts'), {
+      timeoutMs: timeouts.watchEvent,
+    });
     expect(informer.stats().lists).toBe(listsAfterSync);
   });
 
@@ -156,12 +181,20 @@ describe('Informer against the API server', () => {
   // (Built-in kinds are cached from the API server's first moments, where "1" may still be served.)
   test('a watch that breaks after delivering events resumes at once from where it was, without a relist or backoff', async () => {
     const breaking = new BreaksAfterFirstEvent({ kubeConfig: kc });
-    const { informer, signal } = startable(new Informer<ConfigMap>({ client: breaking, type: builtinTypes.configMap, namespace: ns, labelSelector: 'broken', logger }));
+    const { informer, signal } = startable(
+      new Informer<ConfigMap>({ client: breaking, type: builtinTypes.configMap, namespace: ns, labelSelector: 'broken', logger }),
+    );
     await informer.start(signal);
-    await client.create(builtinTypes.configMap, { ...newConfigMap(ns, 'broken-1'), metadata: { namespace: ns, name: 'broken-1', labels: { broken: 'yes' } } });
+    await client.create(builtinTypes.configMap, {
+      ...newConfigMap(ns, 'broken-1'),
+      metadata: { namespace: ns, name: 'broken-1', labels: { broken: 'yes' } },
+    });
     await waitFor('the first event', () => informer.get(`${ns}/broken-1`), { timeoutMs: timeouts.watchEvent });
     await waitFor('the second watch', () => breaking.watches >= 2, { timeoutMs: timeouts.watchEvent });
-    await client.create(builtinTypes.configMap, { ...newConfigMap(ns, 'broken-2'), metadata: { namespace: ns, name: 'broken-2', labels: { broken: 'yes' } } });
+    await client.create(builtinTypes.configMap, {
+      ...newConfigMap(ns, 'broken-2'),
+      metadata: { namespace: ns, name: 'broken-2', labels: { broken: 'yes' } },
+    });
     await waitFor('the event after the break', () => informer.get(`${ns}/broken-2`), { timeoutMs: timeouts.watchEvent });
     // Progress kept: no relist, and the break is a restart, not an error that backs off.
     expect(informer.stats()).toMatchObject({ lists: 1, errors: 0, gone: 0 });
@@ -173,7 +206,9 @@ describe('Informer against the API server', () => {
     const ancient = new ResumesFromAncientVersion({ kubeConfig: kc });
     const { informer, signal } = startable(new Informer<IPAddressClaim>({ client: ancient, type: claimType, namespace: ns, logger }));
     await informer.start(signal);
-    await waitFor('the 410 and the relist after it', () => informer.stats().gone === 1 && informer.stats().lists === 2, { timeoutMs: timeouts.watchEvent });
+    await waitFor('the 410 and the relist after it', () => informer.stats().gone === 1 && informer.stats().lists === 2, {
+      timeoutMs: timeouts.watchEvent,
+    });
     expect(informer.get(`${ns}/gone-1`)).toBeDefined();
     await client.create(claimType, newClaim(ns, 'gone-2'));
     await waitFor('an object created after the relist', () => informer.get(`${ns}/gone-2`), { timeoutMs: timeouts.watchEvent });
@@ -185,7 +220,9 @@ describe('Informer against the API server', () => {
     const lossy = new LosesDeletes({ kubeConfig: kc });
     await client.create(builtinTypes.configMap, newConfigMap(ns, 'relist-keep'));
     await client.create(builtinTypes.configMap, newConfigMap(ns, 'relist-drop'));
-    const { informer, signal } = startable(new Informer<ConfigMap>({ client: lossy, type: builtinTypes.configMap, namespace: ns, relistIntervalMs: 1000, logger }));
+    const { informer, signal } = startable(
+      new Informer<ConfigMap>({ client: lossy, type: builtinTypes.configMap, namespace: ns, relistIntervalMs: 1000, logger }),
+    );
     const deleted: string[] = [];
     const resynced: string[] = [];
     informer.onDelete((o) => deleted.push(o.metadata.name ?? ''));
@@ -201,7 +238,9 @@ describe('Informer against the API server', () => {
 
   test('a failing list is retried with backoff until the resource appears', async () => {
     const missing: ResourceType = { group: 'nowhere.metal-l2.test', version: 'v1', kind: 'Nothing', plural: 'nothings', namespaced: true };
-    const { informer, signal } = startable(new Informer({ client, type: missing, namespace: ns, backoff: { initialMs: 50, maxMs: 200 }, logger }));
+    const { informer, signal } = startable(
+      new Informer({ client, type: missing, namespace: ns, backoff: { initialMs: 50, maxMs: 200 }, logger }),
+    );
     void informer.start(signal);
     await waitFor('several failed attempts', () => informer.stats().errors >= 3, { timeoutMs: timeouts.watchEvent });
     expect(informer.hasSynced()).toBe(false);

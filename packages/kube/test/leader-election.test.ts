@@ -30,7 +30,15 @@ describe('LeaderElector against the API server', () => {
   });
 
   function candidate(options: { lease: string; identity: string; releaseOnCancel?: boolean }): Candidate {
-    const elector = new LeaderElector({ client, namespace: ns, name: options.lease, identity: options.identity, logger, ...fast, releaseOnCancel: options.releaseOnCancel ?? true });
+    const elector = new LeaderElector({
+      client,
+      namespace: ns,
+      name: options.lease,
+      identity: options.identity,
+      logger,
+      ...fast,
+      releaseOnCancel: options.releaseOnCancel ?? true,
+    });
     const stop = new AbortController();
     const seen: Candidate['seen'] = { leaderSignal: undefined, started: 0, stopped: 0 };
     const run = elector.run(stop.signal, {
@@ -101,7 +109,12 @@ describe('LeaderElector against the API server', () => {
         const current = await client.get<Lease>(builtinTypes.lease, { namespace: ns, name: 'stolen' });
         if (current === undefined) return false;
         const now = new Date().toISOString().replace(/Z$/, '000Z');
-        await client.replace(builtinTypes.lease, { ...current, spec: { ...current.spec, holderIdentity: 'intruder', renewTime: now, leaseDurationSeconds: 60 } }).catch(() => undefined);
+        await client
+          .replace(builtinTypes.lease, {
+            ...current,
+            spec: { ...current.spec, holderIdentity: 'intruder', renewTime: now, leaseDurationSeconds: 60 },
+          })
+          .catch(() => undefined);
         return (await holder('stolen')) === 'intruder';
       },
       { timeoutMs: timeouts.watchEvent },

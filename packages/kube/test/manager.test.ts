@@ -29,7 +29,14 @@ const widgetCrd: V1CustomResourceDefinition = {
     group: 'kubetest.metal-l2.io',
     scope: 'Namespaced',
     names: { kind: 'Widget', plural: 'widgets', singular: 'widget', listKind: 'WidgetList' },
-    versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', x_kubernetes_preserve_unknown_fields: true } } }],
+    versions: [
+      {
+        name: 'v1',
+        served: true,
+        storage: true,
+        schema: { openAPIV3Schema: { type: 'object', x_kubernetes_preserve_unknown_fields: true } },
+      },
+    ],
   },
 };
 
@@ -93,7 +100,13 @@ describe('Manager against the API server', () => {
   });
 
   test('readiness goes red while an informer is dead, and green again when it recovers', async () => {
-    const sprocketType: ResourceType = { group: 'kubetest.metal-l2.io', version: 'v1', kind: 'Sprocket', plural: 'sprockets', namespaced: true };
+    const sprocketType: ResourceType = {
+      group: 'kubetest.metal-l2.io',
+      version: 'v1',
+      kind: 'Sprocket',
+      plural: 'sprockets',
+      namespaced: true,
+    };
     const sprocketCrd: V1CustomResourceDefinition = {
       ...widgetCrd,
       metadata: { name: 'sprockets.kubetest.metal-l2.io' },
@@ -102,14 +115,25 @@ describe('Manager against the API server', () => {
     const extensions = kc.makeApiClient(ApiextensionsV1Api);
     await installCrds(kc, [sprocketCrd]);
     const manager = new Manager({ logger, healthProbeBindAddress: '127.0.0.1:0', handleSignals: false, processMetrics: false });
-    const informer = new Informer({ client, type: sprocketType, namespace: ns, backoff: { initialMs: 50, maxMs: 200 }, unhealthyAfterMs: 500, logger });
+    const informer = new Informer({
+      client,
+      type: sprocketType,
+      namespace: ns,
+      backoff: { initialMs: 50, maxMs: 200 },
+      unhealthyAfterMs: 500,
+      logger,
+    });
     manager.addInformer(informer);
     const stop = new AbortController();
     const running = manager.start(stop.signal);
     try {
-      await waitFor('ready', async () => manager.probeAddress() !== undefined && (await probe(manager.probeAddress(), '/readyz')).status === 200, {
-        timeoutMs: timeouts.crdEstablished,
-      });
+      await waitFor(
+        'ready',
+        async () => manager.probeAddress() !== undefined && (await probe(manager.probeAddress(), '/readyz')).status === 200,
+        {
+          timeoutMs: timeouts.crdEstablished,
+        },
+      );
       // The kind goes away: every list and watch fails from now on.
       await extensions.deleteCustomResourceDefinition({ name: 'sprockets.kubetest.metal-l2.io' });
       const red = await waitFor(
@@ -123,7 +147,9 @@ describe('Manager against the API server', () => {
       expect(red.body).toContain('[-]informers-healthy failed');
       expect(red.body).toContain('[+]informers-synced ok');
       await installCrds(kc, [sprocketCrd]);
-      await waitFor('readiness green again', async () => (await probe(manager.probeAddress(), '/readyz')).status === 200, { timeoutMs: timeouts.crdEstablished });
+      await waitFor('readiness green again', async () => (await probe(manager.probeAddress(), '/readyz')).status === 200, {
+        timeoutMs: timeouts.crdEstablished,
+      });
     } finally {
       stop.abort();
       await running;
@@ -134,7 +160,13 @@ describe('Manager against the API server', () => {
   test('with leader election, only the leader runs controllers; shutdown releases the lease', async () => {
     const reconciledBy: string[] = [];
     const makeManager = (identity: string): { manager: Manager; stop: AbortController; running: Promise<void> } => {
-      const informer = new Informer<ConfigMap>({ client, type: builtinTypes.configMap, namespace: ns, labelSelector: 'test=manager', logger });
+      const informer = new Informer<ConfigMap>({
+        client,
+        type: builtinTypes.configMap,
+        namespace: ns,
+        labelSelector: 'test=manager',
+        logger,
+      });
       const controller = new Controller({
         name: `cm-${identity}`,
         logger,
@@ -151,7 +183,15 @@ describe('Manager against the API server', () => {
         handleSignals: false,
         processMetrics: false,
         healthProbeBindAddress: '127.0.0.1:0',
-        leaderElection: { client, namespace: ns, name: 'manager-lease', identity, leaseDurationMs: 3000, renewDeadlineMs: 2000, retryPeriodMs: 250 },
+        leaderElection: {
+          client,
+          namespace: ns,
+          name: 'manager-lease',
+          identity,
+          leaseDurationMs: 3000,
+          renewDeadlineMs: 2000,
+          retryPeriodMs: 250,
+        },
       });
       manager.addController(controller);
       const stop = new AbortController();
@@ -161,15 +201,22 @@ describe('Manager against the API server', () => {
     await waitFor('one to lead', () => one.manager.isLeader(), { timeoutMs: timeouts.watchEvent });
     const two = makeManager('two');
     // The standby's caches sync too, so it is ready to take over.
-    await waitFor('the standby ready', async () => (await probe(two.manager.probeAddress(), '/readyz')).status === 200, { timeoutMs: timeouts.watchEvent });
+    await waitFor('the standby ready', async () => (await probe(two.manager.probeAddress(), '/readyz')).status === 200, {
+      timeoutMs: timeouts.watchEvent,
+    });
 
-    await client.create(builtinTypes.configMap, { ...newConfigMap(ns, 'managed'), metadata: { namespace: ns, name: 'managed', labels: { test: 'manager' } } });
+    await client.create(builtinTypes.configMap, {
+      ...newConfigMap(ns, 'managed'),
+      metadata: { namespace: ns, name: 'managed', labels: { test: 'manager' } },
+    });
     await waitFor('the leader reconciled', () => reconciledBy.includes('one'), { timeoutMs: timeouts.watchEvent });
     expect(reconciledBy).not.toContain('two');
 
     one.stop.abort();
     await one.running;
-    await waitFor('two to take over and reconcile', () => two.manager.isLeader() && reconciledBy.includes('two'), { timeoutMs: timeouts.watchEvent });
+    await waitFor('two to take over and reconcile', () => two.manager.isLeader() && reconciledBy.includes('two'), {
+      timeoutMs: timeouts.watchEvent,
+    });
 
     two.stop.abort();
     await two.running;
@@ -182,7 +229,15 @@ describe('Manager against the API server', () => {
       logger,
       handleSignals: false,
       processMetrics: false,
-      leaderElection: { client, namespace: ns, name: 'lost-lease', identity: 'loser', leaseDurationMs: 3000, renewDeadlineMs: 2000, retryPeriodMs: 250 },
+      leaderElection: {
+        client,
+        namespace: ns,
+        name: 'lost-lease',
+        identity: 'loser',
+        leaseDurationMs: 3000,
+        renewDeadlineMs: 2000,
+        retryPeriodMs: 250,
+      },
     });
     let leaderWorkStopped = false;
     manager.add(

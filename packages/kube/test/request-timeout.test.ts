@@ -32,7 +32,13 @@ describe('requests other than watches time out', () => {
         if (hanging) return;
         const review = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { request: { uid: string } };
         res.writeHead(200, { 'content-type': 'application/json' });
-        res.end(JSON.stringify({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response: { uid: review.request.uid, allowed: false, status: { message: 'probe' } } }));
+        res.end(
+          JSON.stringify({
+            apiVersion: 'admission.k8s.io/v1',
+            kind: 'AdmissionReview',
+            response: { uid: review.request.uid, allowed: false, status: { message: 'probe' } },
+          }),
+        );
       });
     });
     await new Promise<void>((resolve) => server?.listen(0, '127.0.0.1', resolve));
@@ -61,7 +67,10 @@ describe('requests other than watches time out', () => {
       await waitFor(
         'the webhook to be called',
         async () => {
-          const obj = { ...newConfigMap(ns, 'probe'), metadata: { namespace: ns, name: 'probe', labels: { 'kubetest.metal-l2.io/hold': 'true' } } };
+          const obj = {
+            ...newConfigMap(ns, 'probe'),
+            metadata: { namespace: ns, name: 'probe', labels: { 'kubetest.metal-l2.io/hold': 'true' } },
+          };
           try {
             await probe.create<ConfigMap>(builtinTypes.configMap, obj);
             await probe.delete(builtinTypes.configMap, { namespace: ns, name: 'probe' });
@@ -88,7 +97,10 @@ describe('requests other than watches time out', () => {
     const client = new KubeClient({ kubeConfig: kc, requestTimeoutMs: 1_000 });
     try {
       const startedAt = Date.now();
-      const obj = { ...newConfigMap(ns, 'held'), metadata: { namespace: ns, name: 'held', labels: { 'kubetest.metal-l2.io/hold': 'true' } } };
+      const obj = {
+        ...newConfigMap(ns, 'held'),
+        metadata: { namespace: ns, name: 'held', labels: { 'kubetest.metal-l2.io/hold': 'true' } },
+      };
       const err = await client.create<ConfigMap>(builtinTypes.configMap, obj).catch((e: unknown) => e);
       const elapsedMs = Date.now() - startedAt;
       expect(err).toMatchObject({ reason: 'Timeout', action: `create ConfigMap ${ns}/held` });

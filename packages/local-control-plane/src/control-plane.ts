@@ -193,7 +193,10 @@ export async function stopControlPlane(stateDir: string): Promise<void> {
  * ports, same data), then waits until the control plane answers again: for tests of what clients
  * do when, say, the API server restarts under them.
  */
-export async function restartProcess(stateDir: string, name: 'etcd' | 'kube-apiserver' | 'kube-controller-manager'): Promise<ControlPlaneState> {
+export async function restartProcess(
+  stateDir: string,
+  name: 'etcd' | 'kube-apiserver' | 'kube-controller-manager',
+): Promise<ControlPlaneState> {
   const state = await readControlPlaneState(stateDir);
   const old = state?.processes.find((p) => p.name === name);
   if (state === undefined || old === undefined) throw new Error(`no running ${name} recorded in ${stateDir}`);

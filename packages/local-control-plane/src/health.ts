@@ -40,5 +40,7 @@ export async function waitHealthy(
     if (!options.isStillRunning()) throw new Error(`${options.what} exited during start; see ${options.logFile}`);
     await delay(100);
   }
-  throw new Error(`${options.what} not healthy at ${probe.url} after ${options.timeoutMs} ms (last status ${last}); see ${options.logFile}`);
+  throw new Error(
+    `${options.what} not healthy at ${probe.url} after ${options.timeoutMs} ms (last status ${last}); see ${options.logFile}`,
+  );
 }

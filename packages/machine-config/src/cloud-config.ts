@@ -44,7 +44,7 @@ export function renderCloudConfigPart(network: RenderedNetwork): string {
   ];
   const lines = [
     '#cloud-config',
-    '# metal-l2: this machine\'s Layer 2 network, added to its bootstrap data (see the X-Metal-L2 header)',
+    "# metal-l2: this machine's Layer 2 network, added to its bootstrap data (see the X-Metal-L2 header)",
     'merge_how:',
     '- name: list',
     '  settings: [prepend]',
@@ -55,7 +55,13 @@ export function renderCloudConfigPart(network: RenderedNetwork): string {
     'write_files:',
   ];
   for (const f of writeFiles) {
-    lines.push(`- path: ${f.path}`, '  owner: root:root', `  permissions: '${f.permissions}'`, '  encoding: b64', `  content: ${Buffer.from(f.content, 'utf8').toString('base64')}`);
+    lines.push(
+      `- path: ${f.path}`,
+      '  owner: root:root',
+      `  permissions: '${f.permissions}'`,
+      '  encoding: b64',
+      `  content: ${Buffer.from(f.content, 'utf8').toString('base64')}`,
+    );
   }
   lines.push('runcmd:', `- '${BOOT_COMMAND}'`);
   return lines.join('\n') + '\n';

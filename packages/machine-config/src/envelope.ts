@@ -91,7 +91,9 @@ export function parseEnvelope(value: string): ParsedEnvelope {
   const markerLine = headers.find((h) => h.toLowerCase().startsWith(`${MARKER_HEADER.toLowerCase()}:`));
   if (markerLine === undefined) return { kind: 'plain' };
   const m = /^[^:]+:\s*(v[0-9]+);\s*inject=sha256:([0-9a-f]{64});\s*orig=sha256:([0-9a-f]{64})\s*$/.exec(markerLine);
-  const boundary = headers.map((h) => /^content-type:\s*multipart\/mixed;\s*boundary="([^"]+)"\s*$/i.exec(h)?.[1]).find((b) => b !== undefined);
+  const boundary = headers
+    .map((h) => /^content-type:\s*multipart\/mixed;\s*boundary="([^"]+)"\s*$/i.exec(h)?.[1])
+    .find((b) => b !== undefined);
   if (m === null || boundary === undefined) return { kind: 'malformed', message: `the ${MARKER_HEADER} envelope's headers cannot be read` };
   const [, version = '', injectHash = '', origHash = ''] = m;
   if (version !== MARKER_VERSION) return { kind: 'malformed', message: `unknown ${MARKER_HEADER} version ${version}` };

@@ -39,7 +39,16 @@ function ifupdownStanzas(iface: PlannedInterface): string {
   }
   const lines: string[] = [`auto ${name}`];
   if (v4.length === 0 && v6.length === 0) {
-    lines.push(`iface ${name} inet manual`, ...indent([...linkLines, ...mtuLines(name, vlan, true), `up ip link set dev ${name} up`, ...routeLines(name, vlan), ...downLines(iface)]));
+    lines.push(
+      `iface ${name} inet manual`,
+      ...indent([
+        ...linkLines,
+        ...mtuLines(name, vlan, true),
+        `up ip link set dev ${name} up`,
+        ...routeLines(name, vlan),
+        ...downLines(iface),
+      ]),
+    );
     return lines.join('\n') + '\n';
   }
   // The first family's stanza creates the link and carries MTU, DNS and routes; the second only adds addresses.
@@ -65,7 +74,15 @@ function ifupdownStanzas(iface: PlannedInterface): string {
       opts.push(`up ip ${family.method === 'inet6' ? '-6 ' : ''}addr replace ${extra.address}/${extra.prefix} dev ${name}`);
     }
     // A route goes with the stanza of its family (once an address of that family is up), else with the first.
-    opts.push(...routeLines(name, vlan, (route) => isIPv6(route.via) === (family.method === 'inet6') || (i === 0 && !families.some((f) => (f.method === 'inet6') === isIPv6(route.via)))));
+    opts.push(
+      ...routeLines(
+        name,
+        vlan,
+        (route) =>
+          isIPv6(route.via) === (family.method === 'inet6') ||
+          (i === 0 && !families.some((f) => (f.method === 'inet6') === isIPv6(route.via))),
+      ),
+    );
     if (i === 0) opts.push(...downLines(iface));
     lines.push(`iface ${name} ${family.method} static`, ...indent(opts));
   });

@@ -36,7 +36,11 @@ describe('injectUserData', () => {
     const boundary = /boundary="([^"]+)"/.exec(value)?.[1] ?? '';
     const partOneStart = value.indexOf(`--${boundary}\n`) + boundary.length + 3;
     const partOne = value.slice(partOneStart, value.indexOf(`\n--${boundary}\n`, partOneStart));
-    expect(partOne).toBe(wrapped ? `Content-Type: text/plain; charset="utf-8"\nContent-Transfer-Encoding: 8bit\nContent-Disposition: attachment; filename="user-data"\n\n${original}` : original);
+    expect(partOne).toBe(
+      wrapped
+        ? `Content-Type: text/plain; charset="utf-8"\nContent-Transfer-Encoding: 8bit\nContent-Disposition: attachment; filename="user-data"\n\n${original}`
+        : original,
+    );
   });
 
   test('our part: cloud-config with merge_how prepend, base64 files and one fail-closed runcmd line', () => {
@@ -45,13 +49,18 @@ describe('injectUserData', () => {
     if (parsed.kind !== 'envelope') throw new Error('not an envelope');
     expect(sha256Hex(parsed.part)).toBe(hash);
     expect(parsed.part).toMatch(/^#cloud-config\n/);
-    expect(parsed.part).toContain('merge_how:\n- name: list\n  settings: [prepend]\n- name: dict\n  settings: [no_replace, recurse_list]\n- name: str\n  settings: []\n');
+    expect(parsed.part).toContain(
+      'merge_how:\n- name: list\n  settings: [prepend]\n- name: dict\n  settings: [no_replace, recurse_list]\n- name: str\n  settings: []\n',
+    );
     expect(parsed.part).toContain("runcmd:\n- '/opt/metal-l2/metal-l2-net apply || exit 1'\n");
     const paths = [...parsed.part.matchAll(/^- path: (.*)$/gm)].map((m) => m[1]);
     expect(paths).toEqual(['/opt/metal-l2/files/01-60-metal-l2.cfg', '/opt/metal-l2/netcfg.json', '/opt/metal-l2/metal-l2-net']);
     const contents = [...parsed.part.matchAll(/^ {2}content: (.*)$/gm)].map((m) => Buffer.from(m[1] ?? '', 'base64').toString('utf8'));
     expect(contents[0]).toBe(network().files[0]?.content);
-    expect(JSON.parse(contents[1] ?? '')).toMatchObject({ renderer: 'ifupdown', files: [{ source: '/opt/metal-l2/files/01-60-metal-l2.cfg', path: '/etc/network/interfaces.d/60-metal-l2.cfg', mode: '0644' }] });
+    expect(JSON.parse(contents[1] ?? '')).toMatchObject({
+      renderer: 'ifupdown',
+      files: [{ source: '/opt/metal-l2/files/01-60-metal-l2.cfg', path: '/etc/network/interfaces.d/60-metal-l2.cfg', mode: '0644' }],
+    });
     expect(contents[2]).toMatch(/^#!\/bin\/sh\n/);
   });
 
@@ -67,7 +76,10 @@ describe('injectUserData', () => {
 
   test('inject twice: the second time is unchanged, with the same hash', () => {
     const first = injected(injectUserData({ value: CABPK_JOIN, format: 'cloud-config', network: network() }));
-    expect(injectUserData({ value: first.value, format: 'cloud-config', network: network() })).toEqual({ kind: 'unchanged', hash: first.hash });
+    expect(injectUserData({ value: first.value, format: 'cloud-config', network: network() })).toEqual({
+      kind: 'unchanged',
+      hash: first.hash,
+    });
   });
 
   test('network changed: re-wrapped from the original, never nested', () => {
@@ -76,7 +88,9 @@ describe('injectUserData', () => {
     expect(second.hash).not.toBe(first.hash);
     expect(extractOriginal(second.value)).toBe(CABPK_JOIN);
     expect(second.value.match(/X-Metal-L2:/g)).toHaveLength(1);
-    expect(second.value).toBe(injected(injectUserData({ value: CABPK_JOIN, format: 'cloud-config', network: network(hybridNative) })).value);
+    expect(second.value).toBe(
+      injected(injectUserData({ value: CABPK_JOIN, format: 'cloud-config', network: network(hybridNative) })).value,
+    );
   });
 
   test('an existing multipart that was injected: re-injection extracts the original multipart', () => {
@@ -107,10 +121,34 @@ describe('injectUserData', () => {
   });
 
   test.each([
-    { name: 'ignition is refused', format: 'ignition', value: '{"ignition":{"version":"2.3.0"}}', reason: InjectRefusalReason.IgnitionNotSupported, message: /cloud-config .*only for now/ },
-    { name: 'an unknown format is refused', format: 'talos', value: PLAIN_CLOUD_CONFIG, reason: InjectRefusalReason.UnsupportedFormat, message: /"talos"/ },
-    { name: 'content that is neither cloud-config, script nor MIME', format: 'cloud-config', value: '#include\nhttps://example.com/ud\n', reason: InjectRefusalReason.UnsupportedContent, message: /"#include"/ },
-    { name: 'a marker whose envelope is broken', format: 'cloud-config', value: 'Content-Type: multipart/mixed; boundary="x"\nMIME-Version: 1.0\nX-Metal-L2: v1; inject=sha256:zz\n\nbody', reason: InjectRefusalReason.MalformedEnvelope, message: /cannot be read/ },
+    {
+      name: 'ignition is refused',
+      format: 'ignition',
+      value: '{"ignition":{"version":"2.3.0"}}',
+      reason: InjectRefusalReason.IgnitionNotSupported,
+      message: /cloud-config .*only for now/,
+    },
+    {
+      name: 'an unknown format is refused',
+      format: 'talos',
+      value: PLAIN_CLOUD_CONFIG,
+      reason: InjectRefusalReason.UnsupportedFormat,
+      message: /"talos"/,
+    },
+    {
+      name: 'content that is neither cloud-config, script nor MIME',
+      format: 'cloud-config',
+      value: '#include\nhttps://example.com/ud\n',
+      reason: InjectRefusalReason.UnsupportedContent,
+      message: /"#include"/,
+    },
+    {
+      name: 'a marker whose envelope is broken',
+      format: 'cloud-config',
+      value: 'Content-Type: multipart/mixed; boundary="x"\nMIME-Version: 1.0\nX-Metal-L2: v1; inject=sha256:zz\n\nbody',
+      reason: InjectRefusalReason.MalformedEnvelope,
+      message: /cannot be read/,
+    },
   ])('$name', ({ format, value, reason, message }) => {
     const out = injectUserData({ value, format, network: network() });
     expect(out).toEqual({ kind: 'refused', reason, message: expect.stringMatching(message) });

@@ -39,14 +39,26 @@ export const FORBIDDEN_IN_PART = ['{{', '{%', '{#', 'image_repo=', 'image_tag=',
 export function injectUserData(input: InjectUserDataInput): InjectOutcome {
   const { value, format, network } = input;
   if (format === 'ignition') {
-    return { kind: 'refused', reason: InjectRefusalReason.IgnitionNotSupported, message: 'bootstrap format ignition is not supported: network configuration is injected into cloud-config user data only for now' };
+    return {
+      kind: 'refused',
+      reason: InjectRefusalReason.IgnitionNotSupported,
+      message: 'bootstrap format ignition is not supported: network configuration is injected into cloud-config user data only for now',
+    };
   }
   if (format !== undefined && format !== '' && format !== 'cloud-config') {
-    return { kind: 'refused', reason: InjectRefusalReason.UnsupportedFormat, message: `bootstrap format "${format}" is not supported: only cloud-config` };
+    return {
+      kind: 'refused',
+      reason: InjectRefusalReason.UnsupportedFormat,
+      message: `bootstrap format "${format}" is not supported: only cloud-config`,
+    };
   }
   const parsed = parseEnvelope(value);
   if (parsed.kind === 'malformed') {
-    return { kind: 'refused', reason: InjectRefusalReason.MalformedEnvelope, message: `bootstrap data was injected before but ${parsed.message}` };
+    return {
+      kind: 'refused',
+      reason: InjectRefusalReason.MalformedEnvelope,
+      message: `bootstrap data was injected before but ${parsed.message}`,
+    };
   }
   const original = parsed.kind === 'envelope' ? parsed.original : value;
   const contentIssue = describeUnsupportedContent(original);
@@ -56,7 +68,12 @@ export function injectUserData(input: InjectUserDataInput): InjectOutcome {
   const part = renderCloudConfigPart(network);
   assertTemplateSafe(part);
   const hash = sha256Hex(part);
-  if (parsed.kind === 'envelope' && parsed.marker.injectHash === hash && parsed.marker.origHash === sha256Hex(original) && parsed.part === part) {
+  if (
+    parsed.kind === 'envelope' &&
+    parsed.marker.injectHash === hash &&
+    parsed.marker.origHash === sha256Hex(original) &&
+    parsed.part === part
+  ) {
     return { kind: 'unchanged', hash };
   }
   return { kind: 'injected', value: buildEnvelope({ original, part, injectHash: hash }), hash };
@@ -85,6 +102,7 @@ function describeUnsupportedContent(original: string): string | undefined {
 /** A broken invariant if it fails: everything variable in our part is base64. */
 export function assertTemplateSafe(part: string): void {
   for (const bad of FORBIDDEN_IN_PART) {
-    if (part.includes(bad)) throw new Error(`injected cloud-config part contains "${bad}": it would break Go templating, Jinja or the Equinix installer`);
+    if (part.includes(bad))
+      throw new Error(`injected cloud-config part contains "${bad}": it would break Go templating, Jinja or the Equinix installer`);
   }
 }

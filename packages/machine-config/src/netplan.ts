@@ -25,7 +25,12 @@ export function renderNetplan(interfaces: readonly PlannedInterface[]): Renderer
   if (vlans.length > 0) {
     lines.push('  vlans:');
     for (const v of vlans) {
-      lines.push(`    ${q(v.name)}:`, `      id: ${v.vlanId ?? 0}`, `      link: ${q(v.parent ?? '')}`, ...settings(v.vlan, 6, { dhcp: true }));
+      lines.push(
+        `    ${q(v.name)}:`,
+        `      id: ${v.vlanId ?? 0}`,
+        `      link: ${q(v.parent ?? '')}`,
+        ...settings(v.vlan, 6, { dhcp: true }),
+      );
     }
   }
   // netplan warns about (and newer versions refuse) world-readable files.

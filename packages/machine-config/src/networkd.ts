@@ -15,15 +15,29 @@ export function renderNetworkd(interfaces: readonly PlannedInterface[]): Rendere
   for (const iface of interfaces) {
     const stem = interfaceFileStem(iface);
     if (iface.role === 'vlan') {
-      files.push(file(`${NETWORKD_DIR}/60-metal-l2-${stem}.netdev`, [
-        ['NetDev', [`Name=${iface.name}`, 'Kind=vlan', ...(iface.vlan?.mtu === undefined ? [] : [`MTUBytes=${iface.vlan.mtu}`])]],
-        ['VLAN', [`Id=${iface.vlanId ?? 0}`]],
-      ]));
-      files.push(file(`${NETWORKD_DIR}/60-metal-l2-${stem}.network`, [['Match', [`Name=${iface.name}`]], ...networkSections(iface, { ownsLink: true })]));
+      files.push(
+        file(`${NETWORKD_DIR}/60-metal-l2-${stem}.netdev`, [
+          ['NetDev', [`Name=${iface.name}`, 'Kind=vlan', ...(iface.vlan?.mtu === undefined ? [] : [`MTUBytes=${iface.vlan.mtu}`])]],
+          ['VLAN', [`Id=${iface.vlanId ?? 0}`]],
+        ]),
+      );
+      files.push(
+        file(`${NETWORKD_DIR}/60-metal-l2-${stem}.network`, [
+          ['Match', [`Name=${iface.name}`]],
+          ...networkSections(iface, { ownsLink: true }),
+        ]),
+      );
     } else if (iface.portKind === 'bond') {
-      files.push(file(`${NETWORKD_DIR}/${networkFilePlaceholder(iface.port)}.d/60-metal-l2.conf`, networkSections(iface, { ownsLink: false })));
+      files.push(
+        file(`${NETWORKD_DIR}/${networkFilePlaceholder(iface.port)}.d/60-metal-l2.conf`, networkSections(iface, { ownsLink: false })),
+      );
     } else {
-      files.push(file(`${NETWORKD_DIR}/05-metal-l2-${stem}.network`, [['Match', [`Name=${iface.name}`]], ...networkSections(iface, { ownsLink: true })]));
+      files.push(
+        file(`${NETWORKD_DIR}/05-metal-l2-${stem}.network`, [
+          ['Match', [`Name=${iface.name}`]],
+          ...networkSections(iface, { ownsLink: true }),
+        ]),
+      );
     }
   }
   return { files, interfaces: interfaces.map((i) => i.name) };
@@ -45,7 +59,10 @@ function networkSections(iface: PlannedInterface, opts: { ownsLink: boolean }): 
   }
   sections.push(['Network', network]);
   for (const r of vlan?.routes ?? []) {
-    sections.push(['Route', [`Destination=${routeDestination(r)}`, `Gateway=${r.via}`, ...(r.metric === undefined ? [] : [`Metric=${r.metric}`])]]);
+    sections.push([
+      'Route',
+      [`Destination=${routeDestination(r)}`, `Gateway=${r.via}`, ...(r.metric === undefined ? [] : [`Metric=${r.metric}`])],
+    ]);
   }
   return sections;
 }

@@ -1,7 +1,15 @@
 import { describe, expect, test } from '@jest/globals';
 import { renderMachineNetwork } from './render.js';
 import type { RenderedNetwork, RendererName } from './types.js';
-import { config, fullFeatured, hybridBonded, hybridNative, hybridTagged, layer2Bonded, layer2Individual } from '../test/fixtures/networks.js';
+import {
+  config,
+  fullFeatured,
+  hybridBonded,
+  hybridNative,
+  hybridTagged,
+  layer2Bonded,
+  layer2Individual,
+} from '../test/fixtures/networks.js';
 import type { PortConfig } from './types.js';
 
 function render(ports: PortConfig[], renderer: RendererName): RenderedNetwork {
@@ -47,7 +55,9 @@ describe('ifupdown', () => {
     {
       name: 'hybrid with one native VLAN: address untagged on eth1 itself, eth1 leaves the bond',
       ports: hybridNative,
-      want: ['auto @port:eth1@\niface @port:eth1@ inet static\n    pre-up ip link set dev @port:eth1@ nomaster || true\n    address 192.168.10.5/24\n'],
+      want: [
+        'auto @port:eth1@\niface @port:eth1@ inet static\n    pre-up ip link set dev @port:eth1@ nomaster || true\n    address 192.168.10.5/24\n',
+      ],
       not: ['@port:eth1@.1000', 'iface @port:bond0@'],
       interfaces: ['@port:eth1@'],
     },
@@ -65,14 +75,21 @@ describe('ifupdown', () => {
     {
       name: 'layer2-bonded: native VLAN untagged on the bond, the other tagged on it',
       ports: layer2Bonded,
-      want: ['auto @port:bond0@\niface @port:bond0@ inet static\n    address 192.168.10.5/24\n', 'name @port:bond0@.1001 type vlan id 1001'],
+      want: [
+        'auto @port:bond0@\niface @port:bond0@ inet static\n    address 192.168.10.5/24\n',
+        'name @port:bond0@.1001 type vlan id 1001',
+      ],
       not: ['@port:bond0@.1000', 'nomaster'],
       interfaces: ['@port:bond0@', '@port:bond0@.1001'],
     },
     {
       name: 'layer2-individual: VLANs on each physical port as listed on them',
       ports: layer2Individual,
-      want: ['iface @port:eth0@ inet manual', 'name @port:eth0@.1000 type vlan id 1000', 'iface @port:eth1@ inet static\n    pre-up ip link set dev @port:eth1@ nomaster || true\n    address 192.168.11.5/24'],
+      want: [
+        'iface @port:eth0@ inet manual',
+        'name @port:eth0@.1000 type vlan id 1000',
+        'iface @port:eth1@ inet static\n    pre-up ip link set dev @port:eth1@ nomaster || true\n    address 192.168.11.5/24',
+      ],
       not: ['@port:eth1@.1001', '@port:bond0@'],
       interfaces: ['@port:eth0@', '@port:eth1@', '@port:eth0@.1000'],
     },
@@ -107,19 +124,28 @@ describe('netplan', () => {
     {
       name: 'hybrid with one native VLAN: eth1 under ethernets with the address',
       ports: hybridNative,
-      want: ['  ethernets:\n    "@port:eth1@":\n      dhcp4: false\n      dhcp6: false\n      accept-ra: false\n      addresses:\n        - "192.168.10.5/24"\n'],
+      want: [
+        '  ethernets:\n    "@port:eth1@":\n      dhcp4: false\n      dhcp6: false\n      accept-ra: false\n      addresses:\n        - "192.168.10.5/24"\n',
+      ],
       not: ['vlans:'],
     },
     {
       name: 'hybrid with several tagged VLANs: eth1 without addresses, two vlans on it',
       ports: hybridTagged,
-      want: ['    "@port:eth1@":\n      dhcp4: false\n      dhcp6: false\n      accept-ra: false\n  vlans:', 'link: "@port:eth1@"', '"@port:eth1@.1001":\n      id: 1001'],
+      want: [
+        '    "@port:eth1@":\n      dhcp4: false\n      dhcp6: false\n      accept-ra: false\n  vlans:',
+        'link: "@port:eth1@"',
+        '"@port:eth1@.1001":\n      id: 1001',
+      ],
       not: ['bonds:'],
     },
     {
       name: 'layer2-bonded: native addresses on the bond, merged with the image definition',
       ports: layer2Bonded,
-      want: ['  bonds:\n    "@port:bond0@":\n      addresses:\n        - "192.168.10.5/24"\n', '"@port:bond0@.1001":\n      id: 1001\n      link: "@port:bond0@"'],
+      want: [
+        '  bonds:\n    "@port:bond0@":\n      addresses:\n        - "192.168.10.5/24"\n',
+        '"@port:bond0@.1001":\n      id: 1001\n      link: "@port:bond0@"',
+      ],
       not: ['dhcp4: false\n      addresses:\n        - "192.168.10.5/24"\n  vlans'],
     },
     {
@@ -160,7 +186,11 @@ describe('networkd', () => {
         '/etc/systemd/network/60-metal-l2-bond0.1001.netdev',
         '/etc/systemd/network/60-metal-l2-bond0.1001.network',
       ],
-      want: ['[Network]\nVLAN=@port:bond0@.1000\nVLAN=@port:bond0@.1001\n', '[NetDev]\nName=@port:bond0@.1000\nKind=vlan\n\n[VLAN]\nId=1000\n', '[Match]\nName=@port:bond0@.1001\n\n[Network]\nDHCP=no\nIPv6AcceptRA=no\nAddress=192.168.11.5/24\n'],
+      want: [
+        '[Network]\nVLAN=@port:bond0@.1000\nVLAN=@port:bond0@.1001\n',
+        '[NetDev]\nName=@port:bond0@.1000\nKind=vlan\n\n[VLAN]\nId=1000\n',
+        '[Match]\nName=@port:bond0@.1001\n\n[Network]\nDHCP=no\nIPv6AcceptRA=no\nAddress=192.168.11.5/24\n',
+      ],
     },
     {
       name: 'hybrid with one native VLAN: eth1 gets its own .network that sorts before the image files',
@@ -199,7 +229,10 @@ describe('networkd', () => {
         '/etc/systemd/network/60-metal-l2-eth0.1000.netdev',
         '/etc/systemd/network/60-metal-l2-eth0.1000.network',
       ],
-      want: ['Name=@port:eth0@\n\n[Network]\nDHCP=no\nIPv6AcceptRA=no\nVLAN=@port:eth0@.1000\n', 'Name=@port:eth1@\n\n[Network]\nDHCP=no\nIPv6AcceptRA=no\nAddress=192.168.11.5/24\n'],
+      want: [
+        'Name=@port:eth0@\n\n[Network]\nDHCP=no\nIPv6AcceptRA=no\nVLAN=@port:eth0@.1000\n',
+        'Name=@port:eth1@\n\n[Network]\nDHCP=no\nIPv6AcceptRA=no\nAddress=192.168.11.5/24\n',
+      ],
     },
     {
       name: 'IPv6, routes with metric and default, mtu, nameservers',
@@ -235,12 +268,21 @@ describe('every renderer', () => {
       expect(text(render(ports, renderer))).toBe(a);
       for (const bad of ['{{', '{%', '{#']) expect(a).not.toContain(bad);
       // Interface names appear only as placeholders inside the files (paths may name the Metal port).
-      for (const f of render(ports, renderer).files) expect(f.content.replace(/@(port|netfile):[a-z0-9]+@/g, 'IF')).not.toMatch(/\b(bond|eth)[0-9]\b/);
+      for (const f of render(ports, renderer).files)
+        expect(f.content.replace(/@(port|netfile):[a-z0-9]+@/g, 'IF')).not.toMatch(/\b(bond|eth)[0-9]\b/);
     },
   );
 
   test('metadata URL and renderer travel to the boot script', () => {
     const network = render(hybridNative, 'netplan');
-    expect(network).toMatchObject({ version: 1, renderer: 'netplan', metadataUrl: 'https://metadata.platformequinix.com/metadata', ports: [{ name: 'bond0', kind: 'bond', detach: false }, { name: 'eth1', kind: 'nic', detach: true }] });
+    expect(network).toMatchObject({
+      version: 1,
+      renderer: 'netplan',
+      metadataUrl: 'https://metadata.platformequinix.com/metadata',
+      ports: [
+        { name: 'bond0', kind: 'bond', detach: false },
+        { name: 'eth1', kind: 'nic', detach: true },
+      ],
+    });
   });
 });

@@ -41,13 +41,21 @@ export function validateMachineNetworkConfig(config: MachineNetworkConfig): Conf
     issues.push({ code: ConfigIssueCode.InvalidRenderer, path: ['renderer'], message: `unknown renderer "${String(config.renderer)}"` });
   }
   if (!isSafeUrl(config.metadataUrl)) {
-    issues.push({ code: ConfigIssueCode.InvalidMetadataUrl, path: ['metadataUrl'], message: `metadata URL "${config.metadataUrl}" is not a plain http(s) URL` });
+    issues.push({
+      code: ConfigIssueCode.InvalidMetadataUrl,
+      path: ['metadataUrl'],
+      message: `metadata URL "${config.metadataUrl}" is not a plain http(s) URL`,
+    });
   }
   const seenPorts = new Set<string>();
   config.ports.forEach((port, p) => {
     const at = ['ports', p];
     if (!PORT_NAME.test(port.name)) {
-      issues.push({ code: ConfigIssueCode.InvalidPortName, path: [...at, 'name'], message: `port name "${port.name}" is not a Metal port name like bond0 or eth1` });
+      issues.push({
+        code: ConfigIssueCode.InvalidPortName,
+        path: [...at, 'name'],
+        message: `port name "${port.name}" is not a Metal port name like bond0 or eth1`,
+      });
     }
     if (seenPorts.has(port.name)) {
       issues.push({ code: ConfigIssueCode.DuplicatePort, path: [...at, 'name'], message: `port ${port.name} is listed twice` });
@@ -58,19 +66,35 @@ export function validateMachineNetworkConfig(config: MachineNetworkConfig): Conf
     port.vlans.forEach((vlan, v) => {
       const vat = [...at, 'vlans', v];
       if (!Number.isInteger(vlan.vxlan) || vlan.vxlan < 1 || vlan.vxlan > 4094) {
-        issues.push({ code: ConfigIssueCode.InvalidVlanId, path: [...vat, 'vxlan'], message: `vxlan ${vlan.vxlan} is not a VLAN id (1-4094)` });
+        issues.push({
+          code: ConfigIssueCode.InvalidVlanId,
+          path: [...vat, 'vxlan'],
+          message: `vxlan ${vlan.vxlan} is not a VLAN id (1-4094)`,
+        });
       } else if (!vlan.native && `${port.name}.${vlan.vxlan}`.length > MAX_INTERFACE_NAME) {
-        issues.push({ code: ConfigIssueCode.InterfaceNameTooLong, path: [...vat, 'vxlan'], message: `interface ${port.name}.${vlan.vxlan} is longer than ${MAX_INTERFACE_NAME} characters` });
+        issues.push({
+          code: ConfigIssueCode.InterfaceNameTooLong,
+          path: [...vat, 'vxlan'],
+          message: `interface ${port.name}.${vlan.vxlan} is longer than ${MAX_INTERFACE_NAME} characters`,
+        });
       }
       if (seenVlans.has(vlan.vxlan)) {
-        issues.push({ code: ConfigIssueCode.DuplicateVlan, path: [...vat, 'vxlan'], message: `vxlan ${vlan.vxlan} is listed twice on port ${port.name}` });
+        issues.push({
+          code: ConfigIssueCode.DuplicateVlan,
+          path: [...vat, 'vxlan'],
+          message: `vxlan ${vlan.vxlan} is listed twice on port ${port.name}`,
+        });
       }
       seenVlans.add(vlan.vxlan);
       if (vlan.native) natives += 1;
       issues.push(...vlanIssues(vlan, vat));
     });
     if (natives > 1) {
-      issues.push({ code: ConfigIssueCode.MultipleNativeVlans, path: [...at, 'vlans'], message: `port ${port.name} has ${natives} native VLANs; at most one is untagged` });
+      issues.push({
+        code: ConfigIssueCode.MultipleNativeVlans,
+        path: [...at, 'vlans'],
+        message: `port ${port.name} has ${natives} native VLANs; at most one is untagged`,
+      });
     }
   });
   return issues;
@@ -85,12 +109,20 @@ function vlanIssues(vlan: VlanConfig, at: (string | number)[]): ConfigIssue[] {
   }
   vlan.nameservers?.addresses.forEach((ns, i) => {
     if (isIP(ns) === 0) {
-      issues.push({ code: ConfigIssueCode.InvalidNameserver, path: [...at, 'nameservers', 'addresses', i], message: `nameserver "${ns}" is not an IP address` });
+      issues.push({
+        code: ConfigIssueCode.InvalidNameserver,
+        path: [...at, 'nameservers', 'addresses', i],
+        message: `nameserver "${ns}" is not an IP address`,
+      });
     }
   });
   vlan.nameservers?.search?.forEach((d, i) => {
     if (!DOMAIN.test(d)) {
-      issues.push({ code: ConfigIssueCode.InvalidSearchDomain, path: [...at, 'nameservers', 'search', i], message: `search domain "${d}" is not a domain name` });
+      issues.push({
+        code: ConfigIssueCode.InvalidSearchDomain,
+        path: [...at, 'nameservers', 'search', i],
+        message: `search domain "${d}" is not a domain name`,
+      });
     }
   });
   return issues;
@@ -105,10 +137,18 @@ function addressIssues(a: NetworkAddress, at: (string | number)[]): ConfigIssue[
   }
   const max = family === 4 ? 32 : 128;
   if (!Number.isInteger(a.prefix) || a.prefix < 1 || a.prefix > max) {
-    issues.push({ code: ConfigIssueCode.InvalidPrefix, path: [...at, 'prefix'], message: `prefix ${a.prefix} is outside 1-${max} for ${a.address}` });
+    issues.push({
+      code: ConfigIssueCode.InvalidPrefix,
+      path: [...at, 'prefix'],
+      message: `prefix ${a.prefix} is outside 1-${max} for ${a.address}`,
+    });
   }
   if (a.gateway !== undefined && isIP(a.gateway) !== family) {
-    issues.push({ code: ConfigIssueCode.InvalidAddress, path: [...at, 'gateway'], message: `gateway "${a.gateway}" is not an IPv${family} address` });
+    issues.push({
+      code: ConfigIssueCode.InvalidAddress,
+      path: [...at, 'gateway'],
+      message: `gateway "${a.gateway}" is not an IPv${family} address`,
+    });
   }
   return issues;
 }
@@ -124,13 +164,25 @@ function routeIssues(r: NetworkRoute, at: (string | number)[]): ConfigIssue[] {
     const netFamily = isIP(net ?? '');
     const bits = Number(prefix);
     if (rest.length > 0 || netFamily === 0 || !/^[0-9]{1,3}$/.test(prefix ?? '') || bits > (netFamily === 4 ? 32 : 128)) {
-      issues.push({ code: ConfigIssueCode.InvalidRoute, path: [...at, 'to'], message: `route to "${r.to}" is neither a CIDR nor "default"` });
+      issues.push({
+        code: ConfigIssueCode.InvalidRoute,
+        path: [...at, 'to'],
+        message: `route to "${r.to}" is neither a CIDR nor "default"`,
+      });
     } else if (family !== 0 && netFamily !== family) {
-      issues.push({ code: ConfigIssueCode.InvalidRoute, path: [...at, 'to'], message: `route to ${r.to} via ${r.via} mixes address families` });
+      issues.push({
+        code: ConfigIssueCode.InvalidRoute,
+        path: [...at, 'to'],
+        message: `route to ${r.to} via ${r.via} mixes address families`,
+      });
     }
   }
   if (r.metric !== undefined && (!Number.isInteger(r.metric) || r.metric < 0 || r.metric > 4294967295)) {
-    issues.push({ code: ConfigIssueCode.InvalidRoute, path: [...at, 'metric'], message: `route metric ${r.metric} is not a non-negative integer` });
+    issues.push({
+      code: ConfigIssueCode.InvalidRoute,
+      path: [...at, 'metric'],
+      message: `route metric ${r.metric} is not a non-negative integer`,
+    });
   }
   return issues;
 }

@@ -175,10 +175,19 @@ describe('metal-l2-net apply', () => {
   test('ifupdown, eth1 unbonded with a native VLAN and a tagged VLAN on bond0: resolved by permanent MAC, eth1 out of the bond, idempotent', async () => {
     posted.length = 0;
     const m = await machine({ interfaces: EQUINIX_INTERFACES });
-    await provision(m.root, [
-      { name: 'bond0', bonded: true, layer2: false, vlans: [vlan(1000, '192.168.10.5/24', { routes: [{ to: '10.60.0.0/16', via: '192.168.10.1', metric: 100 }] })] },
-      { name: 'eth1', bonded: false, layer2: true, vlans: [vlan(2000, '10.1.0.5/24', { native: true })] },
-    ], 'ifupdown');
+    await provision(
+      m.root,
+      [
+        {
+          name: 'bond0',
+          bonded: true,
+          layer2: false,
+          vlans: [vlan(1000, '192.168.10.5/24', { routes: [{ to: '10.60.0.0/16', via: '192.168.10.1', metric: 100 }] })],
+        },
+        { name: 'eth1', bonded: false, layer2: true, vlans: [vlan(2000, '10.1.0.5/24', { native: true })] },
+      ],
+      'ifupdown',
+    );
 
     const first = await apply(m);
     expect(first).toEqual({ code: 0, stderr: expect.stringContaining('network configured: bond0=bond0 eth1=ens3f1') });
@@ -190,7 +199,9 @@ describe('metal-l2-net apply', () => {
     expect(await read(m.root, 'sys/class/net/bond0/bonding/slaves')).toBe('-ens3f1\n');
     const cfg = await read(m.root, 'etc/network/interfaces.d/60-metal-l2.cfg');
     expect(cfg).not.toContain('@');
-    expect(cfg).toContain('auto ens3f1\niface ens3f1 inet static\n    pre-up ip link set dev ens3f1 nomaster || true\n    address 10.1.0.5/24\n');
+    expect(cfg).toContain(
+      'auto ens3f1\niface ens3f1 inet static\n    pre-up ip link set dev ens3f1 nomaster || true\n    address 10.1.0.5/24\n',
+    );
     expect(cfg).toContain('iface bond0.1000 inet static\n    pre-up ip link add link bond0 name bond0.1000 type vlan id 1000 || true\n');
     expect(cfg).toContain('up ip route replace 10.60.0.0/16 via 192.168.10.1 dev bond0.1000 metric 100');
     const interfaces = await read(m.root, 'etc/network/interfaces');
@@ -210,11 +221,15 @@ describe('metal-l2-net apply', () => {
   test('netplan, layer2-individual: both NICs leave the image bond', async () => {
     posted.length = 0;
     const m = await machine({ netplan: NETPLAN_IMAGE });
-    await provision(m.root, [
-      { name: 'bond0', bonded: false, layer2: true, vlans: [] },
-      { name: 'eth0', bonded: false, layer2: true, vlans: [vlan(1000, '192.168.10.5/24')] },
-      { name: 'eth1', bonded: false, layer2: true, vlans: [vlan(1001, '192.168.11.5/24', { native: true })] },
-    ], 'netplan');
+    await provision(
+      m.root,
+      [
+        { name: 'bond0', bonded: false, layer2: true, vlans: [] },
+        { name: 'eth0', bonded: false, layer2: true, vlans: [vlan(1000, '192.168.10.5/24')] },
+        { name: 'eth1', bonded: false, layer2: true, vlans: [vlan(1001, '192.168.11.5/24', { native: true })] },
+      ],
+      'netplan',
+    );
     const result = await apply(m);
     expect(result.code).toBe(0);
     expect(posted.map((p) => p.code)).toEqual([1001, 1002]);
@@ -240,10 +255,17 @@ describe('metal-l2-net apply', () => {
   test('a port with no matching MAC and no interface of its name: user state 1099 with the reason, exit non-zero', async () => {
     posted.length = 0;
     const m = await machine({ interfaces: EQUINIX_INTERFACES });
-    await provision(m.root, [{ name: 'eth2', bonded: false, layer2: true, vlans: [vlan(1000, '192.168.10.5/24', { native: true })] }], 'ifupdown');
+    await provision(
+      m.root,
+      [{ name: 'eth2', bonded: false, layer2: true, vlans: [vlan(1000, '192.168.10.5/24', { native: true })] }],
+      'ifupdown',
+    );
     const result = await apply(m);
     expect(result.code).not.toBe(0);
-    expect(posted.map((p) => [p.state, p.code])).toEqual([['running', 1001], ['failed', 1099]]);
+    expect(posted.map((p) => [p.state, p.code])).toEqual([
+      ['running', 1001],
+      ['failed', 1099],
+    ]);
     expect(posted[1]?.message).toBe('metal-l2: port eth2: no OS interface with MAC (not in metadata) or named eth2');
     expect(await read(m.root, 'etc/network/interfaces')).toBe(EQUINIX_INTERFACES);
   });

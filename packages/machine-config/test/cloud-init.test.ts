@@ -66,7 +66,11 @@ describe('cloud-init 22.4 (Debian 12) on injected user data', () => {
     const [injected, alone] = await Promise.all([cloudInit(value), cloudInit(CABPK_JOIN)]);
     expect(injected.warnings).toEqual([]);
     expect(injected.cloud_config?.['runcmd']).toEqual([OUR_COMMAND, 'apt-get install -y kubelet', JOIN]);
-    expect(writeFiles(injected).map((f) => f.path)).toEqual([...OUR_PATHS, '/run/kubeadm/kubeadm-join-config.yaml', '/run/cluster-api/placeholder']);
+    expect(writeFiles(injected).map((f) => f.path)).toEqual([
+      ...OUR_PATHS,
+      '/run/kubeadm/kubeadm-join-config.yaml',
+      '/run/cluster-api/placeholder',
+    ]);
     const join = writeFiles(injected).find((f) => f.path === '/run/kubeadm/kubeadm-join-config.yaml');
     expect(join?.content).toContain(`provider-id: equinixmetal://${INSTANCE.instanceId}\n`);
     expect(join?.content).toContain(`name: '${INSTANCE.localHostname}'`);
@@ -83,20 +87,37 @@ describe('cloud-init 22.4 (Debian 12) on injected user data', () => {
     expect(ours.map((f) => f.encoding)).toEqual(['b64', 'b64', 'b64']);
     const decoded = ours.map((f) => Buffer.from(f.content ?? '', 'base64').toString('utf8'));
     expect(decoded[0]).toBe(net.files[0]?.content);
-    expect(JSON.parse(decoded[1] ?? '')).toMatchObject({ renderer: 'ifupdown', ports: [{ name: 'bond0' }, { name: 'eth1', detach: true }] });
+    expect(JSON.parse(decoded[1] ?? '')).toMatchObject({
+      renderer: 'ifupdown',
+      ports: [{ name: 'bond0' }, { name: 'eth1', detach: true }],
+    });
     expect(decoded[2]).toMatch(/^#!\/bin\/sh\n/);
   });
 
   test.each([
     { name: 'plain #cloud-config', original: PLAIN_CLOUD_CONFIG, runcmd: [OUR_COMMAND, 'echo plain'], scripts: [] as string[] },
-    { name: 'existing MIME multipart: its cloud-config merged after ours, its script kept', original: EXISTING_MULTIPART, runcmd: [OUR_COMMAND, 'echo from-multipart'], scripts: ['zz-script.sh'] },
-    { name: '#! script: saved as a script named after runcmd, so it runs after our step', original: SHELL_SCRIPT, runcmd: [OUR_COMMAND], scripts: ['user-data'] },
+    {
+      name: 'existing MIME multipart: its cloud-config merged after ours, its script kept',
+      original: EXISTING_MULTIPART,
+      runcmd: [OUR_COMMAND, 'echo from-multipart'],
+      scripts: ['zz-script.sh'],
+    },
+    {
+      name: '#! script: saved as a script named after runcmd, so it runs after our step',
+      original: SHELL_SCRIPT,
+      runcmd: [OUR_COMMAND],
+      scripts: ['user-data'],
+    },
   ])('$name', async ({ original, runcmd, scripts }) => {
     const value = injectedValue(injectUserData({ value: original, format: 'cloud-config', network: network() }));
     const result = await cloudInit(value);
     expect(result.warnings).toEqual([]);
     expect(result.cloud_config?.['runcmd']).toEqual(runcmd);
-    expect(writeFiles(result).slice(0, 3).map((f) => f.path)).toEqual(OUR_PATHS);
+    expect(
+      writeFiles(result)
+        .slice(0, 3)
+        .map((f) => f.path),
+    ).toEqual(OUR_PATHS);
     expect(result.scripts).toEqual(scripts);
     // scripts_user runs the scripts directory in name order; cc_runcmd writes ours as "runcmd".
     for (const s of scripts) expect('runcmd' < s).toBe(true);
@@ -132,7 +153,9 @@ describe('CAPP Go templating, then cloud-init', () => {
     expect(runcmd).toContain('MINOR_KUBERNETES_VERSION=$(echo v1.29.4 | cut -d. -f1-2) && echo $MINOR_KUBERNETES_VERSION > /run/minor');
     expect(runcmd.indexOf(OUR_COMMAND)).toBeLessThan(runcmd.indexOf(JOIN));
     const files = writeFiles(result);
-    expect(files.find((f) => f.path === '/run/kubeadm/kubeadm-join-config.yaml')?.content).toContain(`provider-id: equinixmetal://${INSTANCE.instanceId}\n`);
+    expect(files.find((f) => f.path === '/run/kubeadm/kubeadm-join-config.yaml')?.content).toContain(
+      `provider-id: equinixmetal://${INSTANCE.instanceId}\n`,
+    );
     expect(files.find((f) => f.path === '/etc/metal-l2-test/version')?.content).toBe('v1.29.4');
   });
 
@@ -140,6 +163,8 @@ describe('CAPP Go templating, then cloud-init', () => {
     const broken = `${PLAIN_CLOUD_CONFIG}# {{ .unclosed\n`;
     const value = injectedValue(injectUserData({ value: broken, format: 'cloud-config', network: network() }));
     await expect(renderGoTemplate(value, data)).rejects.toThrow(/error parsing userdata template/);
-    await expect(renderGoTemplate(injectedValue(injectUserData({ value: PLAIN_CLOUD_CONFIG, format: 'cloud-config', network: network() })), data)).resolves.toContain('#cloud-config');
+    await expect(
+      renderGoTemplate(injectedValue(injectUserData({ value: PLAIN_CLOUD_CONFIG, format: 'cloud-config', network: network() })), data),
+    ).resolves.toContain('#cloud-config');
   });
 });

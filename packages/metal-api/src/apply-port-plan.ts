@@ -71,7 +71,10 @@ export async function applyPortCall(ports: PortsApi, call: PortCall, signal?: Ab
 }
 
 /** Reads a batch once. */
-export async function pollVlanBatch(ports: PortsApi, at: { portId: string; batchId: string; signal?: AbortSignal }): Promise<VlanBatchStatus> {
+export async function pollVlanBatch(
+  ports: PortsApi,
+  at: { portId: string; batchId: string; signal?: AbortSignal },
+): Promise<VlanBatchStatus> {
   const batch = await ports.getVlanAssignmentBatch(at.portId, at.batchId, at.signal === undefined ? {} : { signal: at.signal });
   switch (batch.state) {
     case 'completed':
@@ -86,11 +89,7 @@ export async function pollVlanBatch(ports: PortsApi, at: { portId: string; batch
 }
 
 /** Runs every call in order, waiting for each batch; stops at the first batch that fails or stalls. */
-export async function applyPortPlan(
-  ports: PortsApi,
-  calls: readonly PortCall[],
-  options: ApplyPortPlanOptions,
-): Promise<PortPlanOutcome> {
+export async function applyPortPlan(ports: PortsApi, calls: readonly PortCall[], options: ApplyPortPlanOptions): Promise<PortPlanOutcome> {
   const pollIntervalMs = options.pollIntervalMs ?? 1_000;
   const maxPolls = options.maxPolls ?? 120;
   for (const call of calls) {

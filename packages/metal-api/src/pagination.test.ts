@@ -82,7 +82,7 @@ describe('paginated operations through the client', () => {
     expect(server.requests).toHaveLength(1);
   });
 
-  test('IP reservations repeat the types filter, as the spec\'s form style asks', async () => {
+  test("IP reservations repeat the types filter, as the spec's form style asks", async () => {
     server.answer(json(200, { ip_addresses: [{ id: 'r1', type: 'vrf' }], meta: meta(1, 1) }));
     await collect(client.ipReservations.list('p', { types: ['vrf', 'public_ipv4'] }));
     expect(server.requests[0]?.url).toBe('/metal/v1/projects/p/ips?types=vrf&types=public_ipv4&page=1');

@@ -132,7 +132,8 @@ export function createPortsApi(transport: MetalTransport): PortsApi {
         ...signalOf(options),
       }),
 
-    assign: (id, vnid, options) => action({ operation: PORT_OPERATIONS.assign, path: apiPath`/ports/${id}/assign`, options, body: { vnid } }),
+    assign: (id, vnid, options) =>
+      action({ operation: PORT_OPERATIONS.assign, path: apiPath`/ports/${id}/assign`, options, body: { vnid } }),
 
     unassign: (id, vnid, options) =>
       action({ operation: PORT_OPERATIONS.unassign, path: apiPath`/ports/${id}/unassign`, options, body: { vnid } }),
@@ -198,12 +199,18 @@ export function createPortsApi(transport: MetalTransport): PortsApi {
     // The spec gives convert/layer-2 the PortAssignInput body; an empty object is what the
     // Terraform provider sends when no VLAN goes with the conversion.
     convertLayer2: (id, options) =>
-      action({ operation: PORT_OPERATIONS.convertLayer2, path: apiPath`/ports/${id}/convert/layer-2`, options, 
+      action({
+        operation: PORT_OPERATIONS.convertLayer2,
+        path: apiPath`/ports/${id}/convert/layer-2`,
+        options,
         body: options?.vnid === undefined ? {} : { vnid: options.vnid },
       }),
 
     convertLayer3: (id, options) =>
-      action({ operation: PORT_OPERATIONS.convertLayer3, path: apiPath`/ports/${id}/convert/layer-3`, options, 
+      action({
+        operation: PORT_OPERATIONS.convertLayer3,
+        path: apiPath`/ports/${id}/convert/layer-3`,
+        options,
         body: { request_ips: options?.requestIps ?? DEFAULT_LAYER3_REQUEST_IPS },
       }),
   };

@@ -18,7 +18,13 @@ async function valuesOf(registry: Registry, name: string): Promise<Record<string
 describe('prometheus metrics', () => {
   test('count calls, errors, retries and requests by operation', async () => {
     const registry = new Registry();
-    const client = createMetalClient({ token: 'metrics-test-token-0001', baseUrl: server.baseUrl, time: fakeTime(), rateLimit: false, registry });
+    const client = createMetalClient({
+      token: 'metrics-test-token-0001',
+      baseUrl: server.baseUrl,
+      time: fakeTime(),
+      rateLimit: false,
+      registry,
+    });
     server.answer(json(503, {}), json(200, { id: 'd1' }), json(422, { errors: ['no'] }));
     await client.devices.get('d1');
     await expect(client.ports.assign('p1', '1000')).rejects.toThrow();

@@ -7,21 +7,57 @@ const half = (): number => 0.5;
 
 const decisions: { name: string; failure: AttemptFailure; attempt?: number; isIdempotent?: boolean; want: RetryDecision }[] = [
   { name: '429 is retried', failure: { kind: 'status', status: 429 }, want: { kind: 'retry', delayMs: 75, reason: 'rate-limited' } },
-  { name: '429 is retried for creates too', failure: { kind: 'status', status: 429 }, isIdempotent: false, want: { kind: 'retry', delayMs: 75, reason: 'rate-limited' } },
-  { name: '429 follows Retry-After exactly', failure: { kind: 'status', status: 429, retryAfterMs: 3_000 }, want: { kind: 'retry', delayMs: 3_000, reason: 'rate-limited' } },
-  { name: '503 follows Retry-After too', failure: { kind: 'status', status: 503, retryAfterMs: 2_000 }, want: { kind: 'retry', delayMs: 2_000, reason: 'server-error' } },
+  {
+    name: '429 is retried for creates too',
+    failure: { kind: 'status', status: 429 },
+    isIdempotent: false,
+    want: { kind: 'retry', delayMs: 75, reason: 'rate-limited' },
+  },
+  {
+    name: '429 follows Retry-After exactly',
+    failure: { kind: 'status', status: 429, retryAfterMs: 3_000 },
+    want: { kind: 'retry', delayMs: 3_000, reason: 'rate-limited' },
+  },
+  {
+    name: '503 follows Retry-After too',
+    failure: { kind: 'status', status: 503, retryAfterMs: 2_000 },
+    want: { kind: 'retry', delayMs: 2_000, reason: 'server-error' },
+  },
   { name: 'Retry-After beyond the cap stops', failure: { kind: 'status', status: 429, retryAfterMs: 10_001 }, want: { kind: 'stop' } },
-  { name: '500 is retried for reads', failure: { kind: 'status', status: 500 }, want: { kind: 'retry', delayMs: 75, reason: 'server-error' } },
+  {
+    name: '500 is retried for reads',
+    failure: { kind: 'status', status: 500 },
+    want: { kind: 'retry', delayMs: 75, reason: 'server-error' },
+  },
   { name: '500 is not retried for creates', failure: { kind: 'status', status: 500 }, isIdempotent: false, want: { kind: 'stop' } },
   { name: '501 is not retried', failure: { kind: 'status', status: 501 }, want: { kind: 'stop' } },
   { name: '422 is not retried', failure: { kind: 'status', status: 422 }, want: { kind: 'stop' } },
   { name: '404 is not retried', failure: { kind: 'status', status: 404 }, want: { kind: 'stop' } },
-  { name: 'a network error is retried for reads', failure: { kind: 'network', neverSent: false }, want: { kind: 'retry', delayMs: 75, reason: 'network' } },
-  { name: 'a network error is not retried for creates', failure: { kind: 'network', neverSent: false }, isIdempotent: false, want: { kind: 'stop' } },
-  { name: 'a refused connection is retried for creates', failure: { kind: 'network', neverSent: true }, isIdempotent: false, want: { kind: 'retry', delayMs: 75, reason: 'network' } },
+  {
+    name: 'a network error is retried for reads',
+    failure: { kind: 'network', neverSent: false },
+    want: { kind: 'retry', delayMs: 75, reason: 'network' },
+  },
+  {
+    name: 'a network error is not retried for creates',
+    failure: { kind: 'network', neverSent: false },
+    isIdempotent: false,
+    want: { kind: 'stop' },
+  },
+  {
+    name: 'a refused connection is retried for creates',
+    failure: { kind: 'network', neverSent: true },
+    isIdempotent: false,
+    want: { kind: 'retry', delayMs: 75, reason: 'network' },
+  },
   { name: 'a timeout is retried for reads', failure: { kind: 'timeout' }, want: { kind: 'retry', delayMs: 75, reason: 'timeout' } },
   { name: 'a timeout is not retried for creates', failure: { kind: 'timeout' }, isIdempotent: false, want: { kind: 'stop' } },
-  { name: 'the third retry waits 4x the base', failure: { kind: 'status', status: 502 }, attempt: 3, want: { kind: 'retry', delayMs: 300, reason: 'server-error' } },
+  {
+    name: 'the third retry waits 4x the base',
+    failure: { kind: 'status', status: 502 },
+    attempt: 3,
+    want: { kind: 'retry', delayMs: 300, reason: 'server-error' },
+  },
   { name: 'the last attempt stops', failure: { kind: 'status', status: 502 }, attempt: 4, want: { kind: 'stop' } },
 ];
 

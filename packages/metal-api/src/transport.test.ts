@@ -87,10 +87,25 @@ describe('requests', () => {
 
 describe('errors', () => {
   test.each([
-    { name: 'errors[] of a 422', answer: json(422, { errors: ['vxlan is taken', 'metro is invalid'] }), status: 422, apiErrors: ['vxlan is taken', 'metro is invalid'] },
+    {
+      name: 'errors[] of a 422',
+      answer: json(422, { errors: ['vxlan is taken', 'metro is invalid'] }),
+      status: 422,
+      apiErrors: ['vxlan is taken', 'metro is invalid'],
+    },
     { name: 'error of a 404', answer: json(404, { error: 'Not found' }), status: 404, apiErrors: ['Not found'] },
-    { name: 'both fields', answer: json(403, { error: 'forbidden', errors: ['not a member'] }), status: 403, apiErrors: ['forbidden', 'not a member'] },
-    { name: 'an HTML page from a proxy', answer: raw(400, '<html>Bad Gateway</html>', { 'content-type': 'text/html' }), status: 400, apiErrors: ['<html>Bad Gateway</html>'] },
+    {
+      name: 'both fields',
+      answer: json(403, { error: 'forbidden', errors: ['not a member'] }),
+      status: 403,
+      apiErrors: ['forbidden', 'not a member'],
+    },
+    {
+      name: 'an HTML page from a proxy',
+      answer: raw(400, '<html>Bad Gateway</html>', { 'content-type': 'text/html' }),
+      status: 400,
+      apiErrors: ['<html>Bad Gateway</html>'],
+    },
     { name: 'an empty body', answer: raw(401, ''), status: 401, apiErrors: [] },
   ])('an HTTP error keeps the status and the API text: $name', async ({ answer, status, apiErrors }) => {
     server.answer(answer);
@@ -157,7 +172,10 @@ describe('redirects and large answers', () => {
   });
 
   test.each([
-    { name: 'declared in Content-Length', answer: raw(200, JSON.stringify({ id: 'd1', description: 'x'.repeat(4_096) }), { 'content-type': 'application/json' }) },
+    {
+      name: 'declared in Content-Length',
+      answer: raw(200, JSON.stringify({ id: 'd1', description: 'x'.repeat(4_096) }), { 'content-type': 'application/json' }),
+    },
     {
       name: 'streamed without a length',
       answer: ((res) => {
@@ -201,7 +219,9 @@ describe('retries', () => {
 
   test('backoff is capped at maxDelayMs', async () => {
     server.answer(...Array.from({ length: 6 }, () => json(500, {})));
-    await failure(client({ retry: { maxAttempts: 6, baseDelayMs: 400, maxDelayMs: 1_000 }, time: fakeTime({ random: 0.999 }) }).devices.get('d'));
+    await failure(
+      client({ retry: { maxAttempts: 6, baseDelayMs: 400, maxDelayMs: 1_000 }, time: fakeTime({ random: 0.999 }) }).devices.get('d'),
+    );
     expect(server.requests).toHaveLength(6);
   });
 
@@ -273,7 +293,9 @@ describe('network failures and timeouts', () => {
 
   test('a dropped connection is not retried for a create', async () => {
     server.answer(drop, json(201, { id: 'd1' }));
-    const err = await failure(client().devices.create('project-1', { metro: 'da', plan: 'c3.small.x86', operating_system: 'ubuntu_24_04' }));
+    const err = await failure(
+      client().devices.create('project-1', { metro: 'da', plan: 'c3.small.x86', operating_system: 'ubuntu_24_04' }),
+    );
     expect(err).toBeInstanceOf(MetalNetworkError);
     expect(server.requests).toHaveLength(1);
   });
@@ -295,9 +317,15 @@ describe('network failures and timeouts', () => {
 
   test('a timeout ends a create at once', async () => {
     server.answer(hang);
-    const err = await failure(client({ timeoutMs: 150 }).metalGateways.create('project-1', { virtual_network_id: 'v', ip_reservation_id: 'r' }));
+    const err = await failure(
+      client({ timeoutMs: 150 }).metalGateways.create('project-1', { virtual_network_id: 'v', ip_reservation_id: 'r' }),
+    );
     expect(err).toBeInstanceOf(MetalTimeoutError);
-    expect(err).toMatchObject({ timeoutMs: 150, attempts: 1, message: 'createMetalGateway (POST /projects/project-1/metal-gateways) timed out after 150 ms' });
+    expect(err).toMatchObject({
+      timeoutMs: 150,
+      attempts: 1,
+      message: 'createMetalGateway (POST /projects/project-1/metal-gateways) timed out after 150 ms',
+    });
   });
 
   test('the caller can abort; nothing is retried', async () => {
@@ -328,7 +356,11 @@ describe('logs', () => {
     const fields = { operation: 'findDeviceById', method: 'GET', path: '/devices/d1' };
     expect(lines).toEqual([
       { level: 'debug', message: 'metal api request', fields: { ...fields, status: 503, attempt: 1, durationMs: 0 } },
-      { level: 'warn', message: 'metal api request will be retried', fields: { ...fields, attempt: 1, reason: 'server-error', delayMs: 75, status: 503 } },
+      {
+        level: 'warn',
+        message: 'metal api request will be retried',
+        fields: { ...fields, attempt: 1, reason: 'server-error', delayMs: 75, status: 503 },
+      },
       { level: 'debug', message: 'metal api request', fields: { ...fields, status: 200, attempt: 2, durationMs: 0 } },
     ]);
   });

@@ -8,13 +8,7 @@
 import { isNativeError } from 'node:util/types';
 
 import { DecodeProblem, isRecord } from './decode.js';
-import {
-  MetalAbortedError,
-  MetalHttpError,
-  MetalInvalidResponseError,
-  MetalNetworkError,
-  MetalTimeoutError,
-} from './errors.js';
+import { MetalAbortedError, MetalHttpError, MetalInvalidResponseError, MetalNetworkError, MetalTimeoutError } from './errors.js';
 import type { MetalApiError, MetalRequestInfo } from './errors.js';
 import { silentLogger } from './observer.js';
 import type { AttemptStatus, MetalApiObserver, MetalLogger } from './observer.js';
@@ -168,7 +162,10 @@ export function createTransport(options: MetalTransportOptions): MetalTransport 
     }
   }
 
-  async function waitForToken(request: MetalRequest<unknown>, soFar: MetalRequestInfo): Promise<{ kind: 'ok' } | { kind: 'failed'; error: MetalApiError }> {
+  async function waitForToken(
+    request: MetalRequest<unknown>,
+    soFar: MetalRequestInfo,
+  ): Promise<{ kind: 'ok' } | { kind: 'failed'; error: MetalApiError }> {
     if (limiter === undefined) return { kind: 'ok' };
     try {
       const waitMs = await limiter.take(request.signal);
@@ -224,7 +221,11 @@ export function createTransport(options: MetalTransportOptions): MetalTransport 
       if (text === undefined) {
         return {
           kind: 'failed',
-          error: new MetalInvalidResponseError({ ...at, status: response.status, problem: `the response body is larger than ${maxResponseBytes} bytes` }),
+          error: new MetalInvalidResponseError({
+            ...at,
+            status: response.status,
+            problem: `the response body is larger than ${maxResponseBytes} bytes`,
+          }),
         };
       }
       if (response.ok) return decodeSuccess(request, at, { status: response.status, text });

@@ -68,7 +68,10 @@ describe('virtual networks and ports', () => {
     const [a, b] = vlans.map((v) => v.id ?? '');
     const bond0 = portNamed(device, 'bond0').id ?? '';
 
-    await expect(h.client.ports.get(bond0, { include: PORT_VLAN_INCLUDES })).resolves.toMatchObject({ name: 'bond0', type: 'NetworkBondPort' });
+    await expect(h.client.ports.get(bond0, { include: PORT_VLAN_INCLUDES })).resolves.toMatchObject({
+      name: 'bond0',
+      type: 'NetworkBondPort',
+    });
     await expect(h.client.ports.assign(bond0, a ?? '')).resolves.toMatchObject({ id: bond0 });
     await expect(h.client.ports.listVlanAssignments(bond0)).resolves.toEqual([expect.objectContaining({ vlan: 1100 })]);
     await h.client.ports.unassign(bond0, '1100');
@@ -120,7 +123,12 @@ describe('VRFs, IP reservations and Metal Gateways', () => {
     await expect(h.client.vrfs.list(h.projectId, { metro: 'da' })).resolves.toEqual([expect.objectContaining({ id: vrf.id })]);
     await expect(h.client.vrfs.get(vrf.id ?? '')).resolves.toMatchObject({ local_asn: 65001 });
 
-    const subnet = await h.client.ipReservations.create(h.projectId, { type: 'vrf', vrf_id: vrf.id ?? '', network: '10.60.10.0', cidr: 24 });
+    const subnet = await h.client.ipReservations.create(h.projectId, {
+      type: 'vrf',
+      vrf_id: vrf.id ?? '',
+      network: '10.60.10.0',
+      cidr: 24,
+    });
     expect(subnet).toMatchObject({ type: 'vrf', network: '10.60.10.0', cidr: 24 });
     const publicBlock = await h.client.ipReservations.create(h.projectId, { type: 'public_ipv4', quantity: 8, metro: 'da' });
     expect(publicBlock).toMatchObject({ type: 'public_ipv4', cidr: 29 });
@@ -132,7 +140,10 @@ describe('VRFs, IP reservations and Metal Gateways', () => {
     await expect(h.client.ipReservations.getInVrf(vrf.id ?? '', subnet.id ?? '')).resolves.toMatchObject({ network: '10.60.10.0' });
 
     const vlan = await h.client.virtualNetworks.create(h.projectId, { metro: 'da', vxlan: 1200 });
-    const gateway = await h.client.metalGateways.create(h.projectId, { virtual_network_id: vlan.id ?? '', ip_reservation_id: subnet.id ?? '' });
+    const gateway = await h.client.metalGateways.create(h.projectId, {
+      virtual_network_id: vlan.id ?? '',
+      ip_reservation_id: subnet.id ?? '',
+    });
     expect(gateway).toMatchObject({ state: 'ready' });
     await expect(collect(h.client.metalGateways.list(h.projectId))).resolves.toEqual([expect.objectContaining({ id: gateway.id })]);
     await expect(h.client.metalGateways.get(gateway.id ?? '')).resolves.toMatchObject({ virtual_network: { id: vlan.id } });
@@ -147,7 +158,9 @@ describe('VRFs, IP reservations and Metal Gateways', () => {
 
 describe('coverage', () => {
   test('every covered operation was called and answered with a 2xx at least once', () => {
-    const ok = harness().sim.requests.entries({ afterSeq: startSeq }).filter((e) => e.status >= 200 && e.status < 300);
+    const ok = harness()
+      .sim.requests.entries({ afterSeq: startSeq })
+      .filter((e) => e.status >= 200 && e.status < 300);
     const called = new Set(ok.map((e) => e.operationId));
     expect(COVERED_OPERATIONS.filter((op) => !called.has(op))).toEqual([]);
   });

@@ -7,14 +7,7 @@ import { applyPortPlan } from '../src/apply-port-plan.js';
 import { describePortCall } from '../src/port-plan/calls.js';
 import type { NetworkType } from '../src/port-plan/network-type.js';
 import { planPortChanges } from '../src/port-plan/plan.js';
-import {
-  desiredPorts,
-  HYBRID,
-  HYBRID_BONDED,
-  LAYER2_BONDED,
-  LAYER2_INDIVIDUAL,
-  LAYER3,
-} from '../src/testing/ports.js';
+import { desiredPorts, HYBRID, HYBRID_BONDED, LAYER2_BONDED, LAYER2_INDIVIDUAL, LAYER3 } from '../src/testing/ports.js';
 import type { DeviceSketch } from '../src/testing/ports.js';
 import { BATCH_POLL_MS, createActiveDevice, describeContract, readDevice, useSimulator } from './support/simulator.js';
 import type { SimHarness } from './support/simulator.js';
@@ -33,7 +26,8 @@ const NAMES = Object.keys(TYPES) as NetworkType[];
 beforeAll(async () => {
   const h = harness();
   // The VLANs the sketches use, plus a same-numbered VLAN in another metro that must never be picked.
-  for (const vxlan of [1000, 1001]) await h.client.virtualNetworks.create(h.projectId, { metro: 'da', vxlan, description: `test ${vxlan}` });
+  for (const vxlan of [1000, 1001])
+    await h.client.virtualNetworks.create(h.projectId, { metro: 'da', vxlan, description: `test ${vxlan}` });
   await h.client.virtualNetworks.create(h.projectId, { metro: 'sv', vxlan: 1000, description: 'other metro' });
 });
 

@@ -21,11 +21,13 @@ beforeAll(async () => {
 
 /** VLANs for a port, and a native one when the port may have it and carries at least two. */
 function vlansOf(allowNative: boolean): fc.Arbitrary<PortSketch> {
-  return fc.subarray(VXLANS).chain((vlans) =>
-    allowNative && vlans.length >= 2
-      ? fc.option(fc.constantFrom(...vlans), { nil: undefined }).map((native) => (native === undefined ? { vlans } : { vlans, native }))
-      : fc.constant({ vlans }),
-  );
+  return fc
+    .subarray(VXLANS)
+    .chain((vlans) =>
+      allowNative && vlans.length >= 2
+        ? fc.option(fc.constantFrom(...vlans), { nil: undefined }).map((native) => (native === undefined ? { vlans } : { vlans, native }))
+        : fc.constant({ vlans }),
+    );
 }
 
 /** Any valid layout of a 2-port device. */

@@ -20,10 +20,38 @@ describe('parseCliArgs', () => {
 
   test('every flag', () => {
     const opts = parseCliArgs([
-      '--port', '0', '--host', '0.0.0.0', '--seed-file', 's.yaml', '--seed', '42', '--faults', '[{"fault":"drop"}]',
-      '--tls-cert', 'c.pem', '--tls-key', 'k.pem', '--public-url', 'https://x', '--validate-contract', '--batch-in-progress-ms', '5',
+      '--port',
+      '0',
+      '--host',
+      '0.0.0.0',
+      '--seed-file',
+      's.yaml',
+      '--seed',
+      '42',
+      '--faults',
+      '[{"fault":"drop"}]',
+      '--tls-cert',
+      'c.pem',
+      '--tls-key',
+      'k.pem',
+      '--public-url',
+      'https://x',
+      '--validate-contract',
+      '--batch-in-progress-ms',
+      '5',
     ]);
-    expect(opts).toMatchObject({ port: 0, host: '0.0.0.0', seedFile: 's.yaml', seed: '42', faults: '[{"fault":"drop"}]', tlsCert: 'c.pem', tlsKey: 'k.pem', publicUrl: 'https://x', contractSpec: '', delays: { batchInProgressMs: 5 } });
+    expect(opts).toMatchObject({
+      port: 0,
+      host: '0.0.0.0',
+      seedFile: 's.yaml',
+      seed: '42',
+      faults: '[{"fault":"drop"}]',
+      tlsCert: 'c.pem',
+      tlsKey: 'k.pem',
+      publicUrl: 'https://x',
+      contractSpec: '',
+      delays: { batchInProgressMs: 5 },
+    });
     expect(parseCliArgs(['--contract-spec', '/spec.yaml']).contractSpec).toBe('/spec.yaml');
   });
 

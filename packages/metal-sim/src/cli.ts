@@ -23,9 +23,14 @@ async function main(argv: readonly string[]): Promise<void> {
   }
   const seedConfig = opts.seedFile === undefined ? undefined : await loadSeedFile(opts.seedFile);
   const faults = opts.faults === undefined ? [] : parseFaultRules(await readFaults(opts.faults));
-  const contract = opts.contractSpec === undefined ? undefined : await ContractValidator.load(opts.contractSpec === '' ? defaultSpecPath() : opts.contractSpec);
+  const contract =
+    opts.contractSpec === undefined
+      ? undefined
+      : await ContractValidator.load(opts.contractSpec === '' ? defaultSpecPath() : opts.contractSpec);
   const tls =
-    opts.tlsCert === undefined || opts.tlsKey === undefined ? undefined : { cert: await readFile(opts.tlsCert), key: await readFile(opts.tlsKey) };
+    opts.tlsCert === undefined || opts.tlsKey === undefined
+      ? undefined
+      : { cert: await readFile(opts.tlsCert), key: await readFile(opts.tlsKey) };
   const sim = await startSimulator({
     port: opts.port,
     host: opts.host,
@@ -56,7 +61,9 @@ async function main(argv: readonly string[]): Promise<void> {
 }
 
 main(process.argv.slice(2)).catch((err: unknown) => {
-  process.stderr.write(`metal-l2-sim: ${err instanceof CliError ? err.message : err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+  process.stderr.write(
+    `metal-l2-sim: ${err instanceof CliError ? err.message : err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`,
+  );
   if (err instanceof CliError) process.stderr.write(`\n${USAGE}\n`);
   process.exit(2);
 });

@@ -192,9 +192,23 @@ export class ContractValidator {
     this.requests++;
     const headers: Record<string, string | string[]> = {};
     for (const [k, v] of Object.entries(req.headers)) if (v !== undefined) headers[k.toLowerCase()] = v;
-    const answer = this.call({ kind: 'request', method: req.method, path: req.path, headers, query: req.rawQuery, hasBody: req.body !== undefined, body: req.body });
+    const answer = this.call({
+      kind: 'request',
+      method: req.method,
+      path: req.path,
+      headers,
+      query: req.rawQuery,
+      hasBody: req.body !== undefined,
+      body: req.body,
+    });
     if (answer.operationId === undefined) {
-      this.violations.push({ direction: 'request', operationId: undefined, method: req.method, path: req.path, messages: ['no operation in the spec for this method and path'] });
+      this.violations.push({
+        direction: 'request',
+        operationId: undefined,
+        method: req.method,
+        path: req.path,
+        messages: ['no operation in the spec for this method and path'],
+      });
       return;
     }
     this.record({ direction: 'request', operationId: answer.operationId, method: req.method, path: req.path }, answer.errors ?? []);
@@ -225,7 +239,13 @@ export class ContractValidator {
   noteUnserved(method: string, path: string): void {
     const operationId = this.operationFor(method, path);
     if (operationId === undefined) return;
-    this.violations.push({ direction: 'response', operationId, method, path, messages: [`operation ${operationId} is in the spec but the simulator does not serve it`] });
+    this.violations.push({
+      direction: 'response',
+      operationId,
+      method,
+      path,
+      messages: [`operation ${operationId} is in the spec but the simulator does not serve it`],
+    });
   }
 
   /** Counts a response a fault produced; it is not held to the spec. */
@@ -256,7 +276,11 @@ export class ContractValidator {
     const waived = errors.filter(isAmbiguousOneOf);
     const real = errors.filter((e) => !isAmbiguousOneOf(e));
     if (waived.length > 0) {
-      this.waived.push({ ...where, messages: waived.map(describe), reason: 'spec defect: oneOf with more than one matching branch (createMetalGateway body)' });
+      this.waived.push({
+        ...where,
+        messages: waived.map(describe),
+        reason: 'spec defect: oneOf with more than one matching branch (createMetalGateway body)',
+      });
     }
     if (real.length > 0) this.violations.push({ ...where, messages: real.map(describe) });
   }

@@ -76,7 +76,8 @@ function isRecord(v: unknown): v is Record<string, unknown> {
 export function parseFaultRule(raw: unknown, where = 'fault'): FaultRuleInput {
   if (!isRecord(raw)) throw new FaultSpecError(`${where} must be an object`);
   const fault = raw['fault'];
-  if (typeof fault !== 'string' || !KINDS.includes(fault as FaultKind)) throw new FaultSpecError(`${where}.fault must be one of ${KINDS.join(', ')}`);
+  if (typeof fault !== 'string' || !KINDS.includes(fault as FaultKind))
+    throw new FaultSpecError(`${where}.fault must be one of ${KINDS.join(', ')}`);
   const out: Record<string, unknown> = { fault };
   for (const key of ['operationId', 'method', 'path'] as const) {
     const v = raw[key];

@@ -44,7 +44,9 @@ export interface InterceptingProxy {
 
 function refuse(socket: Duplex, reason: string): void {
   const body = `${reason}\n`;
-  socket.end(`HTTP/1.1 403 Forbidden\r\nContent-Type: text/plain\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+  socket.end(
+    `HTTP/1.1 403 Forbidden\r\nContent-Type: text/plain\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+  );
 }
 
 /** Splits a CONNECT target (`host:port`, `[v6]:port`). */

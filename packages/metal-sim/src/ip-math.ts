@@ -59,7 +59,7 @@ export function formatAddress(family: AddressFamily, value: bigint): string {
   // RFC 5952: compress the longest run (of two or more) of zero groups.
   let bestStart = -1;
   let bestLen = 0;
-  for (let i = 0; i < 8; ) {
+  for (let i = 0; i < 8;) {
     if (groups[i] !== 0) {
       i++;
       continue;

@@ -13,6 +13,12 @@ describe('bondNetworkType', () => {
   });
 
   test('only the layer-3 modes keep the metadata service', () => {
-    expect(['layer3', 'hybrid', 'hybrid-bonded', 'layer2-bonded', 'layer2-individual'].map((t) => keepsLayer3(t as never))).toEqual([true, true, true, false, false]);
+    expect(['layer3', 'hybrid', 'hybrid-bonded', 'layer2-bonded', 'layer2-individual'].map((t) => keepsLayer3(t as never))).toEqual([
+      true,
+      true,
+      true,
+      false,
+      false,
+    ]);
   });
 });

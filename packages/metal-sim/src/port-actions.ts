@@ -230,7 +230,16 @@ export function createBatch(store: SimulatorStore, port: Port, inputs: readonly 
   if (problems.length > 0) throw unprocessable(problems.join('; '));
 
   const now = store.nowIso();
-  const batch: VlanAssignmentBatch = { id: store.ids.uuid(), portId: port.id, projectId: device.projectId, items, createdAt: now, state: 'queued', errorMessages: [], updatedAt: now };
+  const batch: VlanAssignmentBatch = {
+    id: store.ids.uuid(),
+    portId: port.id,
+    projectId: device.projectId,
+    items,
+    createdAt: now,
+    state: 'queued',
+    errorMessages: [],
+    updatedAt: now,
+  };
   store.batches.set(batch.id, batch);
   store.emit({ kind: 'batch', action: 'created', batchId: batch.id, portId: port.id });
   store.schedule(store.delays.batchQueuedMs, () => {

@@ -119,7 +119,8 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
       res.end(JSON.stringify({ error: `simulator bug: ${err instanceof Error ? err.message : String(err)}` }));
     });
   };
-  const server: Server = options.tls === undefined ? createHttpServer(listener) : createHttpsServer({ cert: options.tls.cert, key: options.tls.key }, listener);
+  const server: Server =
+    options.tls === undefined ? createHttpServer(listener) : createHttpsServer({ cert: options.tls.cert, key: options.tls.key }, listener);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => {
@@ -128,7 +129,12 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     });
   });
   const address = server.address() as AddressInfo;
-  const host = address.family === 'IPv6' ? `[${address.address === '::' ? '::1' : address.address}]` : address.address === '0.0.0.0' ? '127.0.0.1' : address.address;
+  const host =
+    address.family === 'IPv6'
+      ? `[${address.address === '::' ? '::1' : address.address}]`
+      : address.address === '0.0.0.0'
+        ? '127.0.0.1'
+        : address.address;
   const url = `${options.tls === undefined ? 'http' : 'https'}://${host}:${address.port}`;
   parts.publicUrl = options.publicUrl?.replace(/\/+$/, '') ?? url;
   let proxy: InterceptingProxy | undefined;
@@ -185,9 +191,18 @@ function faultResponse(f: Exclude<TerminalFault, { kind: 'drop' }>): SimResponse
   const headers: Record<string, string> = f.kind === 'rate-limit' ? { 'retry-after': String(f.retryAfterSeconds) } : {};
   if (f.html) {
     const title = HTML_PAGES[status] ?? 'Error';
-    return { status, headers, contentType: 'text/html', body: `<html><head><title>${status} ${title}</title></head><body><h1>${status} ${title}</h1></body></html>` };
+    return {
+      status,
+      headers,
+      contentType: 'text/html',
+      body: `<html><head><title>${status} ${title}</title></head><body><h1>${status} ${title}</h1></body></html>`,
+    };
   }
-  return { status, headers, body: { error: f.kind === 'rate-limit' ? 'Too many requests, slow down' : 'Internal server error (injected)' } };
+  return {
+    status,
+    headers,
+    body: { error: f.kind === 'rate-limit' ? 'Too many requests, slow down' : 'Internal server error (injected)' },
+  };
 }
 
 function send(res: ServerResponse, r: SimResponse): void {
@@ -305,7 +320,13 @@ async function answer(parts: Components, inc: Incoming): Promise<Outcome> {
     if (bodyError !== undefined) throw bodyError;
     if (isApi) response = dispatch(parts, { route, params, method, subPath, query: url.searchParams, headers: inc.headers, body });
     else if (url.pathname.startsWith(`${METADATA_PREFIX}/`)) {
-      response = handleMetadataRequest({ store: parts.store, method, path: url.pathname.slice(METADATA_PREFIX.length), body, publicUrl: parts.publicUrl });
+      response = handleMetadataRequest({
+        store: parts.store,
+        method,
+        path: url.pathname.slice(METADATA_PREFIX.length),
+        body,
+        publicUrl: parts.publicUrl,
+      });
     } else throw notFound();
   } catch (err: unknown) {
     if (!(err instanceof SimError)) throw err;
@@ -313,7 +334,13 @@ async function answer(parts: Components, inc: Incoming): Promise<Outcome> {
     rule = err.rule;
   }
   if (route !== undefined) {
-    parts.contract?.validateResponse({ operationId: route.operationId, method, path: url.pathname, status: response.status, body: response.body });
+    parts.contract?.validateResponse({
+      operationId: route.operationId,
+      method,
+      path: url.pathname,
+      status: response.status,
+      body: response.body,
+    });
   } else if (isApi) {
     parts.contract?.noteUnserved(method, url.pathname);
   }
@@ -358,7 +385,10 @@ function resourceIds(
 ): { projectId?: string; deviceId?: string; portId?: string } {
   const { route, params, metadataPath } = r;
   if (metadataPath !== undefined) {
-    const deviceId = metadataPath.slice(METADATA_PREFIX.length).split('/').find((s) => s !== '');
+    const deviceId = metadataPath
+      .slice(METADATA_PREFIX.length)
+      .split('/')
+      .find((s) => s !== '');
     const device = deviceId === undefined ? undefined : store.devices.get(deviceId);
     return device === undefined ? {} : { deviceId: device.id, projectId: device.projectId };
   }

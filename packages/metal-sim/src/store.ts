@@ -391,7 +391,10 @@ export class SimulatorStore {
     this.emit({ kind: 'device', action: 'state', deviceId: device.id });
   }
 
-  addEvent(device: Device, e: { readonly type: string; readonly state: string; readonly body: string; readonly interpolated?: string }): DeviceEvent {
+  addEvent(
+    device: Device,
+    e: { readonly type: string; readonly state: string; readonly body: string; readonly interpolated?: string },
+  ): DeviceEvent {
     const event: DeviceEvent = {
       id: this.ids.uuid(),
       type: e.type,

@@ -57,7 +57,11 @@ describe('authentication and project scope', () => {
     const t = sim();
     const { id: betaId, api: b } = beta(t);
     const alphaVlan = await createVlan(t, { vxlan: 1600 });
-    const created = await b.post<DeviceWire>(`/projects/${betaId}/devices`, { metro: 'da', plan: 'c3.small.x86', operating_system: 'ubuntu_22_04' });
+    const created = await b.post<DeviceWire>(`/projects/${betaId}/devices`, {
+      metro: 'da',
+      plan: 'c3.small.x86',
+      operating_system: 'ubuntu_22_04',
+    });
     expect(created.status).toBe(201);
     t.clock.advance(10_000);
     const res = await b.post<{ errors: string[] }>(`/ports/${portByName(created.body, 'bond0').id}/assign`, { vnid: alphaVlan.id });

@@ -61,9 +61,9 @@ describe('VLAN assignment batches', () => {
 
     await t.api.post(`/ports/${bond0}/vlan-assignments/batches`, { vlan_assignments: [{ vlan: a.id, state: 'unassigned' }] });
     t.clock.advance(DEFAULT_DELAYS.batchQueuedMs);
-    expect((await t.api.get<{ vlan_assignments: PortVlanAssignmentWire[] }>(`/ports/${bond0}/vlan-assignments`)).body.vlan_assignments).toMatchObject([
-      { vlan: a.vxlan, state: 'unassigning' },
-    ]);
+    expect(
+      (await t.api.get<{ vlan_assignments: PortVlanAssignmentWire[] }>(`/ports/${bond0}/vlan-assignments`)).body.vlan_assignments,
+    ).toMatchObject([{ vlan: a.vxlan, state: 'unassigning' }]);
     t.clock.advance(DEFAULT_DELAYS.batchInProgressMs);
     expect((await t.api.get<{ vlan_assignments: unknown[] }>(`/ports/${bond0}/vlan-assignments`)).body.vlan_assignments).toEqual([]);
   });
@@ -102,7 +102,9 @@ describe('VLAN assignment batches', () => {
       ],
     });
     t.clock.advance(DEFAULT_DELAYS.batchQueuedMs + DEFAULT_DELAYS.batchInProgressMs);
-    expect((await t.api.get<PortWire>(`/ports/${eth1}`)).body.native_virtual_network).toEqual({ href: `/metal/v1/virtual-networks/${b.id}` });
+    expect((await t.api.get<PortWire>(`/ports/${eth1}`)).body.native_virtual_network).toEqual({
+      href: `/metal/v1/virtual-networks/${b.id}`,
+    });
   });
 
   test('malformed batches are refused: empty, duplicate VLANs, native on an unassignment, unknown VLAN', async () => {
@@ -112,7 +114,10 @@ describe('VLAN assignment batches', () => {
     const a = await vlan(t);
     for (const items of [
       [],
-      [{ vlan: a.id, state: 'assigned' }, { vlan: String(a.vxlan), state: 'assigned' }],
+      [
+        { vlan: a.id, state: 'assigned' },
+        { vlan: String(a.vxlan), state: 'assigned' },
+      ],
       [{ vlan: a.id, state: 'unassigned', native: true }],
       [{ vlan: '3999', state: 'assigned' }],
     ]) {

@@ -10,7 +10,14 @@ const sim = useSimulator();
 
 /** The body CAPP's CreateIP sends for a CPEM VIP (metro placement, facility left empty). */
 function vipRequest(cluster: string): Record<string, unknown> {
-  return { type: 'public_ipv4', quantity: 1, facility: '', metro: 'da', fail_on_approval_required: true, tags: [`cluster-api-provider-packet:cluster-id:${cluster}`] };
+  return {
+    type: 'public_ipv4',
+    quantity: 1,
+    facility: '',
+    metro: 'da',
+    fail_on_approval_required: true,
+    tags: [`cluster-api-provider-packet:cluster-id:${cluster}`],
+  };
 }
 
 describe('calls the real CAPP v0.9.0 makes', () => {
@@ -42,7 +49,13 @@ describe('calls the real CAPP v0.9.0 makes', () => {
     const device = await createActiveDevice(t);
     const assigned = await t.api.post<IpAssignmentWire>(`/devices/${device.id}/ips`, { address: vip.address });
     expect(assigned.status).toBe(201);
-    expect(assigned.body).toMatchObject({ address: vip.address, cidr: 32, public: true, management: false, assigned_to: { href: `/metal/v1/devices/${device.id}` } });
+    expect(assigned.body).toMatchObject({
+      address: vip.address,
+      cidr: 32,
+      public: true,
+      management: false,
+      assigned_to: { href: `/metal/v1/devices/${device.id}` },
+    });
     const after = (await t.api.get<IpReservationWire>(`/ips/${vip.id}`)).body;
     expect(after.assignments).toEqual([{ href: `/metal/v1/ips/${assigned.body.id}` }]);
     const withVip = (await t.api.get<DeviceWire>(`/devices/${device.id}`)).body;

@@ -22,7 +22,12 @@ describe('device lifecycle', () => {
       billing_cycle: 'hourly',
     });
     expect(created.status).toBe(201);
-    expect(created.body).toMatchObject({ hostname: 'cp-0', state: 'queued', network_type: 'layer3', tags: ['capp:cluster-id:demo', 'kubernetes.io/role:master'] });
+    expect(created.body).toMatchObject({
+      hostname: 'cp-0',
+      state: 'queued',
+      network_type: 'layer3',
+      tags: ['capp:cluster-id:demo', 'kubernetes.io/role:master'],
+    });
     const id: string = created.body.id;
 
     t.clock.advance(DEFAULT_DELAYS.deviceQueuedMs - 1);
@@ -57,7 +62,12 @@ describe('device lifecycle', () => {
     const d = await createActiveDevice(t, { plan: 'c3.small.x86' });
     expect(d.network_ports.map((p) => p.name)).toEqual(['bond0', 'eth0', 'eth1']);
     const bond0 = portByName(d, 'bond0');
-    expect(bond0).toMatchObject({ type: 'NetworkBondPort', network_type: 'layer3', data: { bonded: true }, disbond_operation_supported: false });
+    expect(bond0).toMatchObject({
+      type: 'NetworkBondPort',
+      network_type: 'layer3',
+      data: { bonded: true },
+      disbond_operation_supported: false,
+    });
     for (const name of ['eth0', 'eth1']) {
       const eth = portByName(d, name);
       expect(eth).toMatchObject({ type: 'NetworkPort', bond: { id: bond0.id, name: 'bond0' }, data: { bonded: true } });
@@ -120,18 +130,30 @@ describe('device lifecycle', () => {
     const mark = t.sim.requests.lastSeq();
     const d = await createActiveDevice(t);
     await t.api.get(`/devices/${d.id}/events`);
-    expect(t.sim.requests.countByOperation({ deviceId: d.id, afterSeq: mark })).toEqual({ createDevice: 1, findDeviceById: 1, findDeviceEvents: 1 });
+    expect(t.sim.requests.countByOperation({ deviceId: d.id, afterSeq: mark })).toEqual({
+      createDevice: 1,
+      findDeviceById: 1,
+      findDeviceEvents: 1,
+    });
   });
 });
 
 describe('device lifecycle on the system clock', () => {
   test('a device becomes active after the configured delays', async () => {
     const contract = sim().sim.contract;
-    const real = await startSimulator({ seed: 'system-clock', delays: { deviceQueuedMs: 20, deviceProvisioningMs: 20 }, ...(contract === undefined ? {} : { contract }) });
+    const real = await startSimulator({
+      seed: 'system-clock',
+      delays: { deviceQueuedMs: 20, deviceProvisioningMs: 20 },
+      ...(contract === undefined ? {} : { contract }),
+    });
     try {
       const api = new Api(real.baseUrl);
       const projectId = [...real.store.projects.values()][0]?.id ?? '';
-      const created = await api.post(`/projects/${projectId}/devices`, { metro: 'sv', plan: 'm3.small.x86', operating_system: 'debian_12' });
+      const created = await api.post(`/projects/${projectId}/devices`, {
+        metro: 'sv',
+        plan: 'm3.small.x86',
+        operating_system: 'debian_12',
+      });
       expect(created.status).toBe(201);
       const state = await waitFor(
         'the device to become active',

@@ -11,7 +11,10 @@ import { Api, createActiveDevice, describeContract, portByName, useSimulator, ty
 const sim = useSimulator();
 
 async function admin<T>(t: TestSim, method: string, path: string, body?: unknown): Promise<{ status: number; body: T }> {
-  const res = await fetch(`${t.sim.url}/_sim${path}`, { method, ...(body === undefined ? {} : { body: JSON.stringify(body), headers: { 'content-type': 'application/json' } }) });
+  const res = await fetch(`${t.sim.url}/_sim${path}`, {
+    method,
+    ...(body === undefined ? {} : { body: JSON.stringify(body), headers: { 'content-type': 'application/json' } }),
+  });
   const text = await res.text();
   return { status: res.status, body: (text === '' ? undefined : JSON.parse(text)) as T };
 }
@@ -130,8 +133,16 @@ describe('request log', () => {
     const mark = t.sim.requests.lastSeq();
     const d = await createActiveDevice(t);
     await t.api.post(`/ports/${portByName(d, 'eth1').id}/disbond`);
-    expect(t.sim.requests.countByOperation({ deviceId: d.id, afterSeq: mark })).toEqual({ createDevice: 1, findDeviceById: 1, disbondPort: 1 });
-    const remote = await admin<{ count: number; requests: RequestLogEntry[] }>(t, 'GET', `/requests?deviceId=${d.id}&operationId=disbondPort`);
+    expect(t.sim.requests.countByOperation({ deviceId: d.id, afterSeq: mark })).toEqual({
+      createDevice: 1,
+      findDeviceById: 1,
+      disbondPort: 1,
+    });
+    const remote = await admin<{ count: number; requests: RequestLogEntry[] }>(
+      t,
+      'GET',
+      `/requests?deviceId=${d.id}&operationId=disbondPort`,
+    );
     expect(remote.body.count).toBe(1);
     expect(remote.body.requests[0]).toMatchObject({ method: 'POST', status: 200, portId: portByName(d, 'eth1').id });
     expect((await admin(t, 'DELETE', '/requests')).status).toBe(204);

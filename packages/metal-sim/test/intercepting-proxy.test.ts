@@ -69,7 +69,11 @@ describe('intercepting proxy (startSimulator({proxy}))', () => {
   beforeAll(async () => {
     certs = await makeInterceptCertificate([HOST]);
     const validator = contract();
-    sim = await startSimulator({ seed: 'proxy', proxy: { cert: certs.cert, key: certs.key }, ...(validator === undefined ? {} : { contract: validator }) });
+    sim = await startSimulator({
+      seed: 'proxy',
+      proxy: { cert: certs.cert, key: certs.key },
+      ...(validator === undefined ? {} : { contract: validator }),
+    });
   });
   afterAll(async () => {
     await sim.close();
@@ -78,7 +82,11 @@ describe('intercepting proxy (startSimulator({proxy}))', () => {
   test('a client that trusts the test CA reaches the simulator as https://api.equinix.com/metal/v1', async () => {
     const proxyUrl = sim.proxyUrl ?? '';
     expect(proxyUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
-    const answer = await getThroughProxy(proxyUrl, '/metal/v1/projects', { ca: certs.ca, userAgent: 'cluster-api-provider-packet/test', token: 'sim-token' });
+    const answer = await getThroughProxy(proxyUrl, '/metal/v1/projects', {
+      ca: certs.ca,
+      userAgent: 'cluster-api-provider-packet/test',
+      token: 'sim-token',
+    });
     expect(answer.status).toBe(200);
     expect((JSON.parse(answer.body) as { projects: unknown[] }).projects).toHaveLength(1);
     expect(sim.proxy?.tunnels()).toBe(1);

@@ -60,17 +60,32 @@ describe('metadata service', () => {
     const t = sim();
     const d = await createActiveDevice(t);
     const doc = (await fetchJson<MetadataDoc>(t.sim.metadataUrl(d.id))).body;
-    const post = await fetch(doc.user_state_url, { method: 'POST', body: JSON.stringify({ state: 'succeeded', code: 1001, message: 'network_configuration_success' }) });
+    const post = await fetch(doc.user_state_url, {
+      method: 'POST',
+      body: JSON.stringify({ state: 'succeeded', code: 1001, message: 'network_configuration_success' }),
+    });
     expect(post.status).toBe(204);
     const events = await t.api.get<{ events: EventWire[] }>(`/devices/${d.id}/events?per_page=1`);
-    expect(events.body.events[0]).toMatchObject({ type: 'user.state', state: 'succeeded', body: 'network_configuration_success', interpolated: '1001: network_configuration_success' });
+    expect(events.body.events[0]).toMatchObject({
+      type: 'user.state',
+      state: 'succeeded',
+      body: 'network_configuration_success',
+      interpolated: '1001: network_configuration_success',
+    });
   });
 
   test('user-state-event: a state or code outside the documented values is refused', async () => {
     const t = sim();
     const d = await createActiveDevice(t);
-    for (const body of [{ state: 'done', code: 1000 }, { state: 'running', code: 999 }, { state: 'running', code: 1100 }]) {
-      const res = await fetchJson<{ errors: string[] }>(`${t.sim.metadataUrl(d.id)}/events`, { method: 'POST', body: JSON.stringify(body) });
+    for (const body of [
+      { state: 'done', code: 1000 },
+      { state: 'running', code: 999 },
+      { state: 'running', code: 1100 },
+    ]) {
+      const res = await fetchJson<{ errors: string[] }>(`${t.sim.metadataUrl(d.id)}/events`, {
+        method: 'POST',
+        body: JSON.stringify(body),
+      });
       expect(res.status).toBe(422);
       expect(t.sim.requests.entries().at(-1)?.rule).toBe('user-state-event');
     }
@@ -78,7 +93,11 @@ describe('metadata service', () => {
 
   test('the service answers only active devices that still have layer 3', async () => {
     const t = sim();
-    const created = await t.api.post<DeviceWire>(`/projects/${t.projectId}/devices`, { metro: 'da', plan: 'c3.small.x86', operating_system: 'ubuntu_22_04' });
+    const created = await t.api.post<DeviceWire>(`/projects/${t.projectId}/devices`, {
+      metro: 'da',
+      plan: 'c3.small.x86',
+      operating_system: 'ubuntu_22_04',
+    });
     expect((await fetch(t.sim.metadataUrl(created.body.id))).status).toBe(404);
     t.clock.advance(PROVISION_MS);
     expect((await fetch(t.sim.metadataUrl(created.body.id))).status).toBe(200);

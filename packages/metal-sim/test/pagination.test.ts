@@ -12,7 +12,13 @@ describe('pagination', () => {
   test('devices come in pages with meta links that keep the other query parameters', async () => {
     const t = sim();
     for (let i = 0; i < 7; i++) {
-      const res = await t.api.post(`/projects/${t.projectId}/devices`, { metro: 'da', plan: 'c3.small.x86', operating_system: 'ubuntu_22_04', hostname: `node-${i}`, tags: ['paged'] });
+      const res = await t.api.post(`/projects/${t.projectId}/devices`, {
+        metro: 'da',
+        plan: 'c3.small.x86',
+        operating_system: 'ubuntu_22_04',
+        hostname: `node-${i}`,
+        tags: ['paged'],
+      });
       expect(res.status).toBe(201);
     }
     const base = `/metal/v1/projects/${t.projectId}/devices`;
@@ -58,7 +64,8 @@ describe('pagination', () => {
 
   test('IP reservations default to 250 per page; events and gateways paginate too', async () => {
     const t = sim();
-    for (let i = 0; i < 3; i++) expect((await t.api.post(`/projects/${t.projectId}/ips`, { type: 'public_ipv4', metro: 'da', quantity: 8 })).status).toBe(201);
+    for (let i = 0; i < 3; i++)
+      expect((await t.api.post(`/projects/${t.projectId}/ips`, { type: 'public_ipv4', metro: 'da', quantity: 8 })).status).toBe(201);
     const ips = await t.api.get<{ ip_addresses: unknown[]; meta: Meta }>(`/projects/${t.projectId}/ips?types=public_ipv4&per_page=2`);
     expect(ips.body.ip_addresses).toHaveLength(2);
     expect(ips.body.meta).toMatchObject({ total: 3, last_page: 2 });

@@ -29,7 +29,11 @@ async function device(t: TestSim, id: string): Promise<DeviceWire> {
   return (await t.api.get<DeviceWire>(`/devices/${id}`)).body;
 }
 
-async function batch(t: TestSim, portId: string, items: { vlan: string; state: 'assigned' | 'unassigned'; native?: boolean }[]): Promise<void> {
+async function batch(
+  t: TestSim,
+  portId: string,
+  items: { vlan: string; state: 'assigned' | 'unassigned'; native?: boolean }[],
+): Promise<void> {
   const created = await t.api.post<{ id: string }>(`/ports/${portId}/vlan-assignments/batches`, { vlan_assignments: items });
   expect(created.status).toBe(201);
   t.clock.advance(BATCH_MS);
@@ -38,7 +42,12 @@ async function batch(t: TestSim, portId: string, items: { vlan: string; state: '
 }
 
 function types(d: DeviceWire): Record<string, unknown> {
-  return { device: d.network_type, bond0: portByName(d, 'bond0').network_type, eth0: portByName(d, 'eth0').data.bonded, eth1: portByName(d, 'eth1').data.bonded };
+  return {
+    device: d.network_type,
+    bond0: portByName(d, 'bond0').network_type,
+    eth0: portByName(d, 'eth0').data.bonded,
+    eth1: portByName(d, 'eth1').data.bonded,
+  };
 }
 
 describe('network mode transitions', () => {
@@ -59,14 +68,20 @@ describe('network mode transitions', () => {
     const [a, b] = await freshVlans(t, 2);
     const eth1 = portByName(d, 'eth1').id;
     await ok(t, 'POST', `/ports/${eth1}/disbond?bulk_disable=false`);
-    await batch(t, eth1, [{ vlan: String(a), state: 'assigned' }, { vlan: String(b), state: 'assigned' }]);
+    await batch(t, eth1, [
+      { vlan: String(a), state: 'assigned' },
+      { vlan: String(b), state: 'assigned' },
+    ]);
     await ok(t, 'POST', `/ports/${eth1}/native-vlan?vnid=${a}`);
     const hybrid = await device(t, d.id);
     expect(types(hybrid)).toEqual({ device: 'hybrid', bond0: 'hybrid', eth0: true, eth1: false });
     expect(hybrid.ip_addresses).toHaveLength(3);
 
     await ok(t, 'DELETE', `/ports/${eth1}/native-vlan`);
-    await batch(t, eth1, [{ vlan: String(a), state: 'unassigned' }, { vlan: String(b), state: 'unassigned' }]);
+    await batch(t, eth1, [
+      { vlan: String(a), state: 'unassigned' },
+      { vlan: String(b), state: 'unassigned' },
+    ]);
     await ok(t, 'POST', `/ports/${eth1}/bond?bulk_enable=false`);
     expect(types(await device(t, d.id))).toEqual({ device: 'layer3', bond0: 'layer3', eth0: true, eth1: true });
   });
@@ -107,7 +122,10 @@ describe('network mode transitions', () => {
     await ok(t, 'POST', `/ports/${bond0}/convert/layer-2`, {});
     await ok(t, 'POST', `/ports/${bond0}/disbond?bulk_disable=true`);
     await ok(t, 'POST', `/ports/${eth0}/assign`, { vnid: String(a) });
-    await batch(t, eth1, [{ vlan: String(b), state: 'assigned', native: true }, { vlan: String(c), state: 'assigned' }]);
+    await batch(t, eth1, [
+      { vlan: String(b), state: 'assigned', native: true },
+      { vlan: String(c), state: 'assigned' },
+    ]);
     const l2i = await device(t, d.id);
     expect(types(l2i)).toEqual({ device: 'layer2-individual', bond0: 'layer2-individual', eth0: false, eth1: false });
     expect(portByName(l2i, 'bond0').data.bonded).toBe(false);
@@ -115,7 +133,10 @@ describe('network mode transitions', () => {
 
     await ok(t, 'DELETE', `/ports/${eth1}/native-vlan`);
     await ok(t, 'POST', `/ports/${eth0}/unassign`, { vnid: String(a) });
-    await batch(t, eth1, [{ vlan: String(b), state: 'unassigned' }, { vlan: String(c), state: 'unassigned' }]);
+    await batch(t, eth1, [
+      { vlan: String(b), state: 'unassigned' },
+      { vlan: String(c), state: 'unassigned' },
+    ]);
     await ok(t, 'POST', `/ports/${bond0}/bond?bulk_enable=true`);
     expect(types(await device(t, d.id))['device']).toBe('layer2-bonded');
     await ok(t, 'POST', `/ports/${bond0}/convert/layer-3`, {});

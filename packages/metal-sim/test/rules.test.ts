@@ -3,7 +3,16 @@
 
 import { describe, expect, test } from '@jest/globals';
 import type { DeviceWire, PortWire, VrfWire } from '../src/wire.js';
-import { BATCH_MS, createActiveDevice, createVlan, describeContract, expectRefusedBy, portByName, useSimulator, type TestSim } from './support/harness.js';
+import {
+  BATCH_MS,
+  createActiveDevice,
+  createVlan,
+  describeContract,
+  expectRefusedBy,
+  portByName,
+  useSimulator,
+  type TestSim,
+} from './support/harness.js';
 
 const sim = useSimulator({
   seedConfig: {
@@ -58,7 +67,11 @@ describe('VLAN rules', () => {
     const bond0 = portByName(device, 'bond0');
     expectRefusedBy(t, await assign(t, bond0.id, svVlan.id), 'vlan-metro-local');
     expectRefusedBy(t, await assign(t, bond0.id, vxlan), 'vlan-metro-local');
-    expectRefusedBy(t, await t.api.post(`/ports/${bond0.id}/vlan-assignments/batches`, { vlan_assignments: [{ vlan: svVlan.id, state: 'assigned' }] }), 'vlan-metro-local');
+    expectRefusedBy(
+      t,
+      await t.api.post(`/ports/${bond0.id}/vlan-assignments/batches`, { vlan_assignments: [{ vlan: svVlan.id, state: 'assigned' }] }),
+      'vlan-metro-local',
+    );
     expect((await port(t, bond0.id)).virtual_networks).toEqual([]);
   });
 
@@ -66,7 +79,11 @@ describe('VLAN rules', () => {
     const t = sim();
     const vxlan = vx();
     await createVlan(t, { vxlan, metro: 'da' });
-    expectRefusedBy(t, await t.api.post(`/projects/${t.projectId}/virtual-networks`, { metro: 'da', vxlan }), 'vxlan-unique-per-project-metro');
+    expectRefusedBy(
+      t,
+      await t.api.post(`/projects/${t.projectId}/virtual-networks`, { metro: 'da', vxlan }),
+      'vxlan-unique-per-project-metro',
+    );
     expect((await t.api.post(`/projects/${t.projectId}/virtual-networks`, { metro: 'sv', vxlan })).status).toBe(201);
     const beta = [...t.sim.store.projects.values()].find((p) => p.name === 'beta');
     expect((await t.api.post(`/projects/${beta?.id ?? ''}/virtual-networks`, { metro: 'da', vxlan })).status).toBe(201);
@@ -83,12 +100,15 @@ describe('VLAN rules', () => {
     const t = sim();
     const { bond0, vxlan } = await hybridBonded(t);
     const assigned = (await port(t, bond0.id)).virtual_networks[0];
-    const vlanId = t.sim.store.vlans.size > 0 ? [...t.sim.store.vlans.values()].find((v) => v.vxlan === vxlan && v.metroCode === 'da')?.id : undefined;
+    const vlanId =
+      t.sim.store.vlans.size > 0 ? [...t.sim.store.vlans.values()].find((v) => v.vxlan === vxlan && v.metroCode === 'da')?.id : undefined;
     expect(assigned?.href).toBe(`/metal/v1/virtual-networks/${vlanId}`);
     expectRefusedBy(t, await t.api.delete(`/virtual-networks/${vlanId}`), 'vlan-delete-in-use');
 
     const gwVlan = await createVlan(t, { vxlan: vx() });
-    expect((await t.api.post(`/projects/${t.projectId}/metal-gateways`, { virtual_network_id: gwVlan.id, private_ipv4_subnet_size: 8 })).status).toBe(201);
+    expect(
+      (await t.api.post(`/projects/${t.projectId}/metal-gateways`, { virtual_network_id: gwVlan.id, private_ipv4_subnet_size: 8 })).status,
+    ).toBe(201);
     expectRefusedBy(t, await t.api.delete(`/virtual-networks/${gwVlan.id}`), 'vlan-delete-in-use');
 
     const free = await createVlan(t, { vxlan: vx() });
@@ -119,7 +139,9 @@ describe('port rules', () => {
     expect((await assign(t, eth1.id, a)).status).toBe(200);
     expectRefusedBy(t, await t.api.post(`/ports/${eth1.id}/native-vlan?vnid=${b}`), 'native-vlan-assigned');
     expect((await t.api.post(`/ports/${eth1.id}/native-vlan?vnid=${a}`)).status).toBe(200);
-    expect((await t.api.get<PortWire>(`/ports/${eth1.id}?include=native_virtual_network`)).body.native_virtual_network).toMatchObject({ vxlan: a });
+    expect((await t.api.get<PortWire>(`/ports/${eth1.id}?include=native_virtual_network`)).body.native_virtual_network).toMatchObject({
+      vxlan: a,
+    });
   });
 
   test('native-vlan-port-mode: a native VLAN on a layer-3 (hybrid bonded) bond fails', async () => {
@@ -208,14 +230,22 @@ describe('port rules', () => {
     expectRefusedBy(t, await t.api.post(`/ports/${bond0.id}/convert/layer-2`, {}), 'network-frozen');
     expectRefusedBy(t, await t.api.post(`/ports/${eth1.id}/disbond`), 'network-frozen');
     expectRefusedBy(t, await assign(t, bond0.id, vxlan), 'network-frozen');
-    expectRefusedBy(t, await t.api.post(`/ports/${bond0.id}/vlan-assignments/batches`, { vlan_assignments: [{ vlan: String(vxlan), state: 'assigned' }] }), 'network-frozen');
+    expectRefusedBy(
+      t,
+      await t.api.post(`/ports/${bond0.id}/vlan-assignments/batches`, { vlan_assignments: [{ vlan: String(vxlan), state: 'assigned' }] }),
+      'network-frozen',
+    );
     expect((await t.api.put(`/devices/${device.id}`, { network_frozen: false })).status).toBe(200);
     expect((await assign(t, bond0.id, vxlan)).status).toBe(200);
   });
 
   test('device-active: port changes before the device is active fail', async () => {
     const t = sim();
-    const created = await t.api.post<DeviceWire>(`/projects/${t.projectId}/devices`, { metro: 'da', plan: 'c3.small.x86', operating_system: 'ubuntu_22_04' });
+    const created = await t.api.post<DeviceWire>(`/projects/${t.projectId}/devices`, {
+      metro: 'da',
+      plan: 'c3.small.x86',
+      operating_system: 'ubuntu_22_04',
+    });
     expectRefusedBy(t, await t.api.post(`/ports/${portByName(created.body, 'eth1').id}/disbond`), 'device-active');
   });
 
@@ -226,10 +256,20 @@ describe('port rules', () => {
     const [a, b] = [vx(), vx()];
     await createVlan(t, { vxlan: a });
     await createVlan(t, { vxlan: b });
-    expect((await t.api.post(`/ports/${bond0.id}/vlan-assignments/batches`, { vlan_assignments: [{ vlan: String(a), state: 'assigned' }] })).status).toBe(201);
-    expectRefusedBy(t, await t.api.post(`/ports/${bond0.id}/vlan-assignments/batches`, { vlan_assignments: [{ vlan: String(b), state: 'assigned' }] }), 'one-batch-per-port');
+    expect(
+      (await t.api.post(`/ports/${bond0.id}/vlan-assignments/batches`, { vlan_assignments: [{ vlan: String(a), state: 'assigned' }] }))
+        .status,
+    ).toBe(201);
+    expectRefusedBy(
+      t,
+      await t.api.post(`/ports/${bond0.id}/vlan-assignments/batches`, { vlan_assignments: [{ vlan: String(b), state: 'assigned' }] }),
+      'one-batch-per-port',
+    );
     t.clock.advance(BATCH_MS);
-    expect((await t.api.post(`/ports/${bond0.id}/vlan-assignments/batches`, { vlan_assignments: [{ vlan: String(b), state: 'assigned' }] })).status).toBe(201);
+    expect(
+      (await t.api.post(`/ports/${bond0.id}/vlan-assignments/batches`, { vlan_assignments: [{ vlan: String(b), state: 'assigned' }] }))
+        .status,
+    ).toBe(201);
     t.clock.advance(BATCH_MS);
   });
 });
@@ -237,7 +277,15 @@ describe('port rules', () => {
 describe('VRF, reservation and gateway rules', () => {
   test('vrf-ip-ranges: IPv4 ranges outside /8-/29, IPv6 outside /59-/64, host bits set, or overlapping ranges fail', async () => {
     const t = sim();
-    for (const ranges of [['10.0.0.0/7'], ['10.0.0.0/30'], ['2001:db8::/58'], ['2001:db8::/65'], ['10.0.1.0/16'], ['10.0.0.0/16', '10.0.5.0/24'], ['nonsense']]) {
+    for (const ranges of [
+      ['10.0.0.0/7'],
+      ['10.0.0.0/30'],
+      ['2001:db8::/58'],
+      ['2001:db8::/65'],
+      ['10.0.1.0/16'],
+      ['10.0.0.0/16', '10.0.5.0/24'],
+      ['nonsense'],
+    ]) {
       expectRefusedBy(t, await createVrf(t, { ip_ranges: ranges }), 'vrf-ip-ranges');
     }
     const ok = await createVrf(t, { ip_ranges: ['10.0.0.0/8', '192.168.0.0/29', '2001:db8::/59'] });
@@ -256,8 +304,16 @@ describe('VRF, reservation and gateway rules', () => {
   test('vrf-reservation-size: VRF reservations must be /22-/29 (IPv4) or /64 (IPv6)', async () => {
     const t = sim();
     const vrf = (await createVrf(t, { ip_ranges: ['10.10.0.0/16', '2001:db8:1::/59'] })).body;
-    for (const [network, cidr] of [['10.10.0.0', 21], ['10.10.0.0', 30], ['2001:db8:1::', 63]] as const) {
-      expectRefusedBy(t, await t.api.post(`/projects/${t.projectId}/ips`, { type: 'vrf', vrf_id: vrf.id, network, cidr }), 'vrf-reservation-size');
+    for (const [network, cidr] of [
+      ['10.10.0.0', 21],
+      ['10.10.0.0', 30],
+      ['2001:db8:1::', 63],
+    ] as const) {
+      expectRefusedBy(
+        t,
+        await t.api.post(`/projects/${t.projectId}/ips`, { type: 'vrf', vrf_id: vrf.id, network, cidr }),
+        'vrf-reservation-size',
+      );
     }
     await t.api.delete(`/vrfs/${vrf.id}`);
   });
@@ -265,51 +321,95 @@ describe('VRF, reservation and gateway rules', () => {
   test('vrf-reservation-in-range: a reservation outside every VRF range fails', async () => {
     const t = sim();
     const vrf = (await createVrf(t, { ip_ranges: ['10.20.0.0/16'] })).body;
-    expectRefusedBy(t, await t.api.post(`/projects/${t.projectId}/ips`, { type: 'vrf', vrf_id: vrf.id, network: '10.21.0.0', cidr: 24 }), 'vrf-reservation-in-range');
+    expectRefusedBy(
+      t,
+      await t.api.post(`/projects/${t.projectId}/ips`, { type: 'vrf', vrf_id: vrf.id, network: '10.21.0.0', cidr: 24 }),
+      'vrf-reservation-in-range',
+    );
     await t.api.delete(`/vrfs/${vrf.id}`);
   });
 
   test('vrf-reservation-overlap: a reservation overlapping another of the same VRF fails', async () => {
     const t = sim();
     const vrf = (await createVrf(t, { ip_ranges: ['10.30.0.0/16'] })).body;
-    expect((await t.api.post(`/projects/${t.projectId}/ips`, { type: 'vrf', vrf_id: vrf.id, network: '10.30.0.0', cidr: 24 })).status).toBe(201);
-    expectRefusedBy(t, await t.api.post(`/projects/${t.projectId}/ips`, { type: 'vrf', vrf_id: vrf.id, network: '10.30.0.0', cidr: 23 }), 'vrf-reservation-overlap');
+    expect((await t.api.post(`/projects/${t.projectId}/ips`, { type: 'vrf', vrf_id: vrf.id, network: '10.30.0.0', cidr: 24 })).status).toBe(
+      201,
+    );
+    expectRefusedBy(
+      t,
+      await t.api.post(`/projects/${t.projectId}/ips`, { type: 'vrf', vrf_id: vrf.id, network: '10.30.0.0', cidr: 23 }),
+      'vrf-reservation-overlap',
+    );
     await t.api.delete(`/vrfs/${vrf.id}`);
   });
 
   test('one-metal-gateway-per-vlan: a second Metal Gateway on a VLAN fails', async () => {
     const t = sim();
     const vlan = await createVlan(t, { vxlan: vx() });
-    expect((await t.api.post(`/projects/${t.projectId}/metal-gateways`, { virtual_network_id: vlan.id, private_ipv4_subnet_size: 8 })).status).toBe(201);
-    expectRefusedBy(t, await t.api.post(`/projects/${t.projectId}/metal-gateways`, { virtual_network_id: vlan.id, private_ipv4_subnet_size: 8 }), 'one-metal-gateway-per-vlan');
+    expect(
+      (await t.api.post(`/projects/${t.projectId}/metal-gateways`, { virtual_network_id: vlan.id, private_ipv4_subnet_size: 8 })).status,
+    ).toBe(201);
+    expectRefusedBy(
+      t,
+      await t.api.post(`/projects/${t.projectId}/metal-gateways`, { virtual_network_id: vlan.id, private_ipv4_subnet_size: 8 }),
+      'one-metal-gateway-per-vlan',
+    );
   });
 
   test('metal-gateway-same-metro: a gateway joining a VLAN and a reservation of different metros fails', async () => {
     const t = sim();
     const vrf = (await createVrf(t, { metro: 'sv', ip_ranges: ['10.40.0.0/16'] })).body;
-    const r = await t.api.post<{ id: string }>(`/projects/${t.projectId}/ips`, { type: 'vrf', vrf_id: vrf.id, network: '10.40.1.0', cidr: 24 });
+    const r = await t.api.post<{ id: string }>(`/projects/${t.projectId}/ips`, {
+      type: 'vrf',
+      vrf_id: vrf.id,
+      network: '10.40.1.0',
+      cidr: 24,
+    });
     const vlan = await createVlan(t, { metro: 'da', vxlan: vx() });
-    expectRefusedBy(t, await t.api.post(`/projects/${t.projectId}/metal-gateways`, { virtual_network_id: vlan.id, ip_reservation_id: r.body.id }), 'metal-gateway-same-metro');
+    expectRefusedBy(
+      t,
+      await t.api.post(`/projects/${t.projectId}/metal-gateways`, { virtual_network_id: vlan.id, ip_reservation_id: r.body.id }),
+      'metal-gateway-same-metro',
+    );
     await t.api.delete(`/vrfs/${vrf.id}`);
   });
 
   test('metal-gateway-reservation: a reservation already behind a gateway, or a public block outside /29-/25, fails', async () => {
     const t = sim();
     const vrf = (await createVrf(t, { ip_ranges: ['10.50.0.0/16'] })).body;
-    const r = await t.api.post<{ id: string }>(`/projects/${t.projectId}/ips`, { type: 'vrf', vrf_id: vrf.id, network: '10.50.1.0', cidr: 24 });
+    const r = await t.api.post<{ id: string }>(`/projects/${t.projectId}/ips`, {
+      type: 'vrf',
+      vrf_id: vrf.id,
+      network: '10.50.1.0',
+      cidr: 24,
+    });
     const [v1, v2, v3] = [await createVlan(t, { vxlan: vx() }), await createVlan(t, { vxlan: vx() }), await createVlan(t, { vxlan: vx() })];
-    expect((await t.api.post(`/projects/${t.projectId}/metal-gateways`, { virtual_network_id: v1.id, ip_reservation_id: r.body.id })).status).toBe(201);
-    expectRefusedBy(t, await t.api.post(`/projects/${t.projectId}/metal-gateways`, { virtual_network_id: v2.id, ip_reservation_id: r.body.id }), 'metal-gateway-reservation');
+    expect(
+      (await t.api.post(`/projects/${t.projectId}/metal-gateways`, { virtual_network_id: v1.id, ip_reservation_id: r.body.id })).status,
+    ).toBe(201);
+    expectRefusedBy(
+      t,
+      await t.api.post(`/projects/${t.projectId}/metal-gateways`, { virtual_network_id: v2.id, ip_reservation_id: r.body.id }),
+      'metal-gateway-reservation',
+    );
     const small = await t.api.post<{ id: string }>(`/projects/${t.projectId}/ips`, { type: 'public_ipv4', metro: 'da', quantity: 4 });
     expect(small.status).toBe(201);
-    expectRefusedBy(t, await t.api.post(`/projects/${t.projectId}/metal-gateways`, { virtual_network_id: v3.id, ip_reservation_id: small.body.id }), 'metal-gateway-reservation');
+    expectRefusedBy(
+      t,
+      await t.api.post(`/projects/${t.projectId}/metal-gateways`, { virtual_network_id: v3.id, ip_reservation_id: small.body.id }),
+      'metal-gateway-reservation',
+    );
     await t.api.delete(`/vrfs/${vrf.id}`);
   });
 
   test('metal-gateway-private-subnet-size: a private subnet size other than 8, 16, 32, 64, 128 fails', async () => {
     const t = sim();
     const vlan = await createVlan(t, { vxlan: vx() });
-    expectRefusedBy(t, await t.api.post(`/projects/${t.projectId}/metal-gateways`, { virtual_network_id: vlan.id, private_ipv4_subnet_size: 12 }), 'metal-gateway-private-subnet-size');
+    expectRefusedBy(
+      t,
+      await t.api.post(`/projects/${t.projectId}/metal-gateways`, { virtual_network_id: vlan.id, private_ipv4_subnet_size: 12 }),
+      'metal-gateway-private-subnet-size',
+    );
   });
 });
 

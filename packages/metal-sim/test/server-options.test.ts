@@ -56,10 +56,16 @@ describe('simulator options', () => {
       expect((await scoped.get<{ projects: { id: string }[] }>('/projects')).body.projects.map((p) => p.id)).toEqual([capi]);
       expect((await new Api(sim.baseUrl, 'user-token').get<{ projects: unknown[] }>('/projects')).body.projects).toHaveLength(2);
       expect((await new Api(sim.baseUrl, 'sim-token').get('/projects')).status).toBe(401);
-      const device = await scoped.post<DeviceWire>(`/projects/${capi}/devices`, { metro: 'am', plan: 'n3.xlarge.x86', operating_system: 'flatcar' });
+      const device = await scoped.post<DeviceWire>(`/projects/${capi}/devices`, {
+        metro: 'am',
+        plan: 'n3.xlarge.x86',
+        operating_system: 'flatcar',
+      });
       expect(device.status).toBe(201);
       expect(device.body.network_ports.filter((p) => p.type === 'NetworkBondPort')).toHaveLength(2);
-      expect((await scoped.post(`/projects/${capi}/devices`, { metro: 'sv', plan: 'c3.small.x86', operating_system: 'flatcar' })).status).toBe(422);
+      expect(
+        (await scoped.post(`/projects/${capi}/devices`, { metro: 'sv', plan: 'c3.small.x86', operating_system: 'flatcar' })).status,
+      ).toBe(422);
     });
   });
 
@@ -68,7 +74,13 @@ describe('simulator options', () => {
       withSim(await startSimulator(checked({ seed, clock: new ManualClock() })), async (sim) => {
         const api = new Api(sim.baseUrl);
         const projectId = [...sim.store.projects.values()][0]?.id ?? '';
-        const d = (await api.post<DeviceWire>(`/projects/${projectId}/devices`, { metro: 'da', plan: 'c3.small.x86', operating_system: 'ubuntu_22_04' })).body;
+        const d = (
+          await api.post<DeviceWire>(`/projects/${projectId}/devices`, {
+            metro: 'da',
+            plan: 'c3.small.x86',
+            operating_system: 'ubuntu_22_04',
+          })
+        ).body;
         return [projectId, d.id, ...d.network_ports.map((p) => `${p.id} ${p.data.mac ?? ''}`)];
       });
     const first = await run('fixed-seed');
@@ -78,11 +90,14 @@ describe('simulator options', () => {
   });
 
   test('fault rules given at start are active from the first call', async () => {
-    await withSim(await startSimulator(checked({ faults: [{ fault: 'rate-limit' as const, operationId: 'findProjects', times: 1 }] })), async (sim) => {
-      const api = new Api(sim.baseUrl);
-      expect((await api.get('/projects')).status).toBe(429);
-      expect((await api.get('/projects')).status).toBe(200);
-    });
+    await withSim(
+      await startSimulator(checked({ faults: [{ fault: 'rate-limit' as const, operationId: 'findProjects', times: 1 }] })),
+      async (sim) => {
+        const api = new Api(sim.baseUrl);
+        expect((await api.get('/projects')).status).toBe(429);
+        expect((await api.get('/projects')).status).toBe(200);
+      },
+    );
   });
 
   test('a spec operation the simulator does not serve is reported as a contract violation', async () => {
@@ -93,7 +108,9 @@ describe('simulator options', () => {
       await withSim(await startSimulator({ contract: own }), async (sim) => {
         const res = await new Api(sim.baseUrl).get('/devices/00000000-0000-4000-8000-000000000000/bgp/sessions');
         expect({ status: res.status, body: res.body }).toEqual({ status: 404, body: { error: 'Not found' } });
-        expect(own.report().violations).toMatchObject([{ operationId: 'findBgpSessions', messages: [expect.stringContaining('does not serve it')] }]);
+        expect(own.report().violations).toMatchObject([
+          { operationId: 'findBgpSessions', messages: [expect.stringContaining('does not serve it')] },
+        ]);
       });
     } finally {
       await own.close();
@@ -105,7 +122,13 @@ describe('simulator options', () => {
     await withSim(await startSimulator(checked({ clock, publicUrl: 'https://metadata.example.test/' })), async (sim) => {
       const api = new Api(sim.baseUrl);
       const projectId = [...sim.store.projects.values()][0]?.id ?? '';
-      const d = (await api.post<DeviceWire>(`/projects/${projectId}/devices`, { metro: 'da', plan: 'c3.small.x86', operating_system: 'ubuntu_22_04' })).body;
+      const d = (
+        await api.post<DeviceWire>(`/projects/${projectId}/devices`, {
+          metro: 'da',
+          plan: 'c3.small.x86',
+          operating_system: 'ubuntu_22_04',
+        })
+      ).body;
       clock.advance(60_000);
       expect(sim.metadataUrl(d.id)).toBe(`https://metadata.example.test/metadata/${d.id}`);
       const doc = (await (await fetch(`${sim.url}/metadata/${d.id}`)).json()) as { user_state_url: string };

@@ -3,7 +3,13 @@ export { createNetworkController, addToManager, startNetworkController, DEFAULT_
 export type { NetworkControllerOptions, NetworkRunnables, RunningNetworkController } from './start.js';
 export { parseFlags, usage, DEFAULT_METADATA_URL } from './options.js';
 export type { NetworkFlags } from './options.js';
-export { templateNameFor, resolveTemplateName, templateLinkOf, templateNameOfPacketMachineTemplate, PACKET_MACHINE_TEMPLATE_GROUP_KIND } from './template-link.js';
+export {
+  templateNameFor,
+  resolveTemplateName,
+  templateLinkOf,
+  templateNameOfPacketMachineTemplate,
+  PACKET_MACHINE_TEMPLATE_GROUP_KIND,
+} from './template-link.js';
 export type { TemplateLink, PacketMachineTemplateLookup, AsyncPacketMachineTemplateLookup } from './template-link.js';
 export { NetworkWebhookPaths } from './webhook/paths.js';
 export { packetMachineAdmissionHandler, decidePause, DEFAULT_TEMPLATE_READ_TIMEOUT_MS } from './webhook/packet-machine-webhook.js';

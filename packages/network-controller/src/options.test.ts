@@ -4,12 +4,19 @@ import { parseFlags } from './options.js';
 describe('parseFlags', () => {
   test('defaults', () => {
     const flags = parseFlags([]);
-    expect(flags).toMatchObject({ leaderElect: true, leaderElectionId: 'metal-l2-network-controller', webhookPort: 9443, holdTimeoutSeconds: 300, metadataUrl: 'https://metadata.platformequinix.com/metadata' });
+    expect(flags).toMatchObject({
+      leaderElect: true,
+      leaderElectionId: 'metal-l2-network-controller',
+      webhookPort: 9443,
+      holdTimeoutSeconds: 300,
+      metadataUrl: 'https://metadata.platformequinix.com/metadata',
+    });
   });
 
   test('the default credentials Secret is namespace/name', () => {
-    expect(parseFlags(['--metal-credentials-secret', 'metal-l2-system/metal']))
-      .toMatchObject({ metalCredentialsSecret: { namespace: 'metal-l2-system', name: 'metal' } });
+    expect(parseFlags(['--metal-credentials-secret', 'metal-l2-system/metal'])).toMatchObject({
+      metalCredentialsSecret: { namespace: 'metal-l2-system', name: 'metal' },
+    });
     expect(() => parseFlags(['--metal-credentials-secret', 'metal'])).toThrow('--metal-credentials-secret takes namespace/name');
   });
 

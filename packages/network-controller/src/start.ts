@@ -29,9 +29,23 @@ import {
   type PacketMachine,
   type PacketMachineTemplate,
 } from '@metal-l2/api';
-import type { Manager} from '@metal-l2/kube';
-import { AdmissionServer, BucketRateLimiter, Controller, ItemExponentialRateLimiter, MaxOfRateLimiter, Informer, KubeClient,
-  startInProcess, type InformerHandle, type KubeObject, type Logger, type ObjectKey, type ResourceType, type RuntimeMetrics } from '@metal-l2/kube';
+import type { Manager } from '@metal-l2/kube';
+import {
+  AdmissionServer,
+  BucketRateLimiter,
+  Controller,
+  ItemExponentialRateLimiter,
+  MaxOfRateLimiter,
+  Informer,
+  KubeClient,
+  startInProcess,
+  type InformerHandle,
+  type KubeObject,
+  type Logger,
+  type ObjectKey,
+  type ResourceType,
+  type RuntimeMetrics,
+} from '@metal-l2/kube';
 import { MetalClients, type MetalClientOptions } from '@metal-l2/metal-api';
 import { MACHINE_NETWORK_LABEL, type DefaultCredentials, type EventSink, type NetworkContext, type NetworkTimings } from './context.js';
 import { LastWrites } from './machine-network/last-writes.js';
@@ -77,11 +91,15 @@ export interface NetworkRunnables {
 async function discover(client: KubeClient): Promise<{ ipam: CapiIpamVersion; core: CapiCoreVersion | undefined; healthChecks: boolean }> {
   const ipam = await client.preferredVersion<CapiIpamVersion>(CAPI_IPAM_GROUP, CAPI_IPAM_VERSIONS);
   if (ipam === undefined) {
-    throw new Error(`the API server serves none of ${CAPI_IPAM_VERSIONS.map((v) => `${CAPI_IPAM_GROUP}/${v}`).join(', ')}: install Cluster API (its IPAM CRDs) first`);
+    throw new Error(
+      `the API server serves none of ${CAPI_IPAM_VERSIONS.map((v) => `${CAPI_IPAM_GROUP}/${v}`).join(', ')}: install Cluster API (its IPAM CRDs) first`,
+    );
   }
   const capp = await client.servedVersions(CAPP_GROUP);
   if (!capp.includes(CAPP_VERSION) || !(await client.servedResources(CAPP_GROUP, CAPP_VERSION)).includes(PacketMachineType.plural)) {
-    throw new Error(`the API server does not serve ${PacketMachineType.plural}.${CAPP_GROUP}/${CAPP_VERSION}: install Cluster API Provider Packet (its CRDs) first`);
+    throw new Error(
+      `the API server does not serve ${PacketMachineType.plural}.${CAPP_GROUP}/${CAPP_VERSION}: install Cluster API Provider Packet (its CRDs) first`,
+    );
   }
   const core = await client.preferredVersion<CapiCoreVersion>(CAPI_CORE_GROUP, CAPI_CORE_VERSIONS);
   const healthChecks = core !== undefined && (await client.servedResources(CAPI_CORE_GROUP, core)).includes('machinehealthchecks');
@@ -98,7 +116,14 @@ export async function createNetworkController(options: NetworkControllerOptions 
   logger.info('discovered API versions', { ipam: versions.ipam, clusterAPI: versions.core ?? 'none' });
   const ns = options.namespace;
   const informer = <T extends KubeObject>(type: ResourceType, extra: { labelSelector?: string } = {}): Informer<T> =>
-    new Informer<T>({ client, type, logger, ...extra, ...(ns !== undefined ? { namespace: ns } : {}), ...(options.metrics === undefined ? {} : { metrics: options.metrics }) });
+    new Informer<T>({
+      client,
+      type,
+      logger,
+      ...extra,
+      ...(ns !== undefined ? { namespace: ns } : {}),
+      ...(options.metrics === undefined ? {} : { metrics: options.metrics }),
+    });
   const core = versions.core;
   const informers: NetworkInformers & { packetClusters: Informer<PacketCluster> } = {
     packetMachines: informer<PacketMachine>(PacketMachineType),
@@ -119,7 +144,11 @@ export async function createNetworkController(options: NetworkControllerOptions 
   const ctx: NetworkContext = {
     client,
     versions: { ipam: versions.ipam, core: versions.core },
-    types: { claim: ipAddressClaimType(versions.ipam), address: ipAddressType(versions.ipam), machine: core === undefined ? undefined : machineType(core) },
+    types: {
+      claim: ipAddressClaimType(versions.ipam),
+      address: ipAddressType(versions.ipam),
+      machine: core === undefined ? undefined : machineType(core),
+    },
     caches: { ...informers },
     events: options.events ?? { event: (obj, e) => logger.info('event', { object: obj.metadata.name, ...e }) },
     logger,
@@ -139,10 +168,15 @@ export async function createNetworkController(options: NetworkControllerOptions 
     concurrency: options.concurrency ?? 10,
     // A Metal outage fails every machine's step for a while: after it ends, machines should move
     // within a minute, not after the runtime's default 5-minute backoff cap.
-    rateLimiter: new MaxOfRateLimiter([new ItemExponentialRateLimiter({ baseDelayMs: 5, maxDelayMs: 60_000 }), new BucketRateLimiter({ qps: 10, burst: 100 })]),
+    rateLimiter: new MaxOfRateLimiter([
+      new ItemExponentialRateLimiter({ baseDelayMs: 5, maxDelayMs: 60_000 }),
+      new BucketRateLimiter({ qps: 10, burst: 100 }),
+    ]),
     logger,
     ...(options.metrics === undefined ? {} : { metrics: options.metrics }),
-    reconciler: { reconcile: (key: ObjectKey, rctx) => reconcileMachineNetwork(ctx, { namespace: key.namespace ?? '', name: key.name }, rctx) },
+    reconciler: {
+      reconcile: (key: ObjectKey, rctx) => reconcileMachineNetwork(ctx, { namespace: key.namespace ?? '', name: key.name }, rctx),
+    },
   });
   const watches = machineNetworkWatches(informers);
   controller.watch(informers.packetMachines);
@@ -162,7 +196,11 @@ export async function createNetworkController(options: NetworkControllerOptions 
           certDir: options.webhook.certDir,
           logger: logger.child({ component: 'webhook' }),
           handlers: {
-            [NetworkWebhookPaths.packetMachine]: packetMachineAdmissionHandler({ client, logger: logger.child({ component: 'webhook' }), now }),
+            [NetworkWebhookPaths.packetMachine]: packetMachineAdmissionHandler({
+              client,
+              logger: logger.child({ component: 'webhook' }),
+              now,
+            }),
             [NetworkWebhookPaths.machineNetworkTemplate]: templateAdmissionHandler(),
           },
         });

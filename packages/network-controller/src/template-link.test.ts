@@ -39,17 +39,33 @@ describe('templateNameFor', () => {
       annotations: { [TEMPLATE]: 'direct', [FROM_NAME]: 'workers', [FROM_GROUP_KIND]: PMT_GROUP_KIND },
       want: 'direct',
     },
-    { name: 'cloned from an annotated PacketMachineTemplate', annotations: { [FROM_NAME]: 'workers', [FROM_GROUP_KIND]: PMT_GROUP_KIND }, want: 'l2-workers' },
+    {
+      name: 'cloned from an annotated PacketMachineTemplate',
+      annotations: { [FROM_NAME]: 'workers', [FROM_GROUP_KIND]: PMT_GROUP_KIND },
+      want: 'l2-workers',
+    },
     { name: 'cloned-from-groupkind absent: the name is still followed', annotations: { [FROM_NAME]: 'workers' }, want: 'l2-workers' },
     {
       name: 'cloned from another kind is not followed',
       annotations: { [FROM_NAME]: 'workers', [FROM_GROUP_KIND]: 'DockerMachineTemplate.infrastructure.cluster.x-k8s.io' },
       want: undefined,
     },
-    { name: 'cloned from a PacketMachineTemplate without the annotation', annotations: { [FROM_NAME]: 'plain', [FROM_GROUP_KIND]: PMT_GROUP_KIND }, want: undefined },
+    {
+      name: 'cloned from a PacketMachineTemplate without the annotation',
+      annotations: { [FROM_NAME]: 'plain', [FROM_GROUP_KIND]: PMT_GROUP_KIND },
+      want: undefined,
+    },
     { name: 'cloned from a PacketMachineTemplate whose annotation is empty', annotations: { [FROM_NAME]: 'blank' }, want: undefined },
-    { name: 'cloned from a PacketMachineTemplate that is gone', annotations: { [FROM_NAME]: 'gone', [FROM_GROUP_KIND]: PMT_GROUP_KIND }, want: undefined },
-    { name: 'an empty own annotation falls through to the PacketMachineTemplate', annotations: { [TEMPLATE]: ' ', [FROM_NAME]: 'workers' }, want: 'l2-workers' },
+    {
+      name: 'cloned from a PacketMachineTemplate that is gone',
+      annotations: { [FROM_NAME]: 'gone', [FROM_GROUP_KIND]: PMT_GROUP_KIND },
+      want: undefined,
+    },
+    {
+      name: 'an empty own annotation falls through to the PacketMachineTemplate',
+      annotations: { [TEMPLATE]: ' ', [FROM_NAME]: 'workers' },
+      want: 'l2-workers',
+    },
     { name: 'no annotations at all', annotations: {}, want: undefined },
   ])('$name', async ({ annotations, want }) => {
     expect(templateNameFor(machine(annotations), lookup)).toBe(want);
@@ -72,7 +88,9 @@ describe('templateNameFor', () => {
   });
 
   test('a failing lookup is the caller’s to handle', async () => {
-    await expect(resolveTemplateName(machine({ [FROM_NAME]: 'workers' }), () => Promise.reject(new Error('forbidden')))).rejects.toThrow('forbidden');
+    await expect(resolveTemplateName(machine({ [FROM_NAME]: 'workers' }), () => Promise.reject(new Error('forbidden')))).rejects.toThrow(
+      'forbidden',
+    );
   });
 });
 

@@ -2,7 +2,14 @@
 // reads the PacketMachineTemplate live) and the reconciler (which reads it from its cache), so
 // both decide the same way. Pure: the lookup is passed in.
 
-import { CAPP_GROUP, CapiClonedAnnotations, NetworkAnnotations, PacketMachineTemplateType, type PacketMachine, type PacketMachineTemplate } from '@metal-l2/api';
+import {
+  CAPP_GROUP,
+  CapiClonedAnnotations,
+  NetworkAnnotations,
+  PacketMachineTemplateType,
+  type PacketMachine,
+  type PacketMachineTemplate,
+} from '@metal-l2/api';
 
 /** The value CAPI writes in cloned-from-groupkind for a machine cloned from a PacketMachineTemplate. */
 export const PACKET_MACHINE_TEMPLATE_GROUP_KIND = `${PacketMachineTemplateType.kind}.${CAPP_GROUP}`;
@@ -67,13 +74,18 @@ export function templateNameFor(machine: Pick<PacketMachine, 'metadata'>, lookup
  * the template yet). Errors of the lookup are the caller's to handle; the lookup runs only for
  * cloned machines without their own annotation.
  */
-export async function resolveTemplateName(machine: Pick<PacketMachine, 'metadata'>, lookupTemplate: AsyncPacketMachineTemplateLookup): Promise<string | undefined> {
+export async function resolveTemplateName(
+  machine: Pick<PacketMachine, 'metadata'>,
+  lookupTemplate: AsyncPacketMachineTemplateLookup,
+): Promise<string | undefined> {
   const link = templateLinkOf(machine);
   switch (link.kind) {
     case 'direct':
       return link.templateName;
     case 'cloned':
-      return templateNameOfPacketMachineTemplate(await lookupTemplate(link.packetMachineTemplate.namespace, link.packetMachineTemplate.name));
+      return templateNameOfPacketMachineTemplate(
+        await lookupTemplate(link.packetMachineTemplate.namespace, link.packetMachineTemplate.name),
+      );
     case 'none':
       return undefined;
   }

@@ -1,4 +1,16 @@
-import { CapiLabels, PacketMachineType, type Cluster, type IPAddress, type IPAddressClaim, type Machine, type MachineHealthCheck, type MachineNetwork, type MachineNetworkTemplate, type PacketMachine, type PacketMachineTemplate } from '@metal-l2/api';
+import {
+  CapiLabels,
+  PacketMachineType,
+  type Cluster,
+  type IPAddress,
+  type IPAddressClaim,
+  type Machine,
+  type MachineHealthCheck,
+  type MachineNetwork,
+  type MachineNetworkTemplate,
+  type PacketMachine,
+  type PacketMachineTemplate,
+} from '@metal-l2/api';
 import type { Informer, ObjectKey } from '@metal-l2/kube';
 import { IndexNames, MACHINE_NETWORK_LABEL } from './context.js';
 import { templateNameFor } from './template-link.js';
@@ -46,7 +58,8 @@ export function addIndexes(informers: NetworkInformers): void {
 }
 
 const key = (namespace: string, name: string): ObjectKey => ({ namespace, name });
-const keysOf = (objects: readonly { metadata: { namespace?: string; name?: string } }[]): ObjectKey[] => objects.map((o) => key(nsOf(o), o.metadata.name ?? ''));
+const keysOf = (objects: readonly { metadata: { namespace?: string; name?: string } }[]): ObjectKey[] =>
+  objects.map((o) => key(nsOf(o), o.metadata.name ?? ''));
 
 export interface MachineNetworkWatches {
   readonly claims: (claim: IPAddressClaim) => ObjectKey[];
@@ -64,11 +77,16 @@ export function machineNetworkWatches(informers: NetworkInformers): MachineNetwo
   return {
     claims: ofClaim,
     addresses: (address) => ofClaim(informers.claims.get({ namespace: nsOf(address), name: address.spec.claimRef.name })),
-    machines: (machine) => (machine.spec.infrastructureRef.kind === PacketMachineType.kind ? [key(nsOf(machine), machine.spec.infrastructureRef.name)] : []),
+    machines: (machine) =>
+      machine.spec.infrastructureRef.kind === PacketMachineType.kind ? [key(nsOf(machine), machine.spec.infrastructureRef.name)] : [],
     templates: (template) => {
       const at = `${nsOf(template)}/${template.metadata.name ?? ''}`;
-      return [...keysOf(informers.machineNetworks.byIndex(IndexNames.machineNetworkByTemplate, at)), ...keysOf(informers.packetMachines.byIndex(IndexNames.packetMachineByTemplate, at))];
+      return [
+        ...keysOf(informers.machineNetworks.byIndex(IndexNames.machineNetworkByTemplate, at)),
+        ...keysOf(informers.packetMachines.byIndex(IndexNames.packetMachineByTemplate, at)),
+      ];
     },
-    clusters: (cluster) => keysOf(informers.packetMachines.byIndex(IndexNames.packetMachineByCluster, `${nsOf(cluster)}/${cluster.metadata.name ?? ''}`)),
+    clusters: (cluster) =>
+      keysOf(informers.packetMachines.byIndex(IndexNames.packetMachineByCluster, `${nsOf(cluster)}/${cluster.metadata.name ?? ''}`)),
   };
 }

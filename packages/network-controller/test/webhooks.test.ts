@@ -16,9 +16,27 @@ import { templateAdmissionHandler } from '../src/webhook/template-webhook.js';
 // plus the MachineNetworkTemplate CRD's own schema and CEL rules.
 
 const kinds = {
-  packetMachine: { group: 'infrastructure.cluster.x-k8s.io', version: 'v1beta1', plural: 'packetmachines', kind: 'PacketMachine', namespaced: true },
-  packetMachineTemplate: { group: 'infrastructure.cluster.x-k8s.io', version: 'v1beta1', plural: 'packetmachinetemplates', kind: 'PacketMachineTemplate', namespaced: true },
-  template: { group: 'network.metal.x-k8s.io', version: 'v1alpha1', plural: 'machinenetworktemplates', kind: 'MachineNetworkTemplate', namespaced: true },
+  packetMachine: {
+    group: 'infrastructure.cluster.x-k8s.io',
+    version: 'v1beta1',
+    plural: 'packetmachines',
+    kind: 'PacketMachine',
+    namespaced: true,
+  },
+  packetMachineTemplate: {
+    group: 'infrastructure.cluster.x-k8s.io',
+    version: 'v1beta1',
+    plural: 'packetmachinetemplates',
+    kind: 'PacketMachineTemplate',
+    namespaced: true,
+  },
+  template: {
+    group: 'network.metal.x-k8s.io',
+    version: 'v1alpha1',
+    plural: 'machinenetworktemplates',
+    kind: 'MachineNetworkTemplate',
+    namespaced: true,
+  },
 } as const satisfies Record<string, Kind>;
 
 const PAUSED = 'cluster.x-k8s.io/paused';
@@ -69,8 +87,16 @@ async function rejection(promise: Promise<unknown>): Promise<string> {
 
 function packetMachine(name: string, options: { annotations?: Record<string, string>; providerID?: string; namespace?: string } = {}): Obj {
   return {
-    metadata: { name, namespace: options.namespace ?? ns, ...(options.annotations === undefined ? {} : { annotations: options.annotations }) },
-    spec: { machineType: 'c3.small.x86', os: 'ubuntu_22_04', ...(options.providerID === undefined ? {} : { providerID: options.providerID }) },
+    metadata: {
+      name,
+      namespace: options.namespace ?? ns,
+      ...(options.annotations === undefined ? {} : { annotations: options.annotations }),
+    },
+    spec: {
+      machineType: 'c3.small.x86',
+      os: 'ubuntu_22_04',
+      ...(options.providerID === undefined ? {} : { providerID: options.providerID }),
+    },
   };
 }
 
@@ -123,7 +149,9 @@ beforeAll(async () => {
     },
   });
   serving = server.start(stop.signal);
-  const port = await waitFor('the webhook server to listen', () => (server?.port() ?? 0) > 0 && server?.port(), { timeoutMs: timeouts.webhookReady });
+  const port = await waitFor('the webhook server to listen', () => (server?.port() ?? 0) > 0 && server?.port(), {
+    timeoutMs: timeouts.webhookReady,
+  });
   const url = (path: string): string => `https://127.0.0.1:${port}${path}`;
   const inNamespace = (name: string): k8s.V1LabelSelector => ({ matchLabels: { 'kubernetes.io/metadata.name': name } });
   const mutating = (name: string, path: string, namespace: string): k8s.V1MutatingWebhook => ({
@@ -134,7 +162,9 @@ beforeAll(async () => {
     reinvocationPolicy: 'Never',
     timeoutSeconds: 10,
     clientConfig: { url: url(path), caBundle },
-    rules: [{ apiGroups: ['infrastructure.cluster.x-k8s.io'], apiVersions: ['v1beta1'], operations: ['CREATE'], resources: ['packetmachines'] }],
+    rules: [
+      { apiGroups: ['infrastructure.cluster.x-k8s.io'], apiVersions: ['v1beta1'], operations: ['CREATE'], resources: ['packetmachines'] },
+    ],
     namespaceSelector: inNamespace(namespace),
   });
   await admission.createMutatingWebhookConfiguration({
@@ -154,7 +184,14 @@ beforeAll(async () => {
           failurePolicy: 'Fail',
           timeoutSeconds: 10,
           clientConfig: { url: url(NetworkWebhookPaths.machineNetworkTemplate), caBundle },
-          rules: [{ apiGroups: ['network.metal.x-k8s.io'], apiVersions: ['v1alpha1'], operations: ['CREATE', 'UPDATE'], resources: ['machinenetworktemplates'] }],
+          rules: [
+            {
+              apiGroups: ['network.metal.x-k8s.io'],
+              apiVersions: ['v1alpha1'],
+              operations: ['CREATE', 'UPDATE'],
+              resources: ['machinenetworktemplates'],
+            },
+          ],
           namespaceSelector: inNamespace(ns),
         },
       ],
@@ -164,9 +201,16 @@ beforeAll(async () => {
   await waitFor(
     'the mutating webhook to be called',
     async () => {
-      const probe = await custom.createNamespacedCustomObject(
-        { ...kinds.packetMachine, namespace: ns, body: { apiVersion: 'infrastructure.cluster.x-k8s.io/v1beta1', kind: 'PacketMachine', ...packetMachine('probe', { annotations: { [TEMPLATE]: 'x' } }) }, dryRun: 'All' },
-      );
+      const probe = await custom.createNamespacedCustomObject({
+        ...kinds.packetMachine,
+        namespace: ns,
+        body: {
+          apiVersion: 'infrastructure.cluster.x-k8s.io/v1beta1',
+          kind: 'PacketMachine',
+          ...packetMachine('probe', { annotations: { [TEMPLATE]: 'x' } }),
+        },
+        dryRun: 'All',
+      });
       return (probe as Obj).metadata.annotations?.[PAUSED] !== undefined;
     },
     { timeoutMs: timeouts.webhookReady },
@@ -178,7 +222,11 @@ beforeAll(async () => {
         await custom.createNamespacedCustomObject({
           ...kinds.template,
           namespace: ns,
-          body: { apiVersion: 'network.metal.x-k8s.io/v1alpha1', kind: 'MachineNetworkTemplate', ...template('probe', [{ name: 'eth1', vlans: [{ vxlan: 1000 }] }]) },
+          body: {
+            apiVersion: 'network.metal.x-k8s.io/v1alpha1',
+            kind: 'MachineNetworkTemplate',
+            ...template('probe', [{ name: 'eth1', vlans: [{ vxlan: 1000 }] }]),
+          },
           dryRun: 'All',
         });
         return false;
@@ -215,7 +263,9 @@ describe('PacketMachine webhook', () => {
   test('warns when the linked MachineNetworkTemplate does not exist, and holds the machine anyway', async () => {
     const result = await createWithWarnings(kinds.packetMachine, packetMachine('typo', { annotations: { [TEMPLATE]: 'l2-typo' } }));
     expect(result.status).toBe(201);
-    expect(result.warnings).toEqual([expect.stringContaining(`MachineNetworkTemplate ${ns}/l2-typo not found: the machine stays paused until it exists`)]);
+    expect(result.warnings).toEqual([
+      expect.stringContaining(`MachineNetworkTemplate ${ns}/l2-typo not found: the machine stays paused until it exists`),
+    ]);
     expect((await objects.get(kinds.packetMachine, 'typo', ns))?.metadata.annotations?.[PAUSED]).toBe('');
   });
 
@@ -223,7 +273,9 @@ describe('PacketMachine webhook', () => {
     await objects.create(kinds.packetMachineTemplate, packetMachineTemplate('workers', { [TEMPLATE]: 'l2-workers' }));
     const created = await objects.create(
       kinds.packetMachine,
-      packetMachine('workers-abc', { annotations: { [FROM_NAME]: 'workers', [FROM_GROUP_KIND]: 'PacketMachineTemplate.infrastructure.cluster.x-k8s.io' } }),
+      packetMachine('workers-abc', {
+        annotations: { [FROM_NAME]: 'workers', [FROM_GROUP_KIND]: 'PacketMachineTemplate.infrastructure.cluster.x-k8s.io' },
+      }),
     );
     expect(created.metadata.annotations).toEqual({
       [FROM_NAME]: 'workers',
@@ -234,27 +286,43 @@ describe('PacketMachine webhook', () => {
   });
 
   test('lets a provisioned machine (clusterctl move, restore) through untouched', async () => {
-    const created = await objects.create(kinds.packetMachine, packetMachine('moved', { annotations: { [TEMPLATE]: 'l2' }, providerID: 'equinixmetal://d-1' }));
+    const created = await objects.create(
+      kinds.packetMachine,
+      packetMachine('moved', { annotations: { [TEMPLATE]: 'l2' }, providerID: 'equinixmetal://d-1' }),
+    );
     expect(created.metadata.annotations).toEqual({ [TEMPLATE]: 'l2' });
   });
 
   test('lets an unlinked machine through untouched, also one cloned from a template without the annotation', async () => {
     await objects.create(kinds.packetMachineTemplate, packetMachineTemplate('plain', { unrelated: 'yes' }));
     expect((await objects.create(kinds.packetMachine, packetMachine('unlinked'))).metadata.annotations).toBeUndefined();
-    expect((await objects.create(kinds.packetMachine, packetMachine('plain-abc', { annotations: { [FROM_NAME]: 'plain' } }))).metadata.annotations).toEqual({
+    expect(
+      (await objects.create(kinds.packetMachine, packetMachine('plain-abc', { annotations: { [FROM_NAME]: 'plain' } }))).metadata
+        .annotations,
+    ).toEqual({
       [FROM_NAME]: 'plain',
     });
   });
 
   test('leaves a machine paused by someone else as it is, with a warning', async () => {
-    const result = await createWithWarnings(kinds.packetMachine, packetMachine('paused-elsewhere', { annotations: { [TEMPLATE]: 'l2', [PAUSED]: 'true' } }));
+    const result = await createWithWarnings(
+      kinds.packetMachine,
+      packetMachine('paused-elsewhere', { annotations: { [TEMPLATE]: 'l2', [PAUSED]: 'true' } }),
+    );
     expect(result.status).toBe(201);
     expect(result.warnings.join('\n')).toContain('will not remove that pause');
-    expect((await objects.get(kinds.packetMachine, 'paused-elsewhere', ns))?.metadata.annotations).toEqual({ [TEMPLATE]: 'l2', [PAUSED]: 'true' });
+    expect((await objects.get(kinds.packetMachine, 'paused-elsewhere', ns))?.metadata.annotations).toEqual({
+      [TEMPLATE]: 'l2',
+      [PAUSED]: 'true',
+    });
   });
 
   test('answers a dry run the same way and stores nothing', async () => {
-    const body = { apiVersion: 'infrastructure.cluster.x-k8s.io/v1beta1', kind: 'PacketMachine', ...packetMachine('dry', { annotations: { [TEMPLATE]: 'l2' } }) };
+    const body = {
+      apiVersion: 'infrastructure.cluster.x-k8s.io/v1beta1',
+      kind: 'PacketMachine',
+      ...packetMachine('dry', { annotations: { [TEMPLATE]: 'l2' } }),
+    };
     const created = (await custom.createNamespacedCustomObject({ ...kinds.packetMachine, namespace: ns, body, dryRun: 'All' })) as Obj;
     expect(created.metadata.annotations?.[PAUSED]).toBe('');
     expect(await objects.get(kinds.packetMachine, 'dry', ns)).toBeUndefined();
@@ -263,13 +331,19 @@ describe('PacketMachine webhook', () => {
   test('refuses a machine whose PacketMachineTemplate cannot be read, saying why; needs no read for a direct link', async () => {
     await objects.create(kinds.packetMachineTemplate, packetMachineTemplate('workers', { [TEMPLATE]: 'l2-workers' }, restrictedNs));
     const message = await rejection(
-      objects.create(kinds.packetMachine, packetMachine('workers-xyz', { namespace: restrictedNs, annotations: { [FROM_NAME]: 'workers' } })),
+      objects.create(
+        kinds.packetMachine,
+        packetMachine('workers-xyz', { namespace: restrictedNs, annotations: { [FROM_NAME]: 'workers' } }),
+      ),
     );
     expect(message).toContain('admission webhook');
     expect(message).toContain(`reading PacketMachineTemplate ${restrictedNs}/workers failed`);
     expect(message).toContain('forbidden');
     expect(await objects.get(kinds.packetMachine, 'workers-xyz', restrictedNs)).toBeUndefined();
-    const direct = await objects.create(kinds.packetMachine, packetMachine('direct', { namespace: restrictedNs, annotations: { [TEMPLATE]: 'l2' } }));
+    const direct = await objects.create(
+      kinds.packetMachine,
+      packetMachine('direct', { namespace: restrictedNs, annotations: { [TEMPLATE]: 'l2' } }),
+    );
     expect(direct.metadata.annotations?.[PAUSED]).toBe('');
   });
 });
@@ -278,22 +352,55 @@ describe('MachineNetworkTemplate schema and CEL rules', () => {
   test.each([
     { name: 'layer2 on an eth port', ports: [{ name: 'eth1', layer2: true }], want: 'layer2 applies to bond ports only' },
     { name: 'an unbonded layer-3 bond', ports: [{ name: 'bond0', bonded: false }], want: 'a layer-3 bond cannot be unbonded' },
-    { name: 'a native VLAN on a layer-3 bond', ports: [{ name: 'bond0', vlans: [{ vxlan: 1000, native: true }, { vxlan: 1001 }] }], want: 'a native VLAN needs a layer-2 port' },
-    { name: 'eth0 leaving its bond alone', ports: [{ name: 'eth0', bonded: false }], want: 'eth0 leaves its bond only with the whole bond' },
+    {
+      name: 'a native VLAN on a layer-3 bond',
+      ports: [{ name: 'bond0', vlans: [{ vxlan: 1000, native: true }, { vxlan: 1001 }] }],
+      want: 'a native VLAN needs a layer-2 port',
+    },
+    {
+      name: 'eth0 leaving its bond alone',
+      ports: [{ name: 'eth0', bonded: false }],
+      want: 'eth0 leaves its bond only with the whole bond',
+    },
     {
       name: 'two native VLANs on one port',
-      ports: [{ name: 'eth1', bonded: false, vlans: [{ vxlan: 1000, native: true }, { vxlan: 1001, native: true }] }],
+      ports: [
+        {
+          name: 'eth1',
+          bonded: false,
+          vlans: [
+            { vxlan: 1000, native: true },
+            { vxlan: 1001, native: true },
+          ],
+        },
+      ],
       want: 'at most one VLAN per port may be native',
     },
-    { name: 'a native VLAN alone on its port', ports: [{ name: 'eth1', bonded: false, vlans: [{ vxlan: 1000, native: true }] }], want: 'a native VLAN needs at least one other (tagged) VLAN' },
-    { name: 'a route destination that is no CIDR', ports: [{ name: 'bond0', vlans: [{ vxlan: 1000, routes: [{ to: '10.0.0.1', via: '10.0.0.254' }] }] }], want: "must be a CIDR or 'default'" },
-    { name: 'a next hop that is no address', ports: [{ name: 'bond0', vlans: [{ vxlan: 1000, routes: [{ to: 'default', via: 'gateway' }] }] }], want: 'must be an IP address' },
+    {
+      name: 'a native VLAN alone on its port',
+      ports: [{ name: 'eth1', bonded: false, vlans: [{ vxlan: 1000, native: true }] }],
+      want: 'a native VLAN needs at least one other (tagged) VLAN',
+    },
+    {
+      name: 'a route destination that is no CIDR',
+      ports: [{ name: 'bond0', vlans: [{ vxlan: 1000, routes: [{ to: '10.0.0.1', via: '10.0.0.254' }] }] }],
+      want: "must be a CIDR or 'default'",
+    },
+    {
+      name: 'a next hop that is no address',
+      ports: [{ name: 'bond0', vlans: [{ vxlan: 1000, routes: [{ to: 'default', via: 'gateway' }] }] }],
+      want: 'must be an IP address',
+    },
     {
       name: 'a route mixing address families',
       ports: [{ name: 'bond0', vlans: [{ vxlan: 1000, routes: [{ to: 'fd00::/64', via: '10.0.0.1' }] }] }],
       want: 'the destination and the next hop must be of the same address family',
     },
-    { name: 'a nameserver that is no address', ports: [{ name: 'bond0', vlans: [{ vxlan: 1000, nameservers: { addresses: ['dns.example'] } }] }], want: 'must be an IP address' },
+    {
+      name: 'a nameserver that is no address',
+      ports: [{ name: 'bond0', vlans: [{ vxlan: 1000, nameservers: { addresses: ['dns.example'] } }] }],
+      want: 'must be an IP address',
+    },
     { name: 'a port name Metal does not use', ports: [{ name: 'enp1s0' }], want: 'spec.ports[0].name' },
     { name: 'an MTU below 1280', ports: [{ name: 'bond0', vlans: [{ vxlan: 1000, mtu: 1000 }] }], want: 'spec.ports[0].vlans[0].mtu' },
     { name: 'a vxlan twice on one port', ports: [{ name: 'bond0', vlans: [{ vxlan: 1000 }, { vxlan: 1000 }] }], want: 'Duplicate value' },
@@ -306,7 +413,9 @@ describe('MachineNetworkTemplate schema and CEL rules', () => {
 
   test('the spec is immutable; metadata may change', async () => {
     await objects.create(kinds.template, template('fixed', [{ name: 'bond0', vlans: [{ vxlan: 1000, addressesFromPools: [pool] }] }]));
-    const message = await rejection(objects.patch(kinds.template, 'fixed', ns, { spec: { ports: [{ name: 'bond0', vlans: [{ vxlan: 1001 }] }] } }));
+    const message = await rejection(
+      objects.patch(kinds.template, 'fixed', ns, { spec: { ports: [{ name: 'bond0', vlans: [{ vxlan: 1001 }] }] } }),
+    );
     expect(message).toContain('spec is immutable: create a new MachineNetworkTemplate');
     const labelled = await objects.patch(kinds.template, 'fixed', ns, { metadata: { labels: { team: 'a' } } });
     expect(labelled.metadata.labels).toEqual({ team: 'a' });
@@ -315,7 +424,11 @@ describe('MachineNetworkTemplate schema and CEL rules', () => {
 
 describe('MachineNetworkTemplate webhook', () => {
   test.each([
-    { name: 'VLANs on eth1 while it stays in bond0', ports: [{ name: 'eth1', vlans: [{ vxlan: 1000 }] }], want: 'spec.ports[0].vlans: eth1 stays in bond0' },
+    {
+      name: 'VLANs on eth1 while it stays in bond0',
+      ports: [{ name: 'eth1', vlans: [{ vxlan: 1000 }] }],
+      want: 'spec.ports[0].vlans: eth1 stays in bond0',
+    },
     {
       name: 'VLANs on bond0 in layer2-individual',
       ports: [{ name: 'bond0', layer2: true, bonded: false, vlans: [{ vxlan: 1000 }] }],
@@ -323,7 +436,10 @@ describe('MachineNetworkTemplate webhook', () => {
     },
     {
       name: 'eth1 leaving a bond0 that stays bonded in layer 2',
-      ports: [{ name: 'bond0', layer2: true, vlans: [{ vxlan: 1000 }] }, { name: 'eth1', bonded: false, vlans: [{ vxlan: 1001 }] }],
+      ports: [
+        { name: 'bond0', layer2: true, vlans: [{ vxlan: 1000 }] },
+        { name: 'eth1', bonded: false, vlans: [{ vxlan: 1001 }] },
+      ],
       want: 'spec.ports[1].bonded: eth1 leaves bond0 while bond0 stays bonded in layer 2',
     },
     {
@@ -336,10 +452,17 @@ describe('MachineNetworkTemplate webhook', () => {
     },
     {
       name: 'eth1 bonded to a disbonded bond0 (the port planner)',
-      ports: [{ name: 'bond0', layer2: true, bonded: false }, { name: 'eth1', bonded: true }],
+      ports: [
+        { name: 'bond0', layer2: true, bonded: false },
+        { name: 'eth1', bonded: true },
+      ],
       want: 'spec.ports[1].bonded: eth1 cannot be bonded: it belongs to bond0, which is disbonded (BondedPortWithoutBond)',
     },
-    { name: 'a port no server has', ports: [{ name: 'bond0' }, { name: 'eth7' }], want: 'spec.ports[1].name: no Metal server has a port eth7' },
+    {
+      name: 'a port no server has',
+      ports: [{ name: 'bond0' }, { name: 'eth7' }],
+      want: 'spec.ports[1].name: no Metal server has a port eth7',
+    },
   ])('refuses $name', async ({ ports, want }) => {
     const message = await rejection(objects.create(kinds.template, template('bad', ports)));
     expect(message).toContain('admission webhook');
@@ -349,10 +472,44 @@ describe('MachineNetworkTemplate webhook', () => {
 
   test('accepts each network type', async () => {
     const valid: Record<string, unknown[]> = {
-      'hybrid-bonded': [{ name: 'bond0', vlans: [{ vxlan: 1000, addressesFromPools: [pool], routes: [{ to: '10.60.0.0/16', via: '192.168.10.1', metric: 100 }], mtu: 9000 }] }],
-      hybrid: [{ name: 'eth1', bonded: false, vlans: [{ vxlan: 1000, addressesFromPools: [pool, pool] }, { vxlan: 1001, native: true }] }],
-      'layer2-bonded': [{ name: 'bond0', layer2: true, vlans: [{ vxlan: 1000, routes: [{ to: 'default', via: '192.168.10.1' }, { to: 'default', via: 'fd00::1' }] }] }],
-      'layer2-individual': [{ name: 'bond0', layer2: true, bonded: false }, { name: 'eth0', vlans: [{ vxlan: 1000 }] }, { name: 'eth1', vlans: [{ vxlan: 1001 }] }],
+      'hybrid-bonded': [
+        {
+          name: 'bond0',
+          vlans: [
+            { vxlan: 1000, addressesFromPools: [pool], routes: [{ to: '10.60.0.0/16', via: '192.168.10.1', metric: 100 }], mtu: 9000 },
+          ],
+        },
+      ],
+      hybrid: [
+        {
+          name: 'eth1',
+          bonded: false,
+          vlans: [
+            { vxlan: 1000, addressesFromPools: [pool, pool] },
+            { vxlan: 1001, native: true },
+          ],
+        },
+      ],
+      'layer2-bonded': [
+        {
+          name: 'bond0',
+          layer2: true,
+          vlans: [
+            {
+              vxlan: 1000,
+              routes: [
+                { to: 'default', via: '192.168.10.1' },
+                { to: 'default', via: 'fd00::1' },
+              ],
+            },
+          ],
+        },
+      ],
+      'layer2-individual': [
+        { name: 'bond0', layer2: true, bonded: false },
+        { name: 'eth0', vlans: [{ vxlan: 1000 }] },
+        { name: 'eth1', vlans: [{ vxlan: 1001 }] },
+      ],
     };
     for (const [name, ports] of Object.entries(valid)) {
       await objects.create(kinds.template, template(name, ports));
@@ -361,7 +518,10 @@ describe('MachineNetworkTemplate webhook', () => {
   });
 
   test('accepts a 4-port template with a warning for each 4-port name', async () => {
-    const result = await createWithWarnings(kinds.template, template('four-port', [{ name: 'bond1', layer2: true, vlans: [{ vxlan: 1000 }] }, { name: 'eth3' }]));
+    const result = await createWithWarnings(
+      kinds.template,
+      template('four-port', [{ name: 'bond1', layer2: true, vlans: [{ vxlan: 1000 }] }, { name: 'eth3' }]),
+    );
     expect(result.status).toBe(201);
     expect(result.warnings).toHaveLength(2);
     expect(result.warnings.join('\n')).toContain('port bond1 exists on 4-port servers only');

@@ -72,9 +72,16 @@ const kinds = {
 
 /** What a user of CAPP's cluster-template.yaml writes for the control plane, cut to what matters here. */
 const kubeadmConfigSpec = {
-  initConfiguration: { nodeRegistration: { kubeletExtraArgs: { 'cloud-provider': 'external', 'provider-id': 'equinixmetal://{{ `{{ v1.instance_id }}` }}' } } },
-  joinConfiguration: { nodeRegistration: { kubeletExtraArgs: { 'cloud-provider': 'external', 'provider-id': 'equinixmetal://{{ `{{ v1.instance_id }}` }}' } } },
-  clusterConfiguration: { apiServer: { extraArgs: { 'cloud-provider': 'external' } }, controllerManager: { extraArgs: { 'cloud-provider': 'external' } } },
+  initConfiguration: {
+    nodeRegistration: { kubeletExtraArgs: { 'cloud-provider': 'external', 'provider-id': 'equinixmetal://{{ `{{ v1.instance_id }}` }}' } },
+  },
+  joinConfiguration: {
+    nodeRegistration: { kubeletExtraArgs: { 'cloud-provider': 'external', 'provider-id': 'equinixmetal://{{ `{{ v1.instance_id }}` }}' } },
+  },
+  clusterConfiguration: {
+    apiServer: { extraArgs: { 'cloud-provider': 'external' } },
+    controllerManager: { extraArgs: { 'cloud-provider': 'external' } },
+  },
   preKubeadmCommands: ['MINOR_KUBERNETES_VERSION=$(echo {{ .kubernetesVersion }} | cut -d. -f1-2 )'],
   postKubeadmCommands: [
     'cat <<EOF >> /etc/network/interfaces\nauto lo:0\niface lo:0 inet static\n  address {{ .controlPlaneEndpoint }}\n  netmask 255.255.255.255\nEOF',
@@ -129,14 +136,26 @@ async function registerOurWebhook(kc: k8s.KubeConfig, port: number, caBundle: st
           failurePolicy: 'Fail',
           timeoutSeconds: 10,
           clientConfig: { url: `https://127.0.0.1:${port}/mutate-infrastructure-cluster-x-k8s-io-v1beta1-packetmachine`, caBundle },
-          rules: [{ apiGroups: ['infrastructure.cluster.x-k8s.io'], apiVersions: ['v1beta1'], operations: ['CREATE'], resources: ['packetmachines'] }],
+          rules: [
+            {
+              apiGroups: ['infrastructure.cluster.x-k8s.io'],
+              apiVersions: ['v1beta1'],
+              operations: ['CREATE'],
+              resources: ['packetmachines'],
+            },
+          ],
         },
       ],
     },
   });
 }
 
-async function startOurControllers(kc: k8s.KubeConfig, sim: Simulator, certDir: string, logLines: string[]): Promise<{ ipam: RunningIpamController; network: RunningNetworkController }> {
+async function startOurControllers(
+  kc: k8s.KubeConfig,
+  sim: Simulator,
+  certDir: string,
+  logLines: string[],
+): Promise<{ ipam: RunningIpamController; network: RunningNetworkController }> {
   const ipam = await startIpamController({ kubeConfig: kc, logger: linesLogger(logLines), leaderElection: false, concurrency: 4 });
   const network = await startNetworkController({
     kubeConfig: kc,
@@ -163,13 +182,18 @@ const timings: Record<string, number> = {};
 const since = (start: number): number => Math.round((Date.now() - start) / 100) / 10;
 
 function cond(obj: Obj | undefined, type: string): { status?: string; reason?: string; message?: string } | undefined {
-  return (obj?.status?.conditions as { type: string; status?: string; reason?: string; message?: string }[] | undefined)?.find((c) => c.type === type);
+  return (obj?.status?.conditions as { type: string; status?: string; reason?: string; message?: string }[] | undefined)?.find(
+    (c) => c.type === type,
+  );
 }
 
 /** A line per Metal call, as the note in docs/capi-e2e.md lists them. */
 function describeCalls(entries: readonly RequestLogEntry[]): string[] {
   const who = (ua: string): string => (ua.startsWith(CAPP_AGENT) ? 'CAPP    ' : ua.startsWith(OUR_AGENT) ? 'metal-l2' : 'the user');
-  return entries.map((e) => `${who(e.userAgent ?? '')} ${e.method.padEnd(6)} ${e.path.replace(/[0-9a-f]{8}-[0-9a-f-]{27}/g, '{id}')} ${e.operationId ?? '?'} -> ${e.status}`);
+  return entries.map(
+    (e) =>
+      `${who(e.userAgent ?? '')} ${e.method.padEnd(6)} ${e.path.replace(/[0-9a-f]{8}-[0-9a-f-]{27}/g, '{id}')} ${e.operationId ?? '?'} -> ${e.status}`,
+  );
 }
 
 beforeAll(async () => {
@@ -186,7 +210,12 @@ beforeAll(async () => {
   const intercept = await makeInterceptCertificate(['api.equinix.com']);
   world.sim = await startSimulator({
     seed: 'capi-e2e',
-    seedConfig: { metros: [{ code: METRO }, { code: 'sv' }], plans: [{ slug: 'c3.small.x86', ports: 2 }], projects: [{ name: 'capi', id: PROJECT_ID }], tokens: [{ token: TOKEN }] },
+    seedConfig: {
+      metros: [{ code: METRO }, { code: 'sv' }],
+      plans: [{ slug: 'c3.small.x86', ports: 2 }],
+      projects: [{ name: 'capi', id: PROJECT_ID }],
+      tokens: [{ token: TOKEN }],
+    },
     delays: { deviceQueuedMs: 500, deviceProvisioningMs: 1_500, batchQueuedMs: 100, batchInProgressMs: 300 },
     proxy: { cert: intercept.cert, key: intercept.key },
     ...(specAvailable() ? { contract: await ContractValidator.load() } : {}),
@@ -199,13 +228,22 @@ beforeAll(async () => {
     name === 'capp' ? { PACKET_API_KEY: TOKEN, HTTPS_PROXY: world.sim.proxyUrl ?? '', SSL_CERT_FILE: intercept.caFile } : {};
   world.managers = [];
   for (const name of ['capi', 'cabpk', 'kcp', 'capp'] as const) {
-    const manager = await startUpstreamManager({ build: world.build, name, kubeconfig: world.plane.state.kubeconfig, certDir: world.webhookCerts.certDir, logDir, env: env(name) });
+    const manager = await startUpstreamManager({
+      build: world.build,
+      name,
+      kubeconfig: world.plane.state.kubeconfig,
+      certDir: world.webhookCerts.certDir,
+      logDir,
+      env: env(name),
+    });
     world.managers.push(manager);
     await registerUpstreamWebhooks(world.kc, world.build, name, manager.webhookPort, world.webhookCerts.caBundle);
   }
   timings['upstream managers ready'] = since(start);
 
-  await world.kc.makeApiClient(k8s.CoreV1Api).createNamespacedSecret({ namespace: NS, body: { metadata: { name: CREDENTIALS }, stringData: { apiToken: TOKEN } } });
+  await world.kc
+    .makeApiClient(k8s.CoreV1Api)
+    .createNamespacedSecret({ namespace: NS, body: { metadata: { name: CREDENTIALS }, stringData: { apiToken: TOKEN } } });
   world.logLines = [];
   const ours = await startOurControllers(world.kc, world.sim, world.webhookCerts.certDir, world.logLines);
   world.ipam = ours.ipam;
@@ -256,19 +294,50 @@ const addressesBefore = new Map<string, unknown>();
 describe('metal-l2 with Cluster API v1.7.9 and CAPP v0.9.0', () => {
   test('a user creates a cluster: CAPP reserves the VIP, KCP clones a control-plane PacketMachine that our webhook pauses', async () => {
     const { objects } = world;
-    for (const [name, vxlan] of [['vlan-1000', 1000], ['vlan-1001', 1001]] as const) {
+    for (const [name, vxlan] of [
+      ['vlan-1000', 1000],
+      ['vlan-1001', 1001],
+    ] as const) {
       await metal().virtualNetworks.create(PROJECT_ID, { vxlan, metro: METRO, description: name });
       const third = vxlan - 990;
-      await objects.create(kinds.pool, { metadata: { name, namespace: NS }, spec: { addresses: [`192.168.${third}.10-192.168.${third}.200`], prefix: 24, gateway: `192.168.${third}.1` } });
+      await objects.create(kinds.pool, {
+        metadata: { name, namespace: NS },
+        spec: { addresses: [`192.168.${third}.10-192.168.${third}.200`], prefix: 24, gateway: `192.168.${third}.1` },
+      });
     }
     // Control plane: hybrid bonded (VLANs on bond0, which keeps layer 3). Workers: hybrid (eth1 out of the bond).
     await objects.create(kinds.template, {
       metadata: { name: 'cp-net', namespace: NS },
-      spec: { ports: [{ name: 'bond0', vlans: [{ vxlan: 1000, addressesFromPools: [{ apiGroup: 'ipam.metal.x-k8s.io', kind: 'InClusterIPPool', name: 'vlan-1000' }] }, { vxlan: 1001, addressesFromPools: [{ apiGroup: 'ipam.metal.x-k8s.io', kind: 'InClusterIPPool', name: 'vlan-1001' }] }] }] },
+      spec: {
+        ports: [
+          {
+            name: 'bond0',
+            vlans: [
+              { vxlan: 1000, addressesFromPools: [{ apiGroup: 'ipam.metal.x-k8s.io', kind: 'InClusterIPPool', name: 'vlan-1000' }] },
+              { vxlan: 1001, addressesFromPools: [{ apiGroup: 'ipam.metal.x-k8s.io', kind: 'InClusterIPPool', name: 'vlan-1001' }] },
+            ],
+          },
+        ],
+      },
     });
     await objects.create(kinds.template, {
       metadata: { name: 'worker-net', namespace: NS },
-      spec: { ports: [{ name: 'eth1', bonded: false, vlans: [{ vxlan: 1001, native: true, addressesFromPools: [{ apiGroup: 'ipam.metal.x-k8s.io', kind: 'InClusterIPPool', name: 'vlan-1001' }] }, { vxlan: 1000, addressesFromPools: [{ apiGroup: 'ipam.metal.x-k8s.io', kind: 'InClusterIPPool', name: 'vlan-1000' }] }] }] },
+      spec: {
+        ports: [
+          {
+            name: 'eth1',
+            bonded: false,
+            vlans: [
+              {
+                vxlan: 1001,
+                native: true,
+                addressesFromPools: [{ apiGroup: 'ipam.metal.x-k8s.io', kind: 'InClusterIPPool', name: 'vlan-1001' }],
+              },
+              { vxlan: 1000, addressesFromPools: [{ apiGroup: 'ipam.metal.x-k8s.io', kind: 'InClusterIPPool', name: 'vlan-1000' }] },
+            ],
+          },
+        ],
+      },
     });
     const pmt = (name: string, template: string): Obj => ({
       metadata: { name, namespace: NS, annotations: { [LINK]: template } },
@@ -278,15 +347,28 @@ describe('metal-l2 with Cluster API v1.7.9 and CAPP v0.9.0', () => {
     await objects.create(kinds.packetMachineTemplate, pmt(`${CLUSTER}-worker-a`, 'worker-net'));
     await world.kc.makeApiClient(k8s.CoreV1Api).createNamespacedSecret({
       namespace: NS,
-      body: { metadata: { name: WORKER_SECRET }, type: 'cluster.x-k8s.io/secret', stringData: { value: WORKER_USER_DATA, format: 'cloud-config' } },
+      body: {
+        metadata: { name: WORKER_SECRET },
+        type: 'cluster.x-k8s.io/secret',
+        stringData: { value: WORKER_USER_DATA, format: 'cloud-config' },
+      },
     });
-    await objects.create(kinds.packetCluster, { metadata: { name: CLUSTER, namespace: NS }, spec: { projectID: PROJECT_ID, metro: METRO, vipManager: 'CPEM' } });
+    await objects.create(kinds.packetCluster, {
+      metadata: { name: CLUSTER, namespace: NS },
+      spec: { projectID: PROJECT_ID, metro: METRO, vipManager: 'CPEM' },
+    });
     await objects.create(kinds.kcp, {
       metadata: { name: `${CLUSTER}-control-plane`, namespace: NS },
       spec: {
         replicas: 1,
         version: K8S_VERSION,
-        machineTemplate: { infrastructureRef: { apiVersion: 'infrastructure.cluster.x-k8s.io/v1beta1', kind: 'PacketMachineTemplate', name: `${CLUSTER}-control-plane` } },
+        machineTemplate: {
+          infrastructureRef: {
+            apiVersion: 'infrastructure.cluster.x-k8s.io/v1beta1',
+            kind: 'PacketMachineTemplate',
+            name: `${CLUSTER}-control-plane`,
+          },
+        },
         kubeadmConfigSpec,
       },
     });
@@ -294,7 +376,11 @@ describe('metal-l2 with Cluster API v1.7.9 and CAPP v0.9.0', () => {
       metadata: { name: CLUSTER, namespace: NS },
       spec: {
         clusterNetwork: { pods: { cidrBlocks: ['192.168.0.0/16'] }, services: { cidrBlocks: ['172.26.0.0/16'] } },
-        controlPlaneRef: { apiVersion: 'controlplane.cluster.x-k8s.io/v1beta1', kind: 'KubeadmControlPlane', name: `${CLUSTER}-control-plane` },
+        controlPlaneRef: {
+          apiVersion: 'controlplane.cluster.x-k8s.io/v1beta1',
+          kind: 'KubeadmControlPlane',
+          name: `${CLUSTER}-control-plane`,
+        },
         infrastructureRef: { apiVersion: 'infrastructure.cluster.x-k8s.io/v1beta1', kind: 'PacketCluster', name: CLUSTER },
       },
     });
@@ -308,11 +394,16 @@ describe('metal-l2 with Cluster API v1.7.9 and CAPP v0.9.0', () => {
       { timeoutMs: 120_000, intervalMs: 500 },
     );
     vip = pc.spec.controlPlaneEndpoint.host as string;
-    const reservation = [...world.sim.store.reservations.values()].find((r) => r.tags.includes(`cluster-api-provider-packet:cluster-id:${CLUSTER}`));
+    const reservation = [...world.sim.store.reservations.values()].find((r) =>
+      r.tags.includes(`cluster-api-provider-packet:cluster-id:${CLUSTER}`),
+    );
     expect(reservation).toMatchObject({ type: 'public_ipv4', prefix: 32 });
     expect(vip).not.toMatch(/^147\.75\.0\.0$/);
 
-    const cp = await waitFor('KCP to create the control-plane Machine', async () => (await machinesOf(isControlPlane))[0] ?? false, { timeoutMs: 120_000, intervalMs: 500 });
+    const cp = await waitFor('KCP to create the control-plane Machine', async () => (await machinesOf(isControlPlane))[0] ?? false, {
+      timeoutMs: 120_000,
+      intervalMs: 500,
+    });
     cpName = cp.metadata.name;
     const pmName = cp.spec.infrastructureRef.name as string;
     expect(pmName).toBe(cpName);
@@ -332,8 +423,20 @@ describe('metal-l2 with Cluster API v1.7.9 and CAPP v0.9.0', () => {
     const deviceId = (pm?.spec?.providerID as string).replace('equinixmetal://', '');
     expect(mn.status.networkType).toBe('hybrid-bonded');
     expect(mn.status.addresses).toEqual([
-      expect.objectContaining({ port: 'bond0', vxlan: 1000, address: expect.stringMatching(/^192\.168\.10\./), prefix: 24, gateway: '192.168.10.1' }),
-      expect.objectContaining({ port: 'bond0', vxlan: 1001, address: expect.stringMatching(/^192\.168\.11\./), prefix: 24, gateway: '192.168.11.1' }),
+      expect.objectContaining({
+        port: 'bond0',
+        vxlan: 1000,
+        address: expect.stringMatching(/^192\.168\.10\./),
+        prefix: 24,
+        gateway: '192.168.10.1',
+      }),
+      expect.objectContaining({
+        port: 'bond0',
+        vxlan: 1001,
+        address: expect.stringMatching(/^192\.168\.11\./),
+        prefix: 24,
+        gateway: '192.168.11.1',
+      }),
     ]);
     addressesBefore.set(cpName, mn.status.addresses);
 
@@ -348,22 +451,39 @@ describe('metal-l2 with Cluster API v1.7.9 and CAPP v0.9.0', () => {
     expect(device?.userdata).toBe(expected);
     expect(device?.userdata).toContain(`address ${vip}`);
     // CAPP's tags (pkg/cloud/packet/util.go; "machine-uid" carries the Machine's name).
-    expect([...(device?.tags ?? [])].sort()).toEqual([`capp:cluster-id:${CLUSTER}`, `capp:machine-uid:${cpName}`, `capp:namespace:${NS}`, 'kubernetes.io/role:master']);
+    expect([...(device?.tags ?? [])].sort()).toEqual([
+      `capp:cluster-id:${CLUSTER}`,
+      `capp:machine-uid:${cpName}`,
+      `capp:namespace:${NS}`,
+      'kubernetes.io/role:master',
+    ]);
 
     // Exactly one device for it, created by CAPP after our injection (the user data proves the order).
     const creates = sim.requests.entries({ operationId: 'createDevice' }).filter((e) => e.deviceId === deviceId);
     expect(creates).toHaveLength(1);
     expect(creates[0]?.userAgent?.startsWith(CAPP_AGENT)).toBe(true);
 
-    const ports = (await metal().devices.get(deviceId, { include: ['network_ports.virtual_networks'] })) as unknown as { network_type: string; network_ports: { name: string; virtual_networks?: { vxlan: number }[] }[] };
+    const ports = (await metal().devices.get(deviceId, { include: ['network_ports.virtual_networks'] })) as unknown as {
+      network_type: string;
+      network_ports: { name: string; virtual_networks?: { vxlan: number }[] }[];
+    };
     expect(ports.network_type).toBe('hybrid-bonded');
-    expect(ports.network_ports.find((p) => p.name === 'bond0')?.virtual_networks?.map((v) => v.vxlan).sort()).toEqual([1000, 1001]);
+    expect(
+      ports.network_ports
+        .find((p) => p.name === 'bond0')
+        ?.virtual_networks?.map((v) => v.vxlan)
+        .sort(),
+    ).toEqual([1000, 1001]);
 
     // CAPP marks the machine ready and put the VIP on the device.
-    await waitFor('PacketMachine ready with the VIP among its addresses', async () => {
-      const now = await objects.get(kinds.packetMachine, cpName, NS);
-      return now?.status?.ready === true && (now.status.addresses as { address: string }[] | undefined)?.some((a) => a.address === vip);
-    }, { timeoutMs: 60_000, intervalMs: 500 });
+    await waitFor(
+      'PacketMachine ready with the VIP among its addresses',
+      async () => {
+        const now = await objects.get(kinds.packetMachine, cpName, NS);
+        return now?.status?.ready === true && (now.status.addresses as { address: string }[] | undefined)?.some((a) => a.address === vip);
+      },
+      { timeoutMs: 60_000, intervalMs: 500 },
+    );
 
     const calls = sim.requests.entries({}).filter((e) => e.deviceId === deviceId || e.deviceId === undefined);
     await writeFile(join(outDir, 'metal-calls-control-plane.txt'), describeCalls(calls).join('\n') + '\n');
@@ -383,12 +503,19 @@ describe('metal-l2 with Cluster API v1.7.9 and CAPP v0.9.0', () => {
             clusterName: CLUSTER,
             version: K8S_VERSION,
             bootstrap: { dataSecretName: WORKER_SECRET },
-            infrastructureRef: { apiVersion: 'infrastructure.cluster.x-k8s.io/v1beta1', kind: 'PacketMachineTemplate', name: `${CLUSTER}-worker-a` },
+            infrastructureRef: {
+              apiVersion: 'infrastructure.cluster.x-k8s.io/v1beta1',
+              kind: 'PacketMachineTemplate',
+              name: `${CLUSTER}-worker-a`,
+            },
           },
         },
       },
     });
-    const worker = await waitFor('the MachineDeployment’s Machine', async () => (await machinesOf((m) => !isControlPlane(m)))[0] ?? false, { timeoutMs: 120_000, intervalMs: 500 });
+    const worker = await waitFor('the MachineDeployment’s Machine', async () => (await machinesOf((m) => !isControlPlane(m)))[0] ?? false, {
+      timeoutMs: 120_000,
+      intervalMs: 500,
+    });
     workerName = worker.spec.infrastructureRef.name as string;
     const mn = await waitReady(workerName);
     expect(mn.status.networkType).toBe('hybrid');
@@ -397,7 +524,10 @@ describe('metal-l2 with Cluster API v1.7.9 and CAPP v0.9.0', () => {
     const deviceId = (pm?.spec?.providerID as string).replace('equinixmetal://', '');
     const injected = await secretValue(world.kc, WORKER_SECRET);
     expect(sim.store.devices.get(deviceId)?.userdata).toBe(await renderGoTemplate(injected, { kubernetesVersion: K8S_VERSION }));
-    const device = (await metal().devices.get(deviceId, { include: ['network_ports.virtual_networks'] })) as unknown as { network_type: string; network_ports: { name: string; data: { bonded: boolean }; virtual_networks?: { vxlan: number }[] }[] };
+    const device = (await metal().devices.get(deviceId, { include: ['network_ports.virtual_networks'] })) as unknown as {
+      network_type: string;
+      network_ports: { name: string; data: { bonded: boolean }; virtual_networks?: { vxlan: number }[] }[];
+    };
     expect(device.network_type).toBe('hybrid');
     const eth1 = device.network_ports.find((p) => p.name === 'eth1');
     expect(eth1?.data.bonded).toBe(false);
@@ -418,7 +548,23 @@ describe('metal-l2 with Cluster API v1.7.9 and CAPP v0.9.0', () => {
       const mark = sim.requests.lastSeq();
       const moved = await moveObjects(world.kc, kcB, {
         namespace: NS,
-        kinds: [kinds.cluster, kinds.packetCluster, kinds.kcp, kinds.machineDeployment, kinds.machineSet, kinds.kubeadmConfig, kinds.packetMachineTemplate, kinds.machine, kinds.packetMachine, kinds.secret, kinds.template, kinds.pool, kinds.machineNetwork, kinds.claim, kinds.address],
+        kinds: [
+          kinds.cluster,
+          kinds.packetCluster,
+          kinds.kcp,
+          kinds.machineDeployment,
+          kinds.machineSet,
+          kinds.kubeadmConfig,
+          kinds.packetMachineTemplate,
+          kinds.machine,
+          kinds.packetMachine,
+          kinds.secret,
+          kinds.template,
+          kinds.pool,
+          kinds.machineNetwork,
+          kinds.claim,
+          kinds.address,
+        ],
         secrets: [CREDENTIALS, WORKER_SECRET, cpName],
       });
       expect(moved.copied).toBeGreaterThan(10);
@@ -429,10 +575,14 @@ describe('metal-l2 with Cluster API v1.7.9 and CAPP v0.9.0', () => {
       }
       await objectsB.patch(kinds.cluster, CLUSTER, NS, { spec: { paused: false } });
       for (const name of [cpName, workerName]) {
-        const mnB = await waitFor(`MachineNetwork ${name} Ready on the target`, async () => {
-          const obj = await objectsB.get(kinds.machineNetwork, name, NS);
-          return cond(obj, 'Ready')?.status === 'True' ? obj : false;
-        }, { timeoutMs: 120_000, intervalMs: 500 });
+        const mnB = await waitFor(
+          `MachineNetwork ${name} Ready on the target`,
+          async () => {
+            const obj = await objectsB.get(kinds.machineNetwork, name, NS);
+            return cond(obj, 'Ready')?.status === 'True' ? obj : false;
+          },
+          { timeoutMs: 120_000, intervalMs: 500 },
+        );
         expect(mnB.status.addresses).toEqual(addressesBefore.get(name));
       }
       await staysTrue(
@@ -459,19 +609,32 @@ describe('metal-l2 with Cluster API v1.7.9 and CAPP v0.9.0', () => {
   test('deleting the Cluster removes everything: devices, claims, allocations, VLAN assignments; then no Metal call', async () => {
     const { objects, sim } = world;
     await objects.delete(kinds.cluster, CLUSTER, NS);
-    await waitFor('the Cluster to be gone', async () => (await objects.get(kinds.cluster, CLUSTER, NS)) === undefined, { timeoutMs: 300_000, intervalMs: 1_000 });
-    await waitFor('MachineNetworks and claims to be gone', async () => (await objects.list(kinds.machineNetwork, NS)).length === 0 && (await objects.list(kinds.claim, NS)).length === 0, { timeoutMs: 120_000, intervalMs: 500 });
+    await waitFor('the Cluster to be gone', async () => (await objects.get(kinds.cluster, CLUSTER, NS)) === undefined, {
+      timeoutMs: 300_000,
+      intervalMs: 1_000,
+    });
+    await waitFor(
+      'MachineNetworks and claims to be gone',
+      async () => (await objects.list(kinds.machineNetwork, NS)).length === 0 && (await objects.list(kinds.claim, NS)).length === 0,
+      { timeoutMs: 120_000, intervalMs: 500 },
+    );
     expect([...sim.store.devices.values()].filter((d) => d.projectId === PROJECT_ID)).toEqual([]);
     expect([...sim.store.ports.values()].filter((p) => p.vlans.length > 0)).toEqual([]);
     for (const name of ['vlan-1000', 'vlan-1001']) {
-      const pool = await waitFor(`pool ${name} all free`, async () => {
-        const p = await objects.get(kinds.pool, name, NS);
-        return p?.status?.ipAddresses?.free === p?.status?.ipAddresses?.total ? p : false;
-      }, { timeoutMs: 60_000, intervalMs: 500 });
+      const pool = await waitFor(
+        `pool ${name} all free`,
+        async () => {
+          const p = await objects.get(kinds.pool, name, NS);
+          return p?.status?.ipAddresses?.free === p?.status?.ipAddresses?.total ? p : false;
+        },
+        { timeoutMs: 60_000, intervalMs: 500 },
+      );
       expect(pool.status.ipAddresses.used).toBe(0);
     }
     // CAPP keeps the VIP reservation on purpose (packetcluster_controller.go: "leave to the users").
-    expect([...sim.store.reservations.values()].filter((r) => r.tags.includes(`cluster-api-provider-packet:cluster-id:${CLUSTER}`))).toHaveLength(1);
+    expect(
+      [...sim.store.reservations.values()].filter((r) => r.tags.includes(`cluster-api-provider-packet:cluster-id:${CLUSTER}`)),
+    ).toHaveLength(1);
     const mark = sim.requests.lastSeq();
     await staysTrue('no Metal call after deletion', () => sim.requests.entries({ afterSeq: mark }).length === 0, 10_000);
     expect(sim.contract?.report().violations ?? []).toEqual([]);

@@ -42,7 +42,9 @@ export function useRack(world: NetworkWorld, options: { imageTimeoutMs: number }
   beforeAll(async () => {
     const started = Date.now();
     image = await ensureGuestImage({ buildTimeoutMs: options.imageTimeoutMs });
-    console.log(`data plane: guest image ${image.hash} ${image.built ? `built in ${Math.round(image.buildMs / 1000)} s` : 'from the cache'} (${Date.now() - started} ms)`);
+    console.log(
+      `data plane: guest image ${image.hash} ${image.built ? `built in ${Math.round(image.buildMs / 1000)} s` : 'from the cache'} (${Date.now() - started} ms)`,
+    );
     // Short: unix socket paths are limited to 107 bytes.
     dir = await mkdtemp(join(tmpdir(), 'ml2-'));
     tor = TorSwitch.start({ socketDir: dir, feed: world.sim.store });
@@ -79,7 +81,12 @@ export function useRack(world: NetworkWorld, options: { imageTimeoutMs: number }
       }
       nics.sort((a, b) => a.osName.localeCompare(b.osName));
       const workDir = await mkdtemp(join(dir, `${machine.slice(0, 8)}-`));
-      const forwarder = new MetadataForwarder({ socketPath: join(workDir, 'md.sock'), simulatorUrl: world.sim.url, deviceId, hostname: device.hostname ?? machine });
+      const forwarder = new MetadataForwarder({
+        socketPath: join(workDir, 'md.sock'),
+        simulatorUrl: world.sim.url,
+        deviceId,
+        hostname: device.hostname ?? machine,
+      });
       await forwarder.start();
       const guest = await Guest.start({ name: machine, image: rack.image(), workDir, nics, metadataSocket: join(workDir, 'md.sock') });
       const server: RackServer = { machine, deviceId, guest, forwarder };
@@ -95,7 +102,19 @@ export function useRack(world: NetworkWorld, options: { imageTimeoutMs: number }
       return rack.server(machine).guest.run(argv, { timeoutMs });
     },
     async ping(machine, address, pingOptions = {}) {
-      const argv = ['ping', '-n', '-q', '-c', String(pingOptions.count ?? 2), '-i', '0.3', '-W', '1', ...(pingOptions.from === undefined ? [] : ['-I', pingOptions.from]), address];
+      const argv = [
+        'ping',
+        '-n',
+        '-q',
+        '-c',
+        String(pingOptions.count ?? 2),
+        '-i',
+        '0.3',
+        '-W',
+        '1',
+        ...(pingOptions.from === undefined ? [] : ['-I', pingOptions.from]),
+        address,
+      ];
       const r = await rack.run(machine, argv, 20_000);
       return r.code === 0;
     },

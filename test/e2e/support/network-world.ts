@@ -29,18 +29,59 @@ export const CREDENTIALS_SECRET = 'metal-credentials';
 export const CONTROLLER_AGENT = 'metal-l2-network-controller';
 
 export const netKinds = {
-  packetMachine: { group: 'infrastructure.cluster.x-k8s.io', version: 'v1beta1', plural: 'packetmachines', kind: 'PacketMachine', namespaced: true } as Kind,
-  packetCluster: { group: 'infrastructure.cluster.x-k8s.io', version: 'v1beta1', plural: 'packetclusters', kind: 'PacketCluster', namespaced: true } as Kind,
+  packetMachine: {
+    group: 'infrastructure.cluster.x-k8s.io',
+    version: 'v1beta1',
+    plural: 'packetmachines',
+    kind: 'PacketMachine',
+    namespaced: true,
+  } as Kind,
+  packetCluster: {
+    group: 'infrastructure.cluster.x-k8s.io',
+    version: 'v1beta1',
+    plural: 'packetclusters',
+    kind: 'PacketCluster',
+    namespaced: true,
+  } as Kind,
   machine: { group: 'cluster.x-k8s.io', version: 'v1beta2', plural: 'machines', kind: 'Machine', namespaced: true } as Kind,
   cluster: { group: 'cluster.x-k8s.io', version: 'v1beta2', plural: 'clusters', kind: 'Cluster', namespaced: true } as Kind,
-  template: { group: 'network.metal.x-k8s.io', version: 'v1alpha1', plural: 'machinenetworktemplates', kind: 'MachineNetworkTemplate', namespaced: true } as Kind,
-  machineNetwork: { group: 'network.metal.x-k8s.io', version: 'v1alpha1', plural: 'machinenetworks', kind: 'MachineNetwork', namespaced: true } as Kind,
-  pool: { group: 'ipam.metal.x-k8s.io', version: 'v1alpha1', plural: 'inclusterippools', kind: 'InClusterIPPool', namespaced: true } as Kind,
-  claim: { group: 'ipam.cluster.x-k8s.io', version: 'v1beta2', plural: 'ipaddressclaims', kind: 'IPAddressClaim', namespaced: true } as Kind,
+  template: {
+    group: 'network.metal.x-k8s.io',
+    version: 'v1alpha1',
+    plural: 'machinenetworktemplates',
+    kind: 'MachineNetworkTemplate',
+    namespaced: true,
+  } as Kind,
+  machineNetwork: {
+    group: 'network.metal.x-k8s.io',
+    version: 'v1alpha1',
+    plural: 'machinenetworks',
+    kind: 'MachineNetwork',
+    namespaced: true,
+  } as Kind,
+  pool: {
+    group: 'ipam.metal.x-k8s.io',
+    version: 'v1alpha1',
+    plural: 'inclusterippools',
+    kind: 'InClusterIPPool',
+    namespaced: true,
+  } as Kind,
+  claim: {
+    group: 'ipam.cluster.x-k8s.io',
+    version: 'v1beta2',
+    plural: 'ipaddressclaims',
+    kind: 'IPAddressClaim',
+    namespaced: true,
+  } as Kind,
 } as const;
 
 /** Short simulator delays: the flow, not the clock, is under test. */
-export const FAST_DELAYS: Partial<SimDelays> = { deviceQueuedMs: 100, deviceProvisioningMs: 300, batchQueuedMs: 50, batchInProgressMs: 150 };
+export const FAST_DELAYS: Partial<SimDelays> = {
+  deviceQueuedMs: 100,
+  deviceProvisioningMs: 300,
+  batchQueuedMs: 50,
+  batchInProgressMs: 150,
+};
 export const FAST_TIMINGS: Partial<NetworkTimings> = { batchPollMs: 300, devicePollMs: 300, metalRetryMs: 300, wakeIntervalMs: 1_000 };
 
 /** A CABPK-shaped bootstrap document: Jinja header, write_files, runcmd with kubeadm, and CAPP's Go template actions. */
@@ -58,7 +99,7 @@ export function cabpkCloudConfig(machine: string): string {
     '      nodeRegistration:',
     "        name: '{{ `{{ ds.meta_data.local_hostname }}` }}'",
     '        kubeletExtraArgs:',
-    "          provider-id: equinixmetal://{{ `{{ v1.instance_id }}` }}",
+    '          provider-id: equinixmetal://{{ `{{ v1.instance_id }}` }}',
     'runcmd:',
     '  - "MINOR=$(echo {{ .kubernetesVersion }} | cut -d. -f2)"',
     '  - "kubeadm join --config /run/kubeadm/kubeadm-join-config.yaml  && echo success > /run/cluster-api/bootstrap-success.complete"',
@@ -145,8 +186,18 @@ export function useNetworkWorld(prefix: string, options: NetworkWorldOptions = {
           sideEffects: 'None',
           failurePolicy: 'Fail',
           timeoutSeconds: 10,
-          clientConfig: { url: `https://127.0.0.1:${port}/mutate-infrastructure-cluster-x-k8s-io-v1beta1-packetmachine`, caBundle: certs.caBundle },
-          rules: [{ apiGroups: ['infrastructure.cluster.x-k8s.io'], apiVersions: ['v1beta1'], operations: ['CREATE'], resources: ['packetmachines'] }],
+          clientConfig: {
+            url: `https://127.0.0.1:${port}/mutate-infrastructure-cluster-x-k8s-io-v1beta1-packetmachine`,
+            caBundle: certs.caBundle,
+          },
+          rules: [
+            {
+              apiGroups: ['infrastructure.cluster.x-k8s.io'],
+              apiVersions: ['v1beta1'],
+              operations: ['CREATE'],
+              resources: ['packetmachines'],
+            },
+          ],
           namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': ns } },
         },
       ],
@@ -156,7 +207,10 @@ export function useNetworkWorld(prefix: string, options: NetworkWorldOptions = {
     } catch (err: unknown) {
       if (!(err instanceof k8s.ApiException && err.code === 409)) throw err;
       const current = await admission.readMutatingWebhookConfiguration({ name: webhookName });
-      await admission.replaceMutatingWebhookConfiguration({ name: webhookName, body: { ...body, metadata: { ...body.metadata, resourceVersion: current.metadata?.resourceVersion } } });
+      await admission.replaceMutatingWebhookConfiguration({
+        name: webhookName,
+        body: { ...body, metadata: { ...body.metadata, resourceVersion: current.metadata?.resourceVersion } },
+      });
     }
   };
 
@@ -182,18 +236,36 @@ export function useNetworkWorld(prefix: string, options: NetworkWorldOptions = {
     ipam = await startIpamController({ kubeConfig: kc, namespace: ns, logger: quietLogger(), leaderElection: false, concurrency: 4 });
     network = await startNetwork();
     await registerWebhook(network.webhookPort);
-    fixture = await startCappFixture({ kubeConfig: kc, namespace: ns, metal: { baseUrl: sim.baseUrl, token: TOKEN }, logger: quietLogger(), pollIntervalMs: 300 });
-    await objects.create(netKinds.packetCluster, { metadata: { name: CLUSTER, namespace: ns }, spec: { projectID: PROJECT_ID, metro: METRO } });
+    fixture = await startCappFixture({
+      kubeConfig: kc,
+      namespace: ns,
+      metal: { baseUrl: sim.baseUrl, token: TOKEN },
+      logger: quietLogger(),
+      pollIntervalMs: 300,
+    });
+    await objects.create(netKinds.packetCluster, {
+      metadata: { name: CLUSTER, namespace: ns },
+      spec: { projectID: PROJECT_ID, metro: METRO },
+    });
     await objects.create(netKinds.cluster, {
       metadata: { name: CLUSTER, namespace: ns },
       spec: { infrastructureRef: { apiGroup: 'infrastructure.cluster.x-k8s.io', kind: 'PacketCluster', name: CLUSTER } },
     });
     // No CAPI Cluster controller runs here: say the cluster infrastructure is provisioned, as it
     // would once CAPP made the PacketCluster ready (CAPP waits for it before creating devices).
-    await kc.makeApiClient(k8s.CustomObjectsApi).patchNamespacedCustomObjectStatus(
-      { group: netKinds.cluster.group, version: netKinds.cluster.version, plural: netKinds.cluster.plural, namespace: ns, name: CLUSTER, body: { status: { initialization: { infrastructureProvisioned: true } } } },
-      k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
-    );
+    await kc
+      .makeApiClient(k8s.CustomObjectsApi)
+      .patchNamespacedCustomObjectStatus(
+        {
+          group: netKinds.cluster.group,
+          version: netKinds.cluster.version,
+          plural: netKinds.cluster.plural,
+          namespace: ns,
+          name: CLUSTER,
+          body: { status: { initialization: { infrastructureProvisioned: true } } },
+        },
+        k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
+      );
   }, 120_000);
 
   afterAll(async () => {
@@ -269,7 +341,12 @@ export async function createMachine(
   const { objects, ns } = world;
   const secretName = options.secretName ?? `${name}-bootstrap`;
   const created = await objects.create(netKinds.packetMachine, {
-    metadata: { name, namespace: ns, labels: { 'cluster.x-k8s.io/cluster-name': CLUSTER }, annotations: { 'network.metal.x-k8s.io/template': template } },
+    metadata: {
+      name,
+      namespace: ns,
+      labels: { 'cluster.x-k8s.io/cluster-name': CLUSTER },
+      annotations: { 'network.metal.x-k8s.io/template': template },
+    },
     spec: { machineType: 'c3.small.x86', metro: METRO, os: 'ubuntu_22_04', billingCycle: 'hourly' },
   });
   if (options.skipSecret !== true) {
@@ -297,7 +374,9 @@ export async function createMachine(
 }
 
 export function condition(obj: Obj | undefined, type: string): { status?: string; reason?: string; message?: string } | undefined {
-  return (obj?.status?.conditions as { type: string; status?: string; reason?: string; message?: string }[] | undefined)?.find((c) => c.type === type);
+  return (obj?.status?.conditions as { type: string; status?: string; reason?: string; message?: string }[] | undefined)?.find(
+    (c) => c.type === type,
+  );
 }
 
 export async function machineNetwork(world: NetworkWorld, name: string): Promise<Obj | undefined> {

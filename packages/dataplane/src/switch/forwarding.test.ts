@@ -44,8 +44,16 @@ const cases: { name: string; ports?: SwitchPortConfig[]; ingress: Ingress; want:
   { name: 'untagged on a layer-2 port without a native VLAN is dropped', ingress: { portId: 'b0', vid: undefined }, want: [] },
   { name: 'a VLAN the port does not carry is dropped', ingress: { portId: 'c0', vid: 1000 }, want: [] },
   { name: 'a VLAN assigned elsewhere but not here is dropped (b0 sends 1001)', ingress: { portId: 'b0', vid: 1001 }, want: [] },
-  { name: 'untagged on a native-VLAN port joins the native VLAN and leaves untagged on the other native port', ingress: { portId: 'b1', vid: undefined }, want: [{ portId: 'd1', vid: undefined }] },
-  { name: 'the native VLAN sent tagged is accepted and leaves untagged where it is native', ingress: { portId: 'd1', vid: 1002 }, want: [{ portId: 'b1', vid: undefined }] },
+  {
+    name: 'untagged on a native-VLAN port joins the native VLAN and leaves untagged on the other native port',
+    ingress: { portId: 'b1', vid: undefined },
+    want: [{ portId: 'd1', vid: undefined }],
+  },
+  {
+    name: 'the native VLAN sent tagged is accepted and leaves untagged where it is native',
+    ingress: { portId: 'd1', vid: 1002 },
+    want: [{ portId: 'b1', vid: undefined }],
+  },
   {
     name: 'a port that is down neither sends nor receives',
     ports: rack.map((p) => (p.id === 'b0' ? { ...p, up: false } : p)),

@@ -10,7 +10,11 @@ describe('802.1Q frames', () => {
   test.each([
     { name: 'untagged', frame: untagged, want: undefined },
     { name: 'tagged 1000', frame: tagged1000, want: 1000 },
-    { name: 'priority-tagged (VID 0) counts as untagged', frame: Buffer.concat([dst, src, Buffer.from('8100a000', 'hex'), Buffer.from('0800', 'hex')]), want: undefined },
+    {
+      name: 'priority-tagged (VID 0) counts as untagged',
+      frame: Buffer.concat([dst, src, Buffer.from('8100a000', 'hex'), Buffer.from('0800', 'hex')]),
+      want: undefined,
+    },
     { name: 'too short to carry a tag', frame: Buffer.from('ffff', 'hex'), want: undefined },
   ])('frameVid: $name', ({ frame, want }) => {
     expect(frameVid(frame)).toBe(want);

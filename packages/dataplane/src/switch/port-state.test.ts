@@ -12,12 +12,21 @@ function port(p: Partial<MetalPortState> & Pick<MetalPortState, 'id' | 'name' | 
 }
 
 function device(bond: Partial<MetalPortState>, eth0: Partial<MetalPortState> = {}, eth1: Partial<MetalPortState> = {}): MetalNetworkState {
-  const ports = [port({ id: 'bond0', name: 'bond0', kind: 'bond', ...bond }), port({ id: 'eth0', name: 'eth0', kind: 'physical', mac: '02:00:00:00:00:01', ...eth0 }), port({ id: 'eth1', name: 'eth1', kind: 'physical', mac: '02:00:00:00:00:02', ...eth1 })];
+  const ports = [
+    port({ id: 'bond0', name: 'bond0', kind: 'bond', ...bond }),
+    port({ id: 'eth0', name: 'eth0', kind: 'physical', mac: '02:00:00:00:00:01', ...eth0 }),
+    port({ id: 'eth1', name: 'eth1', kind: 'physical', mac: '02:00:00:00:00:02', ...eth1 }),
+  ];
   return { ports: new Map(ports.map((p) => [p.id, p])), vlans };
 }
 
 const cases: { name: string; state: MetalNetworkState; portId: string; want: PortConfig | undefined }[] = [
-  { name: 'layer3: a bond member is on the public segment in the bond LAG', state: device({}), portId: 'eth0', want: { id: 'eth0', group: 'bond0', untagged: PUBLIC_SEGMENT, tagged: [] } },
+  {
+    name: 'layer3: a bond member is on the public segment in the bond LAG',
+    state: device({}),
+    portId: 'eth0',
+    want: { id: 'eth0', group: 'bond0', untagged: PUBLIC_SEGMENT, tagged: [] },
+  },
   {
     name: 'hybrid-bonded: the bond VLANs are tagged on every member',
     state: device({ vlans: [{ vlanId: 'v1001' }, { vlanId: 'v1000' }] }),
@@ -30,7 +39,12 @@ const cases: { name: string; state: MetalNetworkState; portId: string; want: Por
     portId: 'eth0',
     want: { id: 'eth0', group: 'bond0', untagged: 1000, tagged: [1000, 1001] },
   },
-  { name: 'layer2-bonded without a native VLAN drops untagged frames', state: device({ layer2: true, vlans: [{ vlanId: 'v1000' }] }), portId: 'eth0', want: { id: 'eth0', group: 'bond0', untagged: undefined, tagged: [1000] } },
+  {
+    name: 'layer2-bonded without a native VLAN drops untagged frames',
+    state: device({ layer2: true, vlans: [{ vlanId: 'v1000' }] }),
+    portId: 'eth0',
+    want: { id: 'eth0', group: 'bond0', untagged: undefined, tagged: [1000] },
+  },
   {
     name: 'hybrid: eth1 out of the bond is its own group with its own VLANs',
     state: device({}, {}, { bonded: false, vlans: [{ vlanId: 'v1001' }], nativeVlanId: 'v1001' }),

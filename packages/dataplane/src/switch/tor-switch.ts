@@ -60,7 +60,14 @@ export class TorSwitch {
     if (existing !== undefined) return existing.socketPath;
     const socketPath = join(this.options.socketDir, `${this.nextSocket++}.sock`);
     await rm(socketPath, { force: true });
-    const port: SwitchPort = { portId, socketPath, server: createServer(), socket: undefined, config: undefined, counters: { rxFrames: 0, txFrames: 0, dropped: 0 } };
+    const port: SwitchPort = {
+      portId,
+      socketPath,
+      server: createServer(),
+      socket: undefined,
+      config: undefined,
+      counters: { rxFrames: 0, txFrames: 0, dropped: 0 },
+    };
     port.server.on('connection', (socket) => this.attach(port, socket));
     await new Promise<void>((resolve, reject) => {
       port.server.once('error', reject);

@@ -27,14 +27,30 @@ export function claimStatusPatch(
   const addressName = outcome.kind === 'bound' ? outcome.addressName : undefined;
 
   const sameCondition = current?.status === status && current.reason === reason && (current.message ?? '') === message;
-  const sameAddress = (claim.status?.addressRef?.name ?? undefined) === addressName || (addressName === undefined && claim.status?.addressRef?.name === undefined);
+  const sameAddress =
+    (claim.status?.addressRef?.name ?? undefined) === addressName ||
+    (addressName === undefined && claim.status?.addressRef?.name === undefined);
   if (sameCondition && sameAddress) return undefined;
 
   const lastTransitionTime = current !== undefined && current.status === status ? current.lastTransitionTime : formatTime(options.now);
   const ready: Condition | V1Beta1Condition =
     options.version === 'v1beta2'
-      ? { type: 'Ready', status, reason, message, lastTransitionTime, ...(claim.metadata.generation === undefined ? {} : { observedGeneration: claim.metadata.generation }) }
-      : { type: 'Ready', status, reason, message, lastTransitionTime, ...(status === 'False' ? { severity: reason === 'PoolExhausted' ? 'Warning' : 'Error' } : {}) };
+      ? {
+          type: 'Ready',
+          status,
+          reason,
+          message,
+          lastTransitionTime,
+          ...(claim.metadata.generation === undefined ? {} : { observedGeneration: claim.metadata.generation }),
+        }
+      : {
+          type: 'Ready',
+          status,
+          reason,
+          message,
+          lastTransitionTime,
+          ...(status === 'False' ? { severity: reason === 'PoolExhausted' ? 'Warning' : 'Error' } : {}),
+        };
   const conditions = [ready, ...existing.filter((c) => c.type !== 'Ready')];
   // An address, once given, is only taken away on deletion: a waiting outcome never clears it.
   const addressRef = addressName === undefined ? claim.status?.addressRef?.name : addressName;

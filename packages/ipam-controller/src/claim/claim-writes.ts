@@ -8,16 +8,25 @@ import type { ClaimView } from './claim-view.js';
 // each function is idempotent and reads the object again only when a guarded write lost a race.
 
 /** Returns the resourceVersion the claim has after the change (undefined when it is gone). */
-async function patchFinalizers(ctx: IpamContext, claim: ClaimView, change: (finalizers: string[]) => string[]): Promise<string | undefined> {
+async function patchFinalizers(
+  ctx: IpamContext,
+  claim: ClaimView,
+  change: (finalizers: string[]) => string[],
+): Promise<string | undefined> {
   let current: IPAddressClaim | undefined = claim.object;
   for (let attempt = 0; attempt < 5 && current !== undefined; attempt++) {
     const before = current.metadata.finalizers ?? [];
     const after = change(before);
     if (after.length === before.length && after.every((f, i) => f === before[i])) return current.metadata.resourceVersion;
     try {
-      const patched = await ctx.client.patch<IPAddressClaim>(ctx.claimType, { namespace: claim.namespace, name: claim.name }, { metadata: { finalizers: after } }, {
-        ...(current.metadata.resourceVersion === undefined ? {} : { resourceVersion: current.metadata.resourceVersion }),
-      });
+      const patched = await ctx.client.patch<IPAddressClaim>(
+        ctx.claimType,
+        { namespace: claim.namespace, name: claim.name },
+        { metadata: { finalizers: after } },
+        {
+          ...(current.metadata.resourceVersion === undefined ? {} : { resourceVersion: current.metadata.resourceVersion }),
+        },
+      );
       return patched.metadata.resourceVersion;
     } catch (err: unknown) {
       if (isNotFound(err)) return undefined;
@@ -32,7 +41,9 @@ export async function ensureClaimFinalizer(ctx: IpamContext, claim: ClaimView): 
   const key = `finalizer:${claim.uid}`;
   const version = claim.object.metadata.resourceVersion;
   if (claim.hasFinalizer || claim.isDeleting || ctx.recentWrites.has(key, 'added', version)) return;
-  const produced = await patchFinalizers(ctx, claim, (f) => (f.includes(IpamFinalizers.releaseAddress) ? f : [...f, IpamFinalizers.releaseAddress]));
+  const produced = await patchFinalizers(ctx, claim, (f) =>
+    f.includes(IpamFinalizers.releaseAddress) ? f : [...f, IpamFinalizers.releaseAddress],
+  );
   ctx.recentWrites.remember(key, 'added', { objectId: claim.uid, basedOn: version, produced });
 }
 
@@ -52,7 +63,11 @@ export async function writeClaimStatus(ctx: IpamContext, claim: ClaimView, outco
   const version = claim.object.metadata.resourceVersion;
   if (ctx.recentWrites.has(key, signature, version)) return;
   try {
-    const written = await ctx.client.patchStatus<IPAddressClaim>(ctx.claimType, { namespace: claim.namespace, name: claim.name }, { status: patch.status });
+    const written = await ctx.client.patchStatus<IPAddressClaim>(
+      ctx.claimType,
+      { namespace: claim.namespace, name: claim.name },
+      { status: patch.status },
+    );
     ctx.recentWrites.remember(key, signature, { objectId: claim.uid, basedOn: version, produced: written.metadata.resourceVersion });
   } catch (err: unknown) {
     if (!isNotFound(err)) throw err;
@@ -75,12 +90,17 @@ export async function ensureIPAddress(ctx: IpamContext, desired: IPAddress): Pro
   if (existing === undefined) {
     try {
       const created = await ctx.client.create(ctx.addressType, desired);
-      ctx.recentWrites.remember(memoryKey, desired.spec.address, { objectId: memoryKey, basedOn: undefined, produced: created.metadata.resourceVersion });
+      ctx.recentWrites.remember(memoryKey, desired.spec.address, {
+        objectId: memoryKey,
+        basedOn: undefined,
+        produced: created.metadata.resourceVersion,
+      });
       return { kind: 'ok' };
     } catch (err: unknown) {
       if (!isAlreadyExists(err)) throw err;
       existing = await ctx.client.get<IPAddress>(ctx.addressType, key);
-      if (existing === undefined) return { kind: 'conflict', message: `IPAddress ${key.namespace}/${key.name} was deleted while being created; retrying` };
+      if (existing === undefined)
+        return { kind: 'conflict', message: `IPAddress ${key.namespace}/${key.name} was deleted while being created; retrying` };
     }
   }
   if (matches(existing, desired)) return { kind: 'ok' };
@@ -109,9 +129,14 @@ export async function deleteIPAddress(ctx: IpamContext, key: { namespace: string
   const finalizers = current.metadata.finalizers ?? [];
   if (finalizers.includes(IpamFinalizers.protectAddress)) {
     try {
-      await ctx.client.patch(ctx.addressType, key, { metadata: { finalizers: finalizers.filter((f) => f !== IpamFinalizers.protectAddress) } }, {
-        ...(current.metadata.resourceVersion === undefined ? {} : { resourceVersion: current.metadata.resourceVersion }),
-      });
+      await ctx.client.patch(
+        ctx.addressType,
+        key,
+        { metadata: { finalizers: finalizers.filter((f) => f !== IpamFinalizers.protectAddress) } },
+        {
+          ...(current.metadata.resourceVersion === undefined ? {} : { resourceVersion: current.metadata.resourceVersion }),
+        },
+      );
     } catch (err: unknown) {
       if (isNotFound(err)) return true;
       if (isConflict(err)) return false;

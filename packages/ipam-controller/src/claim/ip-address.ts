@@ -45,7 +45,14 @@ export function buildIPAddress(input: IPAddressInput): IPAddress {
           controller: true,
           blockOwnerDeletion: true,
         },
-        { apiVersion: apiVersionOf(poolType), kind: pool.kind, name: pool.name, uid: pool.uid, controller: false, blockOwnerDeletion: true },
+        {
+          apiVersion: apiVersionOf(poolType),
+          kind: pool.kind,
+          name: pool.name,
+          uid: pool.uid,
+          controller: false,
+          blockOwnerDeletion: true,
+        },
       ],
     },
     spec: {

@@ -97,13 +97,23 @@ describe('planAllocations', () => {
   test('with a grace period the released address is held until it ends, then handed out', () => {
     const leaving = claim('a', { deleting: true });
     const first = planAllocations(
-      input({ allocations: [{ address: '10.0.0.1', claim: { name: 'a' } }], claims: [leaving, claim('b')], releasable: [leaving], gracePeriodSeconds: 30 }),
+      input({
+        allocations: [{ address: '10.0.0.1', claim: { name: 'a' } }],
+        claims: [leaving, claim('b')],
+        releasable: [leaving],
+        gracePeriodSeconds: 30,
+      }),
     );
     expect(first.released.map((c) => c.name)).toEqual(['a']);
     expect(bound(first)).toEqual({ b: '10.0.0.3' });
     expect(first.nextExpiryInMs).toBe(30_000);
     const later = planAllocations(
-      input({ allocations: first.allocations, claims: [claim('b'), claim('c')], gracePeriodSeconds: 30, now: new Date(now.getTime() + 30_000) }),
+      input({
+        allocations: first.allocations,
+        claims: [claim('b'), claim('c')],
+        gracePeriodSeconds: 30,
+        now: new Date(now.getTime() + 30_000),
+      }),
     );
     expect(bound(later)).toEqual({ b: '10.0.0.3', c: '10.0.0.1' });
   });
@@ -125,7 +135,12 @@ describe('planAllocations', () => {
 
   test('a controller watching one namespace never releases a global pool address held in another', () => {
     const plan = planAllocations(
-      input({ isGlobal: true, watchNamespace: 'mine', allocations: [{ address: '10.0.0.1', claim: { namespace: 'theirs', name: 'c' } }], claims: [] }),
+      input({
+        isGlobal: true,
+        watchNamespace: 'mine',
+        allocations: [{ address: '10.0.0.1', claim: { namespace: 'theirs', name: 'c' } }],
+        claims: [],
+      }),
     );
     expect(plan.changed).toBe(false);
     expect(plan.allocations).toHaveLength(1);

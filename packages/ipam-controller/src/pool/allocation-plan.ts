@@ -163,7 +163,11 @@ export function planAllocations(input: AllocationPlanInput): AllocationPlan {
     if (claim.requestedAddress !== undefined) {
       const requested = parseAddress(claim.requestedAddress.trim());
       if (requested === undefined) {
-        decisions.push({ kind: 'failed', claim, message: `requested address ${JSON.stringify(claim.requestedAddress)} is not an IP address` });
+        decisions.push({
+          kind: 'failed',
+          claim,
+          message: `requested address ${JSON.stringify(claim.requestedAddress)} is not an IP address`,
+        });
         continue;
       }
       waiting.push(claim);
@@ -198,7 +202,11 @@ export function planAllocations(input: AllocationPlanInput): AllocationPlan {
         });
         break;
       case 'requested-address-not-in-pool':
-        decisions.push({ kind: 'failed', claim, message: `requested address ${formatAddress(result.address)} is not an allocatable address of the pool` });
+        decisions.push({
+          kind: 'failed',
+          claim,
+          message: `requested address ${formatAddress(result.address)} is not an allocatable address of the pool`,
+        });
         break;
     }
   });

@@ -18,13 +18,24 @@ import type { PoolScope } from './pool-scope.js';
  * server), so an existing IPAddress always has its allocation in status. Orphaned IPAddresses,
  * whose claim the API server confirmed gone (confirmUncachedClaims), are removed the same way.
  */
-export async function removeAddressesOfDeletingClaims(ctx: IpamContext, scope: PoolScope, orphans: readonly IPAddress[]): Promise<ClaimView[]> {
+export async function removeAddressesOfDeletingClaims(
+  ctx: IpamContext,
+  scope: PoolScope,
+  orphans: readonly IPAddress[],
+): Promise<ClaimView[]> {
   const deleting = scope.claims.filter((c) => c.isDeleting && c.hasFinalizer && mayActOn(c, clusterStateOf(ctx, c)));
   const releasable: ClaimView[] = [];
-  await forEachBounded([...deleting.map((c) => ({ claim: c, key: { namespace: c.namespace, name: c.name } })), ...orphans.map((a) => ({ claim: undefined, key: { namespace: a.metadata.namespace ?? '', name: a.metadata.name ?? '' } }))], ctx.writeConcurrency, async ({ claim, key }) => {
-    const gone = await deleteIPAddress(ctx, key);
-    if (gone && claim !== undefined) releasable.push(claim);
-  });
+  await forEachBounded(
+    [
+      ...deleting.map((c) => ({ claim: c, key: { namespace: c.namespace, name: c.name } })),
+      ...orphans.map((a) => ({ claim: undefined, key: { namespace: a.metadata.namespace ?? '', name: a.metadata.name ?? '' } })),
+    ],
+    ctx.writeConcurrency,
+    async ({ claim, key }) => {
+      const gone = await deleteIPAddress(ctx, key);
+      if (gone && claim !== undefined) releasable.push(claim);
+    },
+  );
   return releasable;
 }
 

@@ -12,7 +12,10 @@ import { report } from './pool-vrf.js';
  * resources this pool created go first, then the finalizer. Returns when to come back while Metal
  * still has something to delete.
  */
-export async function finishPoolDeletion(ctx: IpamContext, input: { readonly scope: PoolScope; readonly plan: AllocationPlan; readonly pool: IPPool }): Promise<number | undefined> {
+export async function finishPoolDeletion(
+  ctx: IpamContext,
+  input: { readonly scope: PoolScope; readonly plan: AllocationPlan; readonly pool: IPPool },
+): Promise<number | undefined> {
   const { scope, plan } = input;
   if (scope.pool.metadata.deletionTimestamp === undefined || plan.allocations.length > 0) return undefined;
   const finalizers = input.pool.metadata.finalizers ?? [];

@@ -30,7 +30,8 @@ export function vrfIdentity(pool: IPPool): string | undefined {
 export function competingPools(pool: IPPool, others: readonly IPPool[]): IPPool[] {
   const vrf = vrfIdentity(pool);
   return others.filter((other) => {
-    if (other.kind === pool.kind && other.metadata.name === pool.metadata.name && other.metadata.namespace === pool.metadata.namespace) return false;
+    if (other.kind === pool.kind && other.metadata.name === pool.metadata.name && other.metadata.namespace === pool.metadata.namespace)
+      return false;
     if (vrf !== undefined && vrfIdentity(other) === vrf) return true;
     if (other.kind !== pool.kind) return false;
     return pool.kind === 'GlobalInClusterIPPool' || other.metadata.namespace === pool.metadata.namespace;
@@ -38,7 +39,11 @@ export function competingPools(pool: IPPool, others: readonly IPPool[]): IPPool[
 }
 
 /** Competing pools whose addresses overlap the pool's (resolved) ones, with the issue describing it. */
-export function overlappingPools(pool: IPPool, resolved: ResolvedPool, others: readonly IPPool[]): { readonly other: IPPool; readonly issue: Issue }[] {
+export function overlappingPools(
+  pool: IPPool,
+  resolved: ResolvedPool,
+  others: readonly IPPool[],
+): { readonly other: IPPool; readonly issue: Issue }[] {
   const found: { other: IPPool; issue: Issue }[] = [];
   for (const other of competingPools(pool, others)) {
     const otherResolved = resolvePoolSpec(other.spec);

@@ -91,7 +91,9 @@ function isPausedPool(pool: IPPool): boolean {
  * checked against a cache without the other): the older pool serves, the younger waits.
  */
 function olderOverlappingPools(ctx: IpamContext, pool: IPPool, resolved: ResolvedPool): ReturnType<typeof overlappingPools> {
-  return overlappingPools(pool, resolved, cachedPools(ctx)).filter((o) => o.other.metadata.deletionTimestamp === undefined && isOlderPool(o.other, pool));
+  return overlappingPools(pool, resolved, cachedPools(ctx)).filter(
+    (o) => o.other.metadata.deletionTimestamp === undefined && isOlderPool(o.other, pool),
+  );
 }
 
 /**
@@ -116,7 +118,10 @@ function resolve(pool: IPPool): ResolvedPool | undefined {
   return resolved.ok ? resolved.pool : undefined;
 }
 
-function gatherScope(ctx: IpamContext, input: { ref: PoolRef; pool: IPPool; claims: readonly ClaimView[]; vrf: VrfView | undefined }): PoolScope {
+function gatherScope(
+  ctx: IpamContext,
+  input: { ref: PoolRef; pool: IPPool; claims: readonly ClaimView[]; vrf: VrfView | undefined },
+): PoolScope {
   const { ref, pool, vrf } = input;
   const decoded = decodeAllocations(pool.status?.allocations ?? {});
   const resolved = resolvePoolSpec(pool.spec);
@@ -128,14 +133,19 @@ function gatherScope(ctx: IpamContext, input: { ref: PoolRef; pool: IPPool; clai
   } else if (pool.metadata.deletionTimestamp !== undefined) {
     blocker = { reason: PoolReasons.deleting, message: 'pool is being deleted' };
   } else if ((overlap = olderOverlappingPools(ctx, pool, resolved.pool)).length > 0) {
-    blocker = { reason: PoolReasons.overlapping, message: `${overlap.map((o) => o.issue.message).join('; ')} (an older pool); allocating nothing` };
+    blocker = {
+      reason: PoolReasons.overlapping,
+      message: `${overlap.map((o) => o.issue.message).join('; ')} (an older pool); allocating nothing`,
+    };
   } else if (vrf !== undefined && !vrf.ready) {
     blocker = { reason: PoolReasons.vrfNotReady, message: vrf.message };
   }
   return {
     ref,
     pool,
-    resolved: resolved.ok ? withoutReserved(resolved.pool, [...(vrf?.reservedAddresses ?? []), ...heldByYoungerPools(ctx, pool, resolved.pool)]) : undefined,
+    resolved: resolved.ok
+      ? withoutReserved(resolved.pool, [...(vrf?.reservedAddresses ?? []), ...heldByYoungerPools(ctx, pool, resolved.pool)])
+      : undefined,
     blocker,
     vrf,
     allocations: decoded.allocations,
@@ -169,7 +179,11 @@ async function ensurePoolFinalizer(ctx: IpamContext, ref: PoolRef, pool: IPPool)
  * `uncached`: claims the cache lacks that the API server confirmed live; they keep what status
  * gives them and are otherwise left alone until the cache sees them.
  */
-function decide(ctx: IpamContext, scope: PoolScope, claims: { releasable: readonly ClaimView[]; uncached: readonly ClaimView[] }): AllocationPlan {
+function decide(
+  ctx: IpamContext,
+  scope: PoolScope,
+  claims: { releasable: readonly ClaimView[]; uncached: readonly ClaimView[] },
+): AllocationPlan {
   const { releasable } = claims;
   const acting: ClaimView[] = [];
   const held: ClaimView[] = [...claims.uncached];
@@ -190,7 +204,7 @@ function decide(ctx: IpamContext, scope: PoolScope, claims: { releasable: readon
     })),
     canAllocate: scope.blocker === undefined && scope.resolved !== undefined,
     // Deleting a pool releases at once: nobody will be handed the address again from it.
-    gracePeriodSeconds: scope.blocker?.reason === PoolReasons.deleting ? 0 : scope.pool.spec.addressReuseGracePeriodSeconds ?? 0,
+    gracePeriodSeconds: scope.blocker?.reason === PoolReasons.deleting ? 0 : (scope.pool.spec.addressReuseGracePeriodSeconds ?? 0),
     now: ctx.now(),
     watchNamespace: ctx.watchNamespace,
   });
@@ -207,7 +221,12 @@ async function commitStatus(ctx: IpamContext, scope: PoolScope, plan: Allocation
     generation: scope.pool.metadata.generation,
     now: ctx.now(),
   });
-  const written = await patchStatusIfChanged({ client: ctx.client, type: poolTypeOf(scope.ref.kind), before: scope.pool, after: { ...scope.pool, status } });
+  const written = await patchStatusIfChanged({
+    client: ctx.client,
+    type: poolTypeOf(scope.ref.kind),
+    before: scope.pool,
+    after: { ...scope.pool, status },
+  });
   recordMetrics(ctx, scope, { plan, written: written !== undefined, counts: status.ipAddresses });
   if (written !== undefined && plan.changed) {
     ctx.logger.info('committed allocations', {
@@ -224,7 +243,11 @@ async function commitStatus(ctx: IpamContext, scope: PoolScope, plan: Allocation
 function recordMetrics(
   ctx: IpamContext,
   scope: PoolScope,
-  outcome: { plan: AllocationPlan; written: boolean; counts: { total: number; used: number; free: number; outOfRange: number } | undefined },
+  outcome: {
+    plan: AllocationPlan;
+    written: boolean;
+    counts: { total: number; used: number; free: number; outOfRange: number } | undefined;
+  },
 ): void {
   const metrics = ctx.metrics;
   if (metrics === undefined) return;
@@ -252,7 +275,12 @@ async function writePausedStatus(ctx: IpamContext, scope: PoolScope): Promise<Re
     generation: scope.pool.metadata.generation,
     now: ctx.now(),
   });
-  await patchStatusIfChanged({ client: ctx.client, type: poolTypeOf(scope.ref.kind), before: scope.pool, after: { ...scope.pool, status } });
+  await patchStatusIfChanged({
+    client: ctx.client,
+    type: poolTypeOf(scope.ref.kind),
+    before: scope.pool,
+    after: { ...scope.pool, status },
+  });
   return done();
 }
 

@@ -21,7 +21,10 @@ export function isOurPoolKind(kind: string): kind is PoolKind {
  * apiGroup or kind): such claims are never touched. A namespaced pool is looked up in the claim's
  * namespace, a global one has none.
  */
-export function poolOfClaim(claim: { namespace: string; poolRef: { apiGroup?: string | undefined; kind: string; name: string } }): PoolRef | undefined {
+export function poolOfClaim(claim: {
+  namespace: string;
+  poolRef: { apiGroup?: string | undefined; kind: string; name: string };
+}): PoolRef | undefined {
   const { apiGroup, kind, name } = claim.poolRef;
   if (apiGroup !== IPAM_GROUP || !isOurPoolKind(kind)) return undefined;
   return kind === 'InClusterIPPool' ? { kind, namespace: claim.namespace, name } : { kind, name };

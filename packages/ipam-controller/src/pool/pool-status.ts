@@ -41,10 +41,18 @@ export function computePoolStatus(input: PoolStatusInput): PoolStatus {
           message: counts === undefined ? 'pool is ready' : `${counts.free} of ${counts.total} addresses free`,
           ...generation(input.generation),
         }
-      : { type: PoolConditionTypes.ready, status: 'False', reason: input.blocker.reason, message: input.blocker.message, ...generation(input.generation) };
+      : {
+          type: PoolConditionTypes.ready,
+          status: 'False',
+          reason: input.blocker.reason,
+          message: input.blocker.message,
+          ...generation(input.generation),
+        };
   const vrf = input.vrf;
   const inputs = vrf === undefined || vrf === 'keep' ? [ready] : [ready, { ...vrf.condition, ...generation(input.generation) }];
-  const previous = (input.current?.conditions ?? []).filter((c) => vrf !== undefined || c.type !== PoolConditionTypes.vrfReady) as Condition[];
+  const previous = (input.current?.conditions ?? []).filter(
+    (c) => vrf !== undefined || c.type !== PoolConditionTypes.vrfReady,
+  ) as Condition[];
   const conditions = setConditions(previous, inputs, input.now);
   const encoded = encodeAllocations(input.allocations);
   const { vrf: currentVrf, ...current } = input.current ?? {};

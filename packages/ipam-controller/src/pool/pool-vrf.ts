@@ -10,7 +10,10 @@ import type { VrfView } from './pool-scope.js';
  * spec.vrf, keeps status.vrf as it is for a paused or deleting pool (deletion has its own steps),
  * and turns what they report into Events and log lines here, in the runtime, not in the steps.
  */
-export async function observeVrf(ctx: IpamContext, input: { readonly ref: PoolRef; readonly pool: IPPool; readonly resolved: ResolvedPool | undefined }): Promise<{ pool: IPPool; view: VrfView | undefined }> {
+export async function observeVrf(
+  ctx: IpamContext,
+  input: { readonly ref: PoolRef; readonly pool: IPPool; readonly resolved: ResolvedPool | undefined },
+): Promise<{ pool: IPPool; view: VrfView | undefined }> {
   const { ref, pool } = input;
   const recorded = pool.status?.vrf;
   if (pool.spec.vrf === undefined) {
@@ -20,13 +23,20 @@ export async function observeVrf(ctx: IpamContext, input: { readonly ref: PoolRe
     return { pool, view: { write: 'keep', ready: true, message: '', reservedAddresses: reservedAddressesOf(recorded) } };
   }
   if (pool.metadata.deletionTimestamp !== undefined) {
-    return { pool, view: { write: 'keep', ready: false, message: 'pool is being deleted', reservedAddresses: reservedAddressesOf(recorded) } };
+    return {
+      pool,
+      view: { write: 'keep', ready: false, message: 'pool is being deleted', reservedAddresses: reservedAddressesOf(recorded) },
+    };
   }
   const allocated = new Set(decodeAllocations(pool.status?.allocations ?? {}).allocations.map((a) => a.address));
   const outcome = await reconcileVrf(ctx, { ref, pool, resolved: input.resolved, allocated });
   report(ctx, { ref, pool: outcome.pool, events: outcome.events });
   if (!outcome.ready) {
-    ctx.logger.debug('VRF side not ready', { pool: formatPoolRef(ref), reason: outcome.condition.reason, message: outcome.condition.message });
+    ctx.logger.debug('VRF side not ready', {
+      pool: formatPoolRef(ref),
+      reason: outcome.condition.reason,
+      message: outcome.condition.message,
+    });
   }
   return {
     pool: outcome.pool,
@@ -42,7 +52,10 @@ export async function observeVrf(ctx: IpamContext, input: { readonly ref: PoolRe
 }
 
 /** Events for people (kubectl describe) and one log line each for operators. */
-export function report(ctx: IpamContext, input: { readonly ref: PoolRef; readonly pool: IPPool; readonly events: readonly VrfEvent[] }): void {
+export function report(
+  ctx: IpamContext,
+  input: { readonly ref: PoolRef; readonly pool: IPPool; readonly events: readonly VrfEvent[] },
+): void {
   for (const event of input.events) {
     ctx.events.event(input.pool, event);
     const fields = { pool: formatPoolRef(input.ref), reason: event.reason, message: event.message };

@@ -6,8 +6,7 @@ import type { PoolRef } from '../pool/pool-ref.js';
 export const API_TOKEN_KEY = 'apiToken';
 
 export type Credentials =
-  | { readonly kind: 'found'; readonly token: string; readonly secret: string }
-  | { readonly kind: 'missing'; readonly message: string };
+  { readonly kind: 'found'; readonly token: string; readonly secret: string } | { readonly kind: 'missing'; readonly message: string };
 
 /**
  * Where a pool's credentials Secret lives; when it cannot be told, a message about

@@ -15,7 +15,13 @@ const VRF_IN_USE_RECHECK_MS = 30_000;
 
 export type VrfDeletion =
   | { readonly kind: 'done'; readonly pool: IPPool; readonly events: readonly VrfEvent[] }
-  | { readonly kind: 'waiting'; readonly pool: IPPool; readonly condition: ConditionInput; readonly requeueAfterMs: number; readonly events: readonly VrfEvent[] };
+  | {
+      readonly kind: 'waiting';
+      readonly pool: IPPool;
+      readonly condition: ConditionInput;
+      readonly requeueAfterMs: number;
+      readonly events: readonly VrfEvent[];
+    };
 
 /** Deleted in reverse order of creation: a gateway holds its reservation and VLAN, a VRF its reservations. */
 const DELETE_ORDER: readonly VrfResourceKind[] = [...VrfResourceKinds].reverse();
@@ -55,19 +61,29 @@ export async function deleteVrfResources(ctx: IpamContext, input: { readonly ref
   const metal = await clientForDeletion(ctx, ref, input.pool);
   if (metal.kind === 'missing') {
     const failures = ctx.vrf.memory.failed(key);
-    return waiting({ reason: PoolReasons.vrfCredentialsMissing, message: `cannot delete the Metal resources this pool created: ${metal.message}`, requeueAfterMs: retryDelayMs(ctx.vrf, failures) });
+    return waiting({
+      reason: PoolReasons.vrfCredentialsMissing,
+      message: `cannot delete the Metal resources this pool created: ${metal.message}`,
+      requeueAfterMs: retryDelayMs(ctx.vrf, failures),
+    });
   }
   const scope: DeleteScope = { ctx, ref, metal: metal.client, pool: input.pool, events: [] };
   try {
     for (const kind of DELETE_ORDER) {
       if (!isCreated(scope.pool.status?.vrf, kind)) continue;
       const blocker = await deleteOne(scope, kind);
-      if (blocker !== undefined) return await waiting({ reason: PoolReasons.deleting, message: blocker, requeueAfterMs: VRF_IN_USE_RECHECK_MS, scope });
+      if (blocker !== undefined)
+        return await waiting({ reason: PoolReasons.deleting, message: blocker, requeueAfterMs: VRF_IN_USE_RECHECK_MS, scope });
     }
   } catch (err: unknown) {
     if (!isVrfMetalError(err)) throw err;
     const failures = ctx.vrf.memory.failed(key);
-    return waiting({ reason: PoolReasons.vrfError, message: err.message, requeueAfterMs: err.retryAfterMs ?? retryDelayMs(ctx.vrf, failures), scope });
+    return waiting({
+      reason: PoolReasons.vrfError,
+      message: err.message,
+      requeueAfterMs: err.retryAfterMs ?? retryDelayMs(ctx.vrf, failures),
+      scope,
+    });
   }
   ctx.vrf.memory.forget(key);
   return { kind: 'done', pool: scope.pool, events: scope.events };
@@ -151,7 +167,13 @@ async function clientForDeletion(
 
 async function waitWithCondition(
   ctx: IpamContext,
-  input: { readonly ref: PoolRef; readonly pool: IPPool; readonly condition: ConditionInput; readonly requeueAfterMs: number; readonly events: readonly VrfEvent[] },
+  input: {
+    readonly ref: PoolRef;
+    readonly pool: IPPool;
+    readonly condition: ConditionInput;
+    readonly requeueAfterMs: number;
+    readonly events: readonly VrfEvent[];
+  },
 ): Promise<VrfDeletion> {
   const pool = await recordVrfStatus(ctx, { ref: input.ref, pool: input.pool, change: (s) => s, condition: input.condition });
   return { kind: 'waiting', pool, condition: input.condition, requeueAfterMs: input.requeueAfterMs, events: input.events };

@@ -2,7 +2,18 @@ import { PoolEventReasons, PoolReasons } from '@metal-l2/api';
 import type { MetalGatewayLite } from '@metal-l2/metal-api';
 import { metalCallOrGone } from './metal-call.js';
 import { addressOf, firstUsableAddress } from './subnet.js';
-import { blocked, createIn, driftDetected, noteCreated, proceed, record, settling, vrfStatusOf, type StepOutcome, type VrfScope } from './vrf-scope.js';
+import {
+  blocked,
+  createIn,
+  driftDetected,
+  noteCreated,
+  proceed,
+  record,
+  settling,
+  vrfStatusOf,
+  type StepOutcome,
+  type VrfScope,
+} from './vrf-scope.js';
 import { isCreated, withIntent, withResource, withoutResource } from './vrf-status.js';
 
 /** How soon to look again at a gateway Metal is still deleting. */
@@ -24,7 +35,8 @@ export async function ensureMetalGateway(scope: VrfScope): Promise<StepOutcome> 
   if (reservation?.id === undefined) return blocked(PoolReasons.vrfError, 'internal: the gateway step ran without a reservation');
   const status = vrfStatusOf(scope);
   const existing = reservation.metal_gateway?.id === undefined ? undefined : reservation.metal_gateway;
-  const isOurs = (gatewayID: string): boolean => isCreated(status, 'Reservation') || (isCreated(status, 'MetalGateway') && (status.metalGatewayID ?? gatewayID) === gatewayID);
+  const isOurs = (gatewayID: string): boolean =>
+    isCreated(status, 'Reservation') || (isCreated(status, 'MetalGateway') && (status.metalGatewayID ?? gatewayID) === gatewayID);
 
   if (scope.spec.metalGateway !== true) {
     if (existing?.id !== undefined && isOurs(existing.id) && isCreated(status, 'MetalGateway')) return removeGateway(scope, existing.id);
@@ -37,12 +49,20 @@ export async function ensureMetalGateway(scope: VrfScope): Promise<StepOutcome> 
 
   if (existing?.id !== undefined) {
     if (existing.state === 'deleting') {
-      return blocked(PoolReasons.vrfProvisioning, `Metal Gateway ${existing.id} on ${scope.subnet.text} is being deleted; waiting`, GATEWAY_DELETING_RECHECK_MS);
+      return blocked(
+        PoolReasons.vrfProvisioning,
+        `Metal Gateway ${existing.id} on ${scope.subnet.text} is being deleted; waiting`,
+        GATEWAY_DELETING_RECHECK_MS,
+      );
     }
     return recordGateway(scope, existing, isOurs(existing.id));
   }
   if (status.metalGatewayID !== undefined) {
-    return driftDetected(scope, 'MetalGateway', `Metal Gateway ${status.metalGatewayID} of ${scope.subnet.text} is gone from Metal; creating it again`);
+    return driftDetected(
+      scope,
+      'MetalGateway',
+      `Metal Gateway ${status.metalGatewayID} of ${scope.subnet.text} is gone from Metal; creating it again`,
+    );
   }
 
   const vlan = scope.observed.vlan;
@@ -61,7 +81,8 @@ export async function ensureMetalGateway(scope: VrfScope): Promise<StepOutcome> 
   const gateway = await createIn(scope, {
     kind: 'MetalGateway',
     what: `create Metal Gateway on VLAN ${vlan.vxlan ?? '?'} for ${scope.subnet.text}`,
-    call: () => scope.metal.metalGateways.create(scope.spec.projectID, { virtual_network_id: vlanID, ip_reservation_id: reservation.id ?? '' }),
+    call: () =>
+      scope.metal.metalGateways.create(scope.spec.projectID, { virtual_network_id: vlanID, ip_reservation_id: reservation.id ?? '' }),
   });
   const id = gateway.id ?? '';
   const taken = addressOf(gateway.ip_reservation?.gateway) ?? address;
@@ -82,6 +103,10 @@ async function recordGateway(scope: VrfScope, gateway: MetalGatewayLite, created
 async function removeGateway(scope: VrfScope, id: string): Promise<StepOutcome> {
   await metalCallOrGone(`delete Metal Gateway ${id}`, () => scope.metal.metalGateways.delete(id));
   await record(scope, (s) => withoutResource(s, 'MetalGateway'));
-  scope.events.push({ type: 'Normal', reason: PoolEventReasons.metalResourceDeleted, message: `deleted Metal Gateway ${id} (spec.vrf.metalGateway is off)` });
+  scope.events.push({
+    type: 'Normal',
+    reason: PoolEventReasons.metalResourceDeleted,
+    message: `deleted Metal Gateway ${id} (spec.vrf.metalGateway is off)`,
+  });
   return proceed;
 }

@@ -3,7 +3,18 @@ import type { AnyIPReservation, VrfIpReservation } from '@metal-l2/metal-api';
 import { metalCall, metalCallOrGone } from './metal-call.js';
 import { createdFor, isOwnedBy } from './ownership.js';
 import { isSameSubnet } from './subnet.js';
-import { blocked, createIn, driftDetected, noteCreated, proceed, record, settling, vrfStatusOf, type StepOutcome, type VrfScope } from './vrf-scope.js';
+import {
+  blocked,
+  createIn,
+  driftDetected,
+  noteCreated,
+  proceed,
+  record,
+  settling,
+  vrfStatusOf,
+  type StepOutcome,
+  type VrfScope,
+} from './vrf-scope.js';
 import { withResource } from './vrf-status.js';
 
 /** Reservations come with their Metal Gateway expanded, so the gateway step needs no call of its own. */
@@ -26,7 +37,11 @@ export async function ensureReservation(scope: VrfScope): Promise<StepOutcome> {
       scope.metal.ipReservations.getInVrf(vrfID, recorded, WITH_GATEWAY),
     );
     if (reservation === undefined) {
-      return driftDetected(scope, 'Reservation', `reservation ${recorded} of ${subnet.text} in VRF ${vrfID} is gone from Metal; reserving the subnet again`);
+      return driftDetected(
+        scope,
+        'Reservation',
+        `reservation ${recorded} of ${subnet.text} in VRF ${vrfID} is gone from Metal; reserving the subnet again`,
+      );
     }
     if (!isSameSubnet(subnet, reservation)) {
       return blocked(
@@ -42,7 +57,9 @@ export async function ensureReservation(scope: VrfScope): Promise<StepOutcome> {
     const existing = listed.find((r) => isSameSubnet(subnet, r));
     if (existing?.id !== undefined) {
       const id = existing.id;
-      await record(scope, (s) => withResource(s, 'Reservation', { id, created: isOwnedBy(existing.tags, scope.ref), details: { subnet: subnet.text } }));
+      await record(scope, (s) =>
+        withResource(s, 'Reservation', { id, created: isOwnedBy(existing.tags, scope.ref), details: { subnet: subnet.text } }),
+      );
       return found(scope, existing);
     }
   }

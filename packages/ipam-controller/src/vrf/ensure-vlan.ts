@@ -1,7 +1,17 @@
 import type { VirtualNetwork } from '@metal-l2/metal-api';
 import { metalCall, metalCallOrGone } from './metal-call.js';
 import { createdFor, isOwnedBy } from './ownership.js';
-import { createIn, driftDetected, noteCreated, proceed, record, settling, vrfStatusOf, type StepOutcome, type VrfScope } from './vrf-scope.js';
+import {
+  createIn,
+  driftDetected,
+  noteCreated,
+  proceed,
+  record,
+  settling,
+  vrfStatusOf,
+  type StepOutcome,
+  type VrfScope,
+} from './vrf-scope.js';
 import { withResource } from './vrf-status.js';
 
 /**
@@ -35,7 +45,13 @@ export async function ensureVlan(scope: VrfScope): Promise<StepOutcome> {
   const vlan = await createIn(scope, {
     kind: 'VLAN',
     what: `create VLAN ${vxlan} in ${where}`,
-    call: () => scope.metal.virtualNetworks.create(spec.projectID, { metro: spec.metro, vxlan, description: createdFor(scope.ref), tags: [scope.tag] }),
+    call: () =>
+      scope.metal.virtualNetworks.create(spec.projectID, {
+        metro: spec.metro,
+        vxlan,
+        description: createdFor(scope.ref),
+        tags: [scope.tag],
+      }),
   });
   const id = vlan.id ?? '';
   scope.createdNow.add('VLAN');

@@ -3,7 +3,18 @@ import type { Vrf } from '@metal-l2/metal-api';
 import { metalCall, metalCallOrGone } from './metal-call.js';
 import { createdFor, isOwnedBy } from './ownership.js';
 import { isSubnetInRanges } from './subnet.js';
-import { blocked, createIn, driftDetected, noteCreated, proceed, record, settling, vrfStatusOf, type StepOutcome, type VrfScope } from './vrf-scope.js';
+import {
+  blocked,
+  createIn,
+  driftDetected,
+  noteCreated,
+  proceed,
+  record,
+  settling,
+  vrfStatusOf,
+  type StepOutcome,
+  type VrfScope,
+} from './vrf-scope.js';
 import { withResource } from './vrf-status.js';
 
 /**
@@ -69,7 +80,10 @@ async function adoptVrf(scope: VrfScope, vrfID: string): Promise<StepOutcome> {
   // A token may reach several projects: a VRF of another one would fail later, less clearly.
   const project = vrf.project?.id;
   if (project !== undefined && project !== scope.spec.projectID) {
-    return blocked(PoolReasons.vrfConflict, `VRF ${vrfID} belongs to project ${project}, not to spec.vrf.projectID ${scope.spec.projectID}`);
+    return blocked(
+      PoolReasons.vrfConflict,
+      `VRF ${vrfID} belongs to project ${project}, not to spec.vrf.projectID ${scope.spec.projectID}`,
+    );
   }
   const metro = vrf.metro?.code;
   if (metro !== undefined && metro !== scope.spec.metro) {

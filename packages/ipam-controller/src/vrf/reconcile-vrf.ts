@@ -83,11 +83,20 @@ export async function reconcileVrf(ctx: IpamContext, input: ReconcileVrfInput): 
   // Known from the spec alone (the webhook refuses it too): say so before creating a VRF for nothing.
   const ranges = spec.create?.ipRanges;
   if (spec.vrfID === undefined && ranges !== undefined && !isSubnetInRanges(subnet, ranges)) {
-    return notReady({ reason: PoolReasons.vrfSubnetOutside, message: `the pool subnet ${subnet.text} is not inside spec.vrf.create.ipRanges (${ranges.join(', ')})` });
+    return notReady({
+      reason: PoolReasons.vrfSubnetOutside,
+      message: `the pool subnet ${subnet.text} is not inside spec.vrf.create.ipRanges (${ranges.join(', ')})`,
+    });
   }
 
   /** A failed pass: remembered until its retry time, so that claim events in between do not repeat it. */
-  const failedPass = (why: { reason: string; message: string; requeueAfterMs?: number; scope?: VrfScope; fingerprint?: string }): VrfOutcome => {
+  const failedPass = (why: {
+    reason: string;
+    message: string;
+    requeueAfterMs?: number;
+    scope?: VrfScope;
+    fingerprint?: string;
+  }): VrfOutcome => {
     const failures = runtime.memory.failed(key, why.fingerprint);
     const requeueAfterMs = why.requeueAfterMs ?? retryDelayMs(runtime, failures);
     const pool = why.scope?.pool ?? input.pool;
@@ -145,15 +154,33 @@ export async function reconcileVrf(ctx: IpamContext, input: ReconcileVrfInput): 
     }
   } catch (err: unknown) {
     if (!isVrfMetalError(err)) throw err;
-    return failedPass({ reason: PoolReasons.vrfError, message: err.message, ...(err.retryAfterMs === undefined ? {} : { requeueAfterMs: err.retryAfterMs }), scope, fingerprint });
+    return failedPass({
+      reason: PoolReasons.vrfError,
+      message: err.message,
+      ...(err.retryAfterMs === undefined ? {} : { requeueAfterMs: err.retryAfterMs }),
+      scope,
+      fingerprint,
+    });
   }
   if (outcome.kind === 'blocked') {
-    return failedPass({ reason: outcome.reason, message: outcome.message, ...(outcome.requeueAfterMs === undefined ? {} : { requeueAfterMs: outcome.requeueAfterMs }), scope, fingerprint });
+    return failedPass({
+      reason: outcome.reason,
+      message: outcome.message,
+      ...(outcome.requeueAfterMs === undefined ? {} : { requeueAfterMs: outcome.requeueAfterMs }),
+      scope,
+      fingerprint,
+    });
   }
   const status = scope.pool.status?.vrf ?? {};
   // Verified as of now, when the pass ends: a slow pass must not come back stale at once.
   const verifiedAtMs = ctx.now().getTime();
-  runtime.memory.succeeded(key, { uid: scope.pool.metadata.uid ?? '', generation: scope.pool.metadata.generation, status, atMs: verifiedAtMs, tokenFingerprint: fingerprint });
+  runtime.memory.succeeded(key, {
+    uid: scope.pool.metadata.uid ?? '',
+    generation: scope.pool.metadata.generation,
+    status,
+    atMs: verifiedAtMs,
+    tokenFingerprint: fingerprint,
+  });
   return {
     pool: scope.pool,
     status,

@@ -10,8 +10,17 @@ function resolved(addresses: string[], prefix: number): ResolvedPool {
 
 describe('poolSubnet', () => {
   test('is the network of the lowest address with the pool prefix', () => {
-    expect(poolSubnet(resolved(['10.60.1.20-10.60.1.40'], 24))).toMatchObject({ family: 4, network: '10.60.1.0', cidr: 24, text: '10.60.1.0/24' });
-    expect(poolSubnet(resolved(['fd00:1:2:3::10-fd00:1:2:3::20'], 64))).toMatchObject({ family: 6, network: 'fd00:1:2:3::', text: 'fd00:1:2:3::/64' });
+    expect(poolSubnet(resolved(['10.60.1.20-10.60.1.40'], 24))).toMatchObject({
+      family: 4,
+      network: '10.60.1.0',
+      cidr: 24,
+      text: '10.60.1.0/24',
+    });
+    expect(poolSubnet(resolved(['fd00:1:2:3::10-fd00:1:2:3::20'], 64))).toMatchObject({
+      family: 6,
+      network: 'fd00:1:2:3::',
+      text: 'fd00:1:2:3::/64',
+    });
   });
 });
 

@@ -1,4 +1,12 @@
-import { formatAddress, formatCidr, parseAddress, rangeOfPrefix, type AddressRange, type IPFamily, type ResolvedPool } from '@metal-l2/ipam-core';
+import {
+  formatAddress,
+  formatCidr,
+  parseAddress,
+  rangeOfPrefix,
+  type AddressRange,
+  type IPFamily,
+  type ResolvedPool,
+} from '@metal-l2/ipam-core';
 
 // The pool subnet as Metal sees it: one VRF IP reservation (network + cidr) carved from the VRF's
 // ranges. Pure; shared by the webhook (early, readable refusals) and the VRF steps (the check
@@ -17,7 +25,13 @@ export interface PoolSubnet {
 
 export function poolSubnet(pool: ResolvedPool): PoolSubnet {
   const network = formatAddress({ family: pool.family, value: pool.subnet.start });
-  return { family: pool.family, network, cidr: pool.prefix, text: formatCidr({ family: pool.family, value: pool.subnet.start }, pool.prefix), range: pool.subnet };
+  return {
+    family: pool.family,
+    network,
+    cidr: pool.prefix,
+    text: formatCidr({ family: pool.family, value: pool.subnet.start }, pool.prefix),
+    range: pool.subnet,
+  };
 }
 
 /** Metal reserves VRF subnets of /22-/29 (IPv4) and /64 (IPv6) only (VrfIpReservationCreateInput). */
@@ -50,7 +64,12 @@ export function parseCidrRange(text: string): { readonly family: IPFamily; reado
 export function isSubnetInRanges(subnet: Pick<PoolSubnet, 'family' | 'range'>, ranges: readonly string[]): boolean {
   return ranges.some((text) => {
     const parsed = parseCidrRange(text);
-    return parsed !== undefined && parsed.family === subnet.family && parsed.range.start <= subnet.range.start && subnet.range.end <= parsed.range.end;
+    return (
+      parsed !== undefined &&
+      parsed.family === subnet.family &&
+      parsed.range.start <= subnet.range.start &&
+      subnet.range.end <= parsed.range.end
+    );
   });
 }
 
@@ -70,6 +89,9 @@ export function addressOf(text: string | undefined): string | undefined {
 }
 
 /** Whether a reservation's network/cidr is the pool subnet (spellings differ: compare parsed). */
-export function isSameSubnet(subnet: PoolSubnet, reservation: { readonly network?: string | undefined; readonly cidr?: number | undefined }): boolean {
+export function isSameSubnet(
+  subnet: PoolSubnet,
+  reservation: { readonly network?: string | undefined; readonly cidr?: number | undefined },
+): boolean {
   return reservation.cidr === subnet.cidr && addressOf(reservation.network) === subnet.network;
 }

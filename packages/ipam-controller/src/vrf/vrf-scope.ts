@@ -97,11 +97,18 @@ function describeKind(kind: VrfResourceKind): string {
 export function settling(scope: VrfScope, kind: VrfResourceKind): StepOutcome | undefined {
   const waitMs = scope.ctx.vrf.memory.settlingMs(poolIndexKey(scope.ref), kind, scope.ctx.now().getTime());
   if (waitMs === undefined) return undefined;
-  return blocked(PoolReasons.vrfProvisioning, `an earlier create of the ${describeKind(kind)} may still reach Metal; looking for it again in ${Math.ceil(waitMs / 1000)} s before creating another`, waitMs);
+  return blocked(
+    PoolReasons.vrfProvisioning,
+    `an earlier create of the ${describeKind(kind)} may still reach Metal; looking for it again in ${Math.ceil(waitMs / 1000)} s before creating another`,
+    waitMs,
+  );
 }
 
 /** A create call: when it fails so that Metal may have acted, the next create of the kind waits (settling). */
-export async function createIn<T>(scope: VrfScope, input: { readonly kind: VrfResourceKind; readonly what: string; readonly call: () => Promise<T> }): Promise<T> {
+export async function createIn<T>(
+  scope: VrfScope,
+  input: { readonly kind: VrfResourceKind; readonly what: string; readonly call: () => Promise<T> },
+): Promise<T> {
   try {
     return await metalCall(input.what, input.call);
   } catch (err: unknown) {

@@ -61,7 +61,11 @@ export function withIntent(status: PoolVrfStatus, kind: VrfResourceKind): PoolVr
 }
 
 /** Forgets a resource (deleted, or found gone), and with it whatever went along in Metal. */
-export function withoutResource(status: PoolVrfStatus, kind: VrfResourceKind, options: { readonly withDependents?: boolean } = {}): PoolVrfStatus {
+export function withoutResource(
+  status: PoolVrfStatus,
+  kind: VrfResourceKind,
+  options: { readonly withDependents?: boolean } = {},
+): PoolVrfStatus {
   const kinds = options.withDependents === true ? [kind, ...DEPENDENTS[kind]] : [kind];
   let next: PoolVrfStatus = { ...status };
   for (const k of kinds) {

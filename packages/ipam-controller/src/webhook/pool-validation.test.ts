@@ -21,7 +21,12 @@ function pool(
   };
 }
 
-const vrf = { projectID: '5e0f2c5a-8a3b-4a4e-9d4c-1b2c3d4e5f60', metro: 'da', credentialsSecretRef: { name: 'metal' }, vrfID: '0b0f2c5a-8a3b-4a4e-9d4c-1b2c3d4e5f60' };
+const vrf = {
+  projectID: '5e0f2c5a-8a3b-4a4e-9d4c-1b2c3d4e5f60',
+  metro: 'da',
+  credentialsSecretRef: { name: 'metal' },
+  vrfID: '0b0f2c5a-8a3b-4a4e-9d4c-1b2c3d4e5f60',
+};
 
 describe('validatePool', () => {
   test.each([
@@ -90,28 +95,59 @@ describe('validatePoolDelete', () => {
 });
 
 const create = { name: 'pools', ipRanges: ['10.0.0.0/16'] };
-const createdVrf = { projectID: vrf.projectID, metro: 'da', credentialsSecretRef: { name: 'metal' }, create, vxlan: 1000, metalGateway: true };
+const createdVrf = {
+  projectID: vrf.projectID,
+  metro: 'da',
+  credentialsSecretRef: { name: 'metal' },
+  create,
+  vxlan: 1000,
+  metalGateway: true,
+};
 const recorded: PoolVrfStatus = { vrfID: 'v', reservationID: 'r', subnet: '10.0.0.0/24', created: ['VRF', 'Reservation'] };
 
 describe('VRF rules', () => {
   test.each([
-    { name: 'a subnet outside the ranges of the VRF to create', spec: { vrf: { ...createdVrf, create: { ...create, ipRanges: ['10.9.0.0/16'] } } }, want: 'spec.vrf.create.ipRanges: the pool subnet 10.0.0.0/24 must lie inside' },
-    { name: 'a prefix Metal does not reserve in a VRF', spec: { addresses: ['10.0.0.10-10.0.0.20'], prefix: 20, vrf: createdVrf }, want: 'spec.prefix: a VRF reservation of IPv4 must be /22 to /29' },
-    { name: 'an IPv6 subnet other than /64', spec: { addresses: ['fd00::10'], prefix: 96, vrf: { ...createdVrf, create: { ...create, ipRanges: ['fd00::/64'] } } }, want: 'must be /64' },
-    { name: 'credentials in another namespace', spec: { vrf: { ...vrf, credentialsSecretRef: { name: 'metal', namespace: 'other' } } }, want: "spec.vrf.credentialsSecretRef.namespace: must be the pool's own namespace ns (or left out), not other" },
+    {
+      name: 'a subnet outside the ranges of the VRF to create',
+      spec: { vrf: { ...createdVrf, create: { ...create, ipRanges: ['10.9.0.0/16'] } } },
+      want: 'spec.vrf.create.ipRanges: the pool subnet 10.0.0.0/24 must lie inside',
+    },
+    {
+      name: 'a prefix Metal does not reserve in a VRF',
+      spec: { addresses: ['10.0.0.10-10.0.0.20'], prefix: 20, vrf: createdVrf },
+      want: 'spec.prefix: a VRF reservation of IPv4 must be /22 to /29',
+    },
+    {
+      name: 'an IPv6 subnet other than /64',
+      spec: { addresses: ['fd00::10'], prefix: 96, vrf: { ...createdVrf, create: { ...create, ipRanges: ['fd00::/64'] } } },
+      want: 'must be /64',
+    },
+    {
+      name: 'credentials in another namespace',
+      spec: { vrf: { ...vrf, credentialsSecretRef: { name: 'metal', namespace: 'other' } } },
+      want: "spec.vrf.credentialsSecretRef.namespace: must be the pool's own namespace ns (or left out), not other",
+    },
   ])('refuse $name', ({ spec, want }) => {
     const verdict = validatePool(pool('p', spec), []);
     expect(verdict.allowed ? '' : verdict.message).toContain(want);
   });
 
   test('allow a subnet inside the ranges, credentials in the own namespace, and a global pool naming any namespace', () => {
-    expect(validatePool(pool('p', { vrf: { ...createdVrf, credentialsSecretRef: { name: 'metal', namespace: 'ns' } } }), [])).toEqual({ allowed: true });
-    const global = pool('g', { vrf: { ...vrf, credentialsSecretRef: { name: 'metal', namespace: 'metal-system' } } }, { kind: 'GlobalInClusterIPPool' });
+    expect(validatePool(pool('p', { vrf: { ...createdVrf, credentialsSecretRef: { name: 'metal', namespace: 'ns' } } }), [])).toEqual({
+      allowed: true,
+    });
+    const global = pool(
+      'g',
+      { vrf: { ...vrf, credentialsSecretRef: { name: 'metal', namespace: 'metal-system' } } },
+      { kind: 'GlobalInClusterIPPool' },
+    );
     expect(validatePool(global, [])).toEqual({ allowed: true });
   });
 
   test('refuse overlap between pools that create the same VRF, wherever they are declared', () => {
-    const verdict = validatePool(pool('p', { vrf: createdVrf }), [pool('other', { addresses: ['10.0.0.15'], vrf: createdVrf }, { kind: 'GlobalInClusterIPPool' })]);
+    const verdict = validatePool(pool('p', { vrf: createdVrf }), [
+      pool('other', { addresses: ['10.0.0.15'], vrf: createdVrf }, { kind: 'GlobalInClusterIPPool' }),
+    ]);
     expect(verdict).toEqual({ allowed: false, message: expect.stringContaining('GlobalInClusterIPPool other') });
   });
 
@@ -131,7 +167,9 @@ describe('VRF rules', () => {
     expect(moved.allowed ? '' : moved.message).toContain('reserved in Metal as 10.0.0.0/24');
     const dropped = validatePoolUpdate(old, pool('p', {}), []);
     expect(dropped.allowed ? '' : dropped.message).toContain('spec.vrf: cannot be removed');
-    expect(validatePoolUpdate(old, pool('p', { addresses: ['10.0.0.10-10.0.0.200'], vrf: { ...createdVrf, metalGateway: false } }), [])).toEqual({ allowed: true });
+    expect(
+      validatePoolUpdate(old, pool('p', { addresses: ['10.0.0.10-10.0.0.200'], vrf: { ...createdVrf, metalGateway: false } }), []),
+    ).toEqual({ allowed: true });
   });
 
   test('allow any change before the pool has Metal resources', () => {

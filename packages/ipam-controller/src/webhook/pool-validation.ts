@@ -45,7 +45,9 @@ export function validatePoolUpdate(oldPool: IPPool, newPool: IPPool, others: rea
   const resolved = resolvePoolSpec(newPool.spec);
   if (!resolved.ok) return deny(resolved.issues);
   // Everything status holds, released-in-grace included: shrinking must not drop any of it.
-  const held = decodeAllocations(oldPool.status?.allocations ?? {}).allocations.map((a) => parseAddress(a.address)).filter((a): a is Address => a !== undefined);
+  const held = decodeAllocations(oldPool.status?.allocations ?? {})
+    .allocations.map((a) => parseAddress(a.address))
+    .filter((a): a is Address => a !== undefined);
   const outside = findAddressesOutsidePool(resolved.pool, held);
   const issues: Issue[] = [];
   if (outside.length > 0) {
@@ -57,7 +59,10 @@ export function validatePoolUpdate(oldPool: IPPool, newPool: IPPool, others: rea
     });
   }
   if (activeAllocations(oldPool).length > 0 && vrfKey(oldPool) !== vrfKey(newPool)) {
-    return { allowed: false, message: `spec.vrf: the pool has allocated addresses, so it cannot move to another VRF, project or metro; release them first` };
+    return {
+      allowed: false,
+      message: `spec.vrf: the pool has allocated addresses, so it cannot move to another VRF, project or metro; release them first`,
+    };
   }
   return deny(issues, validateVrfUpdate(oldPool, newPool, resolved.pool));
 }

@@ -25,7 +25,10 @@ export function listPools(caches: Readonly<Record<PoolKind, ObjectCache<IPPool> 
       : undefined;
 }
 
-const notSynced = { allowed: false, message: 'the webhook has not read the existing pools yet (its cache is syncing); try again in a moment' } as const;
+const notSynced = {
+  allowed: false,
+  message: 'the webhook has not read the existing pools yet (its cache is syncing); try again in a moment',
+} as const;
 
 function asPool(value: unknown, kind: PoolKind): IPPool | undefined {
   if (value === null || typeof value !== 'object') return undefined;

@@ -48,12 +48,17 @@ export function validateVrf(pool: IPPool, resolved: ResolvedPool): VrfIssue[] {
   }
   const namespace = pool.metadata.namespace;
   const located = credentialsSecretKey(
-    { kind: pool.kind, ...(pool.kind === 'InClusterIPPool' && namespace !== undefined ? { namespace } : {}), name: pool.metadata.name ?? '' },
+    {
+      kind: pool.kind,
+      ...(pool.kind === 'InClusterIPPool' && namespace !== undefined ? { namespace } : {}),
+      name: pool.metadata.name ?? '',
+    },
     vrf,
     // A global pool without a namespace in its ref is the controller's concern (its flag), not the user's.
     'controller',
   );
-  if (located.kind === 'invalid') issues.push({ code: VrfIssueCode.CredentialsNamespace, path: ['vrf', 'credentialsSecretRef', 'namespace'], message: located.message });
+  if (located.kind === 'invalid')
+    issues.push({ code: VrfIssueCode.CredentialsNamespace, path: ['vrf', 'credentialsSecretRef', 'namespace'], message: located.message });
   return issues;
 }
 
@@ -70,7 +75,14 @@ export function validateVrfUpdate(oldPool: IPPool, newPool: IPPool, resolved: Re
   if (!hasMetalResources || before === undefined) return [];
   const after = newPool.spec.vrf;
   const fixed = 'cannot change once the pool has Metal resources (status.vrf); delete the pool and create a new one instead';
-  if (after === undefined) return [{ code: VrfIssueCode.Immutable, path: ['vrf'], message: `cannot be removed once the pool has Metal resources (status.vrf): delete the pool instead, so that it deletes what it created` }];
+  if (after === undefined)
+    return [
+      {
+        code: VrfIssueCode.Immutable,
+        path: ['vrf'],
+        message: `cannot be removed once the pool has Metal resources (status.vrf): delete the pool instead, so that it deletes what it created`,
+      },
+    ];
   const issues: VrfIssue[] = [];
   const fields: readonly (keyof VrfSpec)[] = ['projectID', 'metro', 'vrfID', 'create', 'vxlan'];
   for (const field of fields) {
@@ -78,7 +90,11 @@ export function validateVrfUpdate(oldPool: IPPool, newPool: IPPool, resolved: Re
   }
   const subnet = poolSubnet(resolved).text;
   if (status.subnet !== undefined && status.subnet !== subnet) {
-    issues.push({ code: VrfIssueCode.Immutable, path: ['addresses'], message: `the pool subnet is reserved in Metal as ${status.subnet} and cannot become ${subnet}` });
+    issues.push({
+      code: VrfIssueCode.Immutable,
+      path: ['addresses'],
+      message: `the pool subnet is reserved in Metal as ${status.subnet} and cannot become ${subnet}`,
+    });
   }
   return issues;
 }

@@ -16,7 +16,11 @@ export interface ClaimSite {
 export async function createClaims(site: ClaimSite, burst: { pool: string; prefix: string; from?: number; to: number }): Promise<void> {
   const names = Array.from({ length: burst.to - (burst.from ?? 0) }, (_, i) => `${burst.prefix}-${(burst.from ?? 0) + i}`);
   for (let i = 0; i < names.length; i += 25) {
-    await Promise.all(names.slice(i, i + 25).map((n) => site.objects.create(kinds.claim(site.version), claimObject(n, site.namespace, { pool: burst.pool }))));
+    await Promise.all(
+      names
+        .slice(i, i + 25)
+        .map((n) => site.objects.create(kinds.claim(site.version), claimObject(n, site.namespace, { pool: burst.pool }))),
+    );
   }
 }
 
@@ -26,7 +30,9 @@ export async function allBound(site: ClaimSite, burst: { prefix: string; count: 
   return waitFor(
     `${burst.count} ${burst.prefix} claims bound`,
     async () => {
-      const bound = (await site.objects.list(kinds.claim(site.version), site.namespace)).filter((c) => mine(c) && c.status?.addressRef?.name !== undefined);
+      const bound = (await site.objects.list(kinds.claim(site.version), site.namespace)).filter(
+        (c) => mine(c) && c.status?.addressRef?.name !== undefined,
+      );
       if (bound.length < burst.count) return undefined;
       const addresses = (await site.objects.list(kinds.address(site.version), site.namespace)).filter(mine);
       return addresses.length === burst.count ? addresses.map((a) => a.spec.address as string) : undefined;

@@ -63,7 +63,11 @@ export interface VrfControllerOptions {
  * The controller for one namespace, talking to the simulator with fast retries (the simulator's
  * Retry-After of 0 s and a 10 ms backoff keep storms short), writing real Events.
  */
-export async function runVrfController(kc: k8s.KubeConfig, namespace: string, options: VrfControllerOptions): Promise<RunningIpamController> {
+export async function runVrfController(
+  kc: k8s.KubeConfig,
+  namespace: string,
+  options: VrfControllerOptions,
+): Promise<RunningIpamController> {
   const client = KubeClient.fromKubeConfig(kc, { fieldManager: 'metal-l2-test-events' });
   const events = new EventRecorder({ client, component: 'metal-l2-ipam-controller', logger: options.logger });
   return startIpamController({
@@ -89,7 +93,11 @@ export async function runVrfController(kc: k8s.KubeConfig, namespace: string, op
   });
 }
 
-export async function createCredentials(kc: k8s.KubeConfig, namespace: string, options: { name?: string; token?: string } = {}): Promise<void> {
+export async function createCredentials(
+  kc: k8s.KubeConfig,
+  namespace: string,
+  options: { name?: string; token?: string } = {},
+): Promise<void> {
   const core = kc.makeApiClient(k8s.CoreV1Api);
   await core.createNamespacedSecret({
     namespace,
@@ -127,7 +135,9 @@ export function vrfPoolObject(name: string, namespace: string, options: VrfPoolO
 }
 
 export function conditionOf(obj: Obj | undefined, type: string): { status?: string; reason?: string; message?: string } | undefined {
-  return (obj?.status?.conditions as { type: string; status?: string; reason?: string; message?: string }[] | undefined)?.find((c) => c.type === type);
+  return (obj?.status?.conditions as { type: string; status?: string; reason?: string; message?: string }[] | undefined)?.find(
+    (c) => c.type === type,
+  );
 }
 
 /** Waits until the pool's condition of `type` has this status (and reason, when given). */

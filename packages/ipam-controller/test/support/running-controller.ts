@@ -12,6 +12,9 @@ export async function runController(
   namespace: string,
   extra: Partial<Pick<IpamControllerOptions, 'webhook' | 'concurrency' | 'cacheClient'>> = {},
 ): Promise<RunningIpamController> {
-  const logger = createLogger({ level: process.env['METAL_L2_TEST_LOG'] ?? 'error', silent: process.env['METAL_L2_TEST_LOG'] === undefined });
+  const logger = createLogger({
+    level: process.env['METAL_L2_TEST_LOG'] ?? 'error',
+    silent: process.env['METAL_L2_TEST_LOG'] === undefined,
+  });
   return startIpamController({ kubeConfig: kc, namespace, logger, leaderElection: false, concurrency: 4, ...extra });
 }

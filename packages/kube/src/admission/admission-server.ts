@@ -101,7 +101,9 @@ export class AdmissionServer {
       verdict = { allowed: false, message: `admission failed: ${err instanceof Error ? err.message : String(err)}` };
     }
     const response = admissionResponse(review.uid, verdict);
-    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response }));
+    res
+      .writeHead(200, { 'content-type': 'application/json' })
+      .end(JSON.stringify({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response }));
   }
 }
 

@@ -7,7 +7,12 @@ describe('admissionResponse', () => {
     {
       name: 'an allowed request with a patch, base64 JSON',
       verdict: { allowed: true as const, patch: [{ op: 'add' as const, path: '/metadata/annotations', value: {} }] },
-      want: { uid: 'u', allowed: true, patchType: 'JSONPatch', patch: Buffer.from('[{"op":"add","path":"/metadata/annotations","value":{}}]').toString('base64') },
+      want: {
+        uid: 'u',
+        allowed: true,
+        patchType: 'JSONPatch',
+        patch: Buffer.from('[{"op":"add","path":"/metadata/annotations","value":{}}]').toString('base64'),
+      },
     },
     { name: 'an empty patch is left out', verdict: { allowed: true as const, patch: [] }, want: { uid: 'u', allowed: true } },
     {

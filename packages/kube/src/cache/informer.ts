@@ -104,7 +104,16 @@ export class Informer<T extends KubeObject> implements InformerHandle {
   private readonly store = new Map<string, T>();
   private readonly indexer = new Indexer<T>();
   private readonly handlers: { [E in InformerEventName]: InformerHandlers<T>[E][] } = { add: [], update: [], delete: [], resync: [] };
-  private readonly counters: InformerStats = { lists: 0, relists: 0, watches: 0, restarts: 0, gone: 0, watchdogFirings: 0, errors: 0, events: 0 };
+  private readonly counters: InformerStats = {
+    lists: 0,
+    relists: 0,
+    watches: 0,
+    restarts: 0,
+    gone: 0,
+    watchdogFirings: 0,
+    errors: 0,
+    events: 0,
+  };
   private synced = false;
   /** When the current streak of failed lists/watches began; undefined after any success. */
   private failingSince: number | undefined;
@@ -119,7 +128,10 @@ export class Informer<T extends KubeObject> implements InformerHandle {
   constructor(private readonly options: InformerOptions) {
     this.clock = options.clock ?? realClock;
     this.resourceName = options.type.group === '' ? options.type.plural : `${options.type.plural}.${options.type.group}`;
-    this.logger = options.logger.child({ informer: this.resourceName, ...(options.namespace !== undefined ? { namespace: options.namespace } : {}) });
+    this.logger = options.logger.child({
+      informer: this.resourceName,
+      ...(options.namespace !== undefined ? { namespace: options.namespace } : {}),
+    });
   }
 
   get type(): ResourceType {
@@ -189,7 +201,9 @@ export class Informer<T extends KubeObject> implements InformerHandle {
    */
   isHealthy(): boolean {
     if (this.dead) return false;
-    return this.failingSince === undefined || this.clock.now() - this.failingSince < (this.options.unhealthyAfterMs ?? defaultUnhealthyAfterMs);
+    return (
+      this.failingSince === undefined || this.clock.now() - this.failingSince < (this.options.unhealthyAfterMs ?? defaultUnhealthyAfterMs)
+    );
   }
 
   get(key: ObjectKey | string): T | undefined {
@@ -384,7 +398,8 @@ export class Informer<T extends KubeObject> implements InformerHandle {
     // is too slow) made progress: resume from the last version seen, at once, instead of backing
     // off and replaying what was already applied (a bigger replay overflows the server's buffer
     // again and ends in a 410 and a full relist).
-    if (broken !== undefined && (delivered === 0 || isGone(broken))) throw broken instanceof Error ? broken : new Error('watch failed', { cause: broken });
+    if (broken !== undefined && (delivered === 0 || isGone(broken)))
+      throw broken instanceof Error ? broken : new Error('watch failed', { cause: broken });
     return { end: signal.aborted ? 'aborted' : end, resourceVersion, delivered };
   }
 

@@ -45,7 +45,11 @@ export function applyWatchEvent<T extends KubeObject>(store: Map<string, T>, eve
  * changes: new objects are added, changed ones (another resourceVersion) updated, missing ones
  * deleted with their last known state. Unchanged objects yield `resync` when asked to.
  */
-export function replaceAll<T extends KubeObject>(store: Map<string, T>, items: readonly T[], options: { resync: boolean }): CacheEvent<T>[] {
+export function replaceAll<T extends KubeObject>(
+  store: Map<string, T>,
+  items: readonly T[],
+  options: { resync: boolean },
+): CacheEvent<T>[] {
   const changes: CacheEvent<T>[] = [];
   const seen = new Set<string>();
   for (const object of items) {

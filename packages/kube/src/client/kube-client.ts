@@ -162,14 +162,22 @@ export class KubeClient {
   async create<T extends KubeObject>(type: ResourceType, obj: T, options: WriteOptions = {}): Promise<T> {
     const action = `create ${describeNew(type, obj)}`;
     const body = { apiVersion: apiVersionOf(type), kind: type.kind, ...obj };
-    return this.write<T>({ method: 'POST', path: collectionPath(type, obj.metadata.namespace), body, signal: options.signal }, action, options);
+    return this.write<T>(
+      { method: 'POST', path: collectionPath(type, obj.metadata.namespace), body, signal: options.signal },
+      action,
+      options,
+    );
   }
 
   /** PUT: fails with Conflict when obj.metadata.resourceVersion is not the current one. */
   async replace<T extends KubeObject>(type: ResourceType, obj: T, options: WriteOptions = {}): Promise<T> {
     const key = this.keyOfObject(type, obj);
     const body = { apiVersion: apiVersionOf(type), kind: type.kind, ...obj };
-    return this.write<T>({ method: 'PUT', path: objectPath(type, key), body, signal: options.signal }, `replace ${describe(type, key)}`, options);
+    return this.write<T>(
+      { method: 'PUT', path: objectPath(type, key), body, signal: options.signal },
+      `replace ${describe(type, key)}`,
+      options,
+    );
   }
 
   /** PUT on the status subresource (only status changes; Conflict when stale). */
@@ -185,9 +193,20 @@ export class KubeClient {
 
   /** JSON merge patch (RFC 7386), guarded by `resourceVersion` when given. */
   // eslint-disable-next-line max-params -- the shared interface; the fourth is an options object
-  async patch<T extends KubeObject = KubeObject>(type: ResourceType, key: ObjectKey, patch: Record<string, unknown>, options: PatchOptions = {}): Promise<T> {
+  async patch<T extends KubeObject = KubeObject>(
+    type: ResourceType,
+    key: ObjectKey,
+    patch: Record<string, unknown>,
+    options: PatchOptions = {},
+  ): Promise<T> {
     return this.write<T>(
-      { method: 'PATCH', path: objectPath(type, key), body: withResourceVersion(patch, options.resourceVersion), contentType: mergePatch, signal: options.signal },
+      {
+        method: 'PATCH',
+        path: objectPath(type, key),
+        body: withResourceVersion(patch, options.resourceVersion),
+        contentType: mergePatch,
+        signal: options.signal,
+      },
       `patch ${describe(type, key)}`,
       options,
     );
@@ -248,7 +267,9 @@ export class KubeClient {
       .map((v) => (typeof v === 'string' ? v : isRecord(v) && typeof v['version'] === 'string' ? v['version'] : undefined))
       .filter((v): v is string => v !== undefined);
     const preferred = isRecord(body['preferredVersion']) ? body['preferredVersion']['version'] : undefined;
-    return typeof preferred === 'string' && versions.includes(preferred) ? [preferred, ...versions.filter((v) => v !== preferred)] : versions;
+    return typeof preferred === 'string' && versions.includes(preferred)
+      ? [preferred, ...versions.filter((v) => v !== preferred)]
+      : versions;
   }
 
   /**
@@ -277,7 +298,11 @@ export class KubeClient {
    * aborts; rejects with a KubeApiError when the server refuses it (410 Gone included) or with the
    * network error when the connection breaks. Restarting is the caller's job (the Informer's).
    */
-  async watch<T extends KubeObject = KubeObject>(type: ResourceType, options: WatchOptions, onEvent: (event: WatchEvent<T>) => void): Promise<void> {
+  async watch<T extends KubeObject = KubeObject>(
+    type: ResourceType,
+    options: WatchOptions,
+    onEvent: (event: WatchEvent<T>) => void,
+  ): Promise<void> {
     const action = `watch ${type.kind}${options.namespace !== undefined ? ` in ${options.namespace}` : ''}`;
     try {
       await streamWatch<T>({
@@ -324,7 +349,13 @@ export class KubeClient {
       return await this.transport.request({ ...req, signal });
     } catch (err: unknown) {
       if (deadline.signal.aborted && req.signal?.aborted !== true) {
-        throw new KubeApiError({ action, status: 0, reason: 'Timeout', detail: `no answer within ${this.requestTimeoutMs} ms`, cause: err });
+        throw new KubeApiError({
+          action,
+          status: 0,
+          reason: 'Timeout',
+          detail: `no answer within ${this.requestTimeoutMs} ms`,
+          cause: err,
+        });
       }
       throw toKubeApiError(err, action);
     } finally {
@@ -353,7 +384,12 @@ export class KubeClient {
   private ensureOk(res: HttpResponse, body: unknown, action: string): void {
     if (res.status >= 200 && res.status < 300) return;
     const retryAfter = res.headers['retry-after'];
-    throw kubeApiErrorFromResponse({ action, status: res.status, body, retryAfter: typeof retryAfter === 'string' ? retryAfter : undefined });
+    throw kubeApiErrorFromResponse({
+      action,
+      status: res.status,
+      body,
+      retryAfter: typeof retryAfter === 'string' ? retryAfter : undefined,
+    });
   }
 
   private parseObject<T extends KubeObject>(res: HttpResponse, action: string): T {

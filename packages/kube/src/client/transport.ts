@@ -104,7 +104,11 @@ export class Transport {
     const agent = this.agentFor(isHttps, options);
     const requestFn = isHttps ? https.request : http.request;
     return new Promise<IncomingMessage>((resolve, reject) => {
-      const request = requestFn(url, { method: req.method, headers, agent, ...(req.signal !== undefined ? { signal: req.signal } : {}) }, resolve);
+      const request = requestFn(
+        url,
+        { method: req.method, headers, agent, ...(req.signal !== undefined ? { signal: req.signal } : {}) },
+        resolve,
+      );
       request.on('error', (err: NodeJS.ErrnoException) => {
         reject(request.reusedSocket && err.code === 'ECONNRESET' ? new StaleConnectionError(err) : err);
       });

@@ -142,7 +142,11 @@ export class Controller {
     const controller = this.name;
     const objectKey = parseKey(key);
     const reconcileID = randomUUID();
-    const logger = this.logger.child({ ...(objectKey.namespace !== undefined ? { namespace: objectKey.namespace } : {}), name: objectKey.name, reconcileID });
+    const logger = this.logger.child({
+      ...(objectKey.namespace !== undefined ? { namespace: objectKey.namespace } : {}),
+      name: objectKey.name,
+      reconcileID,
+    });
     const clock = this.options.clock ?? realClock;
     const startedAt = clock.now();
     metrics?.activeWorkers.inc({ controller });

@@ -16,7 +16,9 @@ let sitePackages: Promise<string> | undefined;
 
 /** The dist-packages directory holding cloud-init; downloads and unpacks it on first use (cached by version). */
 export function cloudInitSitePackages(): Promise<string> {
-  sitePackages ??= run('bash', [join(here, 'fetch-cloud-init.sh')], { maxBuffer: 16 * 1024 * 1024 }).then(({ stdout }) => stdout.trim().split('\n').pop() ?? '');
+  sitePackages ??= run('bash', [join(here, 'fetch-cloud-init.sh')], { maxBuffer: 16 * 1024 * 1024 }).then(
+    ({ stdout }) => stdout.trim().split('\n').pop() ?? '',
+  );
   return sitePackages;
 }
 
@@ -37,14 +39,22 @@ export interface InstanceData {
 }
 
 /** Runs cloud-init's user-data processing (MIME, Jinja, merging, part handlers) on `userData`. */
-export async function processUserData(userData: string, instance: InstanceData): Promise<CloudInitResult & { cleanup: () => Promise<void> }> {
+export async function processUserData(
+  userData: string,
+  instance: InstanceData,
+): Promise<CloudInitResult & { cleanup: () => Promise<void> }> {
   const site = await cloudInitSitePackages();
   const dir = await mkdtemp(join(tmpdir(), 'cloud-init-'));
   const instanceData = join(dir, 'instance-data.json');
   await writeFile(
     instanceData,
     JSON.stringify({
-      v1: { instance_id: instance.instanceId, 'instance-id': instance.instanceId, local_hostname: instance.localHostname, 'local-hostname': instance.localHostname },
+      v1: {
+        instance_id: instance.instanceId,
+        'instance-id': instance.instanceId,
+        local_hostname: instance.localHostname,
+        'local-hostname': instance.localHostname,
+      },
       ds: {},
     }),
   );

@@ -11,7 +11,13 @@ function refusal(from: DeviceSketch, desired: DesiredPort[], options: DeviceOpti
   return result.issues.map(({ code, path }) => ({ code, path }));
 }
 
-const refusals: { name: string; from?: DeviceSketch; desired: DesiredPort[]; options?: DeviceOptions; issues: Pick<PortPlanIssue, 'code' | 'path'>[] }[] = [
+const refusals: {
+  name: string;
+  from?: DeviceSketch;
+  desired: DesiredPort[];
+  options?: DeviceOptions;
+  issues: Pick<PortPlanIssue, 'code' | 'path'>[];
+}[] = [
   {
     name: 'layer2 on a physical port',
     desired: [{ name: 'eth1', bonded: false, layer2: true, vlans: [1000] }],
@@ -85,7 +91,10 @@ const refusals: { name: string; from?: DeviceSketch; desired: DesiredPort[]; opt
   },
   {
     name: 'a physical port bonded to a disbonded bond',
-    desired: [{ name: 'bond0', layer2: true, bonded: false }, { name: 'eth0', bonded: true }],
+    desired: [
+      { name: 'bond0', layer2: true, bonded: false },
+      { name: 'eth0', bonded: true },
+    ],
     issues: [{ code: 'BondedPortWithoutBond', path: 'desired[1].bonded' }],
   },
   {
@@ -148,7 +157,11 @@ describe('planPortChanges refuses invalid targets with a reason', () => {
   });
 
   test('leaving hybrid on a port that cannot disbond is fine: it only rejoins', () => {
-    const result = planPortChanges({ device: apiDevice({ ...HYBRID, eth1: { bonded: false, disbondSupported: false } }), desired: [], virtualNetworks: PROJECT_VLANS });
+    const result = planPortChanges({
+      device: apiDevice({ ...HYBRID, eth1: { bonded: false, disbondSupported: false } }),
+      desired: [],
+      virtualNetworks: PROJECT_VLANS,
+    });
     expect(result.kind).toBe('planned');
   });
 });

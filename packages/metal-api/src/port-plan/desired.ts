@@ -193,7 +193,11 @@ function checkPort(c: PortCheck, issues: PortPlanIssue[]): void {
       add(PORT_PLAN_ISSUE_CODES.bondedPortWithoutBond, 'bonded', `${port.name} cannot be bonded: it ${why}`);
     }
     if (setting.bonded && setting.vlans.length > 0) {
-      add(PORT_PLAN_ISSUE_CODES.vlanOnBondedMember, 'vlans', `${port.name} stays bonded: assign its VLANs to ${port.bondName ?? 'the bond port'}`);
+      add(
+        PORT_PLAN_ISSUE_CODES.vlanOnBondedMember,
+        'vlans',
+        `${port.name} stays bonded: assign its VLANs to ${port.bondName ?? 'the bond port'}`,
+      );
     }
   }
 

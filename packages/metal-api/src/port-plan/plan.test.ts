@@ -36,16 +36,41 @@ const TYPES: Record<NetworkType, DeviceSketch> = {
 // bond0; hybrid has 1001 on eth1; layer2-bonded has 1000 and 1001 on bond0; layer2-individual has
 // 1000 on eth0 and 1001 on eth1.
 const transitions: { name: string; from: NetworkType; to: NetworkType; calls: string[] }[] = [
-  { name: 'layer3 to hybrid-bonded only assigns the VLAN to bond0', from: 'layer3', to: 'hybrid-bonded', calls: ['createPortVlanAssignmentBatch bond0 +1000'] },
-  { name: 'layer3 to hybrid takes eth1 out of the bond, then assigns', from: 'layer3', to: 'hybrid', calls: ['disbondPort eth1', 'createPortVlanAssignmentBatch eth1 +1001'] },
-  { name: 'layer3 to layer2-bonded converts, then assigns', from: 'layer3', to: 'layer2-bonded', calls: ['convertLayer2 bond0', 'createPortVlanAssignmentBatch bond0 +1000 +1001'] },
+  {
+    name: 'layer3 to hybrid-bonded only assigns the VLAN to bond0',
+    from: 'layer3',
+    to: 'hybrid-bonded',
+    calls: ['createPortVlanAssignmentBatch bond0 +1000'],
+  },
+  {
+    name: 'layer3 to hybrid takes eth1 out of the bond, then assigns',
+    from: 'layer3',
+    to: 'hybrid',
+    calls: ['disbondPort eth1', 'createPortVlanAssignmentBatch eth1 +1001'],
+  },
+  {
+    name: 'layer3 to layer2-bonded converts, then assigns',
+    from: 'layer3',
+    to: 'layer2-bonded',
+    calls: ['convertLayer2 bond0', 'createPortVlanAssignmentBatch bond0 +1000 +1001'],
+  },
   {
     name: 'layer3 to layer2-individual converts before it disbonds in bulk',
     from: 'layer3',
     to: 'layer2-individual',
-    calls: ['convertLayer2 bond0', 'disbondPort bond0 bulk', 'createPortVlanAssignmentBatch eth0 +1000', 'createPortVlanAssignmentBatch eth1 +1001'],
+    calls: [
+      'convertLayer2 bond0',
+      'disbondPort bond0 bulk',
+      'createPortVlanAssignmentBatch eth0 +1000',
+      'createPortVlanAssignmentBatch eth1 +1001',
+    ],
   },
-  { name: 'hybrid-bonded to layer3 only unassigns', from: 'hybrid-bonded', to: 'layer3', calls: ['createPortVlanAssignmentBatch bond0 -1000'] },
+  {
+    name: 'hybrid-bonded to layer3 only unassigns',
+    from: 'hybrid-bonded',
+    to: 'layer3',
+    calls: ['createPortVlanAssignmentBatch bond0 -1000'],
+  },
   {
     name: 'hybrid-bonded to hybrid moves the VLANs from bond0 to eth1',
     from: 'hybrid-bonded',
@@ -70,7 +95,12 @@ const transitions: { name: string; from: NetworkType; to: NetworkType; calls: st
       'createPortVlanAssignmentBatch eth1 +1001',
     ],
   },
-  { name: 'hybrid to layer3 empties eth1 and bonds it back', from: 'hybrid', to: 'layer3', calls: ['createPortVlanAssignmentBatch eth1 -1001', 'bondPort eth1'] },
+  {
+    name: 'hybrid to layer3 empties eth1 and bonds it back',
+    from: 'hybrid',
+    to: 'layer3',
+    calls: ['createPortVlanAssignmentBatch eth1 -1001', 'bondPort eth1'],
+  },
   {
     name: 'hybrid to hybrid-bonded bonds eth1 back, then assigns to bond0',
     from: 'hybrid',
@@ -81,7 +111,12 @@ const transitions: { name: string; from: NetworkType; to: NetworkType; calls: st
     name: 'hybrid to layer2-bonded converts, then bonds eth1 back',
     from: 'hybrid',
     to: 'layer2-bonded',
-    calls: ['createPortVlanAssignmentBatch eth1 -1001', 'convertLayer2 bond0', 'bondPort eth1', 'createPortVlanAssignmentBatch bond0 +1000 +1001'],
+    calls: [
+      'createPortVlanAssignmentBatch eth1 -1001',
+      'convertLayer2 bond0',
+      'bondPort eth1',
+      'createPortVlanAssignmentBatch bond0 +1000 +1001',
+    ],
   },
   {
     name: 'hybrid to layer2-individual converts, then takes eth0 out too',
@@ -105,7 +140,12 @@ const transitions: { name: string; from: NetworkType; to: NetworkType; calls: st
     name: 'layer2-bonded to hybrid converts with eth1 bonded and takes it out afterwards',
     from: 'layer2-bonded',
     to: 'hybrid',
-    calls: ['createPortVlanAssignmentBatch bond0 -1000 -1001', 'convertLayer3 bond0', 'disbondPort eth1', 'createPortVlanAssignmentBatch eth1 +1001'],
+    calls: [
+      'createPortVlanAssignmentBatch bond0 -1000 -1001',
+      'convertLayer3 bond0',
+      'disbondPort eth1',
+      'createPortVlanAssignmentBatch eth1 +1001',
+    ],
   },
   {
     name: 'layer2-bonded to layer2-individual moves the VLANs to the eth ports',
@@ -122,7 +162,12 @@ const transitions: { name: string; from: NetworkType; to: NetworkType; calls: st
     name: 'layer2-individual to layer3 empties both ports, bonds in bulk and converts',
     from: 'layer2-individual',
     to: 'layer3',
-    calls: ['createPortVlanAssignmentBatch eth0 -1000', 'createPortVlanAssignmentBatch eth1 -1001', 'bondPort bond0 bulk', 'convertLayer3 bond0'],
+    calls: [
+      'createPortVlanAssignmentBatch eth0 -1000',
+      'createPortVlanAssignmentBatch eth1 -1001',
+      'bondPort bond0 bulk',
+      'convertLayer3 bond0',
+    ],
   },
   {
     name: 'layer2-individual to hybrid-bonded converts, then assigns to bond0',
@@ -263,7 +308,7 @@ const cases: { name: string; from: DeviceSketch; to: DeviceSketch; options?: Dev
     calls: ['convertLayer2 bond1', 'createPortVlanAssignmentBatch bond1 +1000'],
   },
   {
-    name: '4-port device: hybrid takes eth2 (bond0\'s second port) out',
+    name: "4-port device: hybrid takes eth2 (bond0's second port) out",
     from: LAYER3,
     to: { eth2: { bonded: false, vlans: [1001] } },
     options: { portCount: 4 },

@@ -61,9 +61,7 @@ export function observePorts(
       return;
     }
     const isBond = port.type === 'NetworkBondPort';
-    const vlans = (port.virtual_networks ?? [])
-      .map((vn) => vlanRefOf(vn, virtualNetworks))
-      .filter((v): v is VlanRef => v !== undefined);
+    const vlans = (port.virtual_networks ?? []).map((vn) => vlanRefOf(vn, virtualNetworks)).filter((v): v is VlanRef => v !== undefined);
     const native = port.native_virtual_network === undefined ? undefined : vlanRefOf(port.native_virtual_network, virtualNetworks);
     observed.push({
       id: port.id,
@@ -103,6 +101,9 @@ function vlanRefOf(vn: VirtualNetwork, catalog: readonly VirtualNetwork[]): Vlan
 
 /** `/metal/v1/virtual-networks/<uuid>` → `<uuid>`. */
 function idFromHref(href: string | undefined): string | undefined {
-  const last = href?.split('/').filter((part) => part !== '').pop();
+  const last = href
+    ?.split('/')
+    .filter((part) => part !== '')
+    .pop();
   return last === undefined || last === '' ? undefined : last;
 }

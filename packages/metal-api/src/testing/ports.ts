@@ -12,7 +12,14 @@ export function vlan(vxlan: number, metro = METRO): VirtualNetwork {
 }
 
 /** The project's VLANs: 1000-1003 in the device's metro, 1000 and 2000 in another. */
-export const PROJECT_VLANS: readonly VirtualNetwork[] = [vlan(1000), vlan(1001), vlan(1002), vlan(1003), vlan(1000, 'sv'), vlan(2000, 'sv')];
+export const PROJECT_VLANS: readonly VirtualNetwork[] = [
+  vlan(1000),
+  vlan(1001),
+  vlan(1002),
+  vlan(1003),
+  vlan(1000, 'sv'),
+  vlan(2000, 'sv'),
+];
 
 export interface PortSketch {
   bonded?: boolean;

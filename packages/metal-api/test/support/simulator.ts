@@ -44,7 +44,12 @@ export function useSimulator(options: Partial<SimulatorOptions> = {}): () => Sim
   beforeAll(async () => {
     if (HAS_SPEC) validator = await ContractValidator.load(SPEC_PATH);
     const clock = new ManualClock();
-    const sim = await startSimulator({ seed: 'metal-api-tests', clock, ...(validator === undefined ? {} : { contract: validator }), ...options });
+    const sim = await startSimulator({
+      seed: 'metal-api-tests',
+      clock,
+      ...(validator === undefined ? {} : { contract: validator }),
+      ...options,
+    });
     const projectId = [...sim.store.projects.values()][0]?.id;
     if (projectId === undefined) throw new Error('the simulator seed has no project');
     const clientTime = fakeTime();

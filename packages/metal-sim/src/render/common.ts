@@ -31,7 +31,11 @@ export function renderMetro(m: Metro): MetroWire {
 }
 
 /** Network, netmask, gateway and first host of a block, as the API shows addresses. */
-export function blockFacts(family: AddressFamily, network: bigint, prefix: number): {
+export function blockFacts(
+  family: AddressFamily,
+  network: bigint,
+  prefix: number,
+): {
   network: string;
   netmask: string;
   gateway: string;

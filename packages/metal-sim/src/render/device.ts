@@ -41,7 +41,15 @@ export function renderDevice(store: SimulatorStore, d: Device, include: Readonly
     provisioning_percentage: d.state === 'active' ? 100 : d.state === 'provisioning' ? 50 : 0,
     metro: renderMetro(metro),
     facility: renderFacility(metro),
-    plan: { id: plan.id, slug: plan.slug, name: plan.name, class: plan.slug, line: 'baremetal', type: 'standard', href: hrefOf('plans', plan.id) },
+    plan: {
+      id: plan.id,
+      slug: plan.slug,
+      name: plan.name,
+      class: plan.slug,
+      line: 'baremetal',
+      type: 'standard',
+      href: hrefOf('plans', plan.id),
+    },
     operating_system: {
       id: store.operatingSystemId(d.operatingSystem),
       slug: d.operatingSystem,

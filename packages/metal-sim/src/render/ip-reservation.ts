@@ -22,7 +22,10 @@ export function renderReservation(store: SimulatorStore, r: IpReservation, opts:
     netmask: facts.netmask,
     // For reservations the gateway is the block's first usable address (the Metal Gateway's);
     // a single address (an elastic IP, /32 or /128) is its own gateway, as the API showed it.
-    gateway: r.prefix === (r.family === 4 ? 32 : 128) ? facts.network : blockFacts(r.family, r.network, Math.min(r.prefix, r.family === 4 ? 30 : 126)).gateway,
+    gateway:
+      r.prefix === (r.family === 4 ? 32 : 128)
+        ? facts.network
+        : blockFacts(r.family, r.network, Math.min(r.prefix, r.family === 4 ? 30 : 126)).gateway,
     address: facts.network,
     public: r.type === 'public_ipv4' || r.type === 'public_ipv6' || r.type === 'global_ipv4',
     management: false,
@@ -46,7 +49,9 @@ export function renderReservation(store: SimulatorStore, r: IpReservation, opts:
     wire.global_ip = r.type === 'global_ipv4';
     wire.enabled = true;
     // Assignments made from this reservation (createIPAssignment), as links.
-    wire.assignments = [...store.devices.values()].flatMap((d) => d.ipAssignments.filter((a) => a.reservationId === r.id).map((a) => ({ href: `/metal/v1/ips/${a.id}` })));
+    wire.assignments = [...store.devices.values()].flatMap((d) =>
+      d.ipAssignments.filter((a) => a.reservationId === r.id).map((a) => ({ href: `/metal/v1/ips/${a.id}` })),
+    );
     wire.project_lite = link('projects', r.projectId);
   }
   return wire;

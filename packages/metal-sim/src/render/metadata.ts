@@ -43,7 +43,11 @@ export function renderMetadataDocument(store: SimulatorStore, d: Device, urls: M
     .map((g) => {
       const r = store.reservations.get(g.ipReservationId);
       const facts = r === undefined ? undefined : blockFacts(r.family, r.network, Math.min(r.prefix, r.family === 4 ? 30 : 126));
-      return { id: g.id, vlan: store.vlanOf(g.vlanId).vxlan, gateway_address: facts === undefined ? '' : `${facts.gateway}/${r?.prefix ?? ''}` };
+      return {
+        id: g.id,
+        vlan: store.vlanOf(g.vlanId).vxlan,
+        gateway_address: facts === undefined ? '' : `${facts.gateway}/${r?.prefix ?? ''}`,
+      };
     });
   return {
     id: d.id,

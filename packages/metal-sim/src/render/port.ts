@@ -16,7 +16,10 @@ export function renderPort(store: SimulatorStore, port: Port, include: ReadonlyS
     href: hrefOf('ports', port.id),
     name: port.name,
     type: port.kind === 'bond' ? 'NetworkBondPort' : 'NetworkPort',
-    data: port.kind === 'bond' ? { bonded: store.bondMembers(port).some((m) => m.bonded) } : { bonded: port.bonded, ...(port.mac === undefined ? {} : { mac: port.mac }) },
+    data:
+      port.kind === 'bond'
+        ? { bonded: store.bondMembers(port).some((m) => m.bonded) }
+        : { bonded: port.bonded, ...(port.mac === undefined ? {} : { mac: port.mac }) },
     disbond_operation_supported: disbondSupported(store, port),
     virtual_networks: port.vlans.map((a) => vlan(a.vlanId, 'virtual_networks')),
   };

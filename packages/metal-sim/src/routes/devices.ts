@@ -100,7 +100,8 @@ function updateDevice(ctx: RouteContext) {
   const locked = optBoolean(f, 'locked');
   const frozen = optBoolean(f, 'network_frozen');
   const billing = optString(f, 'billing_cycle');
-  if (billing !== undefined && !BILLING_CYCLES.includes(billing)) throw unprocessable(`billing_cycle must be one of ${BILLING_CYCLES.join(', ')}`);
+  if (billing !== undefined && !BILLING_CYCLES.includes(billing))
+    throw unprocessable(`billing_cycle must be one of ${BILLING_CYCLES.join(', ')}`);
   if (hostname !== undefined) device.hostname = hostname;
   if (description !== undefined) device.description = description;
   if (userdata !== undefined) device.userdata = userdata;
@@ -132,14 +133,22 @@ function createIpAssignment(ctx: RouteContext) {
     throw unprocessable(`address ${text} is not a valid address or network`);
   }
   const reservation = [...ctx.store.reservations.values()].find(
-    (r) => r.projectId === device.projectId && r.type !== 'vrf' && r.family === addr.family && containsCidr({ family: r.family, network: r.network, prefix: r.prefix }, block),
+    (r) =>
+      r.projectId === device.projectId &&
+      r.type !== 'vrf' &&
+      r.family === addr.family &&
+      containsCidr({ family: r.family, network: r.network, prefix: r.prefix }, block),
   );
   if (reservation === undefined) throw unprocessable(`address ${text} is not in an IP reservation of the device's project`);
   if (reservation.type !== 'global_ipv4' && reservation.metroCode !== device.metroCode) {
     throw unprocessable(`the reservation of ${text} is in metro ${reservation.metroCode}, the device in ${device.metroCode}`);
   }
   for (const d of ctx.store.devices.values()) {
-    if (d.ipAssignments.some((a) => a.reservationId === reservation.id && overlaps({ family: a.family, network: a.network, prefix: a.prefix }, block))) {
+    if (
+      d.ipAssignments.some(
+        (a) => a.reservationId === reservation.id && overlaps({ family: a.family, network: a.network, prefix: a.prefix }, block),
+      )
+    ) {
       throw unprocessable(`address ${text} is already assigned to device ${d.hostname}`);
     }
   }
@@ -176,7 +185,9 @@ export const deviceRoutes: readonly RouteDef[] = [
     return json(200, { devices: page.items.map((d) => renderDevice(ctx.store, d, include(ctx))), meta: page.meta });
   }),
   route('createDevice', 'POST /projects/{id}/devices', createDevice),
-  route('findDeviceById', 'GET /devices/{id}', (ctx) => json(200, renderDevice(ctx.store, requireDevice(ctx, param(ctx, 'id')), include(ctx)))),
+  route('findDeviceById', 'GET /devices/{id}', (ctx) =>
+    json(200, renderDevice(ctx.store, requireDevice(ctx, param(ctx, 'id')), include(ctx))),
+  ),
   route('updateDevice', 'PUT /devices/{id}', updateDevice),
   route('deleteDevice', 'DELETE /devices/{id}', (ctx) => {
     const device = requireDevice(ctx, param(ctx, 'id'));
@@ -194,5 +205,7 @@ export const deviceRoutes: readonly RouteDef[] = [
     json(200, renderSpecMetadata(ctx.store, requireDevice(ctx, param(ctx, 'id')))),
   ),
   route('createIPAssignment', 'POST /devices/{id}/ips', createIpAssignment),
-  route('findDeviceUserdataByID', 'GET /devices/{id}/userdata', (ctx) => json(200, { userdata: requireDevice(ctx, param(ctx, 'id')).userdata })),
+  route('findDeviceUserdataByID', 'GET /devices/{id}/userdata', (ctx) =>
+    json(200, { userdata: requireDevice(ctx, param(ctx, 'id')).userdata }),
+  ),
 ];

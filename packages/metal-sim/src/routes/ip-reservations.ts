@@ -70,8 +70,10 @@ function requestPublicReservation(ctx: RouteContext, project: Project, f: Fields
   if (family === 4 && (prefix < 24 || prefix > 32)) throw unprocessable('quantity must be between 1 and 256 addresses');
   const metroRef = optString(f, 'metro');
   const metro = metroRef === undefined ? undefined : ctx.store.metroByRef(metroRef);
-  if (type !== 'global_ipv4' && metro === undefined) throw unprocessable(metroRef === undefined ? 'metro is required' : `metro ${metroRef} not found`);
-  const pool = type === 'public_ipv6' ? 'publicV6' : type === 'private_ipv4' ? 'privateV4' : type === 'global_ipv4' ? 'globalV4' : 'elasticV4';
+  if (type !== 'global_ipv4' && metro === undefined)
+    throw unprocessable(metroRef === undefined ? 'metro is required' : `metro ${metroRef} not found`);
+  const pool =
+    type === 'public_ipv6' ? 'publicV6' : type === 'private_ipv4' ? 'privateV4' : type === 'global_ipv4' ? 'globalV4' : 'elasticV4';
   let block;
   try {
     block = ctx.store.allocateBlock(pool, prefix);

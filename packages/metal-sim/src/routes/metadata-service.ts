@@ -23,7 +23,10 @@ export interface MetadataRequest {
 }
 
 /** Where the device's own documents live, for tests and the data-plane harness. */
-export function metadataPaths(publicUrl: string, deviceId: string): { metadata: string; userdata: string; userState: string; phoneHome: string } {
+export function metadataPaths(
+  publicUrl: string,
+  deviceId: string,
+): { metadata: string; userdata: string; userState: string; phoneHome: string } {
   const base = `${publicUrl}${METADATA_PREFIX}/${deviceId}`;
   return { metadata: base, userdata: `${base}/userdata`, userState: `${base}/events`, phoneHome: `${base}/phone-home` };
 }
@@ -31,9 +34,11 @@ export function metadataPaths(publicUrl: string, deviceId: string): { metadata: 
 function reachableDevice(store: SimulatorStore, deviceId: string): Device {
   const device = store.devices.get(deviceId);
   if (device === undefined) throw notFound('no such device');
-  if (device.state !== 'active') throw notFound(`device ${device.hostname} is ${device.state}: the metadata service answers once it is active`);
+  if (device.state !== 'active')
+    throw notFound(`device ${device.hostname} is ${device.state}: the metadata service answers once it is active`);
   const type = store.deviceNetworkType(device);
-  if (!keepsLayer3(type)) throw notFound(`device ${device.hostname} is in ${type} mode: the metadata service is not reachable without layer 3`);
+  if (!keepsLayer3(type))
+    throw notFound(`device ${device.hostname} is in ${type} mode: the metadata service is not reachable without layer 3`);
   return device;
 }
 

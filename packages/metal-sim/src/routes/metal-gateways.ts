@@ -5,12 +5,7 @@ import { bodyFields, optInteger, optString, reqString } from '../input.js';
 import type { IpReservation, MetalGateway } from '../models.js';
 import { paginate, readPage } from '../pagination.js';
 import { renderMetalGateway } from '../render/metal-gateway.js';
-import {
-  checkGatewayReservation,
-  checkGatewaySameMetro,
-  checkOneGatewayPerVlan,
-  checkPrivateSubnetSize,
-} from '../rules/metal-gateway.js';
+import { checkGatewayReservation, checkGatewaySameMetro, checkOneGatewayPerVlan, checkPrivateSubnetSize } from '../rules/metal-gateway.js';
 import { PoolExhaustedError } from '../store.js';
 
 function createMetalGateway(ctx: RouteContext) {
@@ -26,7 +21,14 @@ function createMetalGateway(ctx: RouteContext) {
   if (reservationId !== undefined) {
     const r = ctx.store.reservations.get(reservationId);
     if (r === undefined || r.projectId !== project.id) throw unprocessable(`IP reservation ${reservationId} not found in this project`);
-    enforce(checkGatewayReservation({ type: r.type, prefix: r.prefix, family: r.family, usedByGatewayId: ctx.store.gatewayOfReservation(r.id)?.id }));
+    enforce(
+      checkGatewayReservation({
+        type: r.type,
+        prefix: r.prefix,
+        family: r.family,
+        usedByGatewayId: ctx.store.gatewayOfReservation(r.id)?.id,
+      }),
+    );
     enforce(checkGatewaySameMetro({ vlanMetro: vlan.metroCode, reservationMetro: r.metroCode }));
     reservation = r;
   } else if (privateSize !== undefined) {
@@ -58,7 +60,15 @@ function createMetalGateway(ctx: RouteContext) {
     throw unprocessable('ip_reservation_id or private_ipv4_subnet_size is required');
   }
   const now = ctx.store.nowIso();
-  const gateway: MetalGateway = { id: ctx.store.ids.uuid(), projectId: project.id, vlanId: vlan.id, ipReservationId: reservation.id, createdAt: now, state: 'ready', updatedAt: now };
+  const gateway: MetalGateway = {
+    id: ctx.store.ids.uuid(),
+    projectId: project.id,
+    vlanId: vlan.id,
+    ipReservationId: reservation.id,
+    createdAt: now,
+    state: 'ready',
+    updatedAt: now,
+  };
   ctx.store.gateways.set(gateway.id, gateway);
   ctx.store.emit({ kind: 'metal-gateway', action: 'created', id: gateway.id });
   return json(201, renderMetalGateway(ctx.store, gateway));
@@ -72,7 +82,9 @@ export const metalGatewayRoutes: readonly RouteDef[] = [
     return json(200, { metal_gateways: page.items.map((g) => renderMetalGateway(ctx.store, g)), meta: page.meta });
   }),
   route('createMetalGateway', 'POST /projects/{project_id}/metal-gateways', createMetalGateway),
-  route('findMetalGatewayById', 'GET /metal-gateways/{id}', (ctx) => json(200, renderMetalGateway(ctx.store, requireGateway(ctx, param(ctx, 'id'))))),
+  route('findMetalGatewayById', 'GET /metal-gateways/{id}', (ctx) =>
+    json(200, renderMetalGateway(ctx.store, requireGateway(ctx, param(ctx, 'id')))),
+  ),
   route('deleteMetalGateway', 'DELETE /metal-gateways/{id}', (ctx) => {
     // The API answers 202 with the gateway in state `deleting`; the simulator removes it at once so
     // the VLAN is free for the next call.

@@ -49,12 +49,16 @@ export const portRoutes: readonly RouteDef[] = [
   route(
     'assignPort',
     'POST /ports/{id}/assign',
-    portAction((ctx, { port, device }) => assignVlan(ctx.store, port, resolveVlanRef(ctx.store, device, reqString(bodyFields(ctx.req), 'vnid')))),
+    portAction((ctx, { port, device }) =>
+      assignVlan(ctx.store, port, resolveVlanRef(ctx.store, device, reqString(bodyFields(ctx.req), 'vnid'))),
+    ),
   ),
   route(
     'unassignPort',
     'POST /ports/{id}/unassign',
-    portAction((ctx, { port, device }) => unassignVlan(ctx.store, port, resolveVlanRef(ctx.store, device, reqString(bodyFields(ctx.req), 'vnid')))),
+    portAction((ctx, { port, device }) =>
+      unassignVlan(ctx.store, port, resolveVlanRef(ctx.store, device, reqString(bodyFields(ctx.req), 'vnid'))),
+    ),
   ),
   route(
     'bondPort',

@@ -23,7 +23,9 @@ function createVirtualNetwork(ctx: RouteContext) {
   }
   const metro = ctx.store.metroByRef(metroRef);
   if (metro === undefined) throw unprocessable(`metro ${metroRef} not found`);
-  const existing = [...ctx.store.vlans.values()].filter((v) => v.projectId === project.id).map((v) => ({ vxlan: v.vxlan, metro: v.metroCode }));
+  const existing = [...ctx.store.vlans.values()]
+    .filter((v) => v.projectId === project.id)
+    .map((v) => ({ vxlan: v.vxlan, metro: v.metroCode }));
   const requested = optInteger(f, 'vxlan');
   if (requested !== undefined) {
     enforce(checkVxlanRange(requested));
@@ -49,11 +51,15 @@ export const virtualNetworkRoutes: readonly RouteDef[] = [
     const project = requireProject(ctx, param(ctx, 'id'));
     const metro = ctx.req.query.get('metro');
     const metroCode = metro === null ? undefined : (ctx.store.metroByRef(metro)?.code ?? metro.toLowerCase());
-    const list = [...ctx.store.vlans.values()].filter((v) => v.projectId === project.id && (metroCode === undefined || v.metroCode === metroCode));
+    const list = [...ctx.store.vlans.values()].filter(
+      (v) => v.projectId === project.id && (metroCode === undefined || v.metroCode === metroCode),
+    );
     return json(200, { virtual_networks: list.map((v) => renderVirtualNetwork(ctx.store, v)) });
   }),
   route('createVirtualNetwork', 'POST /projects/{id}/virtual-networks', createVirtualNetwork),
-  route('getVirtualNetwork', 'GET /virtual-networks/{id}', (ctx) => json(200, renderVirtualNetwork(ctx.store, requireVlan(ctx, param(ctx, 'id'))))),
+  route('getVirtualNetwork', 'GET /virtual-networks/{id}', (ctx) =>
+    json(200, renderVirtualNetwork(ctx.store, requireVlan(ctx, param(ctx, 'id')))),
+  ),
   route('updateVirtualNetwork', 'PUT /virtual-networks/{id}', (ctx) => {
     const vlan = requireVlan(ctx, param(ctx, 'id'));
     const f = bodyFields(ctx.req);

@@ -80,7 +80,9 @@ export const vrfRoutes: readonly RouteDef[] = [
     const project = requireProject(ctx, param(ctx, 'id'));
     const metro = ctx.req.query.get('metro');
     const metroCode = metro === null ? undefined : (ctx.store.metroByRef(metro)?.code ?? metro.toLowerCase());
-    const list = [...ctx.store.vrfs.values()].filter((v) => v.projectId === project.id && (metroCode === undefined || v.metroCode === metroCode));
+    const list = [...ctx.store.vrfs.values()].filter(
+      (v) => v.projectId === project.id && (metroCode === undefined || v.metroCode === metroCode),
+    );
     return json(200, { vrfs: list.map((v) => renderVrf(ctx.store, v)), meta: singlePageMeta(ctx.req, list.length) });
   }),
   route('createVrf', 'POST /projects/{id}/vrfs', createVrf),

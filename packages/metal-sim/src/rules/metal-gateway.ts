@@ -6,15 +6,24 @@ export const GATEWAY_RESERVATION_RULE = 'metal-gateway-reservation';
 export const GATEWAY_PRIVATE_SIZE_RULE = 'metal-gateway-private-subnet-size';
 
 /** Docs: a VLAN has at most one Metal Gateway. */
-export function checkOneGatewayPerVlan(input: { readonly vxlan: number; readonly existingGatewayIds: readonly string[] }): RuleViolation | null {
+export function checkOneGatewayPerVlan(input: {
+  readonly vxlan: number;
+  readonly existingGatewayIds: readonly string[];
+}): RuleViolation | null {
   if (input.existingGatewayIds.length === 0) return null;
-  return violation(ONE_GATEWAY_PER_VLAN_RULE, `virtual network ${input.vxlan} already has a Metal Gateway (${input.existingGatewayIds.join(', ')})`);
+  return violation(
+    ONE_GATEWAY_PER_VLAN_RULE,
+    `virtual network ${input.vxlan} already has a Metal Gateway (${input.existingGatewayIds.join(', ')})`,
+  );
 }
 
 /** Spec (VrfMetalGatewayCreateInput): "the VRF IP Reservation and the Virtual Network must reside in the same Metro". */
 export function checkGatewaySameMetro(input: { readonly vlanMetro: string; readonly reservationMetro: string }): RuleViolation | null {
   if (input.vlanMetro.toLowerCase() === input.reservationMetro.toLowerCase()) return null;
-  return violation(GATEWAY_METRO_RULE, `the virtual network (metro ${input.vlanMetro}) and the IP reservation (metro ${input.reservationMetro}) must be in the same metro`);
+  return violation(
+    GATEWAY_METRO_RULE,
+    `the virtual network (metro ${input.vlanMetro}) and the IP reservation (metro ${input.reservationMetro}) must be in the same metro`,
+  );
 }
 
 /**

@@ -10,7 +10,10 @@ export function checkNativeVlanAssigned(input: {
   readonly assignedVxlans: readonly number[];
 }): RuleViolation | null {
   if (input.assignedVxlans.includes(input.vxlan)) return null;
-  return violation(NATIVE_VLAN_ASSIGNED_RULE, `virtual network ${input.vxlan} must be assigned to port ${input.port} before it can be its native VLAN`);
+  return violation(
+    NATIVE_VLAN_ASSIGNED_RULE,
+    `virtual network ${input.vxlan} must be assigned to port ${input.port} before it can be its native VLAN`,
+  );
 }
 
 /** Docs (hybrid bonded): tagged traffic only, no native VLAN on a bond that still carries layer 3. */

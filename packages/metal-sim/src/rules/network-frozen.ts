@@ -8,5 +8,8 @@ export const NETWORK_FROZEN_RULE = 'network-frozen';
  */
 export function checkNetworkNotFrozen(input: { readonly hostname: string; readonly networkFrozen: boolean }): RuleViolation | null {
   if (!input.networkFrozen) return null;
-  return violation(NETWORK_FROZEN_RULE, `the network of device ${input.hostname} is frozen (network_frozen is true); unfreeze it before changing ports`);
+  return violation(
+    NETWORK_FROZEN_RULE,
+    `the network of device ${input.hostname} is frozen (network_frozen is true); unfreeze it before changing ports`,
+  );
 }

@@ -45,7 +45,10 @@ export function checkConvertLayer3(
     );
   }
   if (p.unbondedMembers.length > 0) {
-    return violation(CONVERT_LAYER3_STATE_RULE, `bond ${p.name} must be bonded before converting to layer 3 (unbonded: ${p.unbondedMembers.join(', ')})`);
+    return violation(
+      CONVERT_LAYER3_STATE_RULE,
+      `bond ${p.name} must be bonded before converting to layer 3 (unbonded: ${p.unbondedMembers.join(', ')})`,
+    );
   }
   return null;
 }

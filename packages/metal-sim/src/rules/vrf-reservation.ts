@@ -32,7 +32,10 @@ export function checkVrfReservation(input: {
     return range !== undefined && containsCidr(range, wanted);
   });
   if (!inside) {
-    return violation(VRF_RESERVATION_IN_RANGE_RULE, `${text} is not inside any of the VRF's ip ranges (${input.vrfRanges.join(', ') || 'none'})`);
+    return violation(
+      VRF_RESERVATION_IN_RANGE_RULE,
+      `${text} is not inside any of the VRF's ip ranges (${input.vrfRanges.join(', ') || 'none'})`,
+    );
   }
   const clash = input.existing.find((e) => {
     const other = parseCidr(e);

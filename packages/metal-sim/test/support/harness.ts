@@ -93,7 +93,12 @@ export function useSimulator(options: Partial<SimulatorOptions> = {}): () => Tes
   beforeAll(async () => {
     const clock = new ManualClock();
     const validator = contract();
-    const sim = await startSimulator({ seed: 'metal-sim-tests', clock, ...(validator === undefined ? {} : { contract: validator }), ...options });
+    const sim = await startSimulator({
+      seed: 'metal-sim-tests',
+      clock,
+      ...(validator === undefined ? {} : { contract: validator }),
+      ...options,
+    });
     const projectId = [...sim.store.projects.values()][0]?.id;
     if (projectId === undefined) throw new Error('the seed has no project');
     current = { sim, clock, api: new Api(sim.baseUrl), projectId };
@@ -118,7 +123,9 @@ export function describeContract(get: () => TestSim): void {
 
 export function describeContractOf(get: () => ContractValidator | undefined): void {
   if (!HAS_SPEC) {
-    process.stderr.write(`metal-sim: contract checks skipped: the OpenAPI spec is missing at ${SPEC_PATH} (clone ../shared next to the repository to run them)\n`);
+    process.stderr.write(
+      `metal-sim: contract checks skipped: the OpenAPI spec is missing at ${SPEC_PATH} (clone ../shared next to the repository to run them)\n`,
+    );
     // Not a skip: this says why nothing was validated, and fails if the spec is there after all
     // or a validator ran anyway (then the real check above must run instead).
     describe(`contract (not checked: the OpenAPI spec is missing at ${SPEC_PATH})`, () => {
@@ -172,14 +179,19 @@ export async function createVlan(t: TestSim, body: Record<string, unknown>): Pro
 }
 
 /** Polls until `probe` returns a value (not undefined) or the deadline passes; reports the last value seen. */
-export async function waitFor<T>(description: string, probe: () => Promise<T | undefined>, opts: { timeoutMs: number; intervalMs: number }): Promise<T> {
+export async function waitFor<T>(
+  description: string,
+  probe: () => Promise<T | undefined>,
+  opts: { timeoutMs: number; intervalMs: number },
+): Promise<T> {
   const deadline = Date.now() + opts.timeoutMs;
   let last: unknown;
   for (;;) {
     const value = await probe();
     if (value !== undefined) return value;
     last = value;
-    if (Date.now() > deadline) throw new Error(`timed out after ${opts.timeoutMs} ms waiting for ${description} (last: ${JSON.stringify(last)})`);
+    if (Date.now() > deadline)
+      throw new Error(`timed out after ${opts.timeoutMs} ms waiting for ${description} (last: ${JSON.stringify(last)})`);
     await new Promise((r) => setTimeout(r, opts.intervalMs));
   }
 }

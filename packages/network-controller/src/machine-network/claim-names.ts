@@ -32,7 +32,13 @@ export function wantedClaims(machine: string, spec: Pick<MachineNetworkSpec, 'po
   for (const port of spec.ports) {
     for (const vlan of port.vlans ?? []) {
       (vlan.addressesFromPools ?? []).forEach((poolRef, index) => {
-        claims.push({ name: claimName(machine, { port: port.name, vxlan: vlan.vxlan, index }), port: port.name, vxlan: vlan.vxlan, index, poolRef });
+        claims.push({
+          name: claimName(machine, { port: port.name, vxlan: vlan.vxlan, index }),
+          port: port.name,
+          vxlan: vlan.vxlan,
+          index,
+          poolRef,
+        });
       });
     }
   }

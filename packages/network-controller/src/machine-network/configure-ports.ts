@@ -13,7 +13,11 @@ function notConfigured(scope: MachineNetworkScope, reason: string, message: stri
 }
 
 function configured(scope: MachineNetworkScope, message: string): void {
-  markCondition(scope.machineNetwork, { type: MachineNetworkConditionTypes.portsConfigured, status: 'True', reason: MachineNetworkReasons.portsConfigured, message }, scope.now);
+  markCondition(
+    scope.machineNetwork,
+    { type: MachineNetworkConditionTypes.portsConfigured, status: 'True', reason: MachineNetworkReasons.portsConfigured, message },
+    scope.now,
+  );
 }
 
 async function readDevice(metal: MetalClient, id: string, signal: AbortSignal): Promise<Device | undefined> {
@@ -26,7 +30,11 @@ async function readDevice(metal: MetalClient, id: string, signal: AbortSignal): 
 }
 
 /** The boot script's latest user-state event (its codes are ours: 1001 captured, 1002 configured, 1099 failed). */
-async function bootScriptEvent(metal: MetalClient, id: string, signal: AbortSignal): Promise<{ state: string; code: number; message: string } | undefined> {
+async function bootScriptEvent(
+  metal: MetalClient,
+  id: string,
+  signal: AbortSignal,
+): Promise<{ state: string; code: number; message: string } | undefined> {
   const ours = new Set<number>(Object.values(UserStateCode));
   for await (const event of metal.devices.events(id, { signal })) {
     const parsed = parseUserState(event);
@@ -60,11 +68,19 @@ export async function configurePorts(scope: MachineNetworkScope): Promise<StepOu
   const status = (mn.status ??= {});
   const deviceId = pm === undefined ? undefined : deviceIdOf(pm);
   if (pm?.status?.failureReason !== undefined) {
-    notConfigured(scope, MachineNetworkReasons.deviceFailed, `CAPP reports ${pm.status.failureReason}: ${pm.status.failureMessage ?? 'no message'}`);
+    notConfigured(
+      scope,
+      MachineNetworkReasons.deviceFailed,
+      `CAPP reports ${pm.status.failureReason}: ${pm.status.failureMessage ?? 'no message'}`,
+    );
     return waitFor();
   }
   if (deviceId === undefined) {
-    notConfigured(scope, MachineNetworkReasons.waitingForDevice, 'waiting for the device: CAPP creates it once the PacketMachine is unpaused');
+    notConfigured(
+      scope,
+      MachineNetworkReasons.waitingForDevice,
+      'waiting for the device: CAPP creates it once the PacketMachine is unpaused',
+    );
     return waitFor();
   }
   if (status.deviceID !== deviceId) {
@@ -80,7 +96,12 @@ export async function configurePorts(scope: MachineNetworkScope): Promise<StepOu
     notConfigured(scope, MachineNetworkReasons.waitingForDevice, `device ${deviceId} is being provisioned`);
     return waitFor();
   }
-  const access = await machineMetal(ctx, { machineNetwork: mn, packetMachine: pm, clusterName: scope.clusterName, signal: scope.rctx.signal });
+  const access = await machineMetal(ctx, {
+    machineNetwork: mn,
+    packetMachine: pm,
+    clusterName: scope.clusterName,
+    signal: scope.rctx.signal,
+  });
   if (access.kind === 'missing') {
     notConfigured(scope, access.reason, access.message);
     return waitFor(ctx.timings.metalRetryMs * 10);
@@ -111,7 +132,11 @@ export async function configurePorts(scope: MachineNetworkScope): Promise<StepOu
 
   // Before layer 3 goes the boot script must have the metadata; while waiting for it only the
   // events are read, not the device.
-  if (removesLayer3(desiredNetworkMode(mn.spec)) && status.bootScript?.code !== UserStateCode.MetadataCaptured && status.bootScript?.code !== UserStateCode.Configured) {
+  if (
+    removesLayer3(desiredNetworkMode(mn.spec)) &&
+    status.bootScript?.code !== UserStateCode.MetadataCaptured &&
+    status.bootScript?.code !== UserStateCode.Configured
+  ) {
     let event;
     try {
       event = await bootScriptEvent(metal, deviceId, signal);
@@ -124,7 +149,11 @@ export async function configurePorts(scope: MachineNetworkScope): Promise<StepOu
       return waitFor(ctx.timings.devicePollMs);
     }
     if (event === undefined) {
-      notConfigured(scope, MachineNetworkReasons.waitingForBootScript, 'waiting for the boot script to save the metadata before layer 3 goes away');
+      notConfigured(
+        scope,
+        MachineNetworkReasons.waitingForBootScript,
+        'waiting for the boot script to save the metadata before layer 3 goes away',
+      );
       return waitFor(ctx.timings.devicePollMs);
     }
   }
@@ -167,7 +196,11 @@ export async function configurePorts(scope: MachineNetworkScope): Promise<StepOu
       return waitFor(ctx.timings.metalRetryMs * 10);
     case 'batch-started':
       status.ports = projectedPorts({ device, desired, vlans });
-      notConfigured(scope, MachineNetworkReasons.configuringPorts, `waiting for the VLAN batch on ${status.pendingBatch?.port ?? 'a port'}`);
+      notConfigured(
+        scope,
+        MachineNetworkReasons.configuringPorts,
+        `waiting for the VLAN batch on ${status.pendingBatch?.port ?? 'a port'}`,
+      );
       return waitFor(ctx.timings.batchPollMs);
     case 'converged':
       if (driven.callCount > 0) status.ports = projectedPorts({ device, desired, vlans });
@@ -179,7 +212,11 @@ function done(scope: MachineNetworkScope): StepOutcome {
   const mn = scope.machineNetwork;
   const mode = desiredNetworkMode(mn.spec);
   if (!conditionIs(mn, MachineNetworkConditionTypes.portsConfigured, 'True')) {
-    scope.ctx.events.event(mn, { type: 'Normal', reason: MachineNetworkEventReasons.portsConfigured, message: `ports configured: ${mode ?? 'unknown mode'}` });
+    scope.ctx.events.event(mn, {
+      type: 'Normal',
+      reason: MachineNetworkEventReasons.portsConfigured,
+      message: `ports configured: ${mode ?? 'unknown mode'}`,
+    });
   }
   configured(scope, `ports in ${mode ?? 'the requested'} mode`);
   return proceed;

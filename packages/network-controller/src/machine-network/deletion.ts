@@ -1,4 +1,11 @@
-import { MachineNetworkConditionTypes, MachineNetworkEventReasons, MachineNetworkReasons, NetworkFinalizers, MachineNetworkType, type IPAddressClaim } from '@metal-l2/api';
+import {
+  MachineNetworkConditionTypes,
+  MachineNetworkEventReasons,
+  MachineNetworkReasons,
+  NetworkFinalizers,
+  MachineNetworkType,
+  type IPAddressClaim,
+} from '@metal-l2/api';
 import { isMetalHttpError, observePorts, type DesiredPort, type Device, type MetalClient } from '@metal-l2/metal-api';
 import { isNotFound } from '@metal-l2/kube';
 import { IndexNames } from '../context.js';
@@ -8,7 +15,11 @@ import { describe, failed, proceed, waitFor, type MachineNetworkScope, type Step
 import { markCondition } from './status.js';
 
 function deleting(scope: MachineNetworkScope, message: string): void {
-  markCondition(scope.machineNetwork, { type: MachineNetworkConditionTypes.ready, status: 'False', reason: MachineNetworkReasons.deleting, message }, scope.now);
+  markCondition(
+    scope.machineNetwork,
+    { type: MachineNetworkConditionTypes.ready, status: 'False', reason: MachineNetworkReasons.deleting, message },
+    scope.now,
+  );
 }
 
 async function readDevice(metal: MetalClient, id: string, signal: AbortSignal): Promise<Device | undefined> {
@@ -33,7 +44,12 @@ export async function unassignVlans(scope: MachineNetworkScope): Promise<StepOut
   const ours = status.assignedVlans ?? [];
   const deviceId = status.deviceID;
   if (ours.length === 0 || deviceId === undefined) return proceed;
-  const access = await machineMetal(ctx, { machineNetwork: mn, packetMachine: scope.packetMachine, clusterName: scope.clusterName, signal: scope.rctx.signal });
+  const access = await machineMetal(ctx, {
+    machineNetwork: mn,
+    packetMachine: scope.packetMachine,
+    clusterName: scope.clusterName,
+    signal: scope.rctx.signal,
+  });
   if (access.kind === 'missing') {
     deleting(scope, `cannot unassign VLANs ${ours.map((v) => v.vxlan).join(', ')} of device ${deviceId}: ${access.message}`);
     return waitFor(ctx.timings.metalRetryMs * 10);
@@ -49,7 +65,12 @@ export async function unassignVlans(scope: MachineNetworkScope): Promise<StepOut
       status.assignedVlans = [];
       return proceed;
     }
-    const vlans = await ctx.vlans.list(access.metal, { projectId: access.projectId, metro: device.metro?.code ?? access.metro ?? '', wanted: [], signal: scope.rctx.signal });
+    const vlans = await ctx.vlans.list(access.metal, {
+      projectId: access.projectId,
+      metro: device.metro?.code ?? access.metro ?? '',
+      wanted: [],
+      signal: scope.rctx.signal,
+    });
     const observed = observePorts(device.network_ports ?? [], vlans).ports;
     const ourIds = new Set(ours.map((v) => `${v.portID}/${v.vlanID}`));
     const desired: DesiredPort[] = observed.map((p) => {
@@ -73,7 +94,11 @@ export async function unassignVlans(scope: MachineNetworkScope): Promise<StepOut
         return waitFor(ctx.timings.batchPollMs);
       case 'converged':
         if (driven.callCount > 0 || ours.length > 0) {
-          ctx.events.event(mn, { type: 'Normal', reason: MachineNetworkEventReasons.vlansUnassigned, message: `unassigned VLANs ${ours.map((v) => `${v.port}:${v.vxlan}`).join(', ')}` });
+          ctx.events.event(mn, {
+            type: 'Normal',
+            reason: MachineNetworkEventReasons.vlansUnassigned,
+            message: `unassigned VLANs ${ours.map((v) => `${v.port}:${v.vxlan}`).join(', ')}`,
+          });
         }
         status.assignedVlans = [];
         return proceed;
@@ -94,7 +119,8 @@ export async function unassignVlans(scope: MachineNetworkScope): Promise<StepOut
 export async function releaseClaims(scope: MachineNetworkScope): Promise<StepOutcome> {
   const { ctx, machineNetwork: mn } = scope;
   const names = new Set((mn.status?.claims ?? []).map((c) => c.name));
-  for (const claim of ctx.caches.claims.byIndex(IndexNames.claimByMachineNetwork, `${scope.namespace}/${scope.name}`)) names.add(claim.metadata.name ?? '');
+  for (const claim of ctx.caches.claims.byIndex(IndexNames.claimByMachineNetwork, `${scope.namespace}/${scope.name}`))
+    names.add(claim.metadata.name ?? '');
   const remaining: string[] = [];
   let deleted = 0;
   for (const name of names) {
@@ -104,13 +130,22 @@ export async function releaseClaims(scope: MachineNetworkScope): Promise<StepOut
     remaining.push(name);
     if (claim.metadata.deletionTimestamp !== undefined) continue;
     try {
-      await ctx.client.delete(ctx.types.claim, { namespace: scope.namespace, name }, { signal: scope.rctx.signal, ...(claim.metadata.uid === undefined ? {} : { preconditions: { uid: claim.metadata.uid } }) });
+      await ctx.client.delete(
+        ctx.types.claim,
+        { namespace: scope.namespace, name },
+        { signal: scope.rctx.signal, ...(claim.metadata.uid === undefined ? {} : { preconditions: { uid: claim.metadata.uid } }) },
+      );
       deleted++;
     } catch (err: unknown) {
       if (!isNotFound(err)) return failed(new Error(`delete IPAddressClaim ${describe(scope, name)}`, { cause: err }));
     }
   }
-  if (deleted > 0) ctx.events.event(mn, { type: 'Normal', reason: MachineNetworkEventReasons.claimsReleased, message: `released ${deleted} IPAddressClaim(s)` });
+  if (deleted > 0)
+    ctx.events.event(mn, {
+      type: 'Normal',
+      reason: MachineNetworkEventReasons.claimsReleased,
+      message: `released ${deleted} IPAddressClaim(s)`,
+    });
   if (remaining.length > 0) {
     deleting(scope, `waiting for IPAddressClaims to be released: ${remaining.join(', ')}`);
     return waitFor();

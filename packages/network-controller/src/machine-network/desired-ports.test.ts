@@ -11,7 +11,11 @@ describe('desiredNetworkMode', () => {
     ['bond0 in layer 2 is layer2-bonded', [{ name: 'bond0', layer2: true, vlans: [vlan(1000, true), vlan(1001)] }], 'layer2-bonded'],
     [
       'bond0 in layer 2 unbonded is layer2-individual',
-      [{ name: 'bond0', layer2: true, bonded: false }, { name: 'eth0', vlans: [vlan(1000)] }, { name: 'eth1', vlans: [vlan(1000)] }],
+      [
+        { name: 'bond0', layer2: true, bonded: false },
+        { name: 'eth0', vlans: [vlan(1000)] },
+        { name: 'eth1', vlans: [vlan(1000)] },
+      ],
       'layer2-individual',
     ],
     ['nothing asked is layer3', [{ name: 'bond0' }], 'layer3'],
@@ -22,7 +26,14 @@ describe('desiredNetworkMode', () => {
 
 describe('desiredPorts', () => {
   test('names VLANs by vxlan and the native one; layer2 only on bonds', () => {
-    expect(desiredPorts({ ports: [{ name: 'bond0', vlans: [vlan(1000)] }, { name: 'eth1', bonded: false, vlans: [vlan(1001, true)] }] })).toEqual([
+    expect(
+      desiredPorts({
+        ports: [
+          { name: 'bond0', vlans: [vlan(1000)] },
+          { name: 'eth1', bonded: false, vlans: [vlan(1001, true)] },
+        ],
+      }),
+    ).toEqual([
       { name: 'bond0', layer2: false, vlans: [1000] },
       { name: 'eth1', bonded: false, vlans: [1001], nativeVlan: 1001 },
     ]);

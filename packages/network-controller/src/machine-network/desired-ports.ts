@@ -25,7 +25,8 @@ const isBond = (name: string): boolean => name.startsWith('bond');
 export function desiredNetworkMode(spec: Pick<MachineNetworkSpec, 'ports'>): NetworkMode | undefined {
   const byName = new Map<string, Port>(spec.ports.map((p) => [p.name, p]));
   const names = new Set(['bond0', 'eth0', 'eth1', ...byName.keys()]);
-  const bondOf = (name: string): Port | undefined => byName.get(name === 'eth1' && names.has('bond1') && names.has('eth3') ? 'bond1' : 'bond0');
+  const bondOf = (name: string): Port | undefined =>
+    byName.get(name === 'eth1' && names.has('bond1') && names.has('eth3') ? 'bond1' : 'bond0');
   const shapes: PortShape[] = [...names].map((name) => {
     const port = byName.get(name);
     const vlanCount = port?.vlans?.length ?? 0;

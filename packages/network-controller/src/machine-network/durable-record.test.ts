@@ -14,7 +14,13 @@ const assigned = [{ portID: 'p1', port: 'bond0', vxlan: 1000, vlanID: 'v1' }];
 describe('durable record', () => {
   test('what status held survives a copy without status (clusterctl move)', () => {
     const mn = base();
-    mn.status = { deviceID: 'd1', assignedVlans: assigned, conditions: [{ type: 'PortsConfigured', status: 'True', reason: 'PortsConfigured', message: '', lastTransitionTime: '2026-12-01T09:00:00Z' }] };
+    mn.status = {
+      deviceID: 'd1',
+      assignedVlans: assigned,
+      conditions: [
+        { type: 'PortsConfigured', status: 'True', reason: 'PortsConfigured', message: '', lastTransitionTime: '2026-12-01T09:00:00Z' },
+      ],
+    };
     keepRecord(mn);
     const moved: MachineNetwork = { ...base(), metadata: { ...base().metadata, annotations: mn.metadata.annotations ?? {} } };
     restoreRecord(moved, 'd1', now);
@@ -24,14 +30,21 @@ describe('durable record', () => {
   });
 
   test('a record of another device restores the device id (for deletion) but not the condition', () => {
-    const mn: MachineNetwork = { ...base(), metadata: { ...base().metadata, annotations: { [NetworkAnnotations.portsConfigured]: 'old' } } };
+    const mn: MachineNetwork = {
+      ...base(),
+      metadata: { ...base().metadata, annotations: { [NetworkAnnotations.portsConfigured]: 'old' } },
+    };
     restoreRecord(mn, 'new', now);
     expect(mn.status?.deviceID).toBe('old');
     expect(mn.status?.conditions).toBeUndefined();
   });
 
   test('an empty assignment list removes the annotation', () => {
-    const mn: MachineNetwork = { ...base(), metadata: { ...base().metadata, annotations: { [NetworkAnnotations.assignedVlans]: JSON.stringify(assigned) } }, status: { assignedVlans: [] } };
+    const mn: MachineNetwork = {
+      ...base(),
+      metadata: { ...base().metadata, annotations: { [NetworkAnnotations.assignedVlans]: JSON.stringify(assigned) } },
+      status: { assignedVlans: [] },
+    };
     keepRecord(mn);
     expect(mn.metadata.annotations?.[NetworkAnnotations.assignedVlans]).toBeUndefined();
   });

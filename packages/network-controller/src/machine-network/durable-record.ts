@@ -1,4 +1,10 @@
-import { MachineNetworkConditionTypes, MachineNetworkReasons, NetworkAnnotations, type AssignedVlan, type MachineNetwork } from '@metal-l2/api';
+import {
+  MachineNetworkConditionTypes,
+  MachineNetworkReasons,
+  NetworkAnnotations,
+  type AssignedVlan,
+  type MachineNetwork,
+} from '@metal-l2/api';
 import { conditionIs, markCondition } from './status.js';
 
 function parseAssigned(text: string | undefined): AssignedVlan[] | undefined {
@@ -8,7 +14,11 @@ function parseAssigned(text: string | undefined): AssignedVlan[] | undefined {
     if (!Array.isArray(parsed)) return undefined;
     return parsed.filter(
       (v): v is AssignedVlan =>
-        typeof v === 'object' && v !== null && typeof (v as AssignedVlan).portID === 'string' && typeof (v as AssignedVlan).vlanID === 'string' && typeof (v as AssignedVlan).vxlan === 'number',
+        typeof v === 'object' &&
+        v !== null &&
+        typeof (v as AssignedVlan).portID === 'string' &&
+        typeof (v as AssignedVlan).vlanID === 'string' &&
+        typeof (v as AssignedVlan).vxlan === 'number',
     );
   } catch {
     return undefined;
@@ -33,7 +43,16 @@ export function restoreRecord(mn: MachineNetwork, deviceId: string | undefined, 
   // The device of the record: a deletion (the PacketMachine may be gone) needs it to unassign.
   status.deviceID = configuredOn;
   if (deviceId === configuredOn && status.conditions?.some((c) => c.type === MachineNetworkConditionTypes.portsConfigured) !== true) {
-    markCondition(mn, { type: MachineNetworkConditionTypes.portsConfigured, status: 'True', reason: MachineNetworkReasons.portsConfigured, message: `ports of device ${deviceId} were configured (recorded on this object)` }, now);
+    markCondition(
+      mn,
+      {
+        type: MachineNetworkConditionTypes.portsConfigured,
+        status: 'True',
+        reason: MachineNetworkReasons.portsConfigured,
+        message: `ports of device ${deviceId} were configured (recorded on this object)`,
+      },
+      now,
+    );
   }
 }
 
@@ -44,7 +63,9 @@ export function keepRecord(mn: MachineNetwork): void {
   if (assigned.length > 0) annotations[NetworkAnnotations.assignedVlans] = JSON.stringify(assigned);
   else delete annotations[NetworkAnnotations.assignedVlans];
   const deviceId = mn.status?.deviceID;
-  if (deviceId !== undefined && conditionIs(mn, MachineNetworkConditionTypes.portsConfigured, 'True')) annotations[NetworkAnnotations.portsConfigured] = deviceId;
-  else if (deviceId !== undefined && annotations[NetworkAnnotations.portsConfigured] !== deviceId) delete annotations[NetworkAnnotations.portsConfigured];
+  if (deviceId !== undefined && conditionIs(mn, MachineNetworkConditionTypes.portsConfigured, 'True'))
+    annotations[NetworkAnnotations.portsConfigured] = deviceId;
+  else if (deviceId !== undefined && annotations[NetworkAnnotations.portsConfigured] !== deviceId)
+    delete annotations[NetworkAnnotations.portsConfigured];
   mn.metadata.annotations = annotations;
 }

@@ -30,7 +30,14 @@ function claimObject(scope: MachineNetworkScope, wanted: WantedClaim): IPAddress
         ...(scope.clusterName === undefined ? {} : { [CapiLabels.clusterName]: scope.clusterName }),
       },
       ownerReferences: [
-        { apiVersion: mn.apiVersion, kind: mn.kind, name: mn.metadata.name ?? scope.name, uid: mn.metadata.uid ?? '', controller: true, blockOwnerDeletion: true },
+        {
+          apiVersion: mn.apiVersion,
+          kind: mn.kind,
+          name: mn.metadata.name ?? scope.name,
+          uid: mn.metadata.uid ?? '',
+          controller: true,
+          blockOwnerDeletion: true,
+        },
       ],
     },
     // v1beta1 (CAPI ≤ 1.9) claims have no clusterName: the API server prunes it there.
@@ -58,7 +65,11 @@ export async function ensureClaims(scope: MachineNetworkScope): Promise<StepOutc
         continue;
       } catch (err: unknown) {
         if (!isAlreadyExists(err)) return failed(new Error(`create IPAddressClaim ${describe(scope, w.name)}`, { cause: err }));
-        claim = await ctx.client.get<IPAddressClaim>(ctx.types.claim, { namespace: scope.namespace, name: w.name }, { signal: scope.rctx.signal });
+        claim = await ctx.client.get<IPAddressClaim>(
+          ctx.types.claim,
+          { namespace: scope.namespace, name: w.name },
+          { signal: scope.rctx.signal },
+        );
         if (claim === undefined) return waitFor(1_000);
       }
     }
@@ -77,7 +88,11 @@ export async function ensureClaims(scope: MachineNetworkScope): Promise<StepOutc
     }
   }
   if (created > 0) {
-    ctx.events.event(mn, { type: 'Normal', reason: MachineNetworkEventReasons.claimsCreated, message: `created ${created} IPAddressClaim(s)` });
+    ctx.events.event(mn, {
+      type: 'Normal',
+      reason: MachineNetworkEventReasons.claimsCreated,
+      message: `created ${created} IPAddressClaim(s)`,
+    });
     scope.rctx.logger.info('created address claims', { count: created });
   }
   return proceed;

@@ -36,13 +36,22 @@ describe('selectsMachine', () => {
     ['another cluster', { clusterName: 'other' }, false],
     ['a label that differs', { selector: { matchLabels: { role: 'control-plane' } } }, false],
     ['an In expression', { selector: { matchExpressions: [{ key: 'role', operator: 'In', values: ['worker'] }] } }, true],
-    ['a DoesNotExist expression on a present label', { selector: { matchExpressions: [{ key: 'role', operator: 'DoesNotExist' }] } }, false],
+    [
+      'a DoesNotExist expression on a present label',
+      { selector: { matchExpressions: [{ key: 'role', operator: 'DoesNotExist' }] } },
+      false,
+    ],
   ])('%s', (_name, spec, want) => expect(selectsMachine(mhc(spec), machine)).toBe(want));
 });
 
 describe('shortNodeStartupWarning', () => {
   test('warns when hold plus provisioning exceed the timeout of a selecting check', () => {
-    const warning = shortNodeStartupWarning({ machine, healthChecks: [mhc({ nodeStartupTimeout: '10m' })], holdTimeoutMs: 300_000, provisioningEstimateMs: 600_000 });
+    const warning = shortNodeStartupWarning({
+      machine,
+      healthChecks: [mhc({ nodeStartupTimeout: '10m' })],
+      holdTimeoutMs: 300_000,
+      provisioningEstimateMs: 600_000,
+    });
     expect(warning).toContain('md-0-mhc gives a new Machine 600 s');
   });
 

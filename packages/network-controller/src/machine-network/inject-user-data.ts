@@ -17,7 +17,8 @@ interface Secret extends KubeObject {
   data?: Record<string, string>;
 }
 
-const decode = (value: string | undefined): string | undefined => (value === undefined ? undefined : Buffer.from(value, 'base64').toString('utf8'));
+const decode = (value: string | undefined): string | undefined =>
+  value === undefined ? undefined : Buffer.from(value, 'base64').toString('utf8');
 
 function notInjected(scope: MachineNetworkScope, reason: string, message: string): void {
   markCondition(scope.machineNetwork, { type: MachineNetworkConditionTypes.userDataInjected, status: 'False', reason, message }, scope.now);
@@ -31,16 +32,17 @@ function notInjected(scope: MachineNetworkScope, reason: string, message: string
 function ownershipProblem(scope: MachineNetworkScope, machine: Machine, secret: Secret): string | undefined {
   const controller = (secret.metadata.ownerReferences ?? []).find((o) => o.controller === true);
   const configRef = machine.spec.bootstrap.configRef;
-  if (controller?.kind === 'MachinePool') return `Secret ${describe(scope, secret.metadata.name)} belongs to a MachinePool, whose bootstrap data is regenerated`;
+  if (controller?.kind === 'MachinePool')
+    return `Secret ${describe(scope, secret.metadata.name)} belongs to a MachinePool, whose bootstrap data is regenerated`;
   if (configRef !== undefined) {
     if (controller === undefined || controller.kind !== configRef.kind || controller.name !== configRef.name) {
       return `Secret ${describe(scope, secret.metadata.name)} is not owned by this Machine's bootstrap config ${configRef.kind}/${configRef.name}`;
     }
     return undefined;
   }
-  const sharing = (scope.ctx.caches.machines?.byIndex(IndexNames.machineByDataSecret, `${scope.namespace}/${secret.metadata.name ?? ''}`) ?? []).filter(
-    (m) => m.metadata.uid !== machine.metadata.uid,
-  );
+  const sharing = (
+    scope.ctx.caches.machines?.byIndex(IndexNames.machineByDataSecret, `${scope.namespace}/${secret.metadata.name ?? ''}`) ?? []
+  ).filter((m) => m.metadata.uid !== machine.metadata.uid);
   if (sharing.length > 0) {
     return `Secret ${describe(scope, secret.metadata.name)} is the bootstrap data of other Machines too (${sharing.map((m) => m.metadata.name).join(', ')}); give each Machine its own`;
   }
@@ -58,7 +60,7 @@ export async function ensureUserDataInjected(scope: MachineNetworkScope): Promis
   const status = (mn.status ??= {});
   const rendered = renderMachineNetwork(networkConfigOf(mn.spec, status.addresses ?? [], ctx.metadataUrl));
   if (rendered.kind === 'invalid') {
-    notInjected(scope, MachineNetworkReasons.invalidTemplate, rendered.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join('; '));
+    notInjected(scope, MachineNetworkReasons.invalidTemplate, rendered.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; '));
     return waitFor();
   }
   const provisioned = pm !== undefined && deviceIdOf(pm) !== undefined;
@@ -72,11 +74,19 @@ export async function ensureUserDataInjected(scope: MachineNetworkScope): Promis
   const secretName = machine.spec.bootstrap.dataSecretName;
   if (secretName === undefined || secretName === '') {
     if (provisioned) return adoptProvisioned(scope, undefined);
-    notInjected(scope, MachineNetworkReasons.waitingForBootstrapData, `waiting for Machine ${describe(scope, machine.metadata.name)} to get its bootstrap data (spec.bootstrap.dataSecretName)`);
+    notInjected(
+      scope,
+      MachineNetworkReasons.waitingForBootstrapData,
+      `waiting for Machine ${describe(scope, machine.metadata.name)} to get its bootstrap data (spec.bootstrap.dataSecretName)`,
+    );
     return waitFor();
   }
   // Read live: a cached Secret could be older than the one CAPP reads when it creates the device.
-  const secret = await ctx.client.get<Secret>(builtinTypes.secret, { namespace: scope.namespace, name: secretName }, { signal: scope.rctx.signal });
+  const secret = await ctx.client.get<Secret>(
+    builtinTypes.secret,
+    { namespace: scope.namespace, name: secretName },
+    { signal: scope.rctx.signal },
+  );
   if (secret === undefined) {
     notInjected(scope, MachineNetworkReasons.bootstrapSecretNotFound, `bootstrap data Secret ${describe(scope, secretName)} not found`);
     return waitFor(10_000);
@@ -90,13 +100,18 @@ export async function ensureUserDataInjected(scope: MachineNetworkScope): Promis
   }
   const value = decode(secret.data?.['value']);
   if (value === undefined) {
-    notInjected(scope, MachineNetworkReasons.bootstrapSecretNotFound, `bootstrap data Secret ${describe(scope, secretName)} has no key value`);
+    notInjected(
+      scope,
+      MachineNetworkReasons.bootstrapSecretNotFound,
+      `bootstrap data Secret ${describe(scope, secretName)} has no key value`,
+    );
     return waitFor();
   }
   const result = injectUserData({ value, format: decode(secret.data?.['format']), network: rendered.network });
   switch (result.kind) {
     case 'refused': {
-      const reason = result.reason === 'IgnitionNotSupported' ? MachineNetworkReasons.ignitionNotSupported : MachineNetworkReasons.unsupportedFormat;
+      const reason =
+        result.reason === 'IgnitionNotSupported' ? MachineNetworkReasons.ignitionNotSupported : MachineNetworkReasons.unsupportedFormat;
       notInjected(scope, reason, result.message);
       ctx.events.event(mn, { type: 'Warning', reason: MachineNetworkEventReasons.injectionRefused, message: result.message });
       return waitFor();
@@ -109,17 +124,33 @@ export async function ensureUserDataInjected(scope: MachineNetworkScope): Promis
           builtinTypes.secret,
           { namespace: scope.namespace, name: secretName },
           { data: { value: Buffer.from(result.value, 'utf8').toString('base64') } },
-          { ...(secret.metadata.resourceVersion === undefined ? {} : { resourceVersion: secret.metadata.resourceVersion }), signal: scope.rctx.signal },
+          {
+            ...(secret.metadata.resourceVersion === undefined ? {} : { resourceVersion: secret.metadata.resourceVersion }),
+            signal: scope.rctx.signal,
+          },
         );
       } catch (err: unknown) {
         return failed(new Error(`inject the network configuration into Secret ${describe(scope, secretName)}`, { cause: err }));
       }
-      ctx.events.event(mn, { type: 'Normal', reason: MachineNetworkEventReasons.userDataInjected, message: `injected network configuration sha256:${result.hash.slice(0, 12)} into Secret ${secretName}` });
+      ctx.events.event(mn, {
+        type: 'Normal',
+        reason: MachineNetworkEventReasons.userDataInjected,
+        message: `injected network configuration sha256:${result.hash.slice(0, 12)} into Secret ${secretName}`,
+      });
       scope.rctx.logger.info('injected network configuration', { secret: secretName, hash: result.hash });
       break;
   }
   status.userData = { secretName, hash: result.hash };
-  markCondition(mn, { type: MachineNetworkConditionTypes.userDataInjected, status: 'True', reason: MachineNetworkReasons.injected, message: `Secret ${secretName} carries the network configuration (sha256:${result.hash.slice(0, 12)})` }, scope.now);
+  markCondition(
+    mn,
+    {
+      type: MachineNetworkConditionTypes.userDataInjected,
+      status: 'True',
+      reason: MachineNetworkReasons.injected,
+      message: `Secret ${secretName} carries the network configuration (sha256:${result.hash.slice(0, 12)})`,
+    },
+    scope.now,
+  );
   return proceed;
 }
 
@@ -133,7 +164,16 @@ function adoptProvisioned(scope: MachineNetworkScope, secret: Secret | undefined
   const hash = secret === undefined ? undefined : readInjectionHash(decode(secret.data?.['value']) ?? '');
   if (hash !== undefined) {
     (mn.status ??= {}).userData = { ...(secret?.metadata.name === undefined ? {} : { secretName: secret.metadata.name }), hash };
-    markCondition(mn, { type: MachineNetworkConditionTypes.userDataInjected, status: 'True', reason: MachineNetworkReasons.injected, message: `the device was created from user data carrying the network configuration (sha256:${hash.slice(0, 12)})` }, scope.now);
+    markCondition(
+      mn,
+      {
+        type: MachineNetworkConditionTypes.userDataInjected,
+        status: 'True',
+        reason: MachineNetworkReasons.injected,
+        message: `the device was created from user data carrying the network configuration (sha256:${hash.slice(0, 12)})`,
+      },
+      scope.now,
+    );
     return proceed;
   }
   notInjected(

@@ -30,7 +30,8 @@ export class LastWrites {
   view(key: string, cached: MachineNetwork | undefined): MachineNetwork | undefined {
     const written = this.#byKey.get(key);
     if (written === undefined || cached === undefined) return cached;
-    if (cached.metadata.uid === written.object.metadata.uid && written.superseded.has(cached.metadata.resourceVersion ?? '')) return written.object;
+    if (cached.metadata.uid === written.object.metadata.uid && written.superseded.has(cached.metadata.resourceVersion ?? ''))
+      return written.object;
     this.#byKey.delete(key);
     return cached;
   }

@@ -48,7 +48,10 @@ export async function pollPendingBatch(scope: MachineNetworkScope, metal: MetalC
       return { kind: 'completed', final: pending.final };
     case 'failed':
       delete status.pendingBatch;
-      return { kind: 'failed', message: `VLAN batch ${pending.batchID} on ${pending.port} failed: ${polled.errorMessages.join('; ') || 'no reason given'}` };
+      return {
+        kind: 'failed',
+        message: `VLAN batch ${pending.batchID} on ${pending.port} failed: ${polled.errorMessages.join('; ') || 'no reason given'}`,
+      };
   }
 }
 
@@ -75,7 +78,14 @@ export type DriveResult =
   | { readonly kind: 'batch-started'; readonly callCount: number }
   | { readonly kind: 'refused'; readonly message: string };
 
-function recordAssignments(mn: MachineNetwork, call: { portId: string; portName: string; vlanAssignments: readonly { vlan: { id: string; vxlan: number | undefined }; state: 'assigned' | 'unassigned' }[] }): void {
+function recordAssignments(
+  mn: MachineNetwork,
+  call: {
+    portId: string;
+    portName: string;
+    vlanAssignments: readonly { vlan: { id: string; vxlan: number | undefined }; state: 'assigned' | 'unassigned' }[];
+  },
+): void {
   const status = (mn.status ??= {});
   let assigned: AssignedVlan[] = [...(status.assignedVlans ?? [])];
   for (const a of call.vlanAssignments) {
@@ -93,7 +103,12 @@ function recordAssignments(mn: MachineNetwork, call: { portId: string; portName:
  */
 export async function drivePorts(
   scope: MachineNetworkScope,
-  input: { readonly metal: MetalClient; readonly device: Device; readonly desired: readonly DesiredPort[]; readonly vlans: readonly VirtualNetwork[] },
+  input: {
+    readonly metal: MetalClient;
+    readonly device: Device;
+    readonly desired: readonly DesiredPort[];
+    readonly vlans: readonly VirtualNetwork[];
+  },
 ): Promise<DriveResult> {
   const plan = planPortChanges({ device: input.device, desired: input.desired, virtualNetworks: input.vlans });
   if (plan.kind === 'refused') return { kind: 'refused', message: plan.issues.map((i) => i.message).join('; ') };
@@ -109,7 +124,10 @@ export async function drivePorts(
     } catch (err: unknown) {
       // A batch this controller started and lost track of (a crash before its status was
       // written) is still open: the API refuses a second one. Adopt it and poll it instead.
-      const open = call.operation === 'createPortVlanAssignmentBatch' && isMetalHttpError(err) && err.status === 422 ? await openBatch(input.metal, call.portId, scope.rctx.signal) : undefined;
+      const open =
+        call.operation === 'createPortVlanAssignmentBatch' && isMetalHttpError(err) && err.status === 422
+          ? await openBatch(input.metal, call.portId, scope.rctx.signal)
+          : undefined;
       if (open === undefined) throw err;
       (mn.status ??= {}).pendingBatch = { portID: call.portId, port: call.portName, batchID: open, final: false };
       scope.rctx.logger.info('adopted an open VLAN batch', { port: call.portName, batch: open });
@@ -118,7 +136,12 @@ export async function drivePorts(
     callCount++;
     scope.ctx.events.event(mn, { type: 'Normal', reason: MachineNetworkEventReasons.portCall, message: description });
     if (started.kind === 'batch-created') {
-      (mn.status ??= {}).pendingBatch = { portID: started.portId, port: call.portName, batchID: started.batchId, final: index === plan.calls.length - 1 };
+      (mn.status ??= {}).pendingBatch = {
+        portID: started.portId,
+        port: call.portName,
+        batchID: started.batchId,
+        final: index === plan.calls.length - 1,
+      };
       scope.ctx.batchChecks.set(started.batchId, scope.ctx.now().getTime());
       return { kind: 'batch-started', callCount };
     }
@@ -132,7 +155,11 @@ async function openBatch(metal: MetalClient, portId: string, signal: AbortSignal
 }
 
 /** The ports as they will be once the plan to `desired` has run: what status shows while it runs. */
-export function projectedPorts(input: { readonly device: Device; readonly desired: readonly DesiredPort[]; readonly vlans: readonly VirtualNetwork[] }): ObservedPortRecord[] {
+export function projectedPorts(input: {
+  readonly device: Device;
+  readonly desired: readonly DesiredPort[];
+  readonly vlans: readonly VirtualNetwork[];
+}): ObservedPortRecord[] {
   const observed = observePorts(input.device.network_ports ?? [], input.vlans).ports;
   const { settings } = resolveDesired(input.desired, observed, { virtualNetworks: input.vlans, metro: input.device.metro?.code });
   return observed.map((p) => {

@@ -71,7 +71,14 @@ function newMachineNetwork(pm: PacketMachine, templateName: string, spec: Omit<M
       ...(clusterLabel === undefined ? {} : { labels: { [CapiLabels.clusterName]: clusterLabel } }),
       finalizers: [NetworkFinalizers.machineNetwork],
       ownerReferences: [
-        { apiVersion: `${PacketMachineType.group}/${PacketMachineType.version}`, kind: PacketMachineType.kind, name: pm.metadata.name ?? '', uid: pm.metadata.uid ?? '', controller: true, blockOwnerDeletion: true },
+        {
+          apiVersion: `${PacketMachineType.group}/${PacketMachineType.version}`,
+          kind: PacketMachineType.kind,
+          name: pm.metadata.name ?? '',
+          uid: pm.metadata.uid ?? '',
+          controller: true,
+          blockOwnerDeletion: true,
+        },
       ],
     },
     spec: { templateName, ...structuredClone(spec) },
@@ -86,16 +93,26 @@ async function ensureMachineNetwork(
   if (templateName === undefined) return done();
   const template = ctx.caches.templates.get({ namespace: at.namespace, name: templateName });
   if (template === undefined) {
-    ctx.events.event(at.pm, { type: 'Warning', reason: MachineNetworkReasons.templateNotFound, message: `MachineNetworkTemplate ${at.namespace}/${templateName} not found; the machine stays paused until it exists` });
+    ctx.events.event(at.pm, {
+      type: 'Warning',
+      reason: MachineNetworkReasons.templateNotFound,
+      message: `MachineNetworkTemplate ${at.namespace}/${templateName} not found; the machine stays paused until it exists`,
+    });
     return requeueAfter(30_000);
   }
   try {
-    const created = await ctx.client.create(MachineNetworkType, newMachineNetwork(at.pm, templateName, template.spec), { signal: at.rctx.signal });
+    const created = await ctx.client.create(MachineNetworkType, newMachineNetwork(at.pm, templateName, template.spec), {
+      signal: at.rctx.signal,
+    });
     at.rctx.logger.info('created MachineNetwork', { template: templateName });
     return created;
   } catch (err: unknown) {
     if (!isAlreadyExists(err)) throw new Error(`create MachineNetwork ${at.namespace}/${at.name}`, { cause: err });
-    const live = await ctx.client.get<MachineNetwork>(MachineNetworkType, { namespace: at.namespace, name: at.name }, { signal: at.rctx.signal });
+    const live = await ctx.client.get<MachineNetwork>(
+      MachineNetworkType,
+      { namespace: at.namespace, name: at.name },
+      { signal: at.rctx.signal },
+    );
     return live ?? requeueAfter(1_000);
   }
 }
@@ -106,7 +123,11 @@ async function ensureMachineNetwork(
  * device still exists, so its VLANs can be unassigned); create the MachineNetwork from the
  * template; run the normal or the delete steps; patch status once at the end.
  */
-export async function reconcileMachineNetwork(ctx: NetworkContext, key: { namespace: string; name: string }, rctx: ReconcileContext): Promise<ReconcileResult> {
+export async function reconcileMachineNetwork(
+  ctx: NetworkContext,
+  key: { namespace: string; name: string },
+  rctx: ReconcileContext,
+): Promise<ReconcileResult> {
   const { namespace, name } = key;
   const pm = ctx.caches.packetMachines.get(key);
   let mn = ctx.lastWrites.view(`${namespace}/${name}`, ctx.caches.machineNetworks.get(key));
@@ -118,10 +139,16 @@ export async function reconcileMachineNetwork(ctx: NetworkContext, key: { namesp
     return done();
   }
 
-  const machineGone = pm === undefined || pm.metadata.deletionTimestamp !== undefined || (mn !== undefined && pm.metadata.uid !== undefined && !(mn.metadata.ownerReferences ?? []).some((o) => o.uid === pm.metadata.uid));
+  const machineGone =
+    pm === undefined ||
+    pm.metadata.deletionTimestamp !== undefined ||
+    (mn !== undefined && pm.metadata.uid !== undefined && !(mn.metadata.ownerReferences ?? []).some((o) => o.uid === pm.metadata.uid));
   if (mn !== undefined && machineGone && mn.metadata.deletionTimestamp === undefined) {
     try {
-      await ctx.client.delete(MachineNetworkType, key, { signal: rctx.signal, ...(mn.metadata.uid === undefined ? {} : { preconditions: { uid: mn.metadata.uid } }) });
+      await ctx.client.delete(MachineNetworkType, key, {
+        signal: rctx.signal,
+        ...(mn.metadata.uid === undefined ? {} : { preconditions: { uid: mn.metadata.uid } }),
+      });
     } catch (err: unknown) {
       if (!isNotFound(err)) throw new Error(`delete MachineNetwork ${namespace}/${name} of a deleted PacketMachine`, { cause: err });
     }
@@ -172,7 +199,14 @@ export async function reconcileMachineNetwork(ctx: NetworkContext, key: { namesp
 function warnShortHealthCheck(scope: MachineNetworkScope): void {
   const { ctx, machine, packetMachine: pm, machineNetwork: mn } = scope;
   const uid = mn.metadata.uid ?? '';
-  if (machine === undefined || pm === undefined || !isHeldByUs(pm) || ctx.healthCheckWarned.has(uid) || ctx.caches.healthChecks === undefined) return;
+  if (
+    machine === undefined ||
+    pm === undefined ||
+    !isHeldByUs(pm) ||
+    ctx.healthCheckWarned.has(uid) ||
+    ctx.caches.healthChecks === undefined
+  )
+    return;
   ctx.healthCheckWarned.add(uid);
   const warning = shortNodeStartupWarning({
     machine,
@@ -180,7 +214,8 @@ function warnShortHealthCheck(scope: MachineNetworkScope): void {
     holdTimeoutMs: ctx.timings.holdTimeoutMs,
     provisioningEstimateMs: ctx.timings.provisioningEstimateMs,
   });
-  if (warning !== undefined) ctx.events.event(mn, { type: 'Warning', reason: MachineNetworkEventReasons.nodeStartupTimeoutTooShort, message: warning });
+  if (warning !== undefined)
+    ctx.events.event(mn, { type: 'Warning', reason: MachineNetworkEventReasons.nodeStartupTimeoutTooShort, message: warning });
 }
 
 /** A machine still held after the hold budget: it stays paused (fail closed) and says so. */
@@ -199,11 +234,18 @@ function holdTimedOut(scope: MachineNetworkScope): { reason: string; message: st
   return { reason: MachineNetworkReasons.holdTimeout, message };
 }
 
-async function finish(scope: MachineNetworkScope, at: { patch: PatchHelper<MachineNetwork>; before: MachineNetwork }, outcome: StepOutcome): Promise<ReconcileResult> {
+async function finish(
+  scope: MachineNetworkScope,
+  at: { patch: PatchHelper<MachineNetwork>; before: MachineNetwork },
+  outcome: StepOutcome,
+): Promise<ReconcileResult> {
   const { patch, before } = at;
   if (scope.machineNetwork.metadata.deletionTimestamp === undefined) keepRecord(scope.machineNetwork);
   const writes: MachineNetwork[] = [];
-  await patch.patch(scope.ctx.client, scope.machineNetwork, { signal: scope.rctx.signal, onWrite: (w) => writes.push(w as MachineNetwork) });
+  await patch.patch(scope.ctx.client, scope.machineNetwork, {
+    signal: scope.rctx.signal,
+    onWrite: (w) => writes.push(w as MachineNetwork),
+  });
   scope.ctx.lastWrites.remember(`${scope.namespace}/${scope.name}`, before, writes);
   switch (outcome.kind) {
     case 'continue':

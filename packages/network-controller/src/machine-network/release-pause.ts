@@ -1,4 +1,12 @@
-import { CapiAnnotations, MachineNetworkEventReasons, NetworkAnnotations, PacketMachineType, deviceIdOf, type Machine, type PacketMachine } from '@metal-l2/api';
+import {
+  CapiAnnotations,
+  MachineNetworkEventReasons,
+  NetworkAnnotations,
+  PacketMachineType,
+  deviceIdOf,
+  type Machine,
+  type PacketMachine,
+} from '@metal-l2/api';
 import { formatTime } from '@metal-l2/kube';
 import { describe, failed, proceed, waitFor, type MachineNetworkScope, type StepOutcome } from './scope.js';
 
@@ -24,12 +32,19 @@ export async function releasePause(scope: MachineNetworkScope): Promise<StepOutc
         PacketMachineType,
         { namespace: scope.namespace, name: scope.name },
         { metadata: { annotations: { [CapiAnnotations.paused]: null, [NetworkAnnotations.hold]: null } } },
-        { ...(pm.metadata.resourceVersion === undefined ? {} : { resourceVersion: pm.metadata.resourceVersion }), signal: scope.rctx.signal },
+        {
+          ...(pm.metadata.resourceVersion === undefined ? {} : { resourceVersion: pm.metadata.resourceVersion }),
+          signal: scope.rctx.signal,
+        },
       );
     } catch (err: unknown) {
       return failed(new Error(`release the pause of PacketMachine ${describe(scope)}`, { cause: err }));
     }
-    ctx.events.event(pm, { type: 'Normal', reason: MachineNetworkEventReasons.pauseReleased, message: 'network configuration injected; released the pause' });
+    ctx.events.event(pm, {
+      type: 'Normal',
+      reason: MachineNetworkEventReasons.pauseReleased,
+      message: 'network configuration injected; released the pause',
+    });
     scope.rctx.logger.info('released the pause', {});
   }
   if (machine === undefined || ctx.types.machine === undefined || ownedByMachine(pm, machine)) return proceed;

@@ -26,9 +26,7 @@ export interface MachineNetworkScope {
  * - fail: a retryable failure; the condition is already set, the queue backs off.
  */
 export type StepOutcome =
-  | { readonly kind: 'continue' }
-  | { readonly kind: 'wait'; readonly afterMs?: number }
-  | { readonly kind: 'fail'; readonly error: unknown };
+  { readonly kind: 'continue' } | { readonly kind: 'wait'; readonly afterMs?: number } | { readonly kind: 'fail'; readonly error: unknown };
 
 export type Step = (scope: MachineNetworkScope) => Promise<StepOutcome>;
 

@@ -17,7 +17,11 @@ export function conditionIs(mn: MachineNetwork, type: ConditionType, status: Con
   return getCondition(mn.status?.conditions, type)?.status === status;
 }
 
-const ORDER = [MachineNetworkConditionTypes.addressesAllocated, MachineNetworkConditionTypes.userDataInjected, MachineNetworkConditionTypes.portsConfigured] as const;
+const ORDER = [
+  MachineNetworkConditionTypes.addressesAllocated,
+  MachineNetworkConditionTypes.userDataInjected,
+  MachineNetworkConditionTypes.portsConfigured,
+] as const;
 
 /**
  * Ready summarises the others: True when all three are, else the first that is not True (in flow
@@ -33,7 +37,16 @@ export function summarizeReady(mn: MachineNetwork, now: Date, override?: { reaso
   for (const type of ORDER) {
     const c = getCondition(conditions, type);
     if (c === undefined) {
-      markCondition(mn, { type: MachineNetworkConditionTypes.ready, status: 'False', reason: MachineNetworkReasons.waitingForAddresses, message: `${type} not evaluated yet` }, now);
+      markCondition(
+        mn,
+        {
+          type: MachineNetworkConditionTypes.ready,
+          status: 'False',
+          reason: MachineNetworkReasons.waitingForAddresses,
+          message: `${type} not evaluated yet`,
+        },
+        now,
+      );
       return;
     }
     if (c.status !== 'True') {
@@ -41,5 +54,14 @@ export function summarizeReady(mn: MachineNetwork, now: Date, override?: { reaso
       return;
     }
   }
-  markCondition(mn, { type: MachineNetworkConditionTypes.ready, status: 'True', reason: MachineNetworkReasons.ready, message: 'addresses allocated, user data injected, ports configured' }, now);
+  markCondition(
+    mn,
+    {
+      type: MachineNetworkConditionTypes.ready,
+      status: 'True',
+      reason: MachineNetworkReasons.ready,
+      message: 'addresses allocated, user data injected, ports configured',
+    },
+    now,
+  );
 }

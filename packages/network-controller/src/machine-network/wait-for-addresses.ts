@@ -6,7 +6,10 @@ import { markCondition } from './status.js';
 function readyReason(claim: IPAddressClaim | undefined): { reason?: string; message?: string } {
   const ready = claim?.status?.conditions?.find((c) => c.type === 'Ready');
   if (ready === undefined || ready.status === 'True') return {};
-  return { ...(ready.reason === undefined ? {} : { reason: ready.reason }), ...(ready.message === undefined ? {} : { message: ready.message }) };
+  return {
+    ...(ready.reason === undefined ? {} : { reason: ready.reason }),
+    ...(ready.message === undefined ? {} : { message: ready.message }),
+  };
 }
 
 /**
@@ -22,11 +25,16 @@ export function waitForAddresses(scope: MachineNetworkScope): Promise<StepOutcom
   for (const w of wantedClaims(scope.name, mn.spec)) {
     const claim = ctx.caches.claims.get({ namespace: scope.namespace, name: w.name });
     const addressName = claim?.status?.addressRef?.name;
-    const address = addressName === undefined || addressName === '' ? undefined : ctx.caches.addresses.get({ namespace: scope.namespace, name: addressName });
+    const address =
+      addressName === undefined || addressName === ''
+        ? undefined
+        : ctx.caches.addresses.get({ namespace: scope.namespace, name: addressName });
     if (address === undefined || address.spec.claimRef.name !== w.name) {
       const why = readyReason(claim);
       if (why.reason === 'PoolExhausted') exhausted = true;
-      waiting.push(`${w.name} (pool ${w.poolRef.kind}/${w.poolRef.name}${why.reason === undefined ? '' : `: ${why.reason}${why.message === undefined ? '' : `, ${why.message}`}`})`);
+      waiting.push(
+        `${w.name} (pool ${w.poolRef.kind}/${w.poolRef.name}${why.reason === undefined ? '' : `: ${why.reason}${why.message === undefined ? '' : `, ${why.message}`}`})`,
+      );
       continue;
     }
     records.push({
@@ -59,7 +67,8 @@ export function waitForAddresses(scope: MachineNetworkScope): Promise<StepOutcom
       type: MachineNetworkConditionTypes.addressesAllocated,
       status: 'True',
       reason: MachineNetworkReasons.addressesAllocated,
-      message: records.length === 0 ? 'no addresses asked for' : records.map((r) => `${r.port}.${r.vxlan} ${r.address}/${r.prefix}`).join(', '),
+      message:
+        records.length === 0 ? 'no addresses asked for' : records.map((r) => `${r.port}.${r.vxlan} ${r.address}/${r.prefix}`).join(', '),
     },
     scope.now,
   );

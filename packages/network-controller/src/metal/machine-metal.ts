@@ -18,7 +18,12 @@ export type MachineMetal =
  */
 export async function machineMetal(
   ctx: NetworkContext,
-  at: { readonly machineNetwork: MachineNetwork; readonly packetMachine: PacketMachine | undefined; readonly clusterName: string | undefined; readonly signal: AbortSignal },
+  at: {
+    readonly machineNetwork: MachineNetwork;
+    readonly packetMachine: PacketMachine | undefined;
+    readonly clusterName: string | undefined;
+    readonly signal: AbortSignal;
+  },
 ): Promise<MachineMetal> {
   const namespace = at.machineNetwork.metadata.namespace ?? '';
   const ref = at.machineNetwork.spec.credentialsSecretRef;
@@ -27,7 +32,8 @@ export async function machineMetal(
     return {
       kind: 'missing',
       reason: MachineNetworkReasons.credentialsMissing,
-      message: 'no Metal API credentials: set spec.credentialsSecretRef on the MachineNetworkTemplate or start the controller with --metal-credentials-secret',
+      message:
+        'no Metal API credentials: set spec.credentialsSecretRef on the MachineNetworkTemplate or start the controller with --metal-credentials-secret',
     };
   }
   const token = await readSecretValue(ctx.client, key, { dataKey: API_TOKEN_KEY, trim: true, signal: at.signal });
@@ -35,14 +41,22 @@ export async function machineMetal(
 
   const clusterName = at.clusterName ?? at.packetMachine?.metadata.labels?.[CapiLabels.clusterName];
   if (clusterName === undefined) {
-    return { kind: 'missing', reason: MachineNetworkReasons.packetClusterNotFound, message: `the PacketMachine has no ${CapiLabels.clusterName} label, so its PacketCluster (and Metal project) is unknown` };
+    return {
+      kind: 'missing',
+      reason: MachineNetworkReasons.packetClusterNotFound,
+      message: `the PacketMachine has no ${CapiLabels.clusterName} label, so its PacketCluster (and Metal project) is unknown`,
+    };
   }
   const cluster = ctx.caches.clusters?.get({ namespace, name: clusterName });
   const infra = cluster?.spec?.infrastructureRef;
   const packetClusterName = infra !== undefined && infra.kind === PacketClusterType.kind ? infra.name : clusterName;
   const packetCluster = ctx.caches.packetClusters.get({ namespace, name: packetClusterName });
   if (packetCluster === undefined) {
-    return { kind: 'missing', reason: MachineNetworkReasons.packetClusterNotFound, message: `PacketCluster ${namespace}/${packetClusterName} not found: it names the Metal project` };
+    return {
+      kind: 'missing',
+      reason: MachineNetworkReasons.packetClusterNotFound,
+      message: `PacketCluster ${namespace}/${packetClusterName} not found: it names the Metal project`,
+    };
   }
   return {
     kind: 'ok',

@@ -16,7 +16,10 @@ export class VlanCache {
 
   constructor(private readonly options: { readonly now: () => number; readonly maxAgeMs?: number; readonly minRefreshMs?: number }) {}
 
-  async list(metal: MetalClient, at: { readonly projectId: string; readonly metro: string; readonly wanted: readonly number[]; readonly signal?: AbortSignal }): Promise<readonly VirtualNetwork[]> {
+  async list(
+    metal: MetalClient,
+    at: { readonly projectId: string; readonly metro: string; readonly wanted: readonly number[]; readonly signal?: AbortSignal },
+  ): Promise<readonly VirtualNetwork[]> {
     const key = `${metal.baseUrl} ${at.projectId} ${at.metro}`;
     const now = this.options.now();
     const entry = this.#entries.get(key);

@@ -26,7 +26,11 @@ describe('decidePause', () => {
       name: 'a linked machine without annotations gets the whole annotations map',
       machine: machine(undefined),
       templateName: 'l2',
-      want: { kind: 'pause', templateName: 'l2', patch: [{ op: 'add', path: '/metadata/annotations', value: { [PAUSED]: '', [HOLD]: '2026-12-01T08:30:00Z' } }] },
+      want: {
+        kind: 'pause',
+        templateName: 'l2',
+        patch: [{ op: 'add', path: '/metadata/annotations', value: { [PAUSED]: '', [HOLD]: '2026-12-01T08:30:00Z' } }],
+      },
     },
     {
       name: 'a linked machine with annotations gets two keys, slashes escaped',
@@ -54,25 +58,55 @@ describe('decidePause', () => {
         ],
       },
     },
-    { name: 'a provisioned machine (clusterctl move, restore) passes', machine: machine(undefined, { providerID: 'equinixmetal://d-1' }), templateName: 'l2', want: { kind: 'pass', why: 'provisioned' } },
+    {
+      name: 'a provisioned machine (clusterctl move, restore) passes',
+      machine: machine(undefined, { providerID: 'equinixmetal://d-1' }),
+      templateName: 'l2',
+      want: { kind: 'pass', why: 'provisioned' },
+    },
     { name: 'an unlinked machine passes', machine: machine({}), templateName: undefined, want: { kind: 'pass', why: 'unlinked' } },
-    { name: 'a machine we hold already (moved while held) passes', machine: machine({ [PAUSED]: '', [HOLD]: '2026-12-01T08:00:00Z' }), templateName: 'l2', want: { kind: 'pass', why: 'held-already' } },
-    { name: 'a machine paused by someone else is left alone, without our marker', machine: machine({ [PAUSED]: 'true' }), templateName: 'l2', want: { kind: 'paused-by-someone-else', templateName: 'l2' } },
-    { name: 'an empty providerID is not provisioned', machine: machine(undefined, { providerID: '' }), templateName: undefined, want: { kind: 'pass', why: 'unlinked' } },
+    {
+      name: 'a machine we hold already (moved while held) passes',
+      machine: machine({ [PAUSED]: '', [HOLD]: '2026-12-01T08:00:00Z' }),
+      templateName: 'l2',
+      want: { kind: 'pass', why: 'held-already' },
+    },
+    {
+      name: 'a machine paused by someone else is left alone, without our marker',
+      machine: machine({ [PAUSED]: 'true' }),
+      templateName: 'l2',
+      want: { kind: 'paused-by-someone-else', templateName: 'l2' },
+    },
+    {
+      name: 'an empty providerID is not provisioned',
+      machine: machine(undefined, { providerID: '' }),
+      templateName: undefined,
+      want: { kind: 'pass', why: 'unlinked' },
+    },
   ])('$name', ({ machine: m, templateName, want }) => {
     expect(decidePause(m, { templateName, now: NOW })).toEqual(want);
   });
 });
 
 function request(object: unknown, overrides: Partial<AdmissionRequest> = {}): AdmissionRequest {
-  return { uid: 'u-1', operation: 'CREATE', kind: { group: 'infrastructure.cluster.x-k8s.io', version: 'v1beta1', kind: 'PacketMachine' }, namespace: 'ns', object, ...overrides };
+  return {
+    uid: 'u-1',
+    operation: 'CREATE',
+    kind: { group: 'infrastructure.cluster.x-k8s.io', version: 'v1beta1', kind: 'PacketMachine' },
+    namespace: 'ns',
+    object,
+    ...overrides,
+  };
 }
 
 function deps(get: PacketMachineWebhookDeps['client']['get'], readTimeoutMs = 1_000): PacketMachineWebhookDeps {
   return { client: { get }, now: () => NOW, readTimeoutMs };
 }
 
-const annotatedTemplate: PacketMachineTemplate = { metadata: { namespace: 'ns', name: 'workers', annotations: { [TEMPLATE]: 'l2' } }, spec: { template: { spec: {} } } };
+const annotatedTemplate: PacketMachineTemplate = {
+  metadata: { namespace: 'ns', name: 'workers', annotations: { [TEMPLATE]: 'l2' } },
+  spec: { template: { spec: {} } },
+};
 
 describe('packetMachineAdmissionHandler', () => {
   test('pauses a machine cloned from an annotated PacketMachineTemplate, namespace taken from the request', async () => {
@@ -99,11 +133,20 @@ describe('packetMachineAdmissionHandler', () => {
   });
 
   test('refuses the machine, saying why, when the PacketMachineTemplate cannot be read', async () => {
-    const forbidden = new KubeApiError({ action: 'get PacketMachineTemplate ns/workers', status: 403, reason: 'Forbidden', detail: 'forbidden: no' });
+    const forbidden = new KubeApiError({
+      action: 'get PacketMachineTemplate ns/workers',
+      status: 403,
+      reason: 'Forbidden',
+      detail: 'forbidden: no',
+    });
     const handler = packetMachineAdmissionHandler(deps(() => Promise.reject(forbidden)));
     const verdict = await handler(request(machine({ [FROM_NAME]: 'workers' })));
     expect(verdict.allowed).toBe(false);
-    expect(verdict).toMatchObject({ message: expect.stringContaining('reading PacketMachineTemplate ns/workers failed (get PacketMachineTemplate ns/workers: forbidden: no)') });
+    expect(verdict).toMatchObject({
+      message: expect.stringContaining(
+        'reading PacketMachineTemplate ns/workers failed (get PacketMachineTemplate ns/workers: forbidden: no)',
+      ),
+    });
     expect(verdict).toMatchObject({ message: expect.stringContaining('may get packetmachinetemplates') });
   });
 
@@ -126,7 +169,10 @@ describe('packetMachineAdmissionHandler', () => {
     const verdict = await handler(request(machine({ [TEMPLATE]: 'l2', [PAUSED]: '' })));
     expect(verdict).toEqual({
       allowed: true,
-      warnings: [expect.stringContaining('will not remove that pause'), 'MachineNetworkTemplate ns/l2 not found: the machine stays paused until it exists'],
+      warnings: [
+        expect.stringContaining('will not remove that pause'),
+        'MachineNetworkTemplate ns/l2 not found: the machine stays paused until it exists',
+      ],
     });
   });
 
@@ -141,7 +187,10 @@ describe('packetMachineAdmissionHandler', () => {
 
   test('answers a dry run like any request', async () => {
     const handler = packetMachineAdmissionHandler(deps(() => Promise.resolve(undefined)));
-    expect(await handler(request(machine({ [TEMPLATE]: 'l2' }), { dryRun: true }))).toMatchObject({ allowed: true, patch: expect.any(Array) });
+    expect(await handler(request(machine({ [TEMPLATE]: 'l2' }), { dryRun: true }))).toMatchObject({
+      allowed: true,
+      patch: expect.any(Array),
+    });
   });
 
   test('lets other operations through and refuses a request without an object', async () => {

@@ -11,7 +11,15 @@ import {
   type PacketMachine,
   type PacketMachineTemplate,
 } from '@metal-l2/api';
-import { escapeJsonPointer, type AdmissionHandler, type AdmissionRequest, type AdmissionVerdict, type JsonPatchOperation, type KubeClient, type Logger } from '@metal-l2/kube';
+import {
+  escapeJsonPointer,
+  type AdmissionHandler,
+  type AdmissionRequest,
+  type AdmissionVerdict,
+  type JsonPatchOperation,
+  type KubeClient,
+  type Logger,
+} from '@metal-l2/kube';
 import { resolveTemplateName, templateLinkOf } from '../template-link.js';
 
 /** How long the webhook waits for the API server when it reads a PacketMachineTemplate. */
@@ -47,7 +55,10 @@ export type PauseDecision =
  *   other party un-pauses first, the server may be created without it — the response warns;
  * - otherwise: add `cluster.x-k8s.io/paused: ""` and `network.metal.x-k8s.io/hold: <now>`.
  */
-export function decidePause(machine: Pick<PacketMachine, 'metadata' | 'spec'>, input: { readonly templateName: string | undefined; readonly now: Date }): PauseDecision {
+export function decidePause(
+  machine: Pick<PacketMachine, 'metadata' | 'spec'>,
+  input: { readonly templateName: string | undefined; readonly now: Date },
+): PauseDecision {
   if (isProvisioned(machine)) return { kind: 'pass', why: 'provisioned' };
   if (input.templateName === undefined) return { kind: 'pass', why: 'unlinked' };
   const annotations = machine.metadata.annotations;
@@ -118,7 +129,11 @@ export function packetMachineAdmissionHandler(deps: PacketMachineWebhookDeps): A
         return { allowed: true };
       case 'paused-by-someone-else': {
         deps.logger?.info('PacketMachine already paused by someone else; not holding it', { ...fields, template: decision.templateName });
-        const missing = await missingTemplateWarning(deps.client, { namespace: machine.metadata.namespace, name: decision.templateName, signal });
+        const missing = await missingTemplateWarning(deps.client, {
+          namespace: machine.metadata.namespace,
+          name: decision.templateName,
+          signal,
+        });
         return {
           allowed: true,
           warnings: [
@@ -130,7 +145,11 @@ export function packetMachineAdmissionHandler(deps: PacketMachineWebhookDeps): A
       }
       case 'pause': {
         deps.logger?.info('holding PacketMachine for its network configuration', { ...fields, template: decision.templateName });
-        const missing = await missingTemplateWarning(deps.client, { namespace: machine.metadata.namespace, name: decision.templateName, signal });
+        const missing = await missingTemplateWarning(deps.client, {
+          namespace: machine.metadata.namespace,
+          name: decision.templateName,
+          signal,
+        });
         return { allowed: true, patch: decision.patch, ...(missing.length === 0 ? {} : { warnings: missing }) };
       }
     }
@@ -147,8 +166,14 @@ async function missingTemplateWarning(
 ): Promise<string[]> {
   if (at.namespace === undefined) return [];
   try {
-    const template = await client.get<MachineNetworkTemplate>(MachineNetworkTemplateType, { namespace: at.namespace, name: at.name }, { signal: at.signal });
-    return template === undefined ? [`MachineNetworkTemplate ${at.namespace}/${at.name} not found: the machine stays paused until it exists`] : [];
+    const template = await client.get<MachineNetworkTemplate>(
+      MachineNetworkTemplateType,
+      { namespace: at.namespace, name: at.name },
+      { signal: at.signal },
+    );
+    return template === undefined
+      ? [`MachineNetworkTemplate ${at.namespace}/${at.name} not found: the machine stays paused until it exists`]
+      : [];
   } catch {
     return [];
   }

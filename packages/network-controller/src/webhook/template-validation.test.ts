@@ -22,11 +22,23 @@ interface InvalidCase {
 describe('validateTemplate: templates that pass', () => {
   test.each<ValidCase>([
     { name: 'hybrid-bonded: VLANs on bond0 in layer 3', spec: spec({ name: 'bond0', vlans: [vlan(1000)] }), networkType: 'hybrid-bonded' },
-    { name: 'hybrid: eth1 leaves the bond and carries VLANs', spec: spec({ name: 'eth1', bonded: false, vlans: [vlan(1000), vlan(1001, { native: true })] }), networkType: 'hybrid' },
-    { name: 'layer2-bonded: bond0 in layer 2 with VLANs', spec: spec({ name: 'bond0', layer2: true, vlans: [vlan(1000), vlan(1001)] }), networkType: 'layer2-bonded' },
+    {
+      name: 'hybrid: eth1 leaves the bond and carries VLANs',
+      spec: spec({ name: 'eth1', bonded: false, vlans: [vlan(1000), vlan(1001, { native: true })] }),
+      networkType: 'hybrid',
+    },
+    {
+      name: 'layer2-bonded: bond0 in layer 2 with VLANs',
+      spec: spec({ name: 'bond0', layer2: true, vlans: [vlan(1000), vlan(1001)] }),
+      networkType: 'layer2-bonded',
+    },
     {
       name: 'layer2-individual: the eth ports carry the VLANs',
-      spec: spec({ name: 'bond0', layer2: true, bonded: false }, { name: 'eth0', vlans: [vlan(1000)] }, { name: 'eth1', vlans: [vlan(1001)] }),
+      spec: spec(
+        { name: 'bond0', layer2: true, bonded: false },
+        { name: 'eth0', vlans: [vlan(1000)] },
+        { name: 'eth1', vlans: [vlan(1001)] },
+      ),
       networkType: 'layer2-individual',
     },
     { name: 'layer3: nothing but bond0', spec: spec({ name: 'bond0' }), networkType: 'layer3' },
@@ -34,16 +46,35 @@ describe('validateTemplate: templates that pass', () => {
       name: 'one default route per family',
       spec: spec(
         { name: 'bond0', vlans: [vlan(1000, { routes: [{ to: 'default', via: '10.0.0.1' }] })] },
-        { name: 'eth1', bonded: false, vlans: [vlan(1001, { routes: [{ to: 'default', via: 'fd00::1' }, { to: '10.60.0.0/16', via: '10.1.0.1' }] })] },
+        {
+          name: 'eth1',
+          bonded: false,
+          vlans: [
+            vlan(1001, {
+              routes: [
+                { to: 'default', via: 'fd00::1' },
+                { to: '10.60.0.0/16', via: '10.1.0.1' },
+              ],
+            }),
+          ],
+        },
       ),
       networkType: 'hybrid',
     },
     {
       name: 'a pool of any IPAM provider',
-      spec: spec({ name: 'bond0', vlans: [vlan(1000, { addressesFromPools: [{ apiGroup: 'ipam.cluster.x-k8s.io', kind: 'SomeoneElsesPool', name: 'p' }] })] }),
+      spec: spec({
+        name: 'bond0',
+        vlans: [vlan(1000, { addressesFromPools: [{ apiGroup: 'ipam.cluster.x-k8s.io', kind: 'SomeoneElsesPool', name: 'p' }] })],
+      }),
       networkType: 'hybrid-bonded',
     },
-    { name: 'a 4-port template passes with a warning per 4-port name', spec: spec({ name: 'bond1', layer2: true, vlans: [vlan(1000)] }, { name: 'eth3' }), networkType: 'hybrid', warnings: 2 },
+    {
+      name: 'a 4-port template passes with a warning per 4-port name',
+      spec: spec({ name: 'bond1', layer2: true, vlans: [vlan(1000)] }, { name: 'eth3' }),
+      networkType: 'hybrid',
+      warnings: 2,
+    },
   ])('$name', ({ spec: s, networkType, warnings }) => {
     const got = validateTemplate(s);
     expect(got.issues).toEqual([]);
@@ -70,18 +101,30 @@ describe('validateTemplate: templates that are refused', () => {
         {
           code: 'MultipleDefaultRoutes',
           path: 'spec.ports[1].vlans[0].routes[0].to',
-          message: 'a second IPv4 default route (via 10.1.0.1 on eth1 VLAN 1001); the template has one on bond0 VLAN 1000 already: a machine takes one default route per address family',
+          message:
+            'a second IPv4 default route (via 10.1.0.1 on eth1 VLAN 1001); the template has one on bond0 VLAN 1000 already: a machine takes one default route per address family',
         },
       ],
     },
     {
       name: 'two IPv6 default routes on one VLAN',
-      spec: spec({ name: 'bond0', vlans: [vlan(1000, { routes: [{ to: 'default', via: 'fd00::1' }, { to: '::/0', via: 'fd00::2' }] })] }),
+      spec: spec({
+        name: 'bond0',
+        vlans: [
+          vlan(1000, {
+            routes: [
+              { to: 'default', via: 'fd00::1' },
+              { to: '::/0', via: 'fd00::2' },
+            ],
+          }),
+        ],
+      }),
       want: [
         {
           code: 'MultipleDefaultRoutes',
           path: 'spec.ports[0].vlans[0].routes[1].to',
-          message: 'a second IPv6 default route (via fd00::2 on bond0 VLAN 1000); the template has one on bond0 VLAN 1000 already: a machine takes one default route per address family',
+          message:
+            'a second IPv6 default route (via fd00::2 on bond0 VLAN 1000); the template has one on bond0 VLAN 1000 already: a machine takes one default route per address family',
         },
       ],
     },
@@ -104,7 +147,8 @@ describe('validateTemplate: templates that are refused', () => {
         {
           code: 'VlanOnDisbondedBond',
           path: 'spec.ports[0].vlans',
-          message: 'bond0 is disbonded (layer2-individual: layer2 with bonded: false), so it carries no VLANs: list them on eth0 and eth1 instead',
+          message:
+            'bond0 is disbonded (layer2-individual: layer2 with bonded: false), so it carries no VLANs: list them on eth0 and eth1 instead',
         },
       ],
     },
@@ -134,17 +178,35 @@ describe('validateTemplate: templates that are refused', () => {
     {
       name: 'a port no server has',
       spec: spec({ name: 'bond0' }, { name: 'eth7' }),
-      want: [{ code: 'UnknownPort', path: 'spec.ports[1].name', message: 'no Metal server has a port eth7: 2-port plans have bond0, eth0, eth1; 4-port plans also bond1, eth2, eth3' }],
+      want: [
+        {
+          code: 'UnknownPort',
+          path: 'spec.ports[1].name',
+          message: 'no Metal server has a port eth7: 2-port plans have bond0, eth0, eth1; 4-port plans also bond1, eth2, eth3',
+        },
+      ],
     },
     {
       name: 'the planner: a native VLAN needs a second VLAN on the port',
       spec: spec({ name: 'eth1', bonded: false, vlans: [vlan(1000, { native: true })] }),
-      want: [{ code: 'PortPlan', path: 'spec.ports[0].vlans[0].native', message: 'a native VLAN needs at least two VLANs on eth1 (NativeVlanNeedsTwoVlans)' }],
+      want: [
+        {
+          code: 'PortPlan',
+          path: 'spec.ports[0].vlans[0].native',
+          message: 'a native VLAN needs at least two VLANs on eth1 (NativeVlanNeedsTwoVlans)',
+        },
+      ],
     },
     {
       name: 'the planner: eth1 bonded to a disbonded bond',
       spec: spec({ name: 'bond0', layer2: true, bonded: false }, { name: 'eth1', bonded: true }),
-      want: [{ code: 'PortPlan', path: 'spec.ports[1].bonded', message: 'eth1 cannot be bonded: it belongs to bond0, which is disbonded (BondedPortWithoutBond)' }],
+      want: [
+        {
+          code: 'PortPlan',
+          path: 'spec.ports[1].bonded',
+          message: 'eth1 cannot be bonded: it belongs to bond0, which is disbonded (BondedPortWithoutBond)',
+        },
+      ],
     },
   ])('$name', ({ spec: s, want }) => {
     const got = validateTemplate(s);

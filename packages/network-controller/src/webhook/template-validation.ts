@@ -6,7 +6,14 @@
 
 import { isIPv6 } from 'node:net';
 import type { MachineNetworkTemplateSpec, NetworkMode, Port } from '@metal-l2/api';
-import { planPortChanges, type Device, type DesiredPort, type Port as MetalPort, type PortPlanIssue, type VirtualNetwork } from '@metal-l2/metal-api';
+import {
+  planPortChanges,
+  type Device,
+  type DesiredPort,
+  type Port as MetalPort,
+  type PortPlanIssue,
+  type VirtualNetwork,
+} from '@metal-l2/metal-api';
 
 export const TEMPLATE_ISSUE_CODES = {
   /** A port name no Metal server plan has (2-port: bond0, eth0, eth1; 4-port: also bond1, eth2, eth3). */
@@ -101,7 +108,11 @@ export function validateTemplate(spec: Pick<MachineNetworkTemplateSpec, 'ports'>
       if (!issues.some((own) => own.path === mapped.path)) issues.push(mapped);
     }
   } else if (plan.to === undefined) {
-    issues.push({ code: TEMPLATE_ISSUE_CODES.portPlan, path: 'spec.ports', message: 'the port planner cannot name the network type these ports amount to' });
+    issues.push({
+      code: TEMPLATE_ISSUE_CODES.portPlan,
+      path: 'spec.ports',
+      message: 'the port planner cannot name the network type these ports amount to',
+    });
   } else {
     networkType = plan.to;
   }

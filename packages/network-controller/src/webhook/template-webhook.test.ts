@@ -26,13 +26,28 @@ describe('templateAdmissionHandler', () => {
     {
       name: 'an invalid template is refused with every issue and its path',
       req: request('CREATE', bad),
-      want: { allowed: false, message: expect.stringMatching(/^MachineNetworkTemplate ns\/t is invalid: spec\.ports\[0\]\.vlans: eth1 stays in bond0/) },
+      want: {
+        allowed: false,
+        message: expect.stringMatching(/^MachineNetworkTemplate ns\/t is invalid: spec\.ports\[0\]\.vlans: eth1 stays in bond0/),
+      },
     },
-    { name: 'a 4-port template is allowed with warnings', req: request('CREATE', fourPort), want: { allowed: true, warnings: [expect.stringContaining('bond1')] } },
+    {
+      name: 'a 4-port template is allowed with warnings',
+      req: request('CREATE', fourPort),
+      want: { allowed: true, warnings: [expect.stringContaining('bond1')] },
+    },
     { name: 'a metadata-only update of an old invalid template passes', req: request('UPDATE', bad, bad), want: { allowed: true } },
-    { name: 'an update that changes the spec is validated', req: request('UPDATE', bad, good), want: { allowed: false, message: expect.stringContaining('eth1 stays in bond0') } },
+    {
+      name: 'an update that changes the spec is validated',
+      req: request('UPDATE', bad, good),
+      want: { allowed: false, message: expect.stringContaining('eth1 stays in bond0') },
+    },
     { name: 'a delete passes', req: request('DELETE', bad), want: { allowed: true } },
-    { name: 'a request without a spec is refused', req: request('CREATE', undefined), want: { allowed: false, message: 'the request carries no MachineNetworkTemplate with a spec' } },
+    {
+      name: 'a request without a spec is refused',
+      req: request('CREATE', undefined),
+      want: { allowed: false, message: 'the request carries no MachineNetworkTemplate with a spec' },
+    },
   ])('$name', async ({ req, want }) => {
     expect(await handler(req)).toEqual(want);
   });

@@ -23,7 +23,8 @@ export function templateAdmissionHandler(): AdmissionHandler {
     const result = validateTemplate(template.spec);
     const name = `${template.metadata.namespace ?? request.namespace ?? ''}/${template.metadata.name ?? request.name ?? ''}`;
     const warnings = result.warnings.length === 0 ? {} : { warnings: result.warnings };
-    if (result.issues.length > 0) return { allowed: false, message: formatIssues(`MachineNetworkTemplate ${name}`, result.issues), ...warnings };
+    if (result.issues.length > 0)
+      return { allowed: false, message: formatIssues(`MachineNetworkTemplate ${name}`, result.issues), ...warnings };
     return { allowed: true, ...warnings };
   };
 }

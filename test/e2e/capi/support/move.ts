@@ -17,7 +17,12 @@ interface OwnerReference {
 }
 
 function stripForMove(obj: Obj): Obj {
-  const { uid: _uid, resourceVersion: _rv, deletionTimestamp: _dt, ...metadata } = obj.metadata as Obj['metadata'] & Record<string, unknown>;
+  const {
+    uid: _uid,
+    resourceVersion: _rv,
+    deletionTimestamp: _dt,
+    ...metadata
+  } = obj.metadata as Obj['metadata'] & Record<string, unknown>;
   delete (metadata as Record<string, unknown>)['creationTimestamp'];
   delete (metadata as Record<string, unknown>)['managedFields'];
   delete (metadata as Record<string, unknown>)['generation'];
@@ -38,7 +43,12 @@ export interface MoveResult {
 export async function moveObjects(
   source: k8s.KubeConfig,
   target: k8s.KubeConfig,
-  options: { readonly namespace: string; readonly kinds: readonly Kind[]; readonly secrets: readonly string[]; readonly transform?: (kind: Kind, obj: Obj) => Obj },
+  options: {
+    readonly namespace: string;
+    readonly kinds: readonly Kind[];
+    readonly secrets: readonly string[];
+    readonly transform?: (kind: Kind, obj: Obj) => Obj;
+  },
 ): Promise<MoveResult> {
   const from = new Objects(source);
   const to = new Objects(target);

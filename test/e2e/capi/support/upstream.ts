@@ -36,8 +36,15 @@ export async function buildUpstream(): Promise<UpstreamBuild> {
     ({ stdout } = await run('bash', [script], { maxBuffer: 64 * 1024 * 1024, timeout: 60 * 60 * 1000 }));
   } catch (err: unknown) {
     const stderr = (err as { stderr?: string }).stderr ?? '';
-    const reason = stderr.split('\n').filter((l) => l.includes('[build-capi]')).slice(-3).join('\n');
-    throw new Error(`building Cluster API ${CAPI_VERSION} and CAPP ${CAPP_VERSION} with ${script} failed; run it by hand to see why\n${reason}`, { cause: err });
+    const reason = stderr
+      .split('\n')
+      .filter((l) => l.includes('[build-capi]'))
+      .slice(-3)
+      .join('\n');
+    throw new Error(
+      `building Cluster API ${CAPI_VERSION} and CAPP ${CAPP_VERSION} with ${script} failed; run it by hand to see why\n${reason}`,
+      { cause: err },
+    );
   }
   const binDir = stdout.trim().split('\n').pop() ?? '';
   const { stdout: modcache } = await run('go', ['env', 'GOMODCACHE']);
@@ -71,7 +78,9 @@ export const CONTRACT_LABEL = { 'cluster.x-k8s.io/v1beta1': 'v1beta1' } as const
 
 /** CAPI v1.7.9's CRDs (core, CABPK, KCP) from the module cache and CAPP's bases, each with the contract label as released. */
 export async function upstreamCapiCrds(build: UpstreamBuild): Promise<Crd[]> {
-  const dirs = ['config/crd/bases', 'bootstrap/kubeadm/config/crd/bases', 'controlplane/kubeadm/config/crd/bases'].map((d) => join(build.capiModule, d));
+  const dirs = ['config/crd/bases', 'bootstrap/kubeadm/config/crd/bases', 'controlplane/kubeadm/config/crd/bases'].map((d) =>
+    join(build.capiModule, d),
+  );
   dirs.push(join(requireShared('installing CAPP CRDs'), 'upstream-crds', 'cluster-api-provider-packet'));
   const crds = (await Promise.all(dirs.map(crdsIn))).flat();
   return crds.map((c) => ({ ...c, metadata: { ...c.metadata, labels: { ...c.metadata?.labels, ...CONTRACT_LABEL } } }));
@@ -102,15 +111,27 @@ function webhookManifest(build: UpstreamBuild, name: UpstreamName): string {
  * webhook calls the process on 127.0.0.1:port instead of an in-cluster Service (what the
  * release's kustomize + cert-manager would fill in).
  */
-export async function registerUpstreamWebhooks(kc: k8s.KubeConfig, build: UpstreamBuild, name: UpstreamName, port: number, caBundle: string): Promise<void> {
+export async function registerUpstreamWebhooks(
+  kc: k8s.KubeConfig,
+  build: UpstreamBuild,
+  name: UpstreamName,
+  port: number,
+  caBundle: string,
+): Promise<void> {
   const api = kc.makeApiClient(k8s.AdmissionregistrationV1Api);
   for (const doc of await readYamlDocs<WebhookManifest>(webhookManifest(build, name))) {
     const webhooks = doc.webhooks.map((w) => ({
       ...w,
       clientConfig: { url: `https://127.0.0.1:${port}${w.clientConfig.service?.path ?? '/'}`, caBundle },
     }));
-    const body = { apiVersion: 'admissionregistration.k8s.io/v1', kind: doc.kind, metadata: { name: `${name}-${doc.metadata.name}` }, webhooks };
-    if (doc.kind === 'MutatingWebhookConfiguration') await api.createMutatingWebhookConfiguration({ body: body as k8s.V1MutatingWebhookConfiguration });
+    const body = {
+      apiVersion: 'admissionregistration.k8s.io/v1',
+      kind: doc.kind,
+      metadata: { name: `${name}-${doc.metadata.name}` },
+      webhooks,
+    };
+    if (doc.kind === 'MutatingWebhookConfiguration')
+      await api.createMutatingWebhookConfiguration({ body: body as k8s.V1MutatingWebhookConfiguration });
     else await api.createValidatingWebhookConfiguration({ body: body as k8s.V1ValidatingWebhookConfiguration });
   }
 }
@@ -152,7 +173,10 @@ function releaseArgs(name: UpstreamName): string[] {
     case 'cabpk':
       return ['--feature-gates=MachinePool=true,KubeadmBootstrapFormatIgnition=false', '--bootstrap-token-ttl=15m'];
     case 'kcp':
-      return ['--use-deprecated-infra-machine-naming=false', '--feature-gates=MachinePool=true,ClusterTopology=false,KubeadmBootstrapFormatIgnition=false'];
+      return [
+        '--use-deprecated-infra-machine-naming=false',
+        '--feature-gates=MachinePool=true,ClusterTopology=false,KubeadmBootstrapFormatIgnition=false',
+      ];
     case 'capp':
       return [];
   }
@@ -187,7 +211,13 @@ export async function startUpstreamManager(options: StartManagerOptions): Promis
   const logFile = join(options.logDir, `${name}.log`);
   const log = createWriteStream(logFile, { flags: 'w' });
   // A clean environment: no proxy for anyone but CAPP (which gets it through `env`).
-  const baseEnv: Record<string, string> = { PATH: process.env['PATH'] ?? '', HOME: process.env['HOME'] ?? '/tmp', POD_NAMESPACE: `${name}-system`, POD_NAME: `${name}-controller-manager-0`, POD_UID: '00000000-0000-4000-8000-000000000000' };
+  const baseEnv: Record<string, string> = {
+    PATH: process.env['PATH'] ?? '',
+    HOME: process.env['HOME'] ?? '/tmp',
+    POD_NAMESPACE: `${name}-system`,
+    POD_NAME: `${name}-controller-manager-0`,
+    POD_UID: '00000000-0000-4000-8000-000000000000',
+  };
   const child: ChildProcess = spawn(binary, args, { env: { ...baseEnv, ...options.env }, stdio: ['ignore', 'pipe', 'pipe'] });
   child.stdout?.pipe(log);
   child.stderr?.pipe(log);
