@@ -2,20 +2,10 @@ import type { Cluster, IPAddress, IPAddressClaim, IPPool, PoolKind } from '@meta
 import type { Informer, ObjectKey } from '@metal-l2/kube';
 import { viewClaim } from './claim/claim-view.js';
 import { IndexNames } from './context.js';
-import { isOurPoolKind, poolIndexKey, poolOfClaim, type PoolRef } from './pool/pool-ref.js';
+import { poolIndexKey, poolObjectKey, poolOfAddress, poolOfClaim, type PoolRef } from './pool-ref.js';
 
 // Watches, declared as data: which events of which kind wake which pool. One pool controller per
 // pool kind; every mapping here is filtered by that kind.
-
-export function poolOfAddress(address: IPAddress): PoolRef | undefined {
-  const { apiGroup, kind, name } = address.spec.poolRef;
-  if (apiGroup !== 'ipam.metal.x-k8s.io' || !isOurPoolKind(kind)) return undefined;
-  return kind === 'InClusterIPPool' ? { kind, namespace: address.metadata.namespace ?? '', name } : { kind, name };
-}
-
-function keyOfPool(pool: PoolRef): ObjectKey {
-  return pool.namespace === undefined ? { name: pool.name } : { namespace: pool.namespace, name: pool.name };
-}
 
 /** Indexes the reconciler reads: claims and IPAddresses by pool, claims by Cluster. */
 export function addIndexes(informers: { claims: Informer<IPAddressClaim>; addresses: Informer<IPAddress> }): void {
@@ -42,7 +32,7 @@ export interface PoolWatches {
 
 /** For the controller of one pool kind: the pool keys an event on each watched kind maps to. */
 export function poolWatches(kind: PoolKind, claims: Informer<IPAddressClaim>): PoolWatches {
-  const forKind = (pool: PoolRef | undefined): ObjectKey[] => (pool !== undefined && pool.kind === kind ? [keyOfPool(pool)] : []);
+  const forKind = (pool: PoolRef | undefined): ObjectKey[] => (pool !== undefined && pool.kind === kind ? [poolObjectKey(pool)] : []);
   return {
     claims: (claim) => forKind(poolOfClaim(viewClaim(claim))),
     addresses: (address) => forKind(poolOfAddress(address)),

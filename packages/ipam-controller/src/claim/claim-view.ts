@@ -37,7 +37,3 @@ export function viewClaim(claim: IPAddressClaim): ClaimView {
     object: claim,
   };
 }
-
-export function claimKey(claim: { namespace: string; name: string }): string {
-  return `${claim.namespace}/${claim.name}`;
-}

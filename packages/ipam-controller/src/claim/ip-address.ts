@@ -8,7 +8,7 @@ import {
   type IPAddress,
 } from '@metal-l2/api';
 import type { ClaimView } from './claim-view.js';
-import { poolTypeOf, type PoolRef } from '../pool/pool-ref.js';
+import { poolTypeOf, type PoolRef } from '../pool-ref.js';
 
 export interface IPAddressInput {
   readonly claim: ClaimView;

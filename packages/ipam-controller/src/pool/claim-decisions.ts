@@ -7,7 +7,7 @@ import { deleteIPAddress, ensureClaimFinalizer, ensureIPAddress, removeClaimFina
 import type { IpamContext } from '../context.js';
 import { forEachBounded } from '../parallel.js';
 import type { AllocationPlan, ClaimDecision } from './allocation-plan.js';
-import { formatPoolRef, type PoolRef } from './pool-ref.js';
+import { formatPoolRef, type PoolRef } from '../pool-ref.js';
 import type { PoolScope } from './pool-scope.js';
 
 // The claim side of a pool pass: before the commit, IPAddresses of deleting claims go (so their

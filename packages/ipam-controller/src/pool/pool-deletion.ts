@@ -3,7 +3,7 @@ import { isNotFound } from '@metal-l2/kube';
 import type { IpamContext } from '../context.js';
 import { deleteVrfResources } from '../vrf/index.js';
 import type { AllocationPlan } from './allocation-plan.js';
-import { poolObjectKey, poolTypeOf } from './pool-ref.js';
+import { poolObjectKey, poolTypeOf } from '../pool-ref.js';
 import type { PoolScope } from './pool-scope.js';
 import { report } from './pool-vrf.js';
 

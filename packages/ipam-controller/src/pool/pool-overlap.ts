@@ -1,14 +1,9 @@
 import type { IPPool, VrfSpec } from '@metal-l2/api';
+import { describePool } from '../pool-ref.js';
 import { overlapIssue, resolvePoolSpec, type Issue, type ResolvedPool } from '@metal-l2/ipam-core';
 
 // Which pools must not overlap, for the webhook (refuse) and the controller (the older pool wins):
 // two pools created at the same moment both pass a webhook whose cache has neither yet.
-
-/** `Kind ns/name` or `Kind name`, as messages name a pool. */
-export function describePool(pool: IPPool): string {
-  const ns = pool.metadata.namespace;
-  return ns === undefined || ns === '' ? `${pool.kind} ${pool.metadata.name ?? ''}` : `${pool.kind} ${ns}/${pool.metadata.name ?? ''}`;
-}
 
 /**
  * Which VRF a pool's range lives in, so pools sharing one can be compared wherever they are

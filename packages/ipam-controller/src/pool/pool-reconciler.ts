@@ -19,7 +19,7 @@ import { applyDecisions, removeAddressesOfDeletingClaims, settleClaimsOfMissingP
 import { finishPoolDeletion } from './pool-deletion.js';
 import { confirmUncachedClaims } from './uncached-claims.js';
 import { isOlderPool, overlappingPools } from './pool-overlap.js';
-import { formatPoolRef, poolIndexKey, poolObjectKey, poolTypeOf, type PoolRef } from './pool-ref.js';
+import { formatPoolRef, poolIndexKey, poolObjectKey, poolTypeOf, type PoolRef } from '../pool-ref.js';
 import type { PoolScope, VrfView } from './pool-scope.js';
 import { computePoolStatus, type PoolBlocker } from './pool-status.js';
 import { observeVrf } from './pool-vrf.js';

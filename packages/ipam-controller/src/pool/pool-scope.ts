@@ -3,7 +3,7 @@ import type { Allocation, ResolvedPool } from '@metal-l2/ipam-core';
 import type { ConditionInput } from '@metal-l2/kube';
 import type { ClaimView } from '../claim/claim-view.js';
 import type { PoolBlocker } from './pool-status.js';
-import type { PoolRef } from './pool-ref.js';
+import type { PoolRef } from '../pool-ref.js';
 
 /** The pool's Metal side as one pass sees it (pools with spec.vrf, or status.vrf left from one). */
 export interface VrfView {

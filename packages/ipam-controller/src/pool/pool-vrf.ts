@@ -2,7 +2,7 @@ import type { IPPool } from '@metal-l2/api';
 import { decodeAllocations, type ResolvedPool } from '@metal-l2/ipam-core';
 import type { IpamContext } from '../context.js';
 import { reconcileVrf, reservedAddressesOf, type VrfEvent } from '../vrf/index.js';
-import { formatPoolRef, type PoolRef } from './pool-ref.js';
+import { formatPoolRef, type PoolRef } from '../pool-ref.js';
 import type { VrfView } from './pool-scope.js';
 
 /**

@@ -2,7 +2,7 @@ import type { IPAddress, IPAddressClaim } from '@metal-l2/api';
 import { viewClaim, type ClaimView } from '../claim/claim-view.js';
 import type { IpamContext } from '../context.js';
 import { forEachBounded } from '../parallel.js';
-import { poolIndexKey, poolOfClaim } from './pool-ref.js';
+import { poolIndexKey, poolOfClaim } from '../pool-ref.js';
 import type { PoolScope } from './pool-scope.js';
 
 // A stale cache must never decide that a claim is gone (DESIGN §3.1). An allocation or an

@@ -1,6 +1,6 @@
 import type { VrfSpec } from '@metal-l2/api';
 import { readSecretValue, type KubeClient, type ObjectKey } from '@metal-l2/kube';
-import type { PoolRef } from '../pool/pool-ref.js';
+import type { PoolRef } from '../pool-ref.js';
 
 /** The key of the credentials Secret that holds the Metal API token. */
 export const API_TOKEN_KEY = 'apiToken';

@@ -2,7 +2,7 @@ import { PoolEventReasons, PoolReasons, VrfResourceKinds, type IPPool, type VrfR
 import type { MetalClient } from '@metal-l2/metal-api';
 import type { ConditionInput } from '@metal-l2/kube';
 import type { IpamContext } from '../context.js';
-import { poolIndexKey, type PoolRef } from '../pool/pool-ref.js';
+import { poolIndexKey, type PoolRef } from '../pool-ref.js';
 import { readCredentials } from './credentials.js';
 import { isVrfMetalError, metalCallOrGone } from './metal-call.js';
 import { recordVrfStatus } from './record-status.js';

@@ -1,5 +1,5 @@
 import { IPAM_GROUP } from '@metal-l2/api';
-import { formatPoolRef, type PoolRef } from '../pool/pool-ref.js';
+import { formatPoolRef, type PoolRef } from '../pool-ref.js';
 
 // Which Metal objects a pool created. status.vrf.created says so, but status is not carried by
 // clusterctl move or a backup restore, and a crash can fall between a create call and the status

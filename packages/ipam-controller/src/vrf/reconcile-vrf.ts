@@ -3,7 +3,7 @@ import type { ResolvedPool } from '@metal-l2/ipam-core';
 import type { ConditionInput } from '@metal-l2/kube';
 import { MetalClients } from '@metal-l2/metal-api';
 import type { IpamContext } from '../context.js';
-import { formatPoolRef, poolIndexKey, poolObjectKey, poolTypeOf, type PoolRef } from '../pool/pool-ref.js';
+import { formatPoolRef, poolIndexKey, poolObjectKey, poolTypeOf, type PoolRef } from '../pool-ref.js';
 import { readCredentials } from './credentials.js';
 import { ensureMetalGateway } from './ensure-metal-gateway.js';
 import { ensureReservation } from './ensure-reservation.js';

@@ -1,7 +1,7 @@
 import type { IPPool, PoolVrfStatus } from '@metal-l2/api';
 import { isConflict, patchStatusIfChanged, setCondition, type ConditionInput } from '@metal-l2/kube';
 import type { IpamContext } from '../context.js';
-import { formatPoolRef, poolObjectKey, poolTypeOf, type PoolRef } from '../pool/pool-ref.js';
+import { formatPoolRef, poolObjectKey, poolTypeOf, type PoolRef } from '../pool-ref.js';
 
 const ATTEMPTS = 5;
 

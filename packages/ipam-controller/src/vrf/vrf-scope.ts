@@ -1,7 +1,7 @@
 import { PoolEventReasons, PoolReasons, type IPPool, type PoolVrfStatus, type VrfResourceKind, type VrfSpec } from '@metal-l2/api';
 import type { MetalClient, VirtualNetwork, Vrf, VrfIpReservation } from '@metal-l2/metal-api';
 import type { IpamContext } from '../context.js';
-import { poolIndexKey, type PoolRef } from '../pool/pool-ref.js';
+import { poolIndexKey, type PoolRef } from '../pool-ref.js';
 import { isVrfMetalError, metalCall } from './metal-call.js';
 import { recordVrfStatus } from './record-status.js';
 import type { PoolSubnet } from './subnet.js';

@@ -1,5 +1,6 @@
 import { IpamAnnotations, type IPPool } from '@metal-l2/api';
-import { describePool, overlappingPools } from '../pool/pool-overlap.js';
+import { describePool } from '../pool-ref.js';
+import { overlappingPools } from '../pool/pool-overlap.js';
 import { formatVrfIssues, validateVrf, validateVrfUpdate, type VrfIssue } from './vrf-validation.js';
 import {
   IssueCode,

@@ -1,4 +1,12 @@
-import { GlobalInClusterIPPoolType, IPAM_GROUP, InClusterIPPoolType, type PoolKind, type ResourceType } from '@metal-l2/api';
+import {
+  GlobalInClusterIPPoolType,
+  IPAM_GROUP,
+  InClusterIPPoolType,
+  type IPAddress,
+  type IPPool,
+  type PoolKind,
+  type ResourceType,
+} from '@metal-l2/api';
 import type { ObjectKey } from '@metal-l2/kube';
 
 /** Identifies one pool: its kind, and its namespace when it is namespaced. */
@@ -30,6 +38,13 @@ export function poolOfClaim(claim: {
   return kind === 'InClusterIPPool' ? { kind, namespace: claim.namespace, name } : { kind, name };
 }
 
+/** The pool an IPAddress points at, or undefined when it belongs to another provider (as for claims). */
+export function poolOfAddress(address: IPAddress): PoolRef | undefined {
+  const { apiGroup, kind, name } = address.spec.poolRef;
+  if (apiGroup !== IPAM_GROUP || !isOurPoolKind(kind)) return undefined;
+  return kind === 'InClusterIPPool' ? { kind, namespace: address.metadata.namespace ?? '', name } : { kind, name };
+}
+
 export function formatPoolRef(pool: PoolRef): string {
   return pool.namespace === undefined ? `${pool.kind} ${pool.name}` : `${pool.kind} ${pool.namespace}/${pool.name}`;
 }
@@ -42,4 +57,10 @@ export function poolIndexKey(pool: PoolRef): string {
 /** The pool's key for the API client and the cache. */
 export function poolObjectKey(ref: PoolRef): ObjectKey {
   return ref.namespace === undefined ? { name: ref.name } : { namespace: ref.namespace, name: ref.name };
+}
+
+/** `Kind ns/name` or `Kind name`, as messages name a pool object. */
+export function describePool(pool: IPPool): string {
+  const ns = pool.metadata.namespace;
+  return ns === undefined || ns === '' ? `${pool.kind} ${pool.metadata.name ?? ''}` : `${pool.kind} ${ns}/${pool.metadata.name ?? ''}`;
 }
