@@ -9,6 +9,8 @@ const common = {
   roots: ['<rootDir>/packages', '<rootDir>/test'],
   modulePathIgnorePatterns: ['<rootDir>/packages/[^/]+/dist/'],
   moduleNameMapper: {
+    // The shared test helpers (workspace package test/support), by subpath: @metal-l2/test-support/wait-for.
+    '^@metal-l2/test-support/([a-z-]+)$': '<rootDir>/test/support/$1.ts',
     '^@metal-l2/([a-z-]+)$': '<rootDir>/packages/$1/src/index.ts',
     '^(\\.{1,2}/.*)\\.js$': '$1',
   },

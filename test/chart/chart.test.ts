@@ -12,14 +12,14 @@ import { createLogger } from '@metal-l2/kube';
 import { renderKubeconfig, type OwnedControlPlane } from '@metal-l2/local-control-plane';
 import { startSimulator, type Simulator } from '@metal-l2/metal-sim';
 import { cabpkCloudConfig, condition, netKinds } from '../e2e/support/network-world.js';
-import { makeServingCertificate } from '../support/certificates.js';
-import { createTestNamespace, loadKubeConfig } from '../support/cluster.js';
-import { installCrds, upstreamCrds } from '../support/crds.js';
-import { Objects, kinds, type Kind, type Obj } from '../support/objects.js';
-import { repoRoot } from '../support/paths.js';
-import { startPrivateControlPlane, stopPrivateControlPlane } from '../support/test-control-planes.js';
-import { timeouts } from '../support/timeouts.js';
-import { waitFor } from '../support/wait-for.js';
+import { makeServingCertificate } from '@metal-l2/test-support/certificates';
+import { createTestNamespace, loadKubeConfig } from '@metal-l2/test-support/cluster';
+import { installCrds, upstreamCrds } from '@metal-l2/test-support/crds';
+import { Objects, kinds, type Kind, type Obj } from '@metal-l2/test-support/objects';
+import { repoRoot } from '@metal-l2/test-support/paths';
+import { startPrivateControlPlane, stopPrivateControlPlane } from '@metal-l2/test-support/test-control-planes';
+import { timeouts } from '@metal-l2/test-support/timeouts';
+import { waitFor } from '@metal-l2/test-support/wait-for';
 
 // The chart on its own control plane (it registers cluster-wide webhooks). The API server keeps an
 // audit log of every request the chart's two ServiceAccounts make and enforces
@@ -616,19 +616,17 @@ describe("the chart's RBAC is exactly enough", () => {
       spec: { infrastructureRef: { apiGroup: 'infrastructure.cluster.x-k8s.io', kind: 'PacketCluster', name: CLUSTER } },
     });
     // No CAPI Cluster controller runs here: the cluster infrastructure is provisioned, as CAPP needs.
-    await kc
-      .makeApiClient(k8s.CustomObjectsApi)
-      .patchNamespacedCustomObjectStatus(
-        {
-          group: netKinds.cluster.group,
-          version: netKinds.cluster.version,
-          plural: netKinds.cluster.plural,
-          namespace: ns,
-          name: CLUSTER,
-          body: { status: { initialization: { infrastructureProvisioned: true } } },
-        },
-        k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
-      );
+    await kc.makeApiClient(k8s.CustomObjectsApi).patchNamespacedCustomObjectStatus(
+      {
+        group: netKinds.cluster.group,
+        version: netKinds.cluster.version,
+        plural: netKinds.cluster.plural,
+        namespace: ns,
+        name: CLUSTER,
+        body: { status: { initialization: { infrastructureProvisioned: true } } },
+      },
+      k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
+    );
 
     // A VRF-backed pool (its credentials Secret, the Metal VRF, VLAN, gateway), a plain pool and a global one.
     await objects.create(netKinds.pool, {
@@ -880,15 +878,13 @@ describe("the chart's RBAC is exactly enough", () => {
         ),
     );
     await expectForbidden('IPAM controller creates a MachineNetwork', () =>
-      asIpam
-        .makeApiClient(k8s.CustomObjectsApi)
-        .createNamespacedCustomObject({
-          group: 'network.metal.x-k8s.io',
-          version: 'v1alpha1',
-          namespace: ns,
-          plural: 'machinenetworks',
-          body: { apiVersion: 'network.metal.x-k8s.io/v1alpha1', kind: 'MachineNetwork', metadata: { name: PROBE }, spec: { ports: [] } },
-        }),
+      asIpam.makeApiClient(k8s.CustomObjectsApi).createNamespacedCustomObject({
+        group: 'network.metal.x-k8s.io',
+        version: 'v1alpha1',
+        namespace: ns,
+        plural: 'machinenetworks',
+        body: { apiVersion: 'network.metal.x-k8s.io/v1alpha1', kind: 'MachineNetwork', metadata: { name: PROBE }, spec: { ports: [] } },
+      }),
     );
 
     // Stopping hands the Leases back (an update) so a new pod need not wait for them to expire.

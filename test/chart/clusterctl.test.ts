@@ -5,9 +5,9 @@ import { promisify } from 'node:util';
 import { describe, expect, test } from '@jest/globals';
 import * as k8s from '@kubernetes/client-node';
 import { parseAllDocuments } from 'yaml';
-import { loadKubeConfig, testKubeconfigPath } from '../support/cluster.js';
-import { installCrds, projectCrds } from '../support/crds.js';
-import { repoRoot } from '../support/paths.js';
+import { loadKubeConfig, testKubeconfigPath } from '@metal-l2/test-support/cluster';
+import { installCrds, projectCrds } from '@metal-l2/test-support/crds';
+import { repoRoot } from '@metal-l2/test-support/paths';
 
 // The clusterctl artifacts: metadata.yaml maps the release series to the contract, and
 // ipam-components.yaml (generated from the chart) is what `clusterctl init --ipam metal-l2`

@@ -1,6 +1,6 @@
 import { describe, expect, test } from '@jest/globals';
 import { GUEST_METADATA_URL } from '@metal-l2/dataplane';
-import { waitFor } from '../support/wait-for.js';
+import { waitFor } from '@metal-l2/test-support/wait-for';
 import { useRack } from './support/dataplane-rack.js';
 import {
   createMachine,

@@ -1,5 +1,5 @@
 import { describe, expect, test } from '@jest/globals';
-import { staysTrue, waitFor } from '../support/wait-for.js';
+import { staysTrue, waitFor } from '@metal-l2/test-support/wait-for';
 import {
   CONTROLLER_AGENT,
   PROJECT_ID,

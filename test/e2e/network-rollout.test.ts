@@ -1,5 +1,5 @@
 import { describe, expect, test } from '@jest/globals';
-import { waitFor } from '../support/wait-for.js';
+import { waitFor } from '@metal-l2/test-support/wait-for';
 import {
   CONTROLLER_AGENT,
   condition,

@@ -5,10 +5,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
-import { createTestNamespace, deleteTestNamespace, loadKubeConfig, testKubeconfigPath } from '../support/cluster.js';
-import { installCrds, projectCrds, upstreamCrds } from '../support/crds.js';
-import { repoRoot } from '../support/paths.js';
-import { waitFor } from '../support/wait-for.js';
+import { createTestNamespace, deleteTestNamespace, loadKubeConfig, testKubeconfigPath } from '@metal-l2/test-support/cluster';
+import { installCrds, projectCrds, upstreamCrds } from '@metal-l2/test-support/crds';
+import { repoRoot } from '@metal-l2/test-support/paths';
+import { waitFor } from '@metal-l2/test-support/wait-for';
 
 const run = promisify(execFile);
 const imageDir = join(repoRoot, '.local', 'image');

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, test } from '@jest/globals';
-import { repoRoot } from '../support/paths.js';
+import { repoRoot } from '@metal-l2/test-support/paths';
 
 const run = promisify(execFile);
 

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import * as k8s from '@kubernetes/client-node';
 import type { OwnedControlPlane } from '@metal-l2/local-control-plane';
-import { loadKubeConfig } from '../support/cluster.js';
-import { installCrds, upstreamCrds } from '../support/crds.js';
-import { startPrivateControlPlane, stopPrivateControlPlane } from '../support/test-control-planes.js';
+import { loadKubeConfig } from '@metal-l2/test-support/cluster';
+import { installCrds, upstreamCrds } from '@metal-l2/test-support/crds';
+import { startPrivateControlPlane, stopPrivateControlPlane } from '@metal-l2/test-support/test-control-planes';
 
 // CAPP-era management clusters run CAPI v1.7, which serves IPAM v1beta1 and no v1beta2. The shared
 // control plane holds the v1.14 CRDs, so this file starts a private one for the older set.

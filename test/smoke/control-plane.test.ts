@@ -3,10 +3,10 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import * as k8s from '@kubernetes/client-node';
-import { createTestNamespace, deleteTestNamespace, loadKubeConfig, testKubeconfigPath } from '../support/cluster.js';
-import { installCrds, upstreamCrds } from '../support/crds.js';
-import { timeouts } from '../support/timeouts.js';
-import { waitFor } from '../support/wait-for.js';
+import { createTestNamespace, deleteTestNamespace, loadKubeConfig, testKubeconfigPath } from '@metal-l2/test-support/cluster';
+import { installCrds, upstreamCrds } from '@metal-l2/test-support/crds';
+import { timeouts } from '@metal-l2/test-support/timeouts';
+import { waitFor } from '@metal-l2/test-support/wait-for';
 
 const run = promisify(execFile);
 const ipam = { group: 'ipam.cluster.x-k8s.io', version: 'v1beta2' } as const;

@@ -4,12 +4,12 @@ import * as k8s from '@kubernetes/client-node';
 import { createLogger } from '@metal-l2/kube';
 import type { OwnedControlPlane } from '@metal-l2/local-control-plane';
 import { ContractValidator, specAvailable, startSimulator, type Simulator } from '@metal-l2/metal-sim';
-import { createTestNamespace, loadKubeConfig } from '../../../test/support/cluster.js';
-import { installCrds, upstreamCrds } from '../../../test/support/crds.js';
-import { Objects, type Kind, type Obj } from '../../../test/support/objects.js';
-import { startPrivateControlPlane, stopPrivateControlPlane } from '../../../test/support/test-control-planes.js';
-import { timeouts } from '../../../test/support/timeouts.js';
-import { staysTrue, waitFor } from '../../../test/support/wait-for.js';
+import { createTestNamespace, loadKubeConfig } from '@metal-l2/test-support/cluster';
+import { installCrds, upstreamCrds } from '@metal-l2/test-support/crds';
+import { Objects, type Kind, type Obj } from '@metal-l2/test-support/objects';
+import { startPrivateControlPlane, stopPrivateControlPlane } from '@metal-l2/test-support/test-control-planes';
+import { timeouts } from '@metal-l2/test-support/timeouts';
+import { staysTrue, waitFor } from '@metal-l2/test-support/wait-for';
 import { startCappFixture, type RunningCappFixture } from '../src/index.js';
 
 // The CAPP fixture against a CAPP-era management cluster (CAPI v1.7.9 and CAPP CRDs, on a private

@@ -1,11 +1,11 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { describe, expect, test } from '@jest/globals';
-import { testKubeconfigPath } from '../../../test/support/cluster.js';
-import { kinds, poolObject } from '../../../test/support/objects.js';
-import { repoRoot } from '../../../test/support/paths.js';
-import { timeouts } from '../../../test/support/timeouts.js';
-import { waitFor } from '../../../test/support/wait-for.js';
+import { testKubeconfigPath } from '@metal-l2/test-support/cluster';
+import { kinds, poolObject } from '@metal-l2/test-support/objects';
+import { repoRoot } from '@metal-l2/test-support/paths';
+import { timeouts } from '@metal-l2/test-support/timeouts';
+import { waitFor } from '@metal-l2/test-support/wait-for';
 import type { RunningIpamController } from '../src/start.js';
 import { allBound, createClaims } from './support/claims.js';
 import { useIpamNamespace } from './support/ipam-namespace.js';

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
-import { createTestNamespace, deleteTestNamespace, loadKubeConfig } from '../../../test/support/cluster.js';
-import { installCrds, projectCrds, upstreamCrds } from '../../../test/support/crds.js';
-import { Objects, claimObject, kinds, poolObject, type Obj } from '../../../test/support/objects.js';
-import { timeouts } from '../../../test/support/timeouts.js';
-import { waitFor } from '../../../test/support/wait-for.js';
+import { createTestNamespace, deleteTestNamespace, loadKubeConfig } from '@metal-l2/test-support/cluster';
+import { installCrds, projectCrds, upstreamCrds } from '@metal-l2/test-support/crds';
+import { Objects, claimObject, kinds, poolObject, type Obj } from '@metal-l2/test-support/objects';
+import { timeouts } from '@metal-l2/test-support/timeouts';
+import { waitFor } from '@metal-l2/test-support/wait-for';
 import type { RunningIpamController } from '../src/start.js';
 import { boundAddress } from './support/claims.js';
 import { runController } from './support/running-controller.js';

@@ -2,12 +2,12 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
-import { createTestNamespace, deleteTestNamespace, loadKubeConfig, testKubeconfigPath } from '../../../test/support/cluster.js';
-import { installCrds, projectCrds, upstreamCrds } from '../../../test/support/crds.js';
-import { Objects, claimObject, kinds, poolObject } from '../../../test/support/objects.js';
-import { repoRoot } from '../../../test/support/paths.js';
-import { timeouts } from '../../../test/support/timeouts.js';
-import { waitFor } from '../../../test/support/wait-for.js';
+import { createTestNamespace, deleteTestNamespace, loadKubeConfig, testKubeconfigPath } from '@metal-l2/test-support/cluster';
+import { installCrds, projectCrds, upstreamCrds } from '@metal-l2/test-support/crds';
+import { Objects, claimObject, kinds, poolObject } from '@metal-l2/test-support/objects';
+import { repoRoot } from '@metal-l2/test-support/paths';
+import { timeouts } from '@metal-l2/test-support/timeouts';
+import { waitFor } from '@metal-l2/test-support/wait-for';
 
 // The binary's /metrics and /readyz, as Prometheus and the kubelet would read them.
 const kc = loadKubeConfig();

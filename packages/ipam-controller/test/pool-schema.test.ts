@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import * as k8s from '@kubernetes/client-node';
-import { createTestNamespace, deleteTestNamespace, loadKubeConfig } from '../../../test/support/cluster.js';
-import { installCrds, projectCrds } from '../../../test/support/crds.js';
-import { Objects, kinds, poolObject } from '../../../test/support/objects.js';
+import { createTestNamespace, deleteTestNamespace, loadKubeConfig } from '@metal-l2/test-support/cluster';
+import { installCrds, projectCrds } from '@metal-l2/test-support/crds';
+import { Objects, kinds, poolObject } from '@metal-l2/test-support/objects';
 
 // The earliest refusal: the CRD schema and its CEL rules, enforced by the API server itself
 // before any webhook or controller sees the pool.

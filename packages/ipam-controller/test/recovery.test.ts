@@ -1,7 +1,7 @@
 import { describe, expect, test } from '@jest/globals';
-import { claimObject, kinds, poolObject } from '../../../test/support/objects.js';
-import { timeouts } from '../../../test/support/timeouts.js';
-import { waitFor } from '../../../test/support/wait-for.js';
+import { claimObject, kinds, poolObject } from '@metal-l2/test-support/objects';
+import { timeouts } from '@metal-l2/test-support/timeouts';
+import { waitFor } from '@metal-l2/test-support/wait-for';
 import { useIpamNamespace } from './support/ipam-namespace.js';
 import { runController } from './support/running-controller.js';
 import * as k8s from '@kubernetes/client-node';

@@ -1,8 +1,8 @@
 import { describe, test } from '@jest/globals';
 import type { KubeClient, KubeObject, ResourceType, WatchEvent, WatchOptions } from '@metal-l2/kube';
-import { claimObject, kinds, poolObject, type Obj } from '../../../test/support/objects.js';
-import { timeouts } from '../../../test/support/timeouts.js';
-import { staysTrue, waitFor } from '../../../test/support/wait-for.js';
+import { claimObject, kinds, poolObject, type Obj } from '@metal-l2/test-support/objects';
+import { timeouts } from '@metal-l2/test-support/timeouts';
+import { staysTrue, waitFor } from '@metal-l2/test-support/wait-for';
 import { boundAddress } from './support/claims.js';
 import { useIpamNamespace } from './support/ipam-namespace.js';
 import { runController } from './support/running-controller.js';

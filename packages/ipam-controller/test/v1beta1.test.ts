@@ -1,12 +1,12 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import type * as k8s from '@kubernetes/client-node';
 import type { OwnedControlPlane } from '@metal-l2/local-control-plane';
-import { createTestNamespace, loadKubeConfig } from '../../../test/support/cluster.js';
-import { installCrds, projectCrds, upstreamCrds } from '../../../test/support/crds.js';
-import { Objects, claimObject, kinds, poolObject, readyCondition, type Obj } from '../../../test/support/objects.js';
-import { startPrivateControlPlane, stopPrivateControlPlane } from '../../../test/support/test-control-planes.js';
-import { timeouts } from '../../../test/support/timeouts.js';
-import { staysTrue, waitFor } from '../../../test/support/wait-for.js';
+import { createTestNamespace, loadKubeConfig } from '@metal-l2/test-support/cluster';
+import { installCrds, projectCrds, upstreamCrds } from '@metal-l2/test-support/crds';
+import { Objects, claimObject, kinds, poolObject, readyCondition, type Obj } from '@metal-l2/test-support/objects';
+import { startPrivateControlPlane, stopPrivateControlPlane } from '@metal-l2/test-support/test-control-planes';
+import { timeouts } from '@metal-l2/test-support/timeouts';
+import { staysTrue, waitFor } from '@metal-l2/test-support/wait-for';
 import type { RunningIpamController } from '../src/start.js';
 import { boundAddress } from './support/claims.js';
 import { runController } from './support/running-controller.js';

@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { testKubeconfigPath } from '../../../test/support/cluster.js';
+import { testKubeconfigPath } from '@metal-l2/test-support/cluster';
 
 const run = promisify(execFile);
 

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
-import { createTestNamespace, deleteTestNamespace, loadKubeConfig } from '../../../test/support/cluster.js';
-import { installCrds, upstreamCrds } from '../../../test/support/crds.js';
+import { createTestNamespace, deleteTestNamespace, loadKubeConfig } from '@metal-l2/test-support/cluster';
+import { installCrds, upstreamCrds } from '@metal-l2/test-support/crds';
 import { builtinTypes, isAlreadyExists, isConflict, isInvalid, KubeApiError, KubeClient } from '../src/index.js';
 import { claimType, newClaim, newConfigMap, type ConfigMap, type IPAddressClaim } from './fixtures.js';
 

@@ -1,8 +1,8 @@
 import { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
-import { createTestNamespace, deleteTestNamespace, loadKubeConfig } from '../../../test/support/cluster.js';
-import { timeouts } from '../../../test/support/timeouts.js';
-import { staysTrue, waitFor } from '../../../test/support/wait-for.js';
+import { createTestNamespace, deleteTestNamespace, loadKubeConfig } from '@metal-l2/test-support/cluster';
+import { timeouts } from '@metal-l2/test-support/timeouts';
+import { staysTrue, waitFor } from '@metal-l2/test-support/wait-for';
 import {
   builtinTypes,
   Controller,

@@ -1,6 +1,6 @@
 import { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
-import { createTestNamespace, deleteTestNamespace, loadKubeConfig } from '../../../test/support/cluster.js';
+import { createTestNamespace, deleteTestNamespace, loadKubeConfig } from '@metal-l2/test-support/cluster';
 import { builtinTypes, createLogger, EventRecorder, KubeClient, silentLogger, type KubeObject } from '../src/index.js';
 import { newConfigMap, type ConfigMap } from './fixtures.js';
 

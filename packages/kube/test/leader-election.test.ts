@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
-import { createTestNamespace, deleteTestNamespace, loadKubeConfig } from '../../../test/support/cluster.js';
-import { timeouts } from '../../../test/support/timeouts.js';
-import { staysTrue, waitFor } from '../../../test/support/wait-for.js';
+import { createTestNamespace, deleteTestNamespace, loadKubeConfig } from '@metal-l2/test-support/cluster';
+import { timeouts } from '@metal-l2/test-support/timeouts';
+import { staysTrue, waitFor } from '@metal-l2/test-support/wait-for';
 import { builtinTypes, KubeClient, LeaderElector, silentLogger, type Lease } from '../src/index.js';
 
 /** Short durations so takeovers happen within a test; the ratios are client-go's. */

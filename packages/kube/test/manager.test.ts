@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { ApiextensionsV1Api, type V1CustomResourceDefinition } from '@kubernetes/client-node';
-import { createTestNamespace, deleteTestNamespace, loadKubeConfig } from '../../../test/support/cluster.js';
-import { installCrds } from '../../../test/support/crds.js';
-import { timeouts } from '../../../test/support/timeouts.js';
-import { waitFor } from '../../../test/support/wait-for.js';
+import { createTestNamespace, deleteTestNamespace, loadKubeConfig } from '@metal-l2/test-support/cluster';
+import { installCrds } from '@metal-l2/test-support/crds';
+import { timeouts } from '@metal-l2/test-support/timeouts';
+import { waitFor } from '@metal-l2/test-support/wait-for';
 import {
   builtinTypes,
   Controller,

@@ -3,7 +3,7 @@
 // CAPP's Go templating (hack/go-template) runs over the whole value first, as it does before a
 // device is created.
 import { afterAll, describe, expect, test } from '@jest/globals';
-import { renderGoTemplate } from '../../../test/support/go-template.js';
+import { renderGoTemplate } from '@metal-l2/test-support/go-template';
 import { parseEnvelope } from '../src/envelope.js';
 import { extractOriginal, injectUserData, renderMachineNetwork } from '../src/index.js';
 import type { InjectOutcome, RenderedNetwork } from '../src/index.js';

@@ -6,7 +6,7 @@ import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import type { Socket } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
-import { makeInterceptCertificate } from '../../../test/support/certificates.js';
+import { makeInterceptCertificate } from '@metal-l2/test-support/certificates';
 import { startSimulator, type Simulator } from '../src/server.js';
 import { useContract } from './support/harness.js';
 

@@ -17,14 +17,14 @@ import { createLogger, type Logger } from '@metal-l2/kube';
 import { createMetalClient } from '@metal-l2/metal-api';
 import { ContractValidator, specAvailable, startSimulator, type RequestLogEntry, type Simulator } from '@metal-l2/metal-sim';
 import { startNetworkController, type RunningNetworkController } from '@metal-l2/network-controller';
-import { makeInterceptCertificate, makeServingCertificate } from '../../support/certificates.js';
-import { loadKubeConfig } from '../../support/cluster.js';
-import { installCrds, projectCrds } from '../../support/crds.js';
-import { renderGoTemplate } from '../../support/go-template.js';
-import { Objects, type Kind, type Obj } from '../../support/objects.js';
-import { repoRoot } from '../../support/paths.js';
-import { startPrivateControlPlane, stopPrivateControlPlane } from '../../support/test-control-planes.js';
-import { staysTrue, waitFor } from '../../support/wait-for.js';
+import { makeInterceptCertificate, makeServingCertificate } from '@metal-l2/test-support/certificates';
+import { loadKubeConfig } from '@metal-l2/test-support/cluster';
+import { installCrds, projectCrds } from '@metal-l2/test-support/crds';
+import { renderGoTemplate } from '@metal-l2/test-support/go-template';
+import { Objects, type Kind, type Obj } from '@metal-l2/test-support/objects';
+import { repoRoot } from '@metal-l2/test-support/paths';
+import { startPrivateControlPlane, stopPrivateControlPlane } from '@metal-l2/test-support/test-control-planes';
+import { staysTrue, waitFor } from '@metal-l2/test-support/wait-for';
 import { moveObjects } from './support/move.js';
 import {
   buildUpstream,

@@ -7,12 +7,12 @@ import { createLogger, type Logger } from '@metal-l2/kube';
 import { createMetalClient, type MetalClient } from '@metal-l2/metal-api';
 import { ContractValidator, specAvailable, startSimulator, type FaultRuleInput, type SimDelays, type Simulator } from '@metal-l2/metal-sim';
 import { startNetworkController, type NetworkTimings, type RunningNetworkController } from '@metal-l2/network-controller';
-import { makeServingCertificate } from '../../support/certificates.js';
-import { createTestNamespace, deleteTestNamespace, loadKubeConfig } from '../../support/cluster.js';
-import { installCrds, projectCrds, upstreamCrds } from '../../support/crds.js';
-import { Objects, type Kind, type Obj } from '../../support/objects.js';
-import { timeouts } from '../../support/timeouts.js';
-import { waitFor } from '../../support/wait-for.js';
+import { makeServingCertificate } from '@metal-l2/test-support/certificates';
+import { createTestNamespace, deleteTestNamespace, loadKubeConfig } from '@metal-l2/test-support/cluster';
+import { installCrds, projectCrds, upstreamCrds } from '@metal-l2/test-support/crds';
+import { Objects, type Kind, type Obj } from '@metal-l2/test-support/objects';
+import { timeouts } from '@metal-l2/test-support/timeouts';
+import { waitFor } from '@metal-l2/test-support/wait-for';
 
 // The whole system for one test file: the shared real control plane (CAPI v1.14 and CAPP CRDs,
 // ours), a Metal simulator checked against the OpenAPI spec, both controllers in this process,
@@ -253,19 +253,17 @@ export function useNetworkWorld(prefix: string, options: NetworkWorldOptions = {
     });
     // No CAPI Cluster controller runs here: say the cluster infrastructure is provisioned, as it
     // would once CAPP made the PacketCluster ready (CAPP waits for it before creating devices).
-    await kc
-      .makeApiClient(k8s.CustomObjectsApi)
-      .patchNamespacedCustomObjectStatus(
-        {
-          group: netKinds.cluster.group,
-          version: netKinds.cluster.version,
-          plural: netKinds.cluster.plural,
-          namespace: ns,
-          name: CLUSTER,
-          body: { status: { initialization: { infrastructureProvisioned: true } } },
-        },
-        k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
-      );
+    await kc.makeApiClient(k8s.CustomObjectsApi).patchNamespacedCustomObjectStatus(
+      {
+        group: netKinds.cluster.group,
+        version: netKinds.cluster.version,
+        plural: netKinds.cluster.plural,
+        namespace: ns,
+        name: CLUSTER,
+        body: { status: { initialization: { infrastructureProvisioned: true } } },
+      },
+      k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
+    );
   }, 120_000);
 
   afterAll(async () => {

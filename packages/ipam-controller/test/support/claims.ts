@@ -1,6 +1,6 @@
-import { claimObject, kinds, type Objects, type Obj } from '../../../../test/support/objects.js';
-import { timeouts } from '../../../../test/support/timeouts.js';
-import { waitFor } from '../../../../test/support/wait-for.js';
+import { claimObject, kinds, type Objects, type Obj } from '@metal-l2/test-support/objects';
+import { timeouts } from '@metal-l2/test-support/timeouts';
+import { waitFor } from '@metal-l2/test-support/wait-for';
 
 /** Where a test's claims live: the client, the namespace and the IPAM version served. */
 export interface ClaimSite {

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll } from '@jest/globals';
 import type * as k8s from '@kubernetes/client-node';
-import { createTestNamespace, deleteTestNamespace, loadKubeConfig } from '../../../../test/support/cluster.js';
-import { installCrds, projectCrds, upstreamCrds } from '../../../../test/support/crds.js';
-import { Objects } from '../../../../test/support/objects.js';
+import { createTestNamespace, deleteTestNamespace, loadKubeConfig } from '@metal-l2/test-support/cluster';
+import { installCrds, projectCrds, upstreamCrds } from '@metal-l2/test-support/crds';
+import { Objects } from '@metal-l2/test-support/objects';
 import type { ClaimSite } from './claims.js';
 
 export interface IpamNamespace {

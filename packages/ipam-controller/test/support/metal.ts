@@ -3,9 +3,9 @@ import * as k8s from '@kubernetes/client-node';
 import { EventRecorder, KubeClient, createLogger, type Logger } from '@metal-l2/kube';
 import { createMetalClient, type MetalClient } from '@metal-l2/metal-api';
 import { ContractValidator, specAvailable, startSimulator, type FaultRuleInput, type Simulator } from '@metal-l2/metal-sim';
-import { kinds, type Objects, type Obj } from '../../../../test/support/objects.js';
-import { timeouts } from '../../../../test/support/timeouts.js';
-import { waitFor } from '../../../../test/support/wait-for.js';
+import { kinds, type Objects, type Obj } from '@metal-l2/test-support/objects';
+import { timeouts } from '@metal-l2/test-support/timeouts';
+import { waitFor } from '@metal-l2/test-support/wait-for';
 import { startIpamController, type IpamControllerOptions, type RunningIpamController } from '../../src/start.js';
 
 // The Metal side of VRF-backed pool tests: a simulator per file (with the OpenAPI contract checked

@@ -4,8 +4,8 @@
 // dropped, so the target's garbage collector does not take the copy away).
 
 import * as k8s from '@kubernetes/client-node';
-import type { Kind, Obj } from '../../../support/objects.js';
-import { Objects } from '../../../support/objects.js';
+import type { Kind, Obj } from '@metal-l2/test-support/objects';
+import { Objects } from '@metal-l2/test-support/objects';
 
 interface OwnerReference {
   apiVersion: string;

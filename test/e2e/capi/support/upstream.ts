@@ -11,8 +11,8 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import * as k8s from '@kubernetes/client-node';
 import { parseAllDocuments } from 'yaml';
-import { repoRoot, requireShared } from '../../../support/paths.js';
-import { waitFor } from '../../../support/wait-for.js';
+import { repoRoot, requireShared } from '@metal-l2/test-support/paths';
+import { waitFor } from '@metal-l2/test-support/wait-for';
 
 const run = promisify(execFile);
 
