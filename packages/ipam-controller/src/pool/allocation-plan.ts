@@ -82,14 +82,45 @@ export interface AllocationPlan {
 export function planAllocations(input: AllocationPlanInput): AllocationPlan {
   const refOf = (claim: { namespace: string; name: string }): ClaimRef =>
     input.isGlobal ? { namespace: claim.namespace, name: claim.name } : { name: claim.name };
-  const conflicts: string[] = [];
-  let allocations: Allocation[] = [...input.allocations];
-  let changed = false;
+  const recovery = recover(input, refOf);
+  const release = releaseGone(input, { allocations: recovery.allocations, refOf });
+  const allocation = allocateWaiting(input, { allocations: release.allocations, refOf });
+  const allocations = allocation.allocations;
+  const releasedKeys = new Set(allocations.filter((a) => a.releasedAt === undefined).map((a) => formatClaimRef(a.claim)));
+  return {
+    allocations,
+    changed: recovery.changed || release.changed || allocation.newlyAllocated > 0,
+    decisions: allocation.decisions,
+    released: input.releasable.filter((c) => !releasedKeys.has(formatClaimRef(refOf(c)))),
+    newlyAllocated: allocation.newlyAllocated,
+    recovered: recovery.recovered,
+    conflicts: recovery.conflicts,
+    nextExpiryInMs: release.nextExpiryInMs,
+    state: allocation.state,
+  };
+}
 
-  // 1. Recover: an IPAddress of a live claim whose address status does not hold.
+type RefOf = (claim: { namespace: string; name: string }) => ClaimRef;
+
+/** Claims the cache has, whether the provider may act on them now or must leave them alone. */
+function liveClaimsOf(input: AllocationPlanInput): Map<string, ClaimView> {
+  return new Map([...input.claims, ...input.heldClaims].map((c) => [`${c.namespace}/${c.name}`, c]));
+}
+
+/**
+ * Recover: an IPAddress of a live claim whose address status does not hold gets its allocation
+ * back (status lost or behind: clusterctl move, a restore). Disagreements are reported, never
+ * resolved by overwriting either side.
+ */
+function recover(
+  input: AllocationPlanInput,
+  refOf: RefOf,
+): { allocations: Allocation[]; changed: boolean; recovered: number; conflicts: string[] } {
+  const allocations: Allocation[] = [...input.allocations];
+  const conflicts: string[] = [];
   const byAddress = new Map(allocations.map((a) => [a.address, a]));
   const activeByClaim = new Map(allocations.filter((a) => a.releasedAt === undefined).map((a) => [formatClaimRef(a.claim), a]));
-  const liveClaims = new Map([...input.claims, ...input.heldClaims].map((c) => [`${c.namespace}/${c.name}`, c]));
+  const liveClaims = liveClaimsOf(input);
   let recovered = 0;
   for (const ip of input.addresses) {
     const claim = liveClaims.get(`${ip.namespace}/${ip.claimName}`);
@@ -113,12 +144,23 @@ export function planAllocations(input: AllocationPlanInput): AllocationPlan {
     byAddress.set(address, entry);
     activeByClaim.set(formatClaimRef(ref), entry);
     recovered++;
-    changed = true;
   }
+  return { allocations, changed: recovered > 0, recovered, conflicts };
+}
 
-  // 2. Release: deleting claims whose IPAddress is gone, and entries whose claim vanished.
+/**
+ * Release: deleting claims whose IPAddress is gone, and entries whose claim vanished; then
+ * released entries whose grace period ended leave status.
+ */
+function releaseGone(
+  input: AllocationPlanInput,
+  current: { allocations: Allocation[]; refOf: RefOf },
+): { allocations: Allocation[]; changed: boolean; nextExpiryInMs: number | undefined } {
+  const { refOf } = current;
+  let allocations = current.allocations;
+  let changed = false;
   const releasedRefs = input.releasable.map(refOf);
-  const liveRefs = new Set([...liveClaims.values()].map((c) => formatClaimRef(refOf(c))));
+  const liveRefs = new Set([...liveClaimsOf(input).values()].map((c) => formatClaimRef(refOf(c))));
   const isWatched = (claim: ClaimRef): boolean =>
     input.watchNamespace === undefined || claim.namespace === undefined || claim.namespace === input.watchNamespace;
   const vanished = allocations
@@ -137,8 +179,16 @@ export function planAllocations(input: AllocationPlanInput): AllocationPlan {
     allocations = [...expiry.allocations];
     changed = true;
   }
+  return { allocations, changed, nextExpiryInMs: expiry.nextExpiryInMs };
+}
 
-  // 3. Allocate for every acting claim without an address, in one pass.
+/** Allocate: every acting claim without an address, in one pass (requested addresses first). */
+function allocateWaiting(
+  input: AllocationPlanInput,
+  current: { allocations: Allocation[]; refOf: RefOf },
+): { allocations: Allocation[]; decisions: ClaimDecision[]; newlyAllocated: number; state: AllocationState } {
+  const { refOf } = current;
+  const allocations = [...current.allocations];
   const held = new Map<string, Allocation>();
   for (const a of allocations) if (a.releasedAt === undefined) held.set(formatClaimRef(a.claim), a);
   const state = createAllocationState({
@@ -188,7 +238,6 @@ export function planAllocations(input: AllocationPlanInput): AllocationPlan {
         allocations.push({ address, claim: refOf(claim) });
         decisions.push({ kind: 'bound', claim, address });
         newlyAllocated++;
-        changed = true;
         break;
       }
       case 'exhausted':
@@ -210,19 +259,7 @@ export function planAllocations(input: AllocationPlanInput): AllocationPlan {
         break;
     }
   });
-
-  const releasedKeys = new Set(allocations.filter((a) => a.releasedAt === undefined).map((a) => formatClaimRef(a.claim)));
-  return {
-    allocations,
-    changed,
-    decisions,
-    released: input.releasable.filter((c) => !releasedKeys.has(formatClaimRef(refOf(c)))),
-    newlyAllocated,
-    recovered,
-    conflicts,
-    nextExpiryInMs: expiry.nextExpiryInMs,
-    state: outcome.state,
-  };
+  return { allocations, decisions, newlyAllocated, state: outcome.state };
 }
 
 function canonical(text: string): string | undefined {

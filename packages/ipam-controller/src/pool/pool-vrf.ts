@@ -6,9 +6,9 @@ import { formatPoolRef, type PoolRef } from '../pool-ref.js';
 import type { VrfView } from './pool-scope.js';
 
 /**
- * The seam between the pool reconciler and the VRF steps: runs them for a live pool with
- * spec.vrf, keeps status.vrf as it is for a paused or deleting pool (deletion has its own steps),
- * and turns what they report into Events and log lines here, in the runtime, not in the steps.
+ * The seam between a live pool's reconcile and the VRF steps: runs them for a pool with spec.vrf
+ * (a deleting pool keeps status.vrf as it is, pool-deletion.ts), and turns what they report into
+ * Events and log lines here, in the runtime, not in the steps.
  */
 export async function observeVrf(
   ctx: IpamContext,
@@ -21,12 +21,6 @@ export async function observeVrf(
     // keeps the record of what it created, so that nobody loses track of it.
     if ((recorded?.created ?? []).length === 0) return { pool, view: undefined };
     return { pool, view: { write: 'keep', ready: true, message: '', reservedAddresses: reservedAddressesOf(recorded) } };
-  }
-  if (pool.metadata.deletionTimestamp !== undefined) {
-    return {
-      pool,
-      view: { write: 'keep', ready: false, message: 'pool is being deleted', reservedAddresses: reservedAddressesOf(recorded) },
-    };
   }
   const allocated = new Set(decodeAllocations(pool.status?.allocations ?? {}).allocations.map((a) => a.address));
   const outcome = await reconcileVrf(ctx, { ref, pool, resolved: input.resolved, allocated });
