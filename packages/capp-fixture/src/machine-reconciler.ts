@@ -158,7 +158,7 @@ export class MachineReconciler implements Reconciler {
     const status: MachineStatus = { ...machine.status };
     if (this.deps.capiVersion === 'v1beta1') {
       status.infrastructureReady = ready;
-      if ((pmStatus.failureReason ?? '') !== '') status.failureReason = pmStatus.failureReason;
+      if (pmStatus.failureReason !== undefined && pmStatus.failureReason !== '') status.failureReason = pmStatus.failureReason;
       if ((pmStatus.failureMessage ?? '') !== '') {
         status.failureMessage = `Failure detected from referenced resource ${packetMachine.apiVersion ?? ''}, Kind=PacketMachine with name "${packetMachine.metadata.name ?? ''}": ${pmStatus.failureMessage ?? ''}`;
       }

@@ -76,14 +76,15 @@ export async function pollVlanBatch(
   at: { portId: string; batchId: string; signal?: AbortSignal },
 ): Promise<VlanBatchStatus> {
   const batch = await ports.getVlanAssignmentBatch(at.portId, at.batchId, at.signal === undefined ? {} : { signal: at.signal });
-  switch (batch.state) {
+  // Metal omits the state while a batch is being queued.
+  const state = batch.state ?? 'queued';
+  switch (state) {
     case 'completed':
       return { kind: 'completed', batch };
     case 'failed':
       return { kind: 'failed', batch, errorMessages: batch.error_messages ?? [] };
     case 'queued':
     case 'in_progress':
-    case undefined:
       return { kind: 'pending', batch };
   }
 }

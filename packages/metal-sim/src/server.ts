@@ -394,7 +394,10 @@ function resourceIds(
   }
   if (route === undefined) return {};
   const id = params['id'];
-  if (route.path.startsWith('/projects/')) return { projectId: params['project_id'] ?? id };
+  if (route.path.startsWith('/projects/')) {
+    const projectId = params['project_id'] ?? id;
+    return projectId === undefined ? {} : { projectId };
+  }
   if (route.path.startsWith('/devices/') && id !== undefined) {
     const device = store.devices.get(id);
     return { deviceId: id, ...(device === undefined ? {} : { projectId: device.projectId }) };

@@ -209,7 +209,13 @@ export function useNetworkWorld(prefix: string, options: NetworkWorldOptions = {
       const current = await admission.readMutatingWebhookConfiguration({ name: webhookName });
       await admission.replaceMutatingWebhookConfiguration({
         name: webhookName,
-        body: { ...body, metadata: { ...body.metadata, resourceVersion: current.metadata?.resourceVersion } },
+        body: {
+          ...body,
+          metadata: {
+            ...body.metadata,
+            ...(current.metadata?.resourceVersion === undefined ? {} : { resourceVersion: current.metadata.resourceVersion }),
+          },
+        },
       });
     }
   };
