@@ -11,8 +11,17 @@
 //              all are bound counted from the first create and from the last create, p50/p99
 //              claim-to-bound latency (from creationTimestamp, and from the client's create
 //              request), then zero duplicates (IPAddresses, the pool's allocations map).
+//   floor      the write floor: a fresh local control plane and no controller, as many plain writes
+//              as the burst has claims (ConfigMap creates from the bench's bare client, the same
+//              number in flight): writes/s and p50/p99 per write. With burst in the same run, the
+//              burst's claims/s as a fraction of it, and the share of it the burst used counting
+//              every write a claim took (the bench's create and the controller's writes).
+//   steady     normal use: claims arriving at a steady 20/s for 60 s (--rate, --duration), each
+//              create sent on schedule whatever became of the earlier ones, on a fresh control
+//              plane as in burst: p50/p99 claim-to-bound (target p99 < 500 ms).
 //   memory     the same with 10,000 claims on one pool: the controller's peak RSS (VmHWM of the
-//              child process; target < 256 MiB).
+//              child process; target < 256 MiB), and its RSS idle before the first claim (the
+//              pool reconciled, caches synced; target < 80 MiB).
 //   reference  the reference in-cluster provider v1.0.3 (built by hack/build-reference-ipam.sh
 //              from the Go module proxy into a cache), the same burst on its own fresh control
 //              plane with the CAPI v1.10.10 CRDs and its own pool CRDs; prints its claims/s and p99
@@ -41,10 +50,12 @@
 // the machine's load average. Controller and control-plane logs stay in $TMPDIR/metal-l2-bench-logs.
 // METAL_L2_BENCH_CONTROLLER_NODE_ARGS passes node flags to our controller (e.g. "--cpu-prof").
 //
-// Options: --only core|burst|memory|reference|network (comma-separated for several; default all)
+// Options: --only core|burst|floor|steady|memory|reference|network (comma-separated; default all)
 //          --claims N     claims per burst (default 1,000; the memory bench 10,000)
 //          --machines N   machines in the network bench (default 100)
-//          --inflight N   claim (or machine) creates in flight (default 50)
+//          --inflight N   claim (or machine, or floor write) creates in flight (default 50)
+//          --rate N       claims per second in the steady part (default 20)
+//          --duration S   seconds of steady arrivals (default 60)
 //          --timeout S    seconds to wait for all claims bound (default 120 + 0.2 s per claim) or
 //                         all MachineNetworks Ready (default 300 + 3 s per machine)
 // The machine is small (2 cores shared with the control plane): run the heavy parts sparingly.
@@ -54,11 +65,12 @@ import { parseArgs } from 'node:util';
 import { stopAllClusters } from './bench/cluster.js';
 import { stopAllControllers } from './bench/controllers.js';
 import { runCore } from './bench/core.js';
-import { comparison, runMemory, runOurBurst, runReference } from './bench/ipam.js';
+import { floorComparison, runFloor } from './bench/floor.js';
+import { comparison, runMemory, runOurBurst, runReference, runSteady } from './bench/ipam.js';
 import { runNetwork } from './bench/network.js';
 import { mib, ms, num, printTable, rate, sec, section } from './bench/table.js';
 
-const PARTS = ['core', 'burst', 'memory', 'reference', 'network'];
+const PARTS = ['core', 'burst', 'floor', 'steady', 'memory', 'reference', 'network'];
 
 function parseOptions(argv) {
   const { values } = parseArgs({
@@ -69,6 +81,8 @@ function parseOptions(argv) {
       claims: { type: 'string' },
       machines: { type: 'string', default: '100' },
       inflight: { type: 'string', default: '50' },
+      rate: { type: 'string', default: '20' },
+      duration: { type: 'string', default: '60' },
       timeout: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
@@ -87,6 +101,8 @@ function parseOptions(argv) {
     claims: values.claims === undefined ? undefined : positive(values.claims, 'claims'),
     machines: positive(values.machines, 'machines'),
     inflight: positive(values.inflight, 'inflight'),
+    rate: positive(values.rate, 'rate'),
+    duration: positive(values.duration, 'duration'),
     timeoutSeconds: timeout,
     timeoutMs: (count) => (timeout ?? 120 + 0.2 * count) * 1000,
   };
@@ -95,7 +111,7 @@ function parseOptions(argv) {
 function printSummary(results, errors) {
   section('summary');
   const rows = [];
-  const { core, burst, memory, reference, network } = results;
+  const { core, burst, floor, steady, memory, reference, network } = results;
   if (core) {
     rows.push(['next free address, /16 with 60,000 used (worst case)', `${num(core.nextFreeUs, 2)} µs`, '< 50 µs', core.command]);
     rows.push(['  building that allocation state from 60,000 used (worst case)', `${num(core.buildUs / 1000, 1)} ms`, '', '']);
@@ -117,8 +133,47 @@ function printSummary(results, errors) {
       '',
     ]);
   }
+  if (floor) {
+    rows.push([
+      `write floor: ${num(floor.count)} plain writes (ConfigMap creates), no controller`,
+      `${num(floor.writesPerSecond)} writes/s`,
+      '',
+      floor.command,
+    ]);
+    if (burst) {
+      const f = floorComparison(burst, floor);
+      rows.push([
+        'burst claims/s as a fraction of the floor writes/s',
+        num(f.fraction, 2),
+        '',
+        `${num(f.claimsPerSecond)} / ${num(f.floorWritesPerSecond)}`,
+      ]);
+      rows.push([
+        `  counting every write of a claim (${num(f.writesPerClaim, 1)} per claim)`,
+        `${num(100 * f.writeShare)}% of the floor`,
+        '',
+        '',
+      ]);
+    }
+  }
+  if (steady) {
+    const b = steady.burst;
+    rows.push([
+      `${num(b.ratePerSecond)} claims/s for ${num(b.count / b.ratePerSecond)} s: p50 / p99 claim-to-bound`,
+      `${ms(b.latencyMs.request.p50)} / ${ms(b.latencyMs.request.p99)}`,
+      'p99 < 500 ms',
+      steady.command,
+    ]);
+    rows.push([`  bound / duplicates`, `${num(b.bound)} of ${num(b.count)} / ${num(steady.verify.duplicates)}`, '', '']);
+  }
   if (memory) {
-    rows.push([`${num(memory.burst.count)} claims bound: controller peak RSS`, mib(memory.memory.peakKiB), '< 256 MiB', memory.command]);
+    rows.push([
+      `${num(memory.burst.count)} claims: controller RSS idle before the first claim`,
+      mib(memory.idle.currentKiB),
+      '< 80 MiB',
+      memory.command,
+    ]);
+    rows.push([`${num(memory.burst.count)} claims bound: controller peak RSS`, mib(memory.memory.peakKiB), '< 256 MiB', '']);
     rows.push([
       `${num(memory.burst.count)} claims: claims/s / p99 / duplicates`,
       `${num(rate(memory.burst.bound, memory.burst.fromFirstCreateSeconds))} / ${ms(memory.burst.latencyMs.creationTimestamp.p99)} / ${num(memory.verify.duplicates)}`,
@@ -167,7 +222,8 @@ function printSummary(results, errors) {
 }
 
 async function main() {
-  const usage = 'node hack/bench.js [--only core|burst|memory|reference|network] [--claims N] [--machines N] [--inflight N] [--timeout S]';
+  const usage =
+    'node hack/bench.js [--only core|burst|floor|steady|memory|reference|network] [--claims N] [--machines N] [--inflight N] [--rate N] [--duration S] [--timeout S]';
   let options;
   try {
     options = parseOptions(process.argv.slice(2));
@@ -196,12 +252,14 @@ async function main() {
   };
   if (options.only.has('core')) await attempt('core', () => runCore());
   if (options.only.has('burst') || options.only.has('reference')) await attempt('burst', () => runOurBurst(options));
+  if (options.only.has('floor')) await attempt('floor', () => runFloor(options));
+  if (options.only.has('steady')) await attempt('steady', () => runSteady(options));
   if (options.only.has('memory')) await attempt('memory', () => runMemory(options));
   if (options.only.has('reference')) await attempt('reference', () => runReference(options, results.burst));
   if (options.only.has('network')) await attempt('network', () => runNetwork(options));
   printSummary(results, errors);
   const wrong =
-    ['burst', 'memory'].some((p) => results[p]?.verify?.problems?.length > 0 || results[p]?.burst?.timedOut) ||
+    ['burst', 'steady', 'memory'].some((p) => results[p]?.verify?.problems?.length > 0 || results[p]?.burst?.timedOut) ||
     results.network?.verify?.duplicates > 0 ||
     results.network?.rollout?.timedOut === true;
   return errors.length > 0 || wrong ? 1 : 0;

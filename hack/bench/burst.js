@@ -23,10 +23,13 @@ export function poolFor(n) {
 /**
  * Creates `count` claims named `${prefix}-${i}` with at most `inflight` creates at a time and
  * waits until the watch has seen status.addressRef on every one of them, or `timeoutMs` passed.
+ * With `ratePerSecond`, creates are paced instead: claim i is sent at i / ratePerSecond seconds
+ * after the first whatever became of the earlier ones (an open loop, as independent users would
+ * arrive), and `inflight` is ignored.
  * `target` describes the kinds (see targets.js); `controller` is checked to be alive meanwhile;
  * `snapshot()` (optional) is taken right before the first create and right after the last bind.
  */
-export async function runBurst({ api, namespace, target, pool, count, inflight, timeoutMs, controller, snapshot }) {
+export async function runBurst({ api, namespace, target, pool, count, inflight, ratePerSecond, timeoutMs, controller, snapshot }) {
   const claimsPath = resourcePath({ ...target.claim, namespace });
   const claims = new Map();
   for (let i = 0; i < count; i++) claims.set(`c-${i}`, { sentAt: NaN, createdAt: NaN, creationTimestamp: NaN, boundAt: NaN });
@@ -65,6 +68,27 @@ export async function runBurst({ api, namespace, target, pool, count, inflight, 
       if (Number.isNaN(entry.creationTimestamp)) entry.creationTimestamp = Date.parse(created.metadata.creationTimestamp);
     }
   };
+  let paceLagMs = 0;
+  // Paced: every create is its own request, sent on schedule (a late one is sent at once).
+  const paced = async () => {
+    const start = Date.now();
+    const sends = [];
+    for (let i = 0; i < names.length; i++) {
+      const due = start + (i * 1000) / ratePerSecond;
+      if (due > Date.now()) await sleep(due - Date.now());
+      next = i + 1;
+      const entry = claims.get(names[i]);
+      entry.sentAt = Date.now();
+      paceLagMs = Math.max(paceLagMs, entry.sentAt - due);
+      sends.push(
+        api.post(claimsPath, body(names[i])).then((created) => {
+          entry.createdAt = Date.now();
+          if (Number.isNaN(entry.creationTimestamp)) entry.creationTimestamp = Date.parse(created.metadata.creationTimestamp);
+        }),
+      );
+    }
+    await Promise.all(sends);
+  };
   const progress = setInterval(() => {
     process.stderr.write(`  ... ${bound}/${count} bound, ${next}/${count} created\n`);
   }, 10_000);
@@ -73,7 +97,8 @@ export async function runBurst({ api, namespace, target, pool, count, inflight, 
   let watchRestarts = 0;
   try {
     snapshots.before = await snapshot?.();
-    await Promise.all(Array.from({ length: Math.min(inflight, count) }, worker));
+    if (ratePerSecond === undefined) await Promise.all(Array.from({ length: Math.min(inflight, count) }, worker));
+    else await paced();
     const deadline = Date.now() + timeoutMs;
     while (bound < count && !timedOut) {
       controller.assertAlive();
@@ -103,6 +128,9 @@ export async function runBurst({ api, namespace, target, pool, count, inflight, 
   return {
     count,
     inflight,
+    ratePerSecond,
+    /** Paced: the latest any create was sent after its due time (the load generator keeping up). */
+    paceLagMs,
     boundPerSecond: Array.from(perSecond, (v) => v ?? 0),
     bound: boundEntries.length,
     timedOut,
