@@ -14,3 +14,14 @@ export const timeouts = {
 } as const;
 
 export const pollIntervalMs = 100;
+
+/**
+ * The jest timeout (test()'s third argument) for a test that waits on `deadlines` one after the
+ * other: their sum plus a minute for the rest of the test. Above every deadline the test sets
+ * itself, so a slow run fails with waitFor's message (what was awaited, what was last seen), never
+ * with jest's bare "Exceeded timeout". Tests whose waits add up to less than jest.config.js's
+ * testTimeout (120 s) need none.
+ */
+export function testTimeout(...deadlines: number[]): number {
+  return deadlines.reduce((sum, ms) => sum + ms, 0) + 60_000;
+}

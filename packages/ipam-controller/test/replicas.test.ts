@@ -1,104 +1,106 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { join } from 'node:path';
 import { describe, expect, test } from '@jest/globals';
 import * as k8s from '@kubernetes/client-node';
-import { testKubeconfigPath } from '@metal-l2/test-support/cluster';
 import { kinds, poolObject } from '@metal-l2/test-support/objects';
-import { repoRoot } from '@metal-l2/test-support/paths';
-import { timeouts } from '@metal-l2/test-support/timeouts';
+import { testTimeout, timeouts } from '@metal-l2/test-support/timeouts';
 import { waitFor } from '@metal-l2/test-support/wait-for';
-import type { RunningIpamController } from '../src/start.js';
-import { allBound, createClaims } from './support/claims.js';
+import { allBound, createClaims, expectMidBurst, firstBound } from './support/claims.js';
+import { ControllerProcess, freePort } from './support/controller-process.js';
 import { useIpamNamespace } from './support/ipam-namespace.js';
-import { runController } from './support/running-controller.js';
 
 // Several writers on one pool: with leader election off (a misconfiguration or a split brain) the
 // resourceVersion guard alone keeps addresses unique; with it on, a killed leader is replaced.
+// Each replica is the real binary in a process of its own, as two pods would be: they share no
+// cache, no queue and no memory, only the API server.
 const space = useIpamNamespace('ipam-replicas');
-const { kc, objects } = space;
+const { objects } = space;
 
 describe('replicas', () => {
-  test('two replicas without leader election never hand out an address twice', async () => {
-    const replicas: RunningIpamController[] = [await runController(kc, space.ns), await runController(kc, space.ns)];
-    try {
-      await objects.create(kinds.pool, poolObject('shared', { addresses: ['10.80.0.0/24'], prefix: 24 }, space.ns));
-      await createClaims(space.site, { pool: 'shared', prefix: 'r', to: 200 });
-      const addresses = await allBound(space.site, { prefix: 'r', count: 200 });
-      expect(new Set(addresses).size).toBe(200);
-      const allocations = (await objects.get(kinds.pool, 'shared', space.ns))?.status?.allocations as Record<string, string>;
-      expect(new Set(Object.values(allocations)).size).toBe(200);
-    } finally {
-      await Promise.all(replicas.map((r) => r.stop()));
-    }
-  });
+  test(
+    'two replicas without leader election race on one pool: their writes conflict, and no address is handed out twice',
+    async () => {
+      const replicas: ControllerProcess[] = [];
+      for (let i = 0; i < 2; i++) {
+        const [metricsPort, probePort] = [await freePort(), await freePort()];
+        replicas.push(
+          space.stopAfterAll(ControllerProcess.start({ kubeconfig: space.kubeconfigPath, namespace: space.ns, metricsPort, probePort })),
+        );
+      }
+      try {
+        // Both ready (caches synced) before the claims come, so both decide on them. A replica
+        // loses a race only when the other committed the pool between its read and its write, a
+        // window of milliseconds: claims keep coming, 25 a second, until at least 100 came and a
+        // replica lost one (each counts its status writes refused with 409 Conflict on /metrics).
+        await Promise.all(replicas.map((r) => r.ready()));
+        await objects.create(kinds.pool, poolObject('shared', { addresses: ['10.80.0.0/22'], prefix: 22 }, space.ns));
+        const conflictsOf = async (): Promise<number[]> =>
+          Promise.all(replicas.map((r) => r.metric('metal_l2_ipam_commit_conflicts_total')));
+        let claims = 0;
+        await waitFor(
+          'a pool status write lost to the other replica (409 Conflict)',
+          async () => {
+            if (claims >= 100 && (await conflictsOf()).some((n) => n > 0)) return true;
+            if (claims >= 500) return false; // half the pool: enough chances; wait out the deadline
+            await createClaims(space.site, { pool: 'shared', prefix: 'r', from: claims, to: claims + 25 });
+            claims += 25;
+            return false;
+          },
+          { timeoutMs: timeouts.burstBound, intervalMs: 1_000 },
+        );
+        const addresses = await allBound(space.site, { prefix: 'r', count: claims });
+        expect(new Set(addresses).size).toBe(claims);
+        const allocations = (await objects.get(kinds.pool, 'shared', space.ns))?.status?.allocations as Record<string, string>;
+        expect(Object.keys(allocations)).toHaveLength(claims);
+        expect(new Set(Object.values(allocations)).size).toBe(claims);
+        // Every allocation was committed by exactly one replica: their counts add up to the claims.
+        const allocated = await Promise.all(replicas.map((r) => r.metric('metal_l2_ipam_allocations_total')));
+        const conflicts = await conflictsOf();
+        process.stderr.write(
+          `two replicas, ${claims} claims: allocations committed ${allocated.join(' + ')}, pool status writes refused with 409 ${conflicts.join(' + ')}\n`,
+        );
+        expect(allocated.reduce((sum, n) => sum + n, 0)).toBe(claims);
+      } finally {
+        // Before the next test: these replicas would act on its claims too.
+        await Promise.all(replicas.map((r) => r.kill()));
+      }
+    },
+    testTimeout(timeouts.claimBound, timeouts.burstBound, timeouts.burstBound),
+  );
 
-  test('with leader election one replica leads; killing it hands the lease over and the burst completes', async () => {
-    const main = join(repoRoot, 'packages', 'ipam-controller', 'dist', 'main.js');
-    const lease = `ipam-${space.ns}`;
-    const args = [
-      main,
-      '--kubeconfig',
-      testKubeconfigPath(),
-      '--namespace',
-      space.ns,
-      '--leader-elect',
-      '--leader-election-namespace',
-      space.ns,
-      '--leader-election-id',
-      lease,
-      '--metrics-bind-address',
-      '0',
-      '--health-probe-bind-address',
-      '0',
-      '--webhook-port',
-      '0',
-      '--log-level',
-      'warn',
-    ];
-    const start = (name: string): ChildProcess =>
-      spawn(process.execPath, args, { stdio: ['ignore', 'ignore', 'inherit'], env: { ...process.env, POD_NAME: name } });
-    const processes = new Map<string, ChildProcess>([
-      ['replica-a', start('replica-a')],
-      ['replica-b', start('replica-b')],
-    ]);
-    const coordination = kc.makeApiClient(k8s.CoordinationV1Api);
-    try {
-      const holder = await waitFor(
-        'a leader',
-        async () => {
-          try {
-            return (await coordination.readNamespacedLease({ namespace: space.ns, name: lease })).spec?.holderIdentity?.split('_')[0];
-          } catch {
-            return undefined;
-          }
-        },
-        { timeoutMs: timeouts.claimBound },
-      );
+  test(
+    'with leader election one replica leads; killing it mid-burst hands the lease over and the burst completes',
+    async () => {
+      const lease = `ipam-${space.ns}`;
+      const start = (identity: string): ControllerProcess =>
+        space.stopAfterAll(ControllerProcess.start({ kubeconfig: space.kubeconfigPath, namespace: space.ns, lease, identity }));
+      // All claims wait before the replicas start, so the whole burst is the leaders' work.
       await objects.create(kinds.pool, poolObject('elected', { addresses: ['10.81.0.0/24'], prefix: 24 }, space.ns));
-      await createClaims(space.site, { pool: 'elected', prefix: 'e', to: 100 });
-      await waitFor(
-        'the first claims bound',
-        async () => (await objects.list(kinds.address(), space.ns)).some((a) => a.metadata.name.startsWith('e-')),
-        {
-          timeoutMs: timeouts.claimBound,
-        },
-      );
-      processes.get(holder)?.kill('SIGKILL');
+      await createClaims(space.site, { pool: 'elected', prefix: 'e', to: 200 });
+      const processes = new Map<string, ControllerProcess>([
+        ['replica-a', start('replica-a')],
+        ['replica-b', start('replica-b')],
+      ]);
+      const coordination = space.kc.makeApiClient(k8s.CoordinationV1Api);
+      const holderOf = async (): Promise<string | undefined> =>
+        (await coordination.readNamespacedLease({ namespace: space.ns, name: lease })).spec?.holderIdentity?.split('_')[0];
+      const holder = await waitFor('a leader', () => holderOf().catch(() => undefined), { timeoutMs: timeouts.claimBound });
+      await firstBound(space.site, { prefix: 'e', atLeast: 10 });
+      await processes.get(holder)?.kill();
+      // Read once the leader is gone: some bound and some left for the next leader, or the kill
+      // did not land mid-burst.
+      const atKill = await expectMidBurst(space.site, { prefix: 'e', count: 200 });
+      process.stderr.write(`leader ${holder} killed with ${atKill.bound} of 200 claims bound\n`);
       const next = await waitFor(
         'another leader',
         async () => {
-          const identity = (await coordination.readNamespacedLease({ namespace: space.ns, name: lease })).spec?.holderIdentity?.split(
-            '_',
-          )[0];
+          const identity = await holderOf();
           return identity !== undefined && identity !== holder ? identity : undefined;
         },
         { timeoutMs: 60_000 },
       );
       expect(next).not.toBe(holder);
-      const addresses = await allBound(space.site, { prefix: 'e', count: 100 });
-      expect(new Set(addresses).size).toBe(100);
-    } finally {
-      for (const p of processes.values()) p.kill('SIGKILL');
-    }
-  });
+      const addresses = await allBound(space.site, { prefix: 'e', count: 200 });
+      expect(new Set(addresses).size).toBe(200);
+    },
+    testTimeout(timeouts.claimBound, timeouts.burstBound, 60_000, timeouts.burstBound),
+  );
 });

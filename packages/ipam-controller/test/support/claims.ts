@@ -1,3 +1,4 @@
+import { expect } from '@jest/globals';
 import { claimObject, kinds, type Objects, type Obj } from '@metal-l2/test-support/objects';
 import { timeouts } from '@metal-l2/test-support/timeouts';
 import { waitFor } from '@metal-l2/test-support/wait-for';
@@ -22,6 +23,41 @@ export async function createClaims(site: ClaimSite, burst: { pool: string; prefi
         .map((n) => site.objects.create(kinds.claim(site.version), claimObject(n, site.namespace, { pool: burst.pool }))),
     );
   }
+}
+
+/** How many claims named `<prefix>-*` are bound and how many IPAddresses they have, read now from the API server (no cache). */
+export async function burstProgress(site: ClaimSite, prefix: string): Promise<{ bound: number; addresses: number }> {
+  const mine = (o: Obj): boolean => o.metadata.name.startsWith(`${prefix}-`);
+  const claims = (await site.objects.list(kinds.claim(site.version), site.namespace)).filter(mine);
+  const addresses = (await site.objects.list(kinds.address(site.version), site.namespace)).filter(mine);
+  return { bound: claims.filter((c) => c.status?.addressRef?.name !== undefined).length, addresses: addresses.length };
+}
+
+/**
+ * Waits until at least `atLeast` claims of the burst are bound (polling every 50 ms so the burst is
+ * caught early). Call it just before the event a test means to land mid-burst.
+ */
+export async function firstBound(site: ClaimSite, burst: { prefix: string; atLeast: number }): Promise<void> {
+  await waitFor(
+    `${burst.atLeast} ${burst.prefix} claims bound`,
+    async () => (await burstProgress(site, burst.prefix)).bound >= burst.atLeast,
+    { timeoutMs: timeouts.burstBound, intervalMs: 50 },
+  );
+}
+
+/**
+ * Asserts, from a live read, that the burst is under way: some of its `count` claims are bound and
+ * some are not. Call it right after the event (a kill, a restart) that must land mid-burst: if the
+ * burst had not started or had already finished, this fails. Returns what it read, for the log.
+ */
+export async function expectMidBurst(
+  site: ClaimSite,
+  burst: { prefix: string; count: number },
+): Promise<{ bound: number; addresses: number }> {
+  const progress = await burstProgress(site, burst.prefix);
+  expect(progress.bound).toBeGreaterThan(0);
+  expect(progress.bound).toBeLessThan(burst.count);
+  return progress;
 }
 
 /** Waits until `count` claims named `<prefix>-*` are bound and have IPAddresses; returns the addresses. */

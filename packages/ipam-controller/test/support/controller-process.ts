@@ -1,0 +1,121 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { repoRoot } from '@metal-l2/test-support/paths';
+import { timeouts } from '@metal-l2/test-support/timeouts';
+import { waitFor } from '@metal-l2/test-support/wait-for';
+
+// The controller as operators run it: the built binary (npm test builds first) in a child
+// process of its own, so a test can SIGKILL it, run two that share nothing, and read what it
+// reports on /metrics and /readyz.
+
+const main = join(repoRoot, 'packages', 'ipam-controller', 'dist', 'main.js');
+
+/** A TCP port nobody listens on right now, for the controller's metrics and probe servers. */
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => (address !== null && typeof address === 'object' ? resolve(address.port) : reject(new Error('no port'))));
+    });
+  });
+}
+
+export interface ControllerProcessOptions {
+  readonly kubeconfig: string;
+  readonly namespace: string;
+  /** Leader election through this Lease in `namespace`; without it, leader election is off. */
+  readonly lease?: string;
+  /** The replica's identity (POD_NAME), which leader election records as the holder. */
+  readonly identity?: string;
+  /** Serve /metrics on 127.0.0.1 at this port (otherwise not at all). */
+  readonly metricsPort?: number;
+  /** Serve /healthz and /readyz on 127.0.0.1 at this port (otherwise not at all). */
+  readonly probePort?: number;
+}
+
+export class ControllerProcess {
+  private readonly exited: Promise<void>;
+
+  private constructor(
+    readonly options: ControllerProcessOptions,
+    readonly child: ChildProcess,
+  ) {
+    this.exited = new Promise((resolve) => child.once('exit', () => resolve()));
+  }
+
+  /** Starts `node packages/ipam-controller/dist/main.js` for one namespace; its stderr (warnings and errors) goes to the test's. */
+  static start(options: ControllerProcessOptions): ControllerProcess {
+    const args = [
+      main,
+      '--kubeconfig',
+      options.kubeconfig,
+      '--namespace',
+      options.namespace,
+      ...(options.lease === undefined
+        ? ['--leader-elect=false']
+        : ['--leader-elect', '--leader-election-namespace', options.namespace, '--leader-election-id', options.lease]),
+      '--metrics-bind-address',
+      options.metricsPort === undefined ? '0' : `127.0.0.1:${options.metricsPort}`,
+      '--health-probe-bind-address',
+      options.probePort === undefined ? '0' : `127.0.0.1:${options.probePort}`,
+      '--webhook-port',
+      '0',
+      '--log-level',
+      'warn',
+    ];
+    const env = options.identity === undefined ? process.env : { ...process.env, POD_NAME: options.identity };
+    return new ControllerProcess(options, spawn(process.execPath, args, { stdio: ['ignore', 'ignore', 'inherit'], env }));
+  }
+
+  /** The same controller started again (a restarted pod). */
+  restarted(): ControllerProcess {
+    return ControllerProcess.start(this.options);
+  }
+
+  /** SIGKILL (no shutdown work at all, as when a node dies) and wait until the process is gone. */
+  async kill(): Promise<void> {
+    if (this.child.exitCode === null && this.child.signalCode === null) this.child.kill('SIGKILL');
+    await this.exited;
+  }
+
+  /** For stopAfterAll: a controller left running at the end of a file is killed. */
+  async stop(): Promise<void> {
+    await this.kill();
+  }
+
+  /** Waits until /readyz answers 200: its caches synced, it acts on what it watches. */
+  async ready(): Promise<void> {
+    const port = this.options.probePort;
+    if (port === undefined) throw new Error('this controller serves no /readyz (no probePort)');
+    await waitFor(
+      `/readyz of the controller on port ${port}`,
+      async () => (await fetch(`http://127.0.0.1:${port}/readyz`).catch(() => undefined))?.ok === true,
+      {
+        timeoutMs: timeouts.claimBound,
+      },
+    );
+  }
+
+  /** The body of /metrics. */
+  async metricsText(): Promise<string> {
+    if (this.options.metricsPort === undefined) throw new Error('this controller serves no /metrics (no metricsPort)');
+    const res = await fetch(`http://127.0.0.1:${this.options.metricsPort}/metrics`);
+    if (!res.ok) throw new Error(`/metrics answered ${res.status}`);
+    return res.text();
+  }
+
+  /** The sum of a counter's or gauge's samples over all label values, from /metrics (0 when it has none). */
+  async metric(name: string): Promise<number> {
+    return sumSamples(await this.metricsText(), name);
+  }
+}
+
+export function sumSamples(text: string, name: string): number {
+  let total = 0;
+  for (const line of text.split('\n')) {
+    if (line.startsWith(`${name}{`) || line.startsWith(`${name} `)) total += Number(line.slice(line.lastIndexOf(' ') + 1));
+  }
+  return total;
+}
