@@ -6,8 +6,16 @@ export type Cancel = () => void;
  * renewals) goes through a Clock so unit tests can drive time by hand.
  */
 export interface Clock {
-  /** Milliseconds since the epoch. */
+  /**
+   * Wall time, milliseconds since the epoch: for timestamps others read (a Lease's renewTime, an
+   * Event's). Never for measuring how long something took: NTP or an operator may step it.
+   */
   now(): number;
+  /**
+   * Milliseconds from an arbitrary origin that only moves forward at a steady rate: for durations
+   * and deadlines (has the lease been renewed within the renew deadline?).
+   */
+  monotonic(): number;
   /** Runs `callback` after `delayMs`, always asynchronously (never from inside schedule). */
   schedule(callback: () => void, delayMs: number): Cancel;
 }
@@ -15,6 +23,7 @@ export interface Clock {
 /** The process clock. Looks the timer functions up on each call, so jest's fake timers apply. */
 export const realClock: Clock = {
   now: () => Date.now(),
+  monotonic: () => performance.now(),
   schedule: (callback, delayMs) => {
     const timer = setTimeout(callback, Math.max(0, delayMs));
     return () => clearTimeout(timer);

@@ -70,6 +70,7 @@ export async function runControllerMain<F extends RuntimeFlags & { readonly lead
     ...(flags.leaderElect && electionNamespace !== undefined
       ? { leaderElection: { client, namespace: electionNamespace, name: flags.leaderElectionId, identity } }
       : {}),
+    onLeadershipLost: () => exitOnLostLeadership(logger),
   });
   try {
     await options.wire(manager, { flags, client, kubeConfig, logger, metrics, events });
@@ -81,6 +82,16 @@ export async function runControllerMain<F extends RuntimeFlags & { readonly lead
   } finally {
     client.close();
   }
+}
+
+/**
+ * Ends the process at once, from inside the elector's callback: no await in between, so no
+ * reconcile continuation, retry timer or queued event write runs after the lease is gone. The
+ * log line is written synchronously (winston's console transport) before the exit.
+ */
+function exitOnLostLeadership(logger: Logger): never {
+  logger.error('lost leadership, exiting', { exitCode: 1 });
+  process.exit(1);
 }
 
 export interface InProcessController {

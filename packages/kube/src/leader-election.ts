@@ -76,7 +76,11 @@ function describeAttemptError(err: unknown): Record<string, unknown> {
  * replacing an expired one with its resourceVersion (a 409 means another candidate won); renew
  * every retry period; stop leading when renewals fail for renewDeadline, or at once when another
  * holder shows up. Expiry is judged by when this process last saw the record change (local
- * clock), never by the timestamps in it, so clock skew between nodes does not matter.
+ * clock), never by the timestamps in it, so clock skew between nodes does not matter. Every
+ * duration here (renew deadline, expiry) is measured on the monotonic clock: a wall clock stepped
+ * back would otherwise keep a leader that cannot renew leading past the moment a standby takes
+ * over, and one stepped forward would end leadership, or expire another's lease, for nothing.
+ * Only the timestamps written into the Lease are wall time.
  */
 export class LeaderElector {
   private readonly leaseDurationMs: number;
@@ -85,6 +89,7 @@ export class LeaderElector {
   private readonly clock: Clock;
   private readonly logger: Logger;
   private observedRecord: string | undefined;
+  /** Monotonic time the record last changed. */
   private observedAt = 0;
   private observedHolder = '';
   /** The lease as this process last wrote it, while leading (renewals skip the read). */
@@ -119,15 +124,16 @@ export class LeaderElector {
       .then(() => callbacks.onStartedLeading(leader.signal))
       .catch((err: unknown) => this.logger.error('leader work failed', { err: errorFields(err) }));
     const end = await this.renew(signal);
+    // Before anything else: leader work must stop writing now, not after its current step.
     leader.abort();
     this.setLeading(false);
-    if (end === 'cancelled') {
+    if (end.kind === 'cancelled') {
       await leadingWork;
       if (this.options.releaseOnCancel ?? true) await this.release();
       this.logger.info('stopped leading on shutdown');
     } else {
       this.ownLease = undefined;
-      this.logger.error('leadership lost');
+      this.logger.error('leadership lost', { reason: end.reason });
     }
     callbacks.onStoppedLeading();
   }
@@ -151,23 +157,25 @@ export class LeaderElector {
   }
 
   /** Renews until the deadline passes without success, another holder appears, or cancellation. */
-  private async renew(signal: AbortSignal): Promise<'lost' | 'cancelled'> {
-    let renewedAt = this.clock.now();
+  private async renew(signal: AbortSignal): Promise<{ kind: 'lost'; reason: string } | { kind: 'cancelled' }> {
+    let renewedAt = this.clock.monotonic();
     for (;;) {
       await sleep({ delayMs: this.retryPeriodMs, signal, clock: this.clock });
-      if (signal.aborted) return 'cancelled';
+      if (signal.aborted) return { kind: 'cancelled' };
       // A request that hangs must not keep us leading past the deadline.
       const deadline = new AbortController();
-      const cancel = this.clock.schedule(() => deadline.abort(), Math.max(0, renewedAt + this.renewDeadlineMs - this.clock.now()));
+      const cancel = this.clock.schedule(() => deadline.abort(), Math.max(0, renewedAt + this.renewDeadlineMs - this.clock.monotonic()));
       const attempt = await this.attempt(AbortSignal.any([signal, deadline.signal]));
       cancel();
-      if (signal.aborted) return 'cancelled';
+      if (signal.aborted) return { kind: 'cancelled' };
       if (attempt === 'acquired') {
-        renewedAt = this.clock.now();
+        renewedAt = this.clock.monotonic();
         continue;
       }
-      if (attempt === 'heldByOther') return 'lost';
-      if (this.clock.now() - renewedAt >= this.renewDeadlineMs) return 'lost';
+      if (attempt === 'heldByOther') return { kind: 'lost', reason: `the lease is held by ${this.observedHolder}` };
+      if (this.clock.monotonic() - renewedAt >= this.renewDeadlineMs) {
+        return { kind: 'lost', reason: `not renewed within the renew deadline (${this.renewDeadlineMs} ms)` };
+      }
     }
   }
 
@@ -194,11 +202,11 @@ export class LeaderElector {
     };
   }
 
-  private observe(spec: Lease['spec'], now: number): void {
+  private observe(spec: Lease['spec'], seenAt: number): void {
     const record = JSON.stringify(spec ?? {});
     if (record !== this.observedRecord) {
       this.observedRecord = record;
-      this.observedAt = now;
+      this.observedAt = seenAt;
     }
     const holder = spec?.holderIdentity ?? '';
     if (holder !== this.observedHolder) {
@@ -211,12 +219,13 @@ export class LeaderElector {
     const { client, namespace, name } = this.options;
     const type = builtinTypes.lease;
     const now = this.clock.now();
+    const seenAt = this.clock.monotonic();
     // Fast path while leading: write over our own last version, no read.
     if (this.leading && this.ownLease !== undefined) {
       try {
         const renewed = await client.replace<Lease>(type, { ...this.ownLease, spec: this.specFor(this.ownLease.spec, now) }, { signal });
         this.ownLease = renewed;
-        this.observe(renewed.spec, now);
+        this.observe(renewed.spec, seenAt);
         return 'acquired';
       } catch (err: unknown) {
         this.ownLease = undefined;
@@ -232,20 +241,20 @@ export class LeaderElector {
           { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { namespace, name }, spec: this.specFor(undefined, now) },
           { signal },
         );
-        this.observe(this.ownLease.spec, now);
+        this.observe(this.ownLease.spec, seenAt);
         return 'acquired';
       } catch (err: unknown) {
         if (isAlreadyExists(err)) return 'failed';
         throw err;
       }
     }
-    this.observe(current.spec, now);
+    this.observe(current.spec, seenAt);
     const holder = current.spec?.holderIdentity ?? '';
     const durationMs = (current.spec?.leaseDurationSeconds ?? this.leaseDurationMs / 1000) * 1000;
-    if (holder !== '' && holder !== this.options.identity && this.observedAt + durationMs > now) return 'heldByOther';
+    if (holder !== '' && holder !== this.options.identity && this.observedAt + durationMs > seenAt) return 'heldByOther';
     try {
       this.ownLease = await client.replace<Lease>(type, { ...current, spec: this.specFor(current.spec, now) }, { signal });
-      this.observe(this.ownLease.spec, now);
+      this.observe(this.ownLease.spec, seenAt);
       return 'acquired';
     } catch (err: unknown) {
       if (isConflict(err)) return 'failed';

@@ -38,6 +38,13 @@ export interface ManagerOptions {
   readonly handleSignals?: boolean;
   /** Add Node.js process metrics to the registry at start (default true). */
   readonly processMetrics?: boolean;
+  /**
+   * Called the moment the lease is lost, after leader work's signal aborted and before anything
+   * else runs. A binary passes one that logs and exits the process, as client-go's users do: work
+   * still unwinding must not reach the API or Metal while another replica already leads. Absent
+   * (in-process use), start() rejects with LeadershipLostError without waiting for leader work.
+   */
+  readonly onLeadershipLost?: () => void;
 }
 
 /** The manager stopped because this process lost its lease; the process should exit non-zero. */
@@ -127,8 +134,9 @@ export class Manager {
 
   /**
    * Runs everything until `signal` aborts, a termination signal arrives, a runnable fails or the
-   * lease is lost; then stops everything and waits (up to the graceful timeout). Resolves after
-   * a requested stop; rejects with the runnable's error or LeadershipLostError otherwise.
+   * lease is lost; then stops everything and waits (up to the graceful timeout; not at all after
+   * the lease was lost). Resolves after a requested stop; rejects with the runnable's error or
+   * LeadershipLostError otherwise.
    */
   async start(signal?: AbortSignal): Promise<void> {
     if (this.started) throw new Error('the manager was already started');
@@ -184,6 +192,7 @@ export class Manager {
               onStoppedLeading: () => {
                 if (!stop.signal.aborted) {
                   lostLeadership = true;
+                  this.options.onLeadershipLost?.();
                   stop.abort();
                 }
               },
@@ -192,8 +201,14 @@ export class Manager {
         );
       }
       await stopped;
-      logger.info('manager stopping');
-      await this.waitForRunnables(running);
+      if (lostLeadership) {
+        // As controller-runtime: no graceful shutdown after losing the lease. Whatever is still
+        // running has had its signal aborted; waiting for it would only give it time to write.
+        logger.error('lost leadership, stopping without waiting for running work');
+      } else {
+        logger.info('manager stopping');
+        await this.waitForRunnables(running);
+      }
     } finally {
       stop.abort();
       signal?.removeEventListener('abort', forward);

@@ -2,10 +2,30 @@ import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { createTestNamespace, deleteTestNamespace, loadKubeConfig } from '@metal-l2/test-support/cluster';
 import { timeouts } from '@metal-l2/test-support/timeouts';
 import { staysTrue, waitFor } from '@metal-l2/test-support/wait-for';
-import { builtinTypes, KubeClient, LeaderElector, silentLogger, type Lease } from '../src/index.js';
+import { builtinTypes, KubeClient, LeaderElector, realClock, silentLogger, type Clock, type Lease } from '../src/index.js';
+import { startLeaseRefusal, type LeaseRefusal } from './lease-refusal.js';
 
 /** Short durations so takeovers happen within a test; the ratios are client-go's. */
 const fast = { leaseDurationMs: 3000, renewDeadlineMs: 2000, retryPeriodMs: 250 } as const;
+
+/** Wall time the test can step (NTP, an operator); the monotonic clock and the timers stay real. */
+interface SteppedClock extends Clock {
+  step(ms: number): void;
+}
+
+function steppedClock(): SteppedClock {
+  let offsetMs = 0;
+  return {
+    now: () => realClock.now() + offsetMs,
+    monotonic: () => realClock.monotonic(),
+    schedule: (callback, delayMs) => realClock.schedule(callback, delayMs),
+    step: (ms) => {
+      offsetMs += ms;
+    },
+  };
+}
+
+const hourMs = 3_600_000;
 
 interface Candidate {
   readonly elector: LeaderElector;
@@ -20,16 +40,19 @@ describe('LeaderElector against the API server', () => {
   const client = KubeClient.fromKubeConfig(kc);
   const logger = silentLogger();
   let ns = '';
+  let refusal: LeaseRefusal | undefined;
 
   beforeAll(async () => {
     ns = await createTestNamespace(kc, 'kube-leader');
+    refusal = await startLeaseRefusal(kc, ns);
   });
   afterAll(async () => {
+    await refusal?.close();
     await deleteTestNamespace(kc, ns);
     client.close();
   });
 
-  function candidate(options: { lease: string; identity: string; releaseOnCancel?: boolean }): Candidate {
+  function candidate(options: { lease: string; identity: string; releaseOnCancel?: boolean; clock?: Clock }): Candidate {
     const elector = new LeaderElector({
       client,
       namespace: ns,
@@ -38,6 +61,7 @@ describe('LeaderElector against the API server', () => {
       logger,
       ...fast,
       releaseOnCancel: options.releaseOnCancel ?? true,
+      ...(options.clock === undefined ? {} : { clock: options.clock }),
     });
     const stop = new AbortController();
     const seen: Candidate['seen'] = { leaderSignal: undefined, started: 0, stopped: 0 };
@@ -125,5 +149,36 @@ describe('LeaderElector against the API server', () => {
     expect(a.seen.stopped).toBe(1);
     expect(a.stop.signal.aborted).toBe(false);
     expect(await holder('stolen')).toBe('intruder');
+  });
+
+  test('a wall clock stepped forward neither ends leadership nor stops renewals', async () => {
+    const clock = steppedClock();
+    const a = candidate({ lease: 'forward', identity: 'a', clock });
+    await waitFor('a to lead', () => a.elector.isLeader(), { timeoutMs: timeouts.watchEvent });
+    clock.step(hourMs);
+    // Several renew deadlines: a deadline measured on the wall clock would have passed at once.
+    await staysTrue('a keeps leading', () => a.elector.isLeader(), 2 * fast.renewDeadlineMs);
+    // Renewals went on, stamped with the (stepped) wall time, as the Lease's readers expect.
+    const lease = await client.get<Lease>(builtinTypes.lease, { namespace: ns, name: 'forward' });
+    expect(Date.parse(lease?.spec?.renewTime ?? '')).toBeGreaterThan(Date.now() + hourMs / 2);
+    expect(a.seen.stopped).toBe(0);
+    a.stop.abort();
+    await a.run;
+  });
+
+  test('a wall clock stepped back does not keep a leader that cannot renew leading', async () => {
+    const clock = steppedClock();
+    const a = candidate({ lease: 'backward', identity: 'a', clock });
+    await waitFor('a to lead', () => a.elector.isLeader(), { timeoutMs: timeouts.watchEvent });
+    clock.step(-hourMs);
+    refusal?.refuse('backward');
+    const refusedAt = performance.now();
+    // Others may take the lease leaseDuration after its last renewal: a must be gone before that.
+    await waitFor('a to give up leading', () => !a.elector.isLeader(), { timeoutMs: fast.leaseDurationMs });
+    expect(performance.now() - refusedAt).toBeLessThan(fast.leaseDurationMs);
+    await a.run;
+    expect(a.seen.leaderSignal?.aborted).toBe(true);
+    expect(a.seen.stopped).toBe(1);
+    expect(a.stop.signal.aborted).toBe(false);
   });
 });

@@ -261,6 +261,72 @@ describe('Manager against the API server', () => {
     expect(leaderWorkStopped).toBe(true);
   });
 
+  test('a manager that loses its lease aborts reconciles in progress and does not wait for them', async () => {
+    const informer = new Informer<ConfigMap>({
+      client,
+      type: builtinTypes.configMap,
+      namespace: ns,
+      labelSelector: 'test=lost-in-flight',
+      logger,
+    });
+    const inFlight: { signal?: AbortSignal; abortedWhenLost?: boolean } = {};
+    const controller = new Controller({
+      name: 'in-flight',
+      logger,
+      reconciler: {
+        // A step that does not stop when told to (a call without the signal): it never returns.
+        reconcile: (_key, ctx) => {
+          inFlight.signal = ctx.signal;
+          return new Promise<never>(() => undefined);
+        },
+      },
+    });
+    controller.watch(informer);
+    const manager = new Manager({
+      logger,
+      handleSignals: false,
+      processMetrics: false,
+      gracefulShutdownTimeoutMs: 60_000,
+      leaderElection: {
+        client,
+        namespace: ns,
+        name: 'lost-in-flight',
+        identity: 'loser',
+        leaseDurationMs: 3000,
+        renewDeadlineMs: 2000,
+        retryPeriodMs: 250,
+      },
+      onLeadershipLost: () => {
+        inFlight.abortedWhenLost = inFlight.signal?.aborted === true;
+      },
+    });
+    manager.addController(controller);
+    const running = manager.start();
+    const outcome = running.then(
+      () => 'resolved',
+      (err: unknown) => err,
+    );
+    await waitFor('leadership', () => manager.isLeader(), { timeoutMs: timeouts.watchEvent });
+    await client.create(builtinTypes.configMap, {
+      ...newConfigMap(ns, 'in-flight'),
+      metadata: { namespace: ns, name: 'in-flight', labels: { test: 'lost-in-flight' } },
+    });
+    const signal = await waitFor('a reconcile in progress', () => inFlight.signal, { timeoutMs: timeouts.watchEvent });
+    expect(signal.aborted).toBe(false);
+    const lease = await client.get<Lease>(builtinTypes.lease, { namespace: ns, name: 'lost-in-flight' });
+    if (lease === undefined) throw new Error('no lease');
+    await client.replace(builtinTypes.lease, { ...lease, spec: { ...lease.spec, holderIdentity: 'usurper', leaseDurationSeconds: 60 } });
+    // The next renewal (a retry period away) finds the usurper; the manager must not sit out its
+    // graceful shutdown timeout for the reconcile that ignores its signal.
+    const stoppedWith = await waitFor('the manager to stop', () => Promise.race([outcome, Promise.resolve(undefined)]), {
+      timeoutMs: timeouts.watchEvent,
+    });
+    expect(stoppedWith).toBeInstanceOf(LeadershipLostError);
+    expect(signal.aborted).toBe(true);
+    // The hook ran after the reconcile's signal had aborted.
+    expect(inFlight.abortedWhenLost).toBe(true);
+  });
+
   test('SIGTERM stops a manager gracefully', async () => {
     const manager = new Manager({ logger, processMetrics: false });
     let stoppedBySignal = false;

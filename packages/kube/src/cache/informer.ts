@@ -202,7 +202,8 @@ export class Informer<T extends KubeObject> implements InformerHandle {
   isHealthy(): boolean {
     if (this.dead) return false;
     return (
-      this.failingSince === undefined || this.clock.now() - this.failingSince < (this.options.unhealthyAfterMs ?? defaultUnhealthyAfterMs)
+      this.failingSince === undefined ||
+      this.clock.monotonic() - this.failingSince < (this.options.unhealthyAfterMs ?? defaultUnhealthyAfterMs)
     );
   }
 
@@ -244,14 +245,14 @@ export class Informer<T extends KubeObject> implements InformerHandle {
     let relistAt = 0;
     while (!signal.aborted) {
       try {
-        if (resourceVersion === undefined || this.clock.now() >= relistAt) {
+        if (resourceVersion === undefined || this.clock.monotonic() >= relistAt) {
           // Only the periodic relist re-announces unchanged objects; recovering from a 410
           // needs just the differences.
           resourceVersion = await this.relist(signal, { resync: resourceVersion !== undefined });
           if (signal.aborted) return;
-          relistAt = this.clock.now() + relistIntervalMs;
+          relistAt = this.clock.monotonic() + relistIntervalMs;
         }
-        const startedAt = this.clock.now();
+        const startedAt = this.clock.monotonic();
         const outcome = await this.watchOnce({ signal, resourceVersion, relistAt });
         resourceVersion = outcome.resourceVersion;
         if (outcome.end === 'aborted') return;
@@ -259,7 +260,7 @@ export class Informer<T extends KubeObject> implements InformerHandle {
         this.countRestart(outcome.end);
         if (outcome.delivered > 0) backoff.reset();
         // A server that closes watches at once must not make us spin.
-        if (outcome.end === 'closed' && outcome.delivered === 0 && this.clock.now() - startedAt < 1000) {
+        if (outcome.end === 'closed' && outcome.delivered === 0 && this.clock.monotonic() - startedAt < 1000) {
           await sleep({ delayMs: backoff.next(), signal, clock: this.clock });
         }
       } catch (err: unknown) {
@@ -272,7 +273,7 @@ export class Informer<T extends KubeObject> implements InformerHandle {
           continue;
         }
         this.counters.errors += 1;
-        this.failingSince ??= this.clock.now();
+        this.failingSince ??= this.clock.monotonic();
         const delayMs = backoff.next();
         this.countRestart('error');
         this.logger.warn('list or watch failed, retrying', { err: errorFields(err), delayMs, synced: this.synced });
@@ -339,7 +340,7 @@ export class Informer<T extends KubeObject> implements InformerHandle {
     signal.addEventListener('abort', onAbort, { once: true });
     const watchdogMs = this.options.watchdogMs ?? defaultWatchdogMs;
     let cancelWatchdog = this.clock.schedule(() => stop('watchdog'), watchdogMs);
-    const cancelRelist = this.clock.schedule(() => stop('relist'), Math.max(0, options.relistAt - this.clock.now()));
+    const cancelRelist = this.clock.schedule(() => stop('relist'), Math.max(0, options.relistAt - this.clock.monotonic()));
     const onEvent = (event: WatchEvent<T>): void => {
       if (request.signal.aborted) return;
       this.failingSince = undefined;

@@ -148,7 +148,7 @@ export class Controller {
       reconcileID,
     });
     const clock = this.options.clock ?? realClock;
-    const startedAt = clock.now();
+    const startedAt = clock.monotonic();
     metrics?.activeWorkers.inc({ controller });
     let result: ReconcileResult;
     try {
@@ -158,7 +158,7 @@ export class Controller {
       return;
     } finally {
       metrics?.activeWorkers.dec({ controller });
-      metrics?.reconcileTime.observe({ controller }, (clock.now() - startedAt) / 1000);
+      metrics?.reconcileTime.observe({ controller }, (clock.monotonic() - startedAt) / 1000);
     }
     this.queue.forget(key);
     switch (result.kind) {

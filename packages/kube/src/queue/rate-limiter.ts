@@ -47,7 +47,7 @@ export class BucketRateLimiter implements RateLimiter {
 
   when(_key: string): number {
     const clock = this.options.clock ?? realClock;
-    const now = clock.now();
+    const now = clock.monotonic();
     const elapsedMs = this.last === undefined ? 0 : now - this.last;
     this.last = now;
     this.tokens = Math.min(this.options.burst, this.tokens + (elapsedMs / 1000) * this.options.qps);

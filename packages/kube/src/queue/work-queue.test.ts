@@ -12,6 +12,10 @@ class FakeClock implements Clock {
     return this.time;
   }
 
+  monotonic(): number {
+    return this.time;
+  }
+
   schedule(callback: () => void, delayMs: number): Cancel {
     const timer = { at: this.time + delayMs, callback, cancelled: false };
     this.timers.push(timer);

@@ -89,7 +89,7 @@ export class WorkQueue {
       this.add(key);
       return;
     }
-    const readyAt = this.clock.now() + delayMs;
+    const readyAt = this.clock.monotonic() + delayMs;
     const pending = this.waiting.get(key);
     if (pending !== undefined) {
       if (pending.readyAt <= readyAt) return;
