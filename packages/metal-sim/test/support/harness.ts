@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 // One simulator per test file: a ManualClock (time moves only when a test says so), a seeded id
-// stream, and, when the spec is present, the contract validator watching every call.
+// stream, and the contract validator watching every call. A missing spec fails the contract
+// checks (in CI and everywhere else) unless METAL_L2_NO_CONTRACT=1 says to run without them.
 
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { ManualClock } from '../../src/clock.js';
@@ -113,22 +114,39 @@ export function useSimulator(options: Partial<SimulatorOptions> = {}): () => Tes
 }
 
 /**
+ * Runs the contract checks without the spec only when asked to, by name: `METAL_L2_NO_CONTRACT=1`.
+ * Without it a missing spec fails every file's contract block, so CI (which has ../shared) can never
+ * go green with the checks quietly off because the spec went missing or moved.
+ */
+export const CONTRACT_OPT_OUT = 'METAL_L2_NO_CONTRACT';
+
+/**
  * The contract check for a file: every request and response of the file's tests met the spec.
- * Register it last in the file. Without the spec (a clone without ../shared) this block checks
- * only that nothing was validated, and says why.
+ * Register it last in the file. Without the spec (a clone without ../shared) the block fails and
+ * says where the spec should be, unless METAL_L2_NO_CONTRACT=1 opts out: then it checks only that
+ * nothing was validated, and says why.
  */
 export function describeContract(get: () => TestSim): void {
   describeContractOf(() => get().sim.contract);
 }
 
 export function describeContractOf(get: () => ContractValidator | undefined): void {
+  if (!HAS_SPEC && process.env[CONTRACT_OPT_OUT] !== '1') {
+    describe('contract', () => {
+      test('the OpenAPI spec is there to check every request and response against', () => {
+        throw new Error(
+          `the OpenAPI spec is missing at ${SPEC_PATH}: clone ../shared beside the repository (or point METAL_L2_SHARED at it); ` +
+            `${CONTRACT_OPT_OUT}=1 runs these tests without the contract checks`,
+        );
+      });
+    });
+    return;
+  }
   if (!HAS_SPEC) {
-    process.stderr.write(
-      `metal-sim: contract checks skipped: the OpenAPI spec is missing at ${SPEC_PATH} (clone ../shared next to the repository to run them)\n`,
-    );
+    process.stderr.write(`metal-sim: contract checks skipped (${CONTRACT_OPT_OUT}=1): the OpenAPI spec is missing at ${SPEC_PATH}\n`);
     // Not a skip: this says why nothing was validated, and fails if the spec is there after all
     // or a validator ran anyway (then the real check above must run instead).
-    describe(`contract (not checked: the OpenAPI spec is missing at ${SPEC_PATH})`, () => {
+    describe(`contract (not checked: ${CONTRACT_OPT_OUT}=1 and the OpenAPI spec is missing at ${SPEC_PATH})`, () => {
       test('no contract validator ran, because there is no spec to check against', () => {
         expect(existsSync(SPEC_PATH)).toBe(false);
         expect(get()).toBeUndefined();
