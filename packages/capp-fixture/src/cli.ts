@@ -24,7 +24,7 @@ async function main(): Promise<number> {
     return 2;
   }
   const fixture = await startCappFixture({
-    kubeConfig: loadKubeConfig({ kubeconfig: flags.kubeconfig }),
+    kubeConfig: await loadKubeConfig({ kubeconfig: flags.kubeconfig }),
     metal: { baseUrl: flags.metalApiUrl, token },
     logger,
     playMachineController: flags.playMachineController,

@@ -1,8 +1,7 @@
 // startCappFixture: the two controllers, their shared informers and the Metal client, started
 // and stopped together. Tests and the demo call it; nothing runs at import time.
-import type { KubeConfig } from '@kubernetes/client-node';
 import { CAPI_CORE_GROUP, CAPI_CORE_VERSIONS, type CapiCoreVersion } from '@metal-l2/api';
-import { Controller, KubeClient, silentLogger, type Logger } from '@metal-l2/kube';
+import { Controller, KubeClient, silentLogger, type ClusterAccess, type Logger } from '@metal-l2/kube';
 import { createMetalClient, type MetalClientOptions } from '@metal-l2/metal-api';
 import { CAPP_DEVICE_POLL_MS } from './capp-api.js';
 import { renderGoTemplate, type GoTemplateOptions } from './go-template.js';
@@ -12,7 +11,8 @@ import { PacketMachineReconciler } from './packet-machine-reconciler.js';
 import { watchForCapp, watchForMachineController } from './watches.js';
 
 export interface CappFixtureOptions {
-  readonly kubeConfig: KubeConfig;
+  /** client-node's KubeConfig, or what loadKubeConfig returns. */
+  readonly kubeConfig: ClusterAccess;
   /** The Metal API (the simulator's baseUrl, …/metal/v1) and the token CAPP would read from PACKET_API_KEY. */
   readonly metal: { readonly baseUrl: string; readonly token: string } & Pick<MetalClientOptions, 'retry' | 'rateLimit' | 'timeoutMs'>;
   /** Watch one namespace; all when absent. */

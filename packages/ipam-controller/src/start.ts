@@ -1,4 +1,3 @@
-import type { KubeConfig } from '@kubernetes/client-node';
 import {
   CAPI_CORE_GROUP,
   CAPI_CORE_VERSIONS,
@@ -24,6 +23,7 @@ import {
   Informer,
   KubeClient,
   startInProcess,
+  type ClusterAccess,
   type KubeObject,
   type Logger,
   type ObjectKey,
@@ -39,7 +39,8 @@ import { addIndexes, poolWatches } from './watches.js';
 import { listPools, poolAdmissionHandler, poolWebhookPaths } from './webhook/pool-webhook.js';
 
 export interface IpamControllerOptions {
-  readonly kubeConfig: KubeConfig;
+  /** client-node's KubeConfig, or what loadKubeConfig returns. */
+  readonly kubeConfig: ClusterAccess;
   /** Watch claims, IPAddresses and namespaced pools in this namespace only. */
   readonly namespace?: string | undefined;
   readonly logger: Logger;

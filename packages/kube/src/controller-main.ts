@@ -2,9 +2,8 @@
 // the API client, metrics and the event recorder, run everything under a manager (with leader
 // election unless turned off), and turn the outcome into an exit code. And the same runnables
 // started in-process without leader election, for tests and embedding.
-import type { KubeConfig } from '@kubernetes/client-node';
 import { KubeClient } from './client/kube-client.js';
-import { loadKubeConfig } from './client/kube-config.js';
+import { loadKubeConfig, type ClusterAccess } from './client/kube-config.js';
 import { EventRecorder } from './events.js';
 import { podNamespace, type RuntimeFlags } from './flags.js';
 import { leaderIdentity } from './leader-election.js';
@@ -16,7 +15,7 @@ import { createRuntimeMetrics, type RuntimeMetrics } from './metrics.js';
 export interface ControllerDeps<F> {
   readonly flags: F;
   readonly client: KubeClient;
-  readonly kubeConfig: KubeConfig;
+  readonly kubeConfig: ClusterAccess;
   readonly logger: Logger;
   readonly metrics: RuntimeMetrics;
   readonly events: EventRecorder;
@@ -52,7 +51,7 @@ export async function runControllerMain<F extends RuntimeFlags & { readonly lead
   }
   const { component } = options;
   const logger = createLogger({ level: flags.logLevel, format: flags.logFormat, fields: { component } });
-  const kubeConfig = loadKubeConfig({ kubeconfig: flags.kubeconfig });
+  const kubeConfig = await loadKubeConfig({ kubeconfig: flags.kubeconfig });
   const client = KubeClient.fromKubeConfig(kubeConfig, { fieldManager: component });
   const metrics = createRuntimeMetrics();
   const identity = leaderIdentity();

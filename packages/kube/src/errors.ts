@@ -1,4 +1,5 @@
-import { ApiException } from '@kubernetes/client-node';
+// The one class of client-node's generated API needed here: its package index would load all of it.
+import { ApiException } from '@kubernetes/client-node/dist/gen/apis/exception.js';
 
 /**
  * The closed set of API failures callers branch on. Anything the API server says that is not

@@ -1,6 +1,7 @@
 // The public surface of @metal-l2/kube. Everything else is internal.
 export { KubeClient, defaultNamespace, loadKubeConfig } from './client/index.js';
 export type {
+  ClusterAccess,
   DeleteOptions,
   KubeClientOptions,
   ListOptions,

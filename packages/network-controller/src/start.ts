@@ -1,4 +1,3 @@
-import type { KubeConfig } from '@kubernetes/client-node';
 import {
   CAPI_CORE_GROUP,
   CAPI_CORE_VERSIONS,
@@ -40,6 +39,7 @@ import {
   KubeClient,
   startInProcess,
   type InformerHandle,
+  type ClusterAccess,
   type KubeObject,
   type Logger,
   type ObjectKey,
@@ -67,7 +67,8 @@ export const DEFAULT_TIMINGS: NetworkTimings = {
 };
 
 export interface NetworkControllerOptions {
-  readonly kubeConfig: KubeConfig;
+  /** client-node's KubeConfig, or what loadKubeConfig returns. */
+  readonly kubeConfig: ClusterAccess;
   readonly namespace?: string | undefined;
   readonly logger: Logger;
   readonly concurrency?: number;

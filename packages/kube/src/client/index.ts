@@ -1,4 +1,5 @@
 export { defaultNamespace, loadKubeConfig } from './kube-config.js';
+export type { ClusterAccess } from './kube-config.js';
 export { KubeClient } from './kube-client.js';
 export type {
   DeleteOptions,

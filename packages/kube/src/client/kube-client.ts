@@ -1,6 +1,6 @@
-import type { KubeConfig } from '@kubernetes/client-node';
 import { KubeApiError, kubeApiErrorFromResponse, toKubeApiError } from '../errors.js';
 import { apiVersionOf, keyString, type KubeObject, type ObjectKey, type ResourceType } from '../resource.js';
+import type { ClusterAccess } from './kube-config.js';
 import { collectionPath, groupPath, objectPath } from './paths.js';
 import { Transport, type HttpRequest, type HttpResponse } from './transport.js';
 import { streamWatch, type WatchEvent } from './watch-stream.js';
@@ -65,7 +65,8 @@ export interface WatchOptions {
 }
 
 export interface KubeClientOptions {
-  readonly kubeConfig: KubeConfig;
+  /** client-node's KubeConfig, or what loadKubeConfig returns. */
+  readonly kubeConfig: ClusterAccess;
   /** Default fieldManager of writes. */
   readonly fieldManager?: string;
   /**
@@ -110,7 +111,7 @@ export class KubeClient {
     this.requestTimeoutMs = options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
   }
 
-  static fromKubeConfig(kubeConfig: KubeConfig, options: { fieldManager?: string; requestTimeoutMs?: number } = {}): KubeClient {
+  static fromKubeConfig(kubeConfig: ClusterAccess, options: { fieldManager?: string; requestTimeoutMs?: number } = {}): KubeClient {
     return new KubeClient({ kubeConfig, ...options });
   }
 

@@ -1,7 +1,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import type { IncomingHttpHeaders, IncomingMessage, OutgoingHttpHeaders } from 'node:http';
-import type { KubeConfig } from '@kubernetes/client-node';
+import type { ClusterAccess } from './kube-config.js';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
@@ -47,7 +47,7 @@ export interface HttpStream {
 export class Transport {
   private agent: http.Agent | undefined;
 
-  constructor(private readonly kubeConfig: KubeConfig) {}
+  constructor(private readonly kubeConfig: ClusterAccess) {}
 
   /** Sends a request and reads the whole response, whatever its status. Rejects on network errors. */
   async request(req: HttpRequest): Promise<HttpResponse> {
