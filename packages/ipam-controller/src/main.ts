@@ -19,6 +19,7 @@ process.exitCode = await runControllerMain({
       metrics,
       events,
       concurrency: flags.concurrency,
+      clusterIdentity: flags.clusterIdentity,
       webhook: flags.webhookPort === 0 ? undefined : { port: flags.webhookPort, certDir: flags.webhookCertDir },
       vrf: {
         // One observer for every client (one per token): the metrics are registered once.

@@ -10,6 +10,11 @@ describe('VRF flags', () => {
     });
   });
 
+  test('take an explicit cluster identity; none by default (main reads the kube-system Namespace UID)', () => {
+    expect(parseFlags([]).valueOf()).toMatchObject({ clusterIdentity: undefined });
+    expect(parseFlags(['--cluster-identity', 'mgmt-eu.1'])).toMatchObject({ clusterIdentity: 'mgmt-eu.1' });
+  });
+
   test('take a simulator URL, a namespace and a resync period', () => {
     expect(
       parseFlags([
@@ -31,6 +36,8 @@ describe('VRF flags', () => {
     { name: 'a URL without a scheme', args: ['--metal-api-url', 'api.equinix.com'], want: '--metal-api-url takes an http(s) URL' },
     { name: 'another scheme', args: ['--metal-api-url', 'ftp://metal'], want: '--metal-api-url takes an http(s) URL' },
     { name: 'a zero resync', args: ['--vrf-resync-seconds', '0'], want: '--vrf-resync-seconds takes an integer >= 1' },
+    { name: 'a cluster identity with a slash', args: ['--cluster-identity', 'a/b'], want: '--cluster-identity: "a/b" is not a valid' },
+    { name: 'an empty cluster identity', args: ['--cluster-identity='], want: '--cluster-identity: "" is not a valid' },
   ])('refuse $name', ({ args, want }) => {
     expect(() => parseFlags(args)).toThrow(want);
   });

@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util';
 import { intFlag, normalizeBooleanFlags, readRuntimeFlags, runtimeFlagOptions, urlFlag, type RuntimeFlags } from '@metal-l2/kube';
 import { DEFAULT_BASE_URL } from '@metal-l2/metal-api';
+import { validateClusterIdentity } from './cluster-identity.js';
 
 /** The controller's flags: the runtime's shared ones (packages/kube) plus the IPAM provider's own. */
 export type IpamFlags = RuntimeFlags & {
@@ -13,6 +14,8 @@ export type IpamFlags = RuntimeFlags & {
   readonly controllerNamespace?: string | undefined;
   /** How often a ready VRF-backed pool's Metal side is checked again for drift. */
   readonly vrfResyncSeconds: number;
+  /** The management cluster's identity on Metal tags; absent: the kube-system Namespace UID. */
+  readonly clusterIdentity?: string | undefined;
 };
 
 export const usage = `metal-l2-ipam-controller: a Cluster API IPAM provider with VRF-backed in-cluster pools
@@ -29,10 +32,15 @@ export const usage = `metal-l2-ipam-controller: a Cluster API IPAM provider with
   --concurrency N                    pools reconciled at once (default 10)
   --log-level LEVEL                  error|warn|info|debug or 0-5 (default info)
   --log-format json|text             (default json)
+  --graceful-shutdown-timeout-seconds N wait up to N s for running reconciles on SIGTERM (default 30;
+                                     the pod's terminationGracePeriodSeconds must be longer)
   --metal-api-url URL                Equinix Metal API base URL (default ${DEFAULT_BASE_URL})
   --controller-namespace NS          default namespace of global pools' credentials Secrets
                                      (default: POD_NAMESPACE, else the pod's service account namespace)
   --vrf-resync-seconds N             check a ready VRF-backed pool's Metal side again after N s (default 300)
+  --cluster-identity ID              this management cluster's identity, tagged on the Metal objects pools
+                                     create (default: the kube-system Namespace UID; set the same one after
+                                     a restore or clusterctl move into a new cluster)
 `;
 
 /** Parses argv (without node and script). Throws with a message naming the bad flag. */
@@ -48,6 +56,7 @@ export function parseFlags(argv: readonly string[]): IpamFlags | 'help' {
       'metal-api-url': { type: 'string', default: DEFAULT_BASE_URL },
       'controller-namespace': { type: 'string' },
       'vrf-resync-seconds': { type: 'string', default: '300' },
+      'cluster-identity': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -61,5 +70,7 @@ export function parseFlags(argv: readonly string[]): IpamFlags | 'help' {
     metalApiUrl: urlFlag(values['metal-api-url'], 'metal-api-url'),
     controllerNamespace: values['controller-namespace'],
     vrfResyncSeconds: intFlag(values['vrf-resync-seconds'], 'vrf-resync-seconds', 1),
+    clusterIdentity:
+      values['cluster-identity'] === undefined ? undefined : validateClusterIdentity(values['cluster-identity'], '--cluster-identity'),
   };
 }

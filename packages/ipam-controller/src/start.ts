@@ -31,6 +31,7 @@ import {
   type RuntimeMetrics,
 } from '@metal-l2/kube';
 import { RecentWrites } from './claim/recent-writes.js';
+import { readClusterIdentity } from './cluster-identity.js';
 import { createIpamMetrics } from './ipam-metrics.js';
 import type { EventSink, IpamContext } from './context.js';
 import { reconcilePool } from './pool/pool-reconciler.js';
@@ -51,6 +52,11 @@ export interface IpamControllerOptions {
   readonly now?: () => Date;
   /** The Metal side of VRF-backed pools: API URL and client tuning, controller namespace, resync period. */
   readonly vrf?: VrfRuntimeOptions | undefined;
+  /**
+   * The management cluster's identity, tagged on the Metal objects pools create
+   * (cluster-identity.ts). Default: the kube-system Namespace's UID, read once here.
+   */
+  readonly clusterIdentity?: string | undefined;
   /**
    * Test seam: the client the informers list and watch through, made from the controller's own
    * (which every read and write of a reconcile still uses). Tests hand in one whose watch of a kind
@@ -88,6 +94,8 @@ export async function createIpamController(options: IpamControllerOptions & { cl
   const { client, logger } = options;
   const versions = await discover(client);
   logger.info('discovered API versions', { ipam: versions.ipam, clusterAPI: versions.core ?? 'none' });
+  const clusterIdentity = options.clusterIdentity ?? (await readClusterIdentity(client));
+  logger.info('management cluster identity', { clusterIdentity, source: options.clusterIdentity === undefined ? 'kube-system' : 'flag' });
   const ns = options.namespace;
   const cacheClient = options.cacheClient?.(client) ?? client;
   const informer = <T extends KubeObject>(type: ResourceType, namespaced: boolean): Informer<T> =>
@@ -120,7 +128,7 @@ export async function createIpamController(options: IpamControllerOptions & { cl
     writeConcurrency: 16,
     recentWrites: new RecentWrites(),
     metrics: options.metrics === undefined ? undefined : createIpamMetrics(options.metrics.registry),
-    vrf: createVrfRuntime(options.vrf ?? {}, logger),
+    vrf: createVrfRuntime({ ...options.vrf, clusterIdentity }, logger),
   };
 
   const controllers = (Object.keys(pools) as PoolKind[]).map((kind) => {

@@ -106,7 +106,10 @@ describe('a fresh VRF-backed pool', () => {
       ipRanges: ['10.60.0.0/16'],
       localAsn: 65100,
       metroCode: METRO,
-      tags: [`ipam.metal.x-k8s.io/pool=InClusterIPPool/${ns}/fresh`],
+      tags: [
+        `ipam.metal.x-k8s.io/pool=InClusterIPPool/${ns}/fresh`,
+        expect.stringMatching(/^ipam\.metal\.x-k8s\.io\/management-cluster=[0-9a-f-]{36}$/),
+      ],
     });
     expect(vlan).toMatchObject({ vxlan: 1100, metroCode: METRO });
     expect(reservation).toMatchObject({ type: 'vrf', vrfId: vrf?.id, prefix: 24 });

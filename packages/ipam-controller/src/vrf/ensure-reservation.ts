@@ -1,7 +1,7 @@
 import { PoolReasons } from '@metal-l2/api';
 import type { AnyIPReservation, VrfIpReservation } from '@metal-l2/metal-api';
 import { metalCall, metalCallOrGone } from './metal-call.js';
-import { createdFor, isOwnedBy } from './ownership.js';
+import { createdFor, describeForeign, ownerTags, ownershipOf } from './ownership.js';
 import { isSameSubnet } from './subnet.js';
 import {
   blocked,
@@ -57,8 +57,15 @@ export async function ensureReservation(scope: VrfScope): Promise<StepOutcome> {
     const existing = listed.find((r) => isSameSubnet(subnet, r));
     if (existing?.id !== undefined) {
       const id = existing.id;
+      const ownership = ownershipOf(existing.tags, scope.owner);
+      // Another management cluster hands out addresses from that subnet: sharing it would duplicate them.
+      if (ownership.kind === 'otherCluster') {
+        const foreign = describeForeign(`reservation ${id} of ${subnet.text} in VRF ${vrfID}`, ownership, scope.owner) ?? '';
+        return blocked(PoolReasons.vrfConflict, foreign);
+      }
+      // A legacy-tagged one is used but, whose it is being unknown, never deleted with the pool.
       await record(scope, (s) =>
-        withResource(s, 'Reservation', { id, created: isOwnedBy(existing.tags, scope.ref), details: { subnet: subnet.text } }),
+        withResource(s, 'Reservation', { id, created: ownership.kind === 'ours', details: { subnet: subnet.text } }),
       );
       return found(scope, existing);
     }
@@ -72,7 +79,14 @@ export async function ensureReservation(scope: VrfScope): Promise<StepOutcome> {
     call: () =>
       scope.metal.ipReservations.create(
         scope.spec.projectID,
-        { type: 'vrf', vrf_id: vrfID, network: subnet.network, cidr: subnet.cidr, details: createdFor(scope.ref), tags: [scope.tag] },
+        {
+          type: 'vrf',
+          vrf_id: vrfID,
+          network: subnet.network,
+          cidr: subnet.cidr,
+          details: createdFor(scope.ref),
+          tags: ownerTags(scope.owner),
+        },
         WITH_GATEWAY,
       ),
   });

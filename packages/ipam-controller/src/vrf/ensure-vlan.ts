@@ -1,6 +1,6 @@
 import type { VirtualNetwork } from '@metal-l2/metal-api';
 import { metalCall, metalCallOrGone } from './metal-call.js';
-import { createdFor, isOwnedBy } from './ownership.js';
+import { createdFor, ownerTags, ownershipOf } from './ownership.js';
 import {
   createIn,
   driftDetected,
@@ -17,7 +17,7 @@ import { withResource } from './vrf-status.js';
 /**
  * Postcondition: when spec.vrf.vxlan is set, a VLAN with that vxlan exists in the project and
  * metro and status.vrf.vlanID names it. An existing VLAN is used (and left alone on deletion
- * unless it carries this pool's tag); an absent one is created.
+ * unless it carries this pool's and this management cluster's tags); an absent one is created.
  */
 export async function ensureVlan(scope: VrfScope): Promise<StepOutcome> {
   const { spec } = scope;
@@ -37,7 +37,9 @@ export async function ensureVlan(scope: VrfScope): Promise<StepOutcome> {
   const existing = listed.find((v) => v.vxlan === vxlan);
   if (existing?.id !== undefined) {
     const id = existing.id;
-    await record(scope, (s) => withResource(s, 'VLAN', { id, created: isOwnedBy(existing.tags, scope.ref), details: { vxlan } }));
+    // Used either way; deleted with the pool only when this cluster's controller made it for this pool.
+    const created = ownershipOf(existing.tags, scope.owner).kind === 'ours';
+    await record(scope, (s) => withResource(s, 'VLAN', { id, created, details: { vxlan } }));
     return found(scope, existing);
   }
   const wait = settling(scope, 'VLAN');
@@ -50,7 +52,7 @@ export async function ensureVlan(scope: VrfScope): Promise<StepOutcome> {
         metro: spec.metro,
         vxlan,
         description: createdFor(scope.ref),
-        tags: [scope.tag],
+        tags: ownerTags(scope.owner),
       }),
   });
   const id = vlan.id ?? '';

@@ -1,7 +1,7 @@
 import { PoolReasons } from '@metal-l2/api';
 import type { Vrf } from '@metal-l2/metal-api';
 import { metalCall, metalCallOrGone } from './metal-call.js';
-import { createdFor, isOwnedBy } from './ownership.js';
+import { createdFor, describeForeign, ownerTags, ownershipOf } from './ownership.js';
 import { isSubnetInRanges } from './subnet.js';
 import {
   blocked,
@@ -20,8 +20,10 @@ import { withResource } from './vrf-status.js';
 /**
  * Postcondition: the pool's VRF exists in its project and metro, and status.vrf.vrfID names it.
  * An adopted VRF (spec.vrf.vrfID) is only read. A VRF to create is first looked for: by the id
- * status recorded, then by name among the project's VRFs in the metro carrying this pool's tag
- * (created before a crash lost the status write), and created only when neither finds it.
+ * status recorded, then by name among the project's VRFs in the metro carrying this pool's and this
+ * management cluster's tags (created before a crash lost the status write), and created only when
+ * neither finds it. A VRF of that name another management cluster made (or an untagged-cluster
+ * one this pool's status does not record) is a conflict: never adopted, so never deleted.
  */
 export async function ensureVrf(scope: VrfScope): Promise<StepOutcome> {
   const { spec } = scope;
@@ -39,11 +41,19 @@ export async function ensureVrf(scope: VrfScope): Promise<StepOutcome> {
   const where = `project ${spec.projectID} metro ${spec.metro}`;
   const listed = await metalCall(`list VRFs of ${where}`, () => scope.metal.vrfs.list(spec.projectID, { metro: spec.metro }));
   const sameName = listed.filter((v) => v.name === create.name);
-  const ours = sameName.find((v) => isOwnedBy(v.tags, scope.ref));
+  const ours = sameName.find((v) => ownershipOf(v.tags, scope.owner).kind === 'ours');
   if (ours?.id !== undefined) {
     const id = ours.id;
     await record(scope, (status) => withResource(status, 'VRF', { id, created: true }));
     return found(scope, ours);
+  }
+  for (const vrf of sameName) {
+    const foreign = describeForeign(
+      `the VRF ${create.name} (${vrf.id ?? '?'}) in ${where}`,
+      ownershipOf(vrf.tags, scope.owner),
+      scope.owner,
+    );
+    if (foreign !== undefined) return blocked(PoolReasons.vrfConflict, `${foreign}; choose another name in spec.vrf.create.name`);
   }
   if (sameName.length > 0) {
     const ids = sameName.map((v) => v.id ?? '?').join(', ');
@@ -64,7 +74,7 @@ export async function ensureVrf(scope: VrfScope): Promise<StepOutcome> {
         ip_ranges: [...create.ipRanges],
         ...(create.localASN === undefined ? {} : { local_asn: create.localASN }),
         description: createdFor(scope.ref),
-        tags: [scope.tag],
+        tags: ownerTags(scope.owner),
       }),
   });
   const id = vrf.id ?? '';

@@ -10,7 +10,6 @@ import { ensureReservation } from './ensure-reservation.js';
 import { checkSubnetInVrf, ensureVrf } from './ensure-vrf.js';
 import { ensureVlan } from './ensure-vlan.js';
 import { isVrfMetalError } from './metal-call.js';
-import { ownerTag } from './ownership.js';
 import { isSubnetInRanges, poolSubnet, reservationSizeProblem } from './subnet.js';
 import { retryDelayMs } from './vrf-runtime.js';
 import type { StepOutcome, VrfEvent, VrfScope } from './vrf-scope.js';
@@ -139,7 +138,7 @@ export async function reconcileVrf(ctx: IpamContext, input: ReconcileVrfInput): 
     spec,
     subnet,
     metal: runtime.clients.clientFor(credentials.token),
-    tag: ownerTag(ref),
+    owner: { ref, clusterIdentity: runtime.clusterIdentity },
     allocated: input.allocated,
     pool: current,
     observed: {},

@@ -18,6 +18,8 @@ export const DEFAULT_VRF_RETRY = { baseMs: 1_000, maxMs: 60_000 } as const;
 export interface VrfRuntime {
   readonly clients: MetalClients;
   readonly memory: VrfMemory;
+  /** This management cluster's identity, tagged on what pools create (ownership.ts). */
+  readonly clusterIdentity: string;
   /** Where a global pool's credentials Secret lives when its ref names no namespace. */
   readonly controllerNamespace?: string | undefined;
   readonly resyncMs: number;
@@ -34,10 +36,11 @@ export interface VrfRuntimeOptions {
   readonly settleMs?: number | undefined;
 }
 
-export function createVrfRuntime(options: VrfRuntimeOptions, logger: Logger): VrfRuntime {
+export function createVrfRuntime(options: VrfRuntimeOptions & { readonly clusterIdentity: string }, logger: Logger): VrfRuntime {
   return {
     clients: new MetalClients({ settings: options.metal ?? {}, logger: logger.child({ component: 'metal-api' }) }),
     memory: new VrfMemory(),
+    clusterIdentity: options.clusterIdentity,
     controllerNamespace: options.controllerNamespace,
     resyncMs: options.resyncMs ?? DEFAULT_VRF_RESYNC_MS,
     retry: options.retry ?? DEFAULT_VRF_RETRY,

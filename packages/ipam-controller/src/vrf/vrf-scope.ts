@@ -3,6 +3,7 @@ import type { MetalClient, VirtualNetwork, Vrf, VrfIpReservation } from '@metal-
 import type { IpamContext } from '../context.js';
 import { poolIndexKey, type PoolRef } from '../pool-ref.js';
 import { isVrfMetalError, metalCall } from './metal-call.js';
+import type { Owner } from './ownership.js';
 import { recordVrfStatus } from './record-status.js';
 import type { PoolSubnet } from './subnet.js';
 import { withoutResource } from './vrf-status.js';
@@ -47,8 +48,8 @@ export interface VrfScope {
   readonly spec: VrfSpec;
   readonly subnet: PoolSubnet;
   readonly metal: MetalClient;
-  /** The tag on everything this pool creates (ownership.ts). */
-  readonly tag: string;
+  /** The pool and management cluster that everything this pool creates is tagged with (ownership.ts). */
+  readonly owner: Owner;
   /** Addresses status holds for claims (released ones in grace too): the gateway must not take one. */
   readonly allocated: ReadonlySet<string>;
   /** The pool as last written: each status write is guarded by its resourceVersion. */
