@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import * as k8s from '@kubernetes/client-node';
+import { parseAllDocuments } from 'yaml';
 import { startCappFixture, type RunningCappFixture } from '@metal-l2/capp-fixture';
 import { createLogger } from '@metal-l2/kube';
 import { renderKubeconfig, type OwnedControlPlane } from '@metal-l2/local-control-plane';
@@ -142,6 +143,8 @@ describe('helm chart', () => {
       'securityContext.readOnlyRootFilesystem=false',
       'network.metalApiUrl=api.equinix.com',
       'network.replica=2',
+      'ipam.gracefulShutdownTimeoutSeconds=0',
+      'network.terminationGracePeriodSeconds=-1',
     ]) {
       const refused = await run(helm, ['lint', '--strict', chart, '--set', bad]).then(
         () => 'accepted',
@@ -153,6 +156,51 @@ describe('helm chart', () => {
       helmRun(['install', 'bad', chart, '-n', 'bad-values', '--create-namespace', '--set', 'webhook.failurePolicy=Sometimes']),
     ).rejects.toThrow(/values don't meet the specifications of the schema/);
     await expect(helmRun(['status', 'bad', '-n', 'bad-values'])).rejects.toThrow(/not found/);
+  });
+
+  test('two replicas keep a webhook up through drains; the grace period outlasts the graceful shutdown, or is refused', async () => {
+    const render = async (...set: string[]): Promise<k8s.KubernetesObject[]> => {
+      const { stdout } = await run(helm, ['template', release, chart, '-n', releaseNs, ...set.flatMap((v) => ['--set', v])]);
+      return parseAllDocuments(stdout)
+        .map((d) => d.toJS() as k8s.KubernetesObject | null)
+        .filter((o): o is k8s.KubernetesObject => o !== null);
+    };
+    const find = <T>(objs: k8s.KubernetesObject[], kind: string, name: string): T =>
+      objs.find((o) => o.kind === kind && o.metadata?.name === name) as T;
+
+    const single = await render();
+    for (const key of ['ipam', 'network'] as const) {
+      const pod = find<k8s.V1Deployment>(single, 'Deployment', controllers[key].sa).spec?.template.spec;
+      expect(pod?.terminationGracePeriodSeconds).toBe(45);
+      expect(pod?.containers[0]?.args).toContain('--graceful-shutdown-timeout-seconds=30');
+      expect(pod?.affinity).toBeUndefined();
+      // One replica: the budget must not block a drain for good.
+      expect(find<k8s.V1PodDisruptionBudget>(single, 'PodDisruptionBudget', controllers[key].sa).spec).toMatchObject({ maxUnavailable: 1 });
+    }
+
+    const two = await render(
+      'ipam.replicas=2',
+      'network.replicas=2',
+      'ipam.gracefulShutdownTimeoutSeconds=20',
+      'network.terminationGracePeriodSeconds=60',
+    );
+    for (const key of ['ipam', 'network'] as const) {
+      const deployment = find<k8s.V1Deployment>(two, 'Deployment', controllers[key].sa);
+      expect(deployment.spec?.replicas).toBe(2);
+      expect(
+        deployment.spec?.template.spec?.affinity?.podAntiAffinity?.preferredDuringSchedulingIgnoredDuringExecution?.[0]?.podAffinityTerm
+          .topologyKey,
+      ).toBe('kubernetes.io/hostname');
+      const pdb = find<k8s.V1PodDisruptionBudget>(two, 'PodDisruptionBudget', controllers[key].sa).spec;
+      expect(pdb?.minAvailable).toBe(1);
+      expect(pdb?.maxUnavailable).toBeUndefined();
+    }
+    expect(find<k8s.V1Deployment>(two, 'Deployment', controllers.ipam.sa).spec?.template.spec?.terminationGracePeriodSeconds).toBe(35);
+    expect(find<k8s.V1Deployment>(two, 'Deployment', controllers.network.sa).spec?.template.spec?.terminationGracePeriodSeconds).toBe(60);
+
+    await expect(render('network.terminationGracePeriodSeconds=30')).rejects.toThrow(
+      /network.terminationGracePeriodSeconds \(30\) must be at least network.gracefulShutdownTimeoutSeconds \+ 5 \(35\)/,
+    );
   });
 
   test('installs both controllers hardened, with their webhooks carrying the CA, PDBs and metrics Services', async () => {
@@ -259,15 +307,24 @@ async function auditEvents(): Promise<AuditEvent[]> {
 }
 
 /** The refusals the test asks for on purpose (below): requests the controllers never make. */
-const probes: readonly (readonly [ControllerKey, string, string])[] = [
+const probes: readonly (readonly [ControllerKey, string, string, string?])[] = [
   ['network', 'delete', 'secrets'],
   ['network', 'list', 'secrets'],
   ['network', 'create', 'packetmachines'],
   ['ipam', 'patch', 'secrets'],
   ['ipam', 'create', 'machinenetworks'],
+  // Limited to a namespace (watchNamespace), neither reads a Secret outside it.
+  ['ipam', 'get', 'secrets', 'default'],
+  ['network', 'get', 'secrets', 'default'],
 ];
 function isProbe(e: AuditEvent): boolean {
-  return probes.some(([key, verb, resource]) => e.user.username === userOf(key) && e.verb === verb && e.objectRef?.resource === resource);
+  return probes.some(
+    ([key, verb, resource, namespace]) =>
+      e.user.username === userOf(key) &&
+      e.verb === verb &&
+      e.objectRef?.resource === resource &&
+      (namespace === undefined || e.objectRef.namespace === namespace),
+  );
 }
 
 /** Authorized (the object may still have been missing: a 404 of an allowed get counts). */
@@ -275,7 +332,10 @@ function allowed(e: AuditEvent): boolean {
   return e.annotations?.['authorization.k8s.io/decision'] === 'allow';
 }
 
-async function exercised(user: string, want: { verb: string; group: string; resource: string; namespace?: string }): Promise<boolean> {
+async function exercised(
+  user: string,
+  want: { verb: string; group: string; resource: string; namespace?: string | undefined; names?: readonly string[] | undefined },
+): Promise<boolean> {
   const [resource, subresource] = want.resource.split('/');
   return (await auditEvents()).some(
     (e) =>
@@ -285,6 +345,7 @@ async function exercised(user: string, want: { verb: string; group: string; reso
       e.objectRef?.resource === resource &&
       (e.objectRef?.subresource ?? undefined) === subresource &&
       (want.namespace === undefined || e.objectRef?.namespace === want.namespace) &&
+      (want.names === undefined || want.names.includes(e.objectRef?.name ?? '')) &&
       allowed(e),
   );
 }
@@ -317,11 +378,19 @@ async function finalizersUsed(user: string, group: string, resource: string): Pr
 
 interface Grant {
   readonly controller: ControllerKey;
-  readonly scope: 'cluster' | 'namespace';
+  /** Where the grant holds: cluster-wide, or the namespace of its Role. */
+  readonly scope: 'cluster' | { readonly namespace: string };
   readonly group: string;
   readonly resource: string;
   readonly verb: string;
+  /** resourceNames, when the rule is limited to some objects. */
+  readonly names?: readonly string[];
 }
+
+/** The only rules limited by name: the kube-system Namespace whose UID is the management cluster's identity. */
+const namedRules: readonly string[] = ['ipam get core/namespaces kube-system'];
+const describeGrant = (g: Grant): string =>
+  `${g.controller}: ${g.verb} ${g.group === '' ? 'core' : g.group}/${g.resource} (${g.scope === 'cluster' ? 'cluster' : g.scope.namespace})`;
 
 /** Every (group, resource, verb) the installed chart grants each ServiceAccount, read from the API server. */
 async function chartGrants(): Promise<Grant[]> {
@@ -331,20 +400,26 @@ async function chartGrants(): Promise<Grant[]> {
     const bindings = (await rbac.listClusterRoleBinding()).items.filter((b) =>
       (b.subjects ?? []).some((s) => s.kind === 'ServiceAccount' && s.name === controllers[key].sa && s.namespace === releaseNs),
     );
-    const roleBindings = (await rbac.listNamespacedRoleBinding({ namespace: releaseNs })).items.filter((b) =>
-      (b.subjects ?? []).some((s) => s.kind === 'ServiceAccount' && s.name === controllers[key].sa),
+    const roleBindings = (await rbac.listRoleBindingForAllNamespaces()).items.filter((b) =>
+      (b.subjects ?? []).some((s) => s.kind === 'ServiceAccount' && s.name === controllers[key].sa && s.namespace === releaseNs),
     );
     const rules: { scope: Grant['scope']; rule: k8s.V1PolicyRule }[] = [];
     for (const b of bindings)
       for (const rule of (await rbac.readClusterRole({ name: b.roleRef.name })).rules ?? []) rules.push({ scope: 'cluster', rule });
-    for (const b of roleBindings)
-      for (const rule of (await rbac.readNamespacedRole({ namespace: releaseNs, name: b.roleRef.name })).rules ?? [])
-        rules.push({ scope: 'namespace', rule });
+    for (const b of roleBindings) {
+      const namespace = b.metadata?.namespace ?? '';
+      for (const rule of (await rbac.readNamespacedRole({ namespace, name: b.roleRef.name })).rules ?? [])
+        rules.push({ scope: { namespace }, rule });
+    }
     for (const { scope, rule } of rules) {
-      expect(rule.resourceNames ?? []).toEqual([]);
       for (const group of rule.apiGroups ?? [])
         for (const resource of rule.resources ?? [])
-          for (const verb of rule.verbs) grants.push({ controller: key, scope, group, resource, verb });
+          for (const verb of rule.verbs) {
+            const names = rule.resourceNames;
+            if (names !== undefined && names.length > 0)
+              expect(namedRules).toContain(`${key} ${verb} ${group === '' ? 'core' : group}/${resource} ${names.join(',')}`);
+            grants.push({ controller: key, scope, group, resource, verb, ...(names === undefined || names.length === 0 ? {} : { names }) });
+          }
     }
   }
   return grants;
@@ -357,7 +432,8 @@ async function grantUsed(g: Grant): Promise<boolean> {
     verb: g.verb,
     group: g.group,
     resource: g.resource,
-    ...(g.scope === 'namespace' ? { namespace: releaseNs } : {}),
+    namespace: g.scope === 'cluster' ? undefined : g.scope.namespace,
+    names: g.names,
   });
 }
 
@@ -458,14 +534,18 @@ async function stopLocalController(c: LocalController | undefined): Promise<void
 /** Points the chart's webhook configurations at the local processes, keeping every other field. */
 async function redirectWebhooks(caBundle: string, ports: Record<ControllerKey, number>): Promise<void> {
   const admission = kc.makeApiClient(k8s.AdmissionregistrationV1Api);
-  const url = (key: ControllerKey, path: string | undefined): string => `https://127.0.0.1:${ports[key]}${path ?? ''}`;
+  // The path of the chart's Service reference, or of the URL an earlier redirect wrote.
+  const pathOf = (c: k8s.AdmissionregistrationV1WebhookClientConfig): string =>
+    c.service?.path ?? (c.url === undefined ? '' : new URL(c.url).pathname);
+  const url = (key: ControllerKey, c: k8s.AdmissionregistrationV1WebhookClientConfig): string =>
+    `https://127.0.0.1:${ports[key]}${pathOf(c)}`;
   for (const key of ['ipam', 'network'] as const) {
     const validating = await admission.readValidatingWebhookConfiguration({ name: controllers[key].sa });
-    for (const hook of validating.webhooks ?? []) hook.clientConfig = { url: url(key, hook.clientConfig.service?.path), caBundle };
+    for (const hook of validating.webhooks ?? []) hook.clientConfig = { url: url(key, hook.clientConfig), caBundle };
     await admission.replaceValidatingWebhookConfiguration({ name: controllers[key].sa, body: validating });
   }
   const mutating = await admission.readMutatingWebhookConfiguration({ name: controllers.network.sa });
-  for (const hook of mutating.webhooks ?? []) hook.clientConfig = { url: url('network', hook.clientConfig.service?.path), caBundle };
+  for (const hook of mutating.webhooks ?? []) hook.clientConfig = { url: url('network', hook.clientConfig), caBundle };
   await admission.replaceMutatingWebhookConfiguration({ name: controllers.network.sa, body: mutating });
 }
 
@@ -558,6 +638,29 @@ describe("the chart's RBAC is exactly enough", () => {
     // The Secret the chart's --metal-credentials-secret names (the release namespace).
     await core.createNamespacedSecret({ namespace: releaseNs, body: { metadata: { name: CREDENTIALS }, stringData: { apiToken: TOKEN } } });
 
+    // The controllers watch one namespace (the chart's watchNamespace): Secrets are then granted by
+    // Roles in that namespace and in the release namespace (global pools' and the default token),
+    // nowhere else.
+    ns = await createTestNamespace(kc, 'chart-rbac');
+    await helmRun([
+      'upgrade',
+      release,
+      chart,
+      '-n',
+      releaseNs,
+      '--reuse-values',
+      '--set',
+      `ipam.watchNamespace=${ns}`,
+      '--set',
+      `network.watchNamespace=${ns}`,
+    ]);
+    const clusterRoles = await Promise.all(
+      (['ipam', 'network'] as const).map((key) =>
+        kc.makeApiClient(k8s.RbacAuthorizationV1Api).readClusterRole({ name: controllers[key].sa }),
+      ),
+    );
+    expect(clusterRoles.flatMap((r) => r.rules ?? []).filter((rule) => (rule.resources ?? []).includes('secrets'))).toEqual([]);
+
     const certs = await makeServingCertificate();
     const dir = await mkdtemp(join(tmpdir(), 'metal-l2-sa-'));
     const cluster = kc.getCurrentCluster();
@@ -591,7 +694,24 @@ describe("the chart's RBAC is exactly enough", () => {
       );
     }
 
-    ns = await createTestNamespace(kc, 'chart-rbac');
+    // A second replica (ipam.replicas=2) waits for the Lease but serves the webhooks all the same:
+    // with the webhooks pointed at it alone, it refuses a bad pool while the first still leads.
+    const leader = (await leases.readNamespacedLease({ namespace: releaseNs, name: controllers.ipam.sa })).spec?.holderIdentity;
+    const standby = await startLocalController('ipam', { kubeconfig: kubeconfigs.ipam, certDir: certs.certDir, sim });
+    try {
+      await redirectWebhooks(certs.caBundle, { ipam: standby.webhookPort, network: running.network.webhookPort });
+      await expect(
+        objects.create(netKinds.pool, {
+          metadata: { name: 'standby-refuses', namespace: ns },
+          spec: { addresses: ['10.80.0.10-10.80.0.20'], prefix: 24, gateway: '10.81.0.1' },
+        }),
+      ).rejects.toThrow(/admission webhook .*outside the pool's subnet/s);
+      expect((await leases.readNamespacedLease({ namespace: releaseNs, name: controllers.ipam.sa })).spec?.holderIdentity).toBe(leader);
+    } finally {
+      await redirectWebhooks(certs.caBundle, { ipam: running.ipam.webhookPort, network: running.network.webhookPort });
+      await stopLocalController(standby);
+    }
+
     await core.createNamespacedSecret({ namespace: ns, body: { metadata: { name: CREDENTIALS }, stringData: { apiToken: TOKEN } } });
     const fixtureLines: string[] = [];
     const fixtureLog = new Writable({
@@ -677,6 +797,27 @@ describe("the chart's RBAC is exactly enough", () => {
       spec: { poolRef: { apiGroup: 'ipam.metal.x-k8s.io', kind: 'GlobalInClusterIPPool', name: `chart-global-${ns}` } },
     });
     await waitFor('the global claim bound', async () => objects.get(kinds.address(), 'global-0', ns), { timeoutMs: timeouts.claimBound });
+    // The claim's status (addressRef, Ready) is the IPAM controller's own write, through ipaddressclaims/status.
+    const boundClaim = await waitFor(
+      'the global claim Ready',
+      async () => {
+        const claim = await objects.get(netKinds.claim, 'global-0', ns);
+        return condition(claim, 'Ready')?.status === 'True' ? claim : undefined;
+      },
+      { timeoutMs: timeouts.claimBound },
+    );
+    expect(boundClaim.status?.addressRef).toEqual({ name: 'global-0' });
+    expect(condition(boundClaim, 'Ready')?.reason).toBe('AddressAllocated');
+    const statusWrites = (await auditEvents()).filter(
+      (e) =>
+        e.user.username === userOf('ipam') &&
+        e.verb === 'patch' &&
+        e.objectRef?.resource === 'ipaddressclaims' &&
+        e.objectRef.subresource === 'status' &&
+        e.objectRef.name === 'global-0',
+    );
+    expect(statusWrites.length).toBeGreaterThan(0);
+    expect(statusWrites.every((e) => allowed(e) && e.responseStatus?.code === 200)).toBe(true);
 
     // The network flow: a machine linked to a template is held by the webhook, gets its
     // MachineNetwork, claim, address and injected user data, is released, and its ports configured.
@@ -834,6 +975,12 @@ describe("the chart's RBAC is exactly enough", () => {
       netCore.deleteNamespacedSecret({ namespace: releaseNs, name: CREDENTIALS }),
     );
     await expectForbidden('network controller lists Secrets', () => netCore.listNamespacedSecret({ namespace: ns }));
+    await expectForbidden('network controller reads a Secret outside its namespaces', () =>
+      netCore.readNamespacedSecret({ namespace: 'default', name: CREDENTIALS }),
+    );
+    await expectForbidden('IPAM controller reads a Secret outside its namespaces', () =>
+      asIpam.makeApiClient(k8s.CoreV1Api).readNamespacedSecret({ namespace: 'default', name: CREDENTIALS }),
+    );
     await expectForbidden('network controller creates a PacketMachine', () =>
       netCustom.createNamespacedCustomObject({
         group: 'infrastructure.cluster.x-k8s.io',
@@ -894,8 +1041,7 @@ describe("the chart's RBAC is exactly enough", () => {
     const grants = await chartGrants();
     expect(grants.length).toBeGreaterThan(30);
     const unused: string[] = [];
-    for (const g of grants)
-      if (!(await grantUsed(g))) unused.push(`${g.controller}: ${g.verb} ${g.group === '' ? 'core' : g.group}/${g.resource} (${g.scope})`);
+    for (const g of grants) if (!(await grantUsed(g))) unused.push(describeGrant(g));
     expect(unused).toEqual([]);
 
     const refused = (await auditEvents()).filter(

@@ -9,6 +9,17 @@ One controller's Deployment, metrics Service and PodDisruptionBudget. Call with
 {{- $name := printf "%s-%s" (include "metal-l2.fullname" $root) .key -}}
 {{- $selector := include "metal-l2.selector" (dict "root" $root "component" .component) -}}
 {{- $webhook := $root.Values.webhook.enabled -}}
+{{- /* The kubelet kills the pod terminationGracePeriodSeconds after SIGTERM: that must leave the
+controller its graceful shutdown (running reconciles end) and then the Lease hand-over and the
+servers' close. Computed when not set; refused when set too short. */ -}}
+{{- $shutdown := int $v.gracefulShutdownTimeoutSeconds -}}
+{{- $grace := add $shutdown 15 -}}
+{{- if hasKey $v "terminationGracePeriodSeconds" -}}
+{{- $grace = int $v.terminationGracePeriodSeconds -}}
+{{- if lt $grace (add $shutdown 5) -}}
+{{- fail (printf "%s.terminationGracePeriodSeconds (%d) must be at least %s.gracefulShutdownTimeoutSeconds + 5 (%d): the kubelet would kill the controller before its graceful shutdown ends and it hands its Lease over" .key $grace .key (add $shutdown 5)) -}}
+{{- end -}}
+{{- end -}}
 apiVersion: apps/v1
 kind: Deployment
 metadata:
@@ -46,7 +57,7 @@ spec:
       priorityClassName: {{ . }}
       {{- end }}
       securityContext: {{- toYaml $root.Values.podSecurityContext | nindent 8 }}
-      terminationGracePeriodSeconds: {{ $v.terminationGracePeriodSeconds }}
+      terminationGracePeriodSeconds: {{ $grace }}
       containers:
         - name: manager
           image: {{ include "metal-l2.image" $root }}
@@ -62,6 +73,7 @@ spec:
             - --concurrency={{ $v.concurrency }}
             - --log-level={{ $v.logLevel }}
             - --log-format={{ $v.logFormat }}
+            - --graceful-shutdown-timeout-seconds={{ $shutdown }}
             {{- with $v.watchNamespace }}
             - --namespace={{ . }}
             {{- end }}
@@ -112,8 +124,18 @@ spec:
       {{- with $v.tolerations }}
       tolerations: {{- toYaml . | nindent 8 }}
       {{- end }}
-      {{- with $v.affinity }}
-      affinity: {{- toYaml . | nindent 8 }}
+      {{- if $v.affinity }}
+      affinity: {{- toYaml $v.affinity | nindent 8 }}
+      {{- else if gt (int $v.replicas) 1 }}
+      # Replicas on different nodes where possible: one node going down leaves a webhook serving.
+      affinity:
+        podAntiAffinity:
+          preferredDuringSchedulingIgnoredDuringExecution:
+            - weight: 100
+              podAffinityTerm:
+                topologyKey: kubernetes.io/hostname
+                labelSelector:
+                  matchLabels: {{- $selector | nindent 20 }}
       {{- end }}
       {{- with $v.topologySpreadConstraints }}
       topologySpreadConstraints: {{- toYaml . | nindent 8 }}
@@ -161,8 +183,14 @@ spec:
     matchLabels: {{- $selector | nindent 6 }}
   {{- if hasKey $v.podDisruptionBudget "minAvailable" }}
   minAvailable: {{ $v.podDisruptionBudget.minAvailable }}
+  {{- else if hasKey $v.podDisruptionBudget "maxUnavailable" }}
+  maxUnavailable: {{ $v.podDisruptionBudget.maxUnavailable }}
+  {{- else if gt (int $v.replicas) 1 }}
+  # Every replica serves the webhooks: a drain leaves at least one of them running.
+  minAvailable: 1
   {{- else }}
-  maxUnavailable: {{ $v.podDisruptionBudget.maxUnavailable | default 1 }}
+  # One replica: a budget that forbade its eviction would block node drains for good.
+  maxUnavailable: 1
   {{- end }}
 {{- end }}
 {{- if and $root.Values.metrics.serviceMonitor.enabled }}

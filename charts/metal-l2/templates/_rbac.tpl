@@ -1,7 +1,11 @@
 {{/*
 A controller's ServiceAccount, its ClusterRole (rules given by the caller) bound cluster-wide,
-and the Role for its leader-election Lease in the release namespace. Call with
-(dict "root" $ "key" "ipam" "rules" "<yaml list>").
+the Role for its leader-election Lease in the release namespace, and its access to Secrets.
+Call with (dict "root" $ "key" "ipam" "rules" "<yaml list>" "secretVerbs" (list ...)
+"secretRoles" (dict "<namespace>" (list <verbs>) ...)).
+Secrets are read one by name, never listed. A controller that watches every namespace gets
+`secretVerbs` on Secrets cluster-wide; one limited to a namespace (watchNamespace) gets a Role in
+each namespace of `secretRoles` instead, and no Secret outside them.
 */}}
 {{- define "metal-l2.rbac" -}}
 {{- $root := .root -}}
@@ -19,6 +23,12 @@ metadata:
   name: {{ $name }}
   labels: {{- include "metal-l2.labels" $root | nindent 4 }}
 rules: {{- .rules | nindent 2 }}
+  {{- if not .secretRoles }}
+  # Secrets in any namespace (the controller watches them all), each read by name.
+  - apiGroups: [""]
+    resources: [secrets]
+    verbs: {{ toJson .secretVerbs }}
+  {{- end }}
 ---
 apiVersion: rbac.authorization.k8s.io/v1
 kind: ClusterRoleBinding
@@ -60,4 +70,33 @@ subjects:
   - kind: ServiceAccount
     name: {{ $name }}
     namespace: {{ $root.Release.Namespace }}
+{{- range $ns, $verbs := .secretRoles }}
+---
+# Secrets in {{ $ns }} only: the controller is limited to a namespace.
+apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata:
+  name: {{ $name }}-secrets
+  namespace: {{ $ns }}
+  labels: {{- include "metal-l2.labels" $root | nindent 4 }}
+rules:
+  - apiGroups: [""]
+    resources: [secrets]
+    verbs: {{ toJson $verbs }}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata:
+  name: {{ $name }}-secrets
+  namespace: {{ $ns }}
+  labels: {{- include "metal-l2.labels" $root | nindent 4 }}
+roleRef:
+  apiGroup: rbac.authorization.k8s.io
+  kind: Role
+  name: {{ $name }}-secrets
+subjects:
+  - kind: ServiceAccount
+    name: {{ $name }}
+    namespace: {{ $root.Release.Namespace }}
+{{- end }}
 {{- end -}}

@@ -66,6 +66,7 @@ export async function runControllerMain<F extends RuntimeFlags & { readonly lead
     metrics,
     metricsBindAddress: flags.metricsBindAddress,
     healthProbeBindAddress: flags.healthProbeBindAddress,
+    gracefulShutdownTimeoutMs: flags.gracefulShutdownTimeoutSeconds * 1000,
     ...(flags.leaderElect && electionNamespace !== undefined
       ? { leaderElection: { client, namespace: electionNamespace, name: flags.leaderElectionId, identity } }
       : {}),

@@ -20,6 +20,7 @@ describe('runtime flags', () => {
       concurrency: 10,
       logLevel: 'info',
       logFormat: 'json',
+      gracefulShutdownTimeoutSeconds: 30,
     });
   });
 
@@ -41,6 +42,7 @@ describe('runtime flags', () => {
       '--log-level=5',
       '--metrics-bind-address=0',
       '--health-probe-bind-address=127.0.0.1:9440',
+      '--graceful-shutdown-timeout-seconds=20',
     ]);
     expect(flags).toMatchObject({
       kubeconfig: '/tmp/kc',
@@ -49,6 +51,7 @@ describe('runtime flags', () => {
       logLevel: 'debug',
       metricsBindAddress: '0',
       healthProbeBindAddress: '127.0.0.1:9440',
+      gracefulShutdownTimeoutSeconds: 20,
     });
   });
 
@@ -57,6 +60,7 @@ describe('runtime flags', () => {
     [['--log-format=xml'], '--log-format must be json or text'],
     [['--log-level=loud'], 'invalid log level'],
     [['--metrics-bind-address=8080'], 'invalid bind address'],
+    [['--graceful-shutdown-timeout-seconds=0'], '--graceful-shutdown-timeout-seconds takes an integer >= 1'],
   ])('%p is refused', (argv, message) => {
     expect(() => parse(argv)).toThrow(message);
   });

@@ -19,6 +19,7 @@ export const runtimeFlagOptions = {
   concurrency: { type: 'string', default: '10' },
   'log-level': { type: 'string', default: 'info' },
   'log-format': { type: 'string', default: 'json' },
+  'graceful-shutdown-timeout-seconds': { type: 'string', default: '30' },
 } as const satisfies NonNullable<ParseArgsConfig['options']>;
 
 export interface RuntimeFlags {
@@ -34,6 +35,11 @@ export interface RuntimeFlags {
   readonly concurrency: number;
   readonly logLevel: LogLevel;
   readonly logFormat: LogFormat;
+  /**
+   * How long a stop (SIGTERM) waits for running reconciles before the process exits anyway. A pod's
+   * terminationGracePeriodSeconds must be longer, or the kubelet kills it mid-reconcile.
+   */
+  readonly gracefulShutdownTimeoutSeconds: number;
 }
 
 /**
@@ -76,6 +82,11 @@ export function readRuntimeFlags(values: Record<string, unknown>): RuntimeFlags 
     concurrency,
     logLevel: parseLogLevel(typeof values['log-level'] === 'string' ? values['log-level'] : 'info'),
     logFormat,
+    gracefulShutdownTimeoutSeconds: intFlag(
+      typeof values['graceful-shutdown-timeout-seconds'] === 'string' ? values['graceful-shutdown-timeout-seconds'] : '30',
+      'graceful-shutdown-timeout-seconds',
+      1,
+    ),
   };
 }
 

@@ -32,6 +32,8 @@ export const usage = `metal-l2-network-controller: VLANs, port modes and first-b
   --concurrency N                      machines reconciled at once (default 10)
   --log-level LEVEL                    error|warn|info|debug or 0-5 (default info)
   --log-format json|text               (default json)
+  --graceful-shutdown-timeout-seconds N wait up to N s for running reconciles on SIGTERM (default 30;
+                                       the pod's terminationGracePeriodSeconds must be longer)
   --metal-api-url URL                  Equinix Metal API base URL (default ${DEFAULT_BASE_URL})
   --metal-credentials-secret NS/NAME   Secret with the default Metal API token (key apiToken); a template's
                                        credentialsSecretRef overrides it
