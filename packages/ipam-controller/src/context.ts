@@ -1,5 +1,5 @@
 import type { CapiIpamVersion, Cluster, IPAddress, IPAddressClaim, IPPool, PoolKind, ResourceType } from '@metal-l2/api';
-import type { KubeClient, Logger, ObjectKey } from '@metal-l2/kube';
+import type { KubeClient, Logger, ObjectKey, ReconcileContext } from '@metal-l2/kube';
 import type { RecentWrites } from './claim/recent-writes.js';
 import type { IpamMetrics } from './ipam-metrics.js';
 import type { VrfRuntime } from './vrf/vrf-runtime.js';
@@ -26,14 +26,19 @@ export interface EventSink {
   ): void;
 }
 
-/** Everything the IPAM reconcilers need from outside, handed in by main.ts (or a test). */
+/**
+ * Everything the IPAM reconcilers need from outside, handed in by main.ts (or a test). A reconcile
+ * works with its own copy (inReconcile): the same parts, bound to that reconcile.
+ */
 export interface IpamContext {
+  /** Inside a reconcile, bound to its signal: every call is cancelled on shutdown or lost leadership. */
   readonly client: KubeClient;
   readonly version: CapiIpamVersion;
   readonly claimType: ResourceType;
   readonly addressType: ResourceType;
   readonly caches: IpamCaches;
   readonly events: EventSink;
+  /** Inside a reconcile, the reconcile's: its lines carry the pool and the reconcileID. */
   readonly logger: Logger;
   readonly now: () => Date;
   /** Set when the controller watches one namespace only (`--namespace`). */
@@ -53,3 +58,26 @@ export const IndexNames = {
   /** claims by `namespace/clusterName`. */
   byCluster: 'byCluster',
 } as const;
+
+/**
+ * The context one reconcile works with: the API client and the Metal clients bound to the
+ * reconcile's signal, so every Kubernetes and Metal call any step makes is cancelled when the
+ * controller stops or loses its lease, and the reconcile's logger (with its reconcileID) for the
+ * steps' lines and the Metal client's.
+ */
+export function inReconcile(ctx: IpamContext, rc: ReconcileContext): IpamContext {
+  const clients = ctx.vrf.clients;
+  const call = { signal: rc.signal, logger: rc.logger.child({ component: 'metal-api' }) };
+  return {
+    ...ctx,
+    client: ctx.client.withSignal(rc.signal),
+    logger: rc.logger,
+    vrf: {
+      ...ctx.vrf,
+      clients: {
+        clientFor: (token) => clients.clientFor(token).withContext(call),
+        byFingerprint: (fingerprint) => clients.byFingerprint(fingerprint)?.withContext(call),
+      },
+    },
+  };
+}

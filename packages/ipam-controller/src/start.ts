@@ -27,13 +27,14 @@ import {
   type KubeObject,
   type Logger,
   type ObjectKey,
+  type ReconcileContext,
   type ResourceType,
   type RuntimeMetrics,
 } from '@metal-l2/kube';
 import { RecentWrites } from './claim/recent-writes.js';
 import { readClusterIdentity } from './cluster-identity.js';
 import { createIpamMetrics } from './ipam-metrics.js';
-import type { EventSink, IpamContext } from './context.js';
+import { inReconcile, type EventSink, type IpamContext } from './context.js';
 import { reconcilePool } from './pool/pool-reconciler.js';
 import { createVrfRuntime, type VrfRuntimeOptions } from './vrf/index.js';
 import { addIndexes, poolWatches } from './watches.js';
@@ -138,7 +139,8 @@ export async function createIpamController(options: IpamControllerOptions & { cl
       logger,
       ...(options.metrics === undefined ? {} : { metrics: options.metrics }),
       reconciler: {
-        reconcile: (key: ObjectKey) => reconcilePool(ctx, { kind, namespace: key.namespace, name: key.name }),
+        reconcile: (key: ObjectKey, rc: ReconcileContext) =>
+          reconcilePool(inReconcile(ctx, rc), { kind, namespace: key.namespace, name: key.name }),
       },
     });
     const watches = poolWatches(kind, claims);

@@ -9,7 +9,7 @@ import { kinds, Objects } from '@metal-l2/test-support/objects';
 import { repoRoot } from '@metal-l2/test-support/paths';
 import { timeouts } from '@metal-l2/test-support/timeouts';
 import { waitFor } from '@metal-l2/test-support/wait-for';
-import { createCredentials, startMetal, TOKEN, vrfPoolObject } from './support/metal.js';
+import { capturedLogger, createCredentials, runVrfController, startMetal, TOKEN, vrfPoolObject } from './support/metal.js';
 
 // A controller told to stop (shutdown) or no longer allowed to write (its lease is gone) stops
 // writing at once: the reconcile in progress, stuck in a slow Metal call, has that call cancelled,
@@ -72,6 +72,25 @@ async function callsAfter(mark: number): Promise<(string | undefined)[]> {
 }
 
 describe('stop writing', () => {
+  test('a reconcile in progress sees its signal aborted on shutdown: its Metal call is cancelled, nothing follows', async () => {
+    const ns = await namespaceWithSecret('ipam-stop');
+    const { logger, lines } = capturedLogger();
+    const controller = await runVrfController(kc, ns, { sim, logger });
+    const { resourceVersion } = await poolStuckInVrfCreate(ns, '10.61.0.0/16');
+    const mark = sim.requests.lastSeq();
+    const stoppingAt = performance.now();
+    await controller.stop();
+    // Not the slow call's 20 s, nor the 30 s graceful shutdown timeout.
+    expect(performance.now() - stoppingAt).toBeLessThan(slowCreateMs / 4);
+    const interrupted = lines
+      .map((l) => JSON.parse(l) as Record<string, unknown>)
+      .find((l) => l['msg'] === 'reconcile interrupted by shutdown');
+    expect(interrupted).toMatchObject({ name: 'slow', namespace: ns });
+    expect(await callsAfter(mark)).toEqual(['createVrf']);
+    expect((await objects.get(kinds.pool, 'slow', ns))?.metadata.resourceVersion).toBe(resourceVersion);
+    expect(lines.join('')).not.toContain(TOKEN);
+  });
+
   test('a controller whose lease is taken exits at once, non-zero, and writes nothing after', async () => {
     const ns = await namespaceWithSecret('ipam-lost-lease');
     const lease = 'ipam-lost-lease';

@@ -72,6 +72,20 @@ describe('KubeClient against the API server', () => {
     expect(current.data).toEqual({ x: '1', y: '1' });
   });
 
+  test('a client bound to a signal sends nothing once it aborted; the client it came from is unaffected', async () => {
+    const stop = new AbortController();
+    const bound = client.withSignal(stop.signal);
+    await bound.create<ConfigMap>(builtinTypes.configMap, newConfigMap(ns, 'bound', { a: '1' }));
+    stop.abort(new Error('lost leadership'));
+    const err = await bound
+      .patch<ConfigMap>(builtinTypes.configMap, { namespace: ns, name: 'bound' }, { data: { a: '2' } })
+      .catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(KubeApiError);
+    // Cancelled, not timed out: the reconcile was stopped, the server did nothing wrong.
+    expect((err as KubeApiError).reason).not.toBe('Timeout');
+    expect((await client.get<ConfigMap>(builtinTypes.configMap, { namespace: ns, name: 'bound' }))?.data).toEqual({ a: '1' });
+  });
+
   test('creating an existing object fails with AlreadyExists', async () => {
     await client.create(builtinTypes.configMap, newConfigMap(ns, 'twice'));
     const err = await client.create(builtinTypes.configMap, newConfigMap(ns, 'twice')).catch((e: unknown) => e);

@@ -11,12 +11,12 @@ import { createPortsApi, PORT_OPERATIONS } from './ports.js';
 import type { PortsApi } from './ports.js';
 import { createPrometheusObserver } from './prometheus.js';
 import { createTransport } from './transport.js';
-import type { MetalRequest, MetalTransportOptions } from './transport.js';
+import type { MetalRequest, MetalTransport, MetalTransportOptions } from './transport.js';
 import { createVirtualNetworksApi, VIRTUAL_NETWORK_OPERATIONS } from './vlans.js';
 import type { VirtualNetworksApi } from './vlans.js';
 import { createVrfsApi, VRF_OPERATIONS } from './vrfs.js';
 import type { VrfsApi } from './vrfs.js';
-import type { MetalApiObserver } from './observer.js';
+import type { MetalApiObserver, MetalLogger } from './observer.js';
 import type { Registry } from 'prom-client';
 
 export interface MetalClientOptions extends MetalTransportOptions {
@@ -37,6 +37,18 @@ export interface MetalClient {
   readonly metalGateways: MetalGatewaysApi;
   /** Sends an operation this client does not wrap (same auth, retries, limits and metrics). */
   send<T>(request: MetalRequest<T>): Promise<T>;
+  /**
+   * The same client (same token, rate limit, retries and metrics) with `signal` on every call, on
+   * top of each call's own, and its calls logged to `logger` when given: a reconcile hands its
+   * steps one of these, so shutdown or a lost lease cancels whatever Metal call it is making
+   * (waits for a retry or the rate limit included), and the lines carry its reconcileID.
+   */
+  withContext(context: MetalCallContext): MetalClient;
+}
+
+export interface MetalCallContext {
+  readonly signal: AbortSignal;
+  readonly logger?: MetalLogger;
 }
 
 /** Every spec operationId the resource objects call. */
@@ -55,7 +67,10 @@ export function createMetalClient(options: MetalClientOptions): MetalClient {
   const observers = [observer, registry === undefined ? undefined : createPrometheusObserver(registry)].filter(
     (o): o is MetalApiObserver => o !== undefined,
   );
-  const transport = createTransport({ ...rest, observer: combineObservers(observers) });
+  return clientOver(createTransport({ ...rest, observer: combineObservers(observers) }));
+}
+
+function clientOver(transport: MetalTransport): MetalClient {
   return {
     baseUrl: transport.baseUrl,
     devices: createDevicesApi(transport),
@@ -65,6 +80,19 @@ export function createMetalClient(options: MetalClientOptions): MetalClient {
     ipReservations: createIPReservationsApi(transport),
     metalGateways: createMetalGatewaysApi(transport),
     send: (request) => transport.send(request),
+    withContext: (context) => clientOver(inContext(transport, context)),
+  };
+}
+
+function inContext(transport: MetalTransport, context: MetalCallContext): MetalTransport {
+  return {
+    baseUrl: transport.baseUrl,
+    send: (request) =>
+      transport.send({
+        ...request,
+        signal: request.signal === undefined ? context.signal : AbortSignal.any([request.signal, context.signal]),
+        ...(context.logger === undefined || request.logger !== undefined ? {} : { logger: context.logger }),
+      }),
   };
 }
 

@@ -1,7 +1,7 @@
 // @metal-l2/metal-api: a typed Equinix Metal API client and the network-mode port planner.
 
 export { createMetalClient, COVERED_OPERATIONS } from './client.js';
-export type { MetalClient, MetalClientOptions } from './client.js';
+export type { MetalCallContext, MetalClient, MetalClientOptions } from './client.js';
 export { MetalClients } from './client-cache.js';
 export type { MetalSettings } from './client-cache.js';
 

@@ -340,6 +340,24 @@ describe('network failures and timeouts', () => {
     expect(events.calls).toEqual([expect.objectContaining({ outcome: 'METAL_ABORTED' })]);
   });
 
+  test('a client bound to a context: its signal cancels a call made without one, and its logger gets the lines', async () => {
+    server.answer(hang, json(200, { id: 'd1' }));
+    const controller = new AbortController();
+    const lines: string[] = [];
+    const log = (message: string): void => {
+      lines.push(message);
+    };
+    const bound = client().withContext({ signal: controller.signal, logger: { debug: log, info: log, warn: log, error: log } });
+    const call = bound.devices.get('d1');
+    await waitUntil(() => server.requests.length === 1);
+    controller.abort(new Error('lost leadership'));
+    expect(await failure(call)).toBeInstanceOf(MetalAbortedError);
+    expect(lines).toEqual(['metal api request']);
+    // The context's signal stays on every later call made through the bound client.
+    expect(await failure(bound.vrfs.get('v1'))).toBeInstanceOf(MetalAbortedError);
+    expect(server.requests).toHaveLength(1);
+  });
+
   test('an already aborted signal sends nothing', async () => {
     const err = await failure(client().devices.get('d1', { signal: AbortSignal.abort() }));
     expect(err).toBeInstanceOf(MetalAbortedError);

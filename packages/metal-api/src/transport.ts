@@ -48,6 +48,8 @@ export interface MetalRequest<T> {
    */
   isIdempotent?: boolean;
   signal?: AbortSignal;
+  /** Logs this call here instead of the client's logger (a reconcile's, carrying its reconcileID). */
+  logger?: MetalLogger;
 }
 
 export interface MetalTransportOptions {
@@ -143,7 +145,7 @@ export function createTransport(options: MetalTransportOptions): MetalTransport 
         reason: decision.reason,
         delayMs: decision.delayMs,
       });
-      logger.warn('metal api request will be retried', {
+      (request.logger ?? logger).warn('metal api request will be retried', {
         operation: request.operation,
         method: request.method,
         path: request.path,
@@ -184,7 +186,7 @@ export function createTransport(options: MetalTransportOptions): MetalTransport 
     const report = (status: AttemptStatus): void => {
       const durationMs = time.now() - startedAt;
       observer.attemptFinished?.({ operation: at.operation, method: at.method, attempt: at.attempts, status, durationMs });
-      logger.debug('metal api request', {
+      (request.logger ?? logger).debug('metal api request', {
         operation: at.operation,
         method: at.method,
         path: at.path,

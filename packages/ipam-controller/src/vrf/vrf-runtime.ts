@@ -16,7 +16,8 @@ export const DEFAULT_VRF_RETRY = { baseMs: 1_000, maxMs: 60_000 } as const;
 
 /** What the VRF steps need beyond the IPAM context: Metal clients, the controller's namespace, timing. */
 export interface VrfRuntime {
-  readonly clients: MetalClients;
+  /** One Metal client per token (MetalClients); inside a reconcile, bound to it (inReconcile). */
+  readonly clients: Pick<MetalClients, 'clientFor' | 'byFingerprint'>;
   readonly memory: VrfMemory;
   /** This management cluster's identity, tagged on what pools create (ownership.ts). */
   readonly clusterIdentity: string;

@@ -104,6 +104,8 @@ export class KubeClient {
   private readonly transport: Transport;
   private readonly fieldManager: string | undefined;
   private readonly requestTimeoutMs: number;
+  /** Set on clients made by withSignal. */
+  private readonly boundSignal: AbortSignal | undefined = undefined;
 
   constructor(options: KubeClientOptions) {
     this.transport = new Transport(options.kubeConfig);
@@ -319,7 +321,7 @@ export class KubeClient {
             allowWatchBookmarks: options.allowWatchBookmarks,
             timeoutSeconds: options.timeoutSeconds,
           },
-          signal: options.signal,
+          signal: this.signalFor(options.signal) ?? options.signal,
         },
         action,
         onEvent,
@@ -330,9 +332,29 @@ export class KubeClient {
     }
   }
 
+  /**
+   * The same client (same connection pool and settings) with `signal` on every call it makes, on
+   * top of each call's own: a reconcile hands its steps one of these, so shutdown or a lost lease
+   * cancels whatever Kubernetes call the reconcile is making, however deep. Closing it closes the
+   * shared pool: close only the client you built.
+   */
+  withSignal(signal: AbortSignal): KubeClient {
+    // Inherits every field from this client through the prototype chain and overrides the one.
+    const bound = Object.create(this) as KubeClient;
+    const inherited = this.boundSignal;
+    Object.defineProperty(bound, 'boundSignal', { value: inherited === undefined ? signal : AbortSignal.any([inherited, signal]) });
+    return bound;
+  }
+
   /** Closes pooled connections (at shutdown, and in tests). */
   close(): void {
     this.transport.close();
+  }
+
+  /** The call's own signal together with the one this client was bound to (withSignal). */
+  private signalFor(own: AbortSignal | undefined): AbortSignal | undefined {
+    if (this.boundSignal === undefined) return own;
+    return own === undefined ? this.boundSignal : AbortSignal.any([own, this.boundSignal]);
   }
 
   private keyOfObject(type: ResourceType, obj: KubeObject): ObjectKey {
@@ -345,11 +367,12 @@ export class KubeClient {
   private async call(req: HttpRequest, action: string): Promise<HttpResponse> {
     const deadline = new AbortController();
     const timer = setTimeout(() => deadline.abort(), this.requestTimeoutMs);
-    const signal = req.signal === undefined ? deadline.signal : AbortSignal.any([req.signal, deadline.signal]);
+    const cancel = this.signalFor(req.signal);
+    const signal = cancel === undefined ? deadline.signal : AbortSignal.any([cancel, deadline.signal]);
     try {
       return await this.transport.request({ ...req, signal });
     } catch (err: unknown) {
-      if (deadline.signal.aborted && req.signal?.aborted !== true) {
+      if (deadline.signal.aborted && cancel?.aborted !== true) {
         throw new KubeApiError({
           action,
           status: 0,
