@@ -12,7 +12,8 @@ One controller's Deployment, metrics Service and PodDisruptionBudget. Call with
 {{- /* The kubelet kills the pod terminationGracePeriodSeconds after SIGTERM: that must leave the
 controller its graceful shutdown (running reconciles end) and then the Lease hand-over and the
 servers' close. Computed when not set; refused when set too short. */ -}}
-{{- $shutdown := int $v.gracefulShutdownTimeoutSeconds -}}
+{{- /* default: values of a release installed before the key existed (helm upgrade --reuse-values) */ -}}
+{{- $shutdown := int ($v.gracefulShutdownTimeoutSeconds | default 30) -}}
 {{- $grace := add $shutdown 15 -}}
 {{- if hasKey $v "terminationGracePeriodSeconds" -}}
 {{- $grace = int $v.terminationGracePeriodSeconds -}}
