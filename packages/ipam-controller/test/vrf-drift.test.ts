@@ -1,59 +1,35 @@
-import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
+import { beforeAll, describe, expect, test } from '@jest/globals';
 import type { Simulator } from '@metal-l2/metal-sim';
-import { createTestNamespace, deleteTestNamespace, loadKubeConfig } from '@metal-l2/test-support/cluster';
-import { installCrds, projectCrds, upstreamCrds } from '@metal-l2/test-support/crds';
-import { Objects, claimObject, kinds, readyCondition, type Obj } from '@metal-l2/test-support/objects';
+import { claimObject, kinds, readyCondition, type Obj } from '@metal-l2/test-support/objects';
 import { timeouts } from '@metal-l2/test-support/timeouts';
 import { waitFor } from '@metal-l2/test-support/wait-for';
-import type { RunningIpamController } from '../src/start.js';
 import {
   METRO,
   PROJECT_ID,
-  TOKEN,
-  capturedLogger,
   conditionOf,
   createCredentials,
   eventsAbout,
   metalObjects,
   metalOf,
   poolCondition,
-  runVrfController,
-  startMetal,
   vrfPoolObject,
 } from './support/metal.js';
+import { poolGone } from './support/claims.js';
+import { useVrfNamespace } from './support/vrf-namespace.js';
 
 // Someone deletes what a pool relies on in Metal. A resync (every 1.5 s here, 5 min by default)
 // notices: the pool reports DriftDetected (condition and Event) and recreates what it may create;
 // what it adopted and cannot recreate stays reported. Bound claims keep their addresses.
-const kc = loadKubeConfig();
-const objects = new Objects(kc);
-const { logger, lines } = capturedLogger();
+const space = useVrfNamespace('ipam-vrf-drift', { seed: 'vrf-drift' });
+const { kc, objects } = space;
 const resyncMs = 1_500;
 let sim: Simulator;
 let ns = '';
-let controller: RunningIpamController | undefined;
 
 beforeAll(async () => {
-  await installCrds(kc, [...(await upstreamCrds('capiV1_14')), ...(await projectCrds())]);
-  sim = await startMetal({ seed: 'vrf-drift' });
-  ns = await createTestNamespace(kc, 'ipam-vrf-drift');
-  controller = await runVrfController(kc, ns, { sim, logger, resyncMs });
+  ({ sim, ns } = space);
+  await space.runController(ns, { resyncMs });
   await createCredentials(kc, ns);
-});
-
-afterAll(async () => {
-  for (const claim of await objects.list(kinds.claim(), ns)) await objects.delete(kinds.claim(), claim.metadata.name, ns);
-  for (const pool of await objects.list(kinds.pool, ns)) await objects.delete(kinds.pool, pool.metadata.name, ns);
-  await waitFor('every pool of the file gone', async () => (await objects.list(kinds.pool, ns)).length === 0, {
-    timeoutMs: timeouts.claimBound,
-  }).catch(() => undefined);
-  await controller?.stop();
-  await deleteTestNamespace(kc, ns);
-  const report = sim.contract?.report();
-  await sim.contract?.close();
-  await sim.close();
-  if (report !== undefined) expect(report.violations).toEqual([]);
-  expect(lines.join('')).not.toContain(TOKEN);
 });
 
 function vrfReadySince(pool: Obj | undefined): string | undefined {
@@ -79,9 +55,7 @@ describe('drift', () => {
     expect(resync).toEqual({ findVrfById: 1, getVirtualNetwork: 1, findVrfIpReservation: 1 });
     process.stderr.write(`Metal calls per resync of a ready VRF-backed pool: ${JSON.stringify(resync)}\n`);
     await objects.delete(kinds.pool, 'steady', ns);
-    await waitFor('steady gone', async () => (await objects.get(kinds.pool, 'steady', ns)) === undefined, {
-      timeoutMs: timeouts.claimBound,
-    });
+    await poolGone(space.site, 'steady');
   });
 
   test('a deleted reservation (and the gateway that went with it) is reported and made again; the claim keeps its address', async () => {

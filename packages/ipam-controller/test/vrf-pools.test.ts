@@ -1,76 +1,40 @@
-import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
+import { beforeAll, describe, expect, test } from '@jest/globals';
 import * as k8s from '@kubernetes/client-node';
 import type { Simulator } from '@metal-l2/metal-sim';
-import { createTestNamespace, deleteTestNamespace, loadKubeConfig } from '@metal-l2/test-support/cluster';
-import { installCrds, projectCrds, upstreamCrds } from '@metal-l2/test-support/crds';
-import { Objects, claimObject, kinds, readyCondition, type Obj } from '@metal-l2/test-support/objects';
+import { claimObject, kinds, readyCondition, type Obj } from '@metal-l2/test-support/objects';
 import { timeouts } from '@metal-l2/test-support/timeouts';
 import { waitFor } from '@metal-l2/test-support/wait-for';
-import type { RunningIpamController } from '../src/start.js';
 import {
   METRO,
   PROJECT_ID,
   TOKEN,
-  capturedLogger,
   conditionOf,
   createCredentials,
   eventsAbout,
   metalObjects,
   metalOf,
   poolCondition,
-  runVrfController,
-  startMetal,
   vrfPoolObject,
 } from './support/metal.js';
+import { boundAddress, poolGone } from './support/claims.js';
+import { useVrfNamespace } from './support/vrf-namespace.js';
 
 // VRF-backed pools against the real API server and the Metal simulator: a fresh pool creates
 // VRF, VLAN, reservation and Metal Gateway and hands out addresses (never the gateway's); an
 // adopted VRF is left alone; missing credentials and a subnet outside the VRF are reported; the
 // token never shows. Call counts are exact: they are the budget the issue asks to record.
-const kc = loadKubeConfig();
-const objects = new Objects(kc);
-const { logger, lines } = capturedLogger();
+const space = useVrfNamespace('ipam-vrf', { seed: 'vrf-pools' });
+const { kc, objects, lines } = space;
 let sim: Simulator;
 let ns = '';
-let controller: RunningIpamController | undefined;
 
 beforeAll(async () => {
-  await installCrds(kc, [...(await upstreamCrds('capiV1_14')), ...(await projectCrds())]);
-  sim = await startMetal({ seed: 'vrf-pools' });
-  ns = await createTestNamespace(kc, 'ipam-vrf');
-  controller = await runVrfController(kc, ns, { sim, logger });
+  ({ sim, ns } = space);
+  await space.runController(ns);
 });
 
-afterAll(async () => {
-  for (const claim of await objects.list(kinds.claim(), ns)) await objects.delete(kinds.claim(), claim.metadata.name, ns);
-  for (const pool of await objects.list(kinds.pool, ns)) await objects.delete(kinds.pool, pool.metadata.name, ns);
-  await waitFor('every pool of the file gone', async () => (await objects.list(kinds.pool, ns)).length === 0, {
-    timeoutMs: timeouts.claimBound,
-  }).catch(() => undefined);
-  await controller?.stop();
-  await deleteTestNamespace(kc, ns);
-  const report = sim.contract?.report();
-  await sim.contract?.close();
-  await sim.close();
-  if (report !== undefined) expect(report.violations).toEqual([]);
-});
-
-async function bound(name: string): Promise<Obj> {
-  return waitFor(
-    `${ns}/${name} bound`,
-    async () => {
-      const claim = await objects.get(kinds.claim(), name, ns);
-      return claim?.status?.addressRef?.name === undefined ? undefined : objects.get(kinds.address(), name, ns);
-    },
-    { timeoutMs: timeouts.claimBound },
-  );
-}
-
-async function gone(name: string): Promise<void> {
-  await waitFor(`pool ${ns}/${name} gone`, async () => (await objects.get(kinds.pool, name, ns)) === undefined, {
-    timeoutMs: timeouts.claimBound,
-  });
-}
+const bound = (name: string): Promise<Obj> => boundAddress(space.site, name);
+const gone = (name: string): Promise<void> => poolGone(space.site, name);
 
 describe('a fresh VRF-backed pool', () => {
   test('creates VRF, VLAN, reservation and Metal Gateway in six calls, records every id, binds claims but never the gateway address, and deletes it all in five', async () => {

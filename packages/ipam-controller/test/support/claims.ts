@@ -89,3 +89,14 @@ export async function boundAddress(site: ClaimSite, name: string): Promise<Obj> 
     { timeoutMs: timeouts.claimBound },
   );
 }
+
+/** Waits until the site's InClusterIPPool `name` is gone (its finalizer done). */
+export async function poolGone(site: ClaimSite, name: string, timeoutMs: number = timeouts.claimBound): Promise<void> {
+  await waitFor(
+    `pool ${site.namespace}/${name} gone`,
+    async () => (await site.objects.get(kinds.pool, name, site.namespace)) === undefined,
+    {
+      timeoutMs,
+    },
+  );
+}

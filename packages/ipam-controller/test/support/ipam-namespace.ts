@@ -33,6 +33,8 @@ export interface IpamNamespace {
   /** This file's namespace; set once beforeAll ran. */
   readonly ns: string;
   readonly site: ClaimSite;
+  /** The file's namespace and the extra ones, in the order they were made. */
+  readonly namespaces: readonly string[];
   /** One more namespace for this file, deleted with its own. */
   extraNamespace(prefix: string): Promise<string>;
   /** Stops `it` after the file's tests, before the namespaces go (last registered, first stopped). Returns `it`. */
@@ -98,6 +100,7 @@ export function useIpamNamespace(prefix: string, options: IpamNamespaceOptions =
     get site() {
       return { objects: ready(objects, 'objects'), namespace: ns };
     },
+    namespaces,
     async extraNamespace(extra: string): Promise<string> {
       const name = await createTestNamespace(ready(kc, 'kc'), extra);
       namespaces.push(name);

@@ -1,0 +1,87 @@
+import { afterAll, beforeAll, expect } from '@jest/globals';
+import type { Logger } from '@metal-l2/kube';
+import type { Simulator } from '@metal-l2/metal-sim';
+import { kinds } from '@metal-l2/test-support/objects';
+import { timeouts } from '@metal-l2/test-support/timeouts';
+import { waitFor } from '@metal-l2/test-support/wait-for';
+import type { RunningIpamController } from '../../src/start.js';
+import { useIpamNamespace, type IpamNamespace } from './ipam-namespace.js';
+import { TOKEN, capturedLogger, createCredentials, runVrfController, startMetal, type VrfControllerOptions } from './metal.js';
+
+export interface VrfNamespace extends IpamNamespace {
+  /** The file's Metal simulator; there once beforeAll ran. */
+  readonly sim: Simulator;
+  /** Every controller of the file logs here; the lines are searched for the token after the file. */
+  readonly logger: Logger;
+  readonly lines: readonly string[];
+  /** A VRF controller for `namespace` talking to the file's simulator, stopped after the file. */
+  runController(namespace: string, options?: Omit<VrfControllerOptions, 'sim' | 'logger'>): Promise<RunningIpamController>;
+  /** One more namespace, with the credentials Secret and a VRF controller of its own. */
+  namespaceWithController(prefix: string, options?: Omit<VrfControllerOptions, 'sim' | 'logger'>): Promise<string>;
+}
+
+/**
+ * A VRF-backed pool test file's setup: useIpamNamespace plus a Metal simulator for the file (its
+ * OpenAPI contract checked on every call). After the file, while the controllers still run, every
+ * claim and pool is deleted so that they release what they made in Metal; then the controllers
+ * stop and the namespaces go; last, the file fails if any call broke the contract or the token
+ * showed up in a log line.
+ */
+export function useVrfNamespace(prefix: string, options: { seed: string }): VrfNamespace {
+  const { logger, lines } = capturedLogger();
+  let sim: Simulator | undefined;
+  const space = useIpamNamespace(prefix, { beforeTeardown: () => releaseEverything() });
+
+  async function releaseEverything(): Promise<void> {
+    sim?.faults.clear();
+    const { objects } = space;
+    for (const ns of space.namespaces) {
+      for (const claim of await objects.list(kinds.claim(), ns)) await objects.delete(kinds.claim(), claim.metadata.name, ns);
+      for (const pool of await objects.list(kinds.pool, ns)) await objects.delete(kinds.pool, pool.metadata.name, ns);
+    }
+    // Best effort: a pool still deleting after this is the test's own failure, reported there.
+    await waitFor(
+      'every pool of the file gone',
+      async () => {
+        for (const ns of space.namespaces) if ((await objects.list(kinds.pool, ns)).length > 0) return false;
+        return true;
+      },
+      { timeoutMs: timeouts.claimBound },
+    ).catch(() => undefined);
+  }
+
+  beforeAll(async () => {
+    sim = await startMetal({ seed: options.seed });
+  });
+  afterAll(async () => {
+    const report = sim?.contract?.report();
+    await sim?.contract?.close();
+    await sim?.close();
+    if (report !== undefined) expect(report.violations).toEqual([]);
+    expect(lines.join('')).not.toContain(TOKEN);
+  });
+
+  const simulator = (): Simulator => {
+    if (sim === undefined) throw new Error('the simulator is there once beforeAll ran');
+    return sim;
+  };
+  const runController = async (namespace: string, extra: Omit<VrfControllerOptions, 'sim' | 'logger'> = {}) =>
+    space.stopAfterAll(await runVrfController(space.kc, namespace, { sim: simulator(), logger, ...extra }));
+
+  const own = {
+    get sim(): Simulator {
+      return simulator();
+    },
+    logger,
+    lines,
+    runController,
+    async namespaceWithController(extraPrefix: string, extra: Omit<VrfControllerOptions, 'sim' | 'logger'> = {}): Promise<string> {
+      const ns = await space.extraNamespace(extraPrefix);
+      await runController(ns, extra);
+      await createCredentials(space.kc, ns);
+      return ns;
+    },
+  };
+  // The file's namespace helper underneath (its getters read once beforeAll ran), with these on top.
+  return Object.create(space, Object.getOwnPropertyDescriptors(own)) as VrfNamespace;
+}
