@@ -176,7 +176,14 @@ export async function createNetworkController(options: NetworkControllerOptions 
     logger,
     ...(options.metrics === undefined ? {} : { metrics: options.metrics }),
     reconciler: {
-      reconcile: (key: ObjectKey, rctx) => reconcileMachineNetwork(ctx, { namespace: key.namespace ?? '', name: key.name }, rctx),
+      // The client bound to the reconcile too: a call that forgets its signal is still cancelled
+      // on shutdown or lost leadership.
+      reconcile: (key: ObjectKey, rctx) =>
+        reconcileMachineNetwork(
+          { ...ctx, client: ctx.client.withSignal(rctx.signal) },
+          { namespace: key.namespace ?? '', name: key.name },
+          rctx,
+        ),
     },
   });
   const watches = machineNetworkWatches(informers);

@@ -100,7 +100,7 @@ export async function configurePorts(scope: MachineNetworkScope): Promise<StepOu
     machineNetwork: mn,
     packetMachine: pm,
     clusterName: scope.clusterName,
-    signal: scope.rctx.signal,
+    rctx: scope.rctx,
   });
   if (access.kind === 'missing') {
     notConfigured(scope, access.reason, access.message);

@@ -48,7 +48,7 @@ export async function unassignVlans(scope: MachineNetworkScope): Promise<StepOut
     machineNetwork: mn,
     packetMachine: scope.packetMachine,
     clusterName: scope.clusterName,
-    signal: scope.rctx.signal,
+    rctx: scope.rctx,
   });
   if (access.kind === 'missing') {
     deleting(scope, `cannot unassign VLANs ${ours.map((v) => v.vxlan).join(', ')} of device ${deviceId}: ${access.message}`);

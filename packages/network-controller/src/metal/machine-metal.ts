@@ -1,5 +1,5 @@
 import { CapiLabels, MachineNetworkReasons, PacketClusterType, type MachineNetwork, type PacketMachine } from '@metal-l2/api';
-import { readSecretValue } from '@metal-l2/kube';
+import { readSecretValue, type ReconcileContext } from '@metal-l2/kube';
 import type { MetalClient } from '@metal-l2/metal-api';
 import type { NetworkContext } from '../context.js';
 
@@ -14,7 +14,8 @@ export type MachineMetal =
  * The Metal client and project for one machine: the token from the template's
  * credentialsSecretRef (in the machine's namespace) or the controller-wide default Secret, the
  * project from the machine's PacketCluster (the one its Cluster points at, else the one named like
- * the cluster). What is missing is reported for a condition; only a user can fix it.
+ * the cluster). What is missing is reported for a condition; only a user can fix it. The client
+ * is bound to the reconcile, so a call a step forgets to give the signal is still cancelled.
  */
 export async function machineMetal(
   ctx: NetworkContext,
@@ -22,7 +23,8 @@ export async function machineMetal(
     readonly machineNetwork: MachineNetwork;
     readonly packetMachine: PacketMachine | undefined;
     readonly clusterName: string | undefined;
-    readonly signal: AbortSignal;
+    /** The reconcile's: the client it returns is bound to its signal and logs to its logger. */
+    readonly rctx: ReconcileContext;
   },
 ): Promise<MachineMetal> {
   const namespace = at.machineNetwork.metadata.namespace ?? '';
@@ -36,7 +38,7 @@ export async function machineMetal(
         'no Metal API credentials: set spec.credentialsSecretRef on the MachineNetworkTemplate or start the controller with --metal-credentials-secret',
     };
   }
-  const token = await readSecretValue(ctx.client, key, { dataKey: API_TOKEN_KEY, trim: true, signal: at.signal });
+  const token = await readSecretValue(ctx.client, key, { dataKey: API_TOKEN_KEY, trim: true, signal: at.rctx.signal });
   if (token.kind === 'missing') return { kind: 'missing', reason: MachineNetworkReasons.credentialsMissing, message: token.message };
 
   const clusterName = at.clusterName ?? at.packetMachine?.metadata.labels?.[CapiLabels.clusterName];
@@ -60,7 +62,9 @@ export async function machineMetal(
   }
   return {
     kind: 'ok',
-    metal: ctx.metal.clientFor(token.value),
+    metal: ctx.metal
+      .clientFor(token.value)
+      .withContext({ signal: at.rctx.signal, logger: at.rctx.logger.child({ component: 'metal-api' }) }),
     projectId: packetCluster.spec.projectID,
     metro: at.packetMachine?.spec.metro ?? packetCluster.spec.metro,
   };
