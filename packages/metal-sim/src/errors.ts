@@ -37,6 +37,11 @@ export function unprocessable(message: string): SimError {
   return new SimError('unprocessable', [message]);
 }
 
+/** Malformed input to the simulator's own endpoints (/_sim): the API's 422 stays for API calls. */
+export function badRequest(message: string): SimError {
+  return new SimError('bad_request', [message]);
+}
+
 export function notFound(what = 'Not found'): SimError {
   return new SimError('not_found', [what]);
 }

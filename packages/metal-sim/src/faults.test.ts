@@ -44,6 +44,8 @@ describe('FaultInjector', () => {
     [{ fault: 'rate-limit', probability: 2 }, 'probability'],
     [{ fault: 'drop', times: 0 }, 'times'],
     [{ fault: 'latency', path: '' }, 'path must be a non-empty string'],
+    [{ fault: 'server-error', count: 2 }, 'unknown key count'],
+    [{ fault: 'latency', html: true }, 'html applies to rate-limit and server-error rules only'],
   ])('refuses %j', (rule, message) => {
     expect(() => parseFaultRules([rule])).toThrow(FaultSpecError);
     expect(() => parseFaultRules([rule])).toThrow(message);
@@ -52,5 +54,6 @@ describe('FaultInjector', () => {
   test('reads a list, {faults: [...]} or a single rule', () => {
     expect(parseFaultRules({ fault: 'drop' })).toHaveLength(1);
     expect(parseFaultRules({ faults: [{ fault: 'drop' }, { fault: 'latency' }] })).toHaveLength(2);
+    expect(() => parseFaultRules({ faults: { fault: 'drop' } })).toThrow('faults must be a list of rules');
   });
 });

@@ -4,6 +4,7 @@
 // same calls every time), for the next N matching calls, or both.
 
 import { Prng } from './ids.js';
+import { unknownKeysProblem } from './known-keys.js';
 
 export type FaultKind = 'rate-limit' | 'server-error' | 'latency' | 'drop';
 
@@ -72,36 +73,56 @@ function isRecord(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
-/** Checks one rule as read from JSON/YAML (admin endpoint body, --faults file). */
+const MATCH_KEYS = ['operationId', 'method', 'path'] as const;
+
+/** Numeric fields: their range, and the kinds they mean something for (undefined: every kind). */
+const NUMBER_FIELDS: Readonly<Record<string, { readonly min: number; readonly max: number; readonly kinds?: readonly FaultKind[] }>> = {
+  status: { min: 500, max: 599, kinds: ['server-error'] },
+  retryAfterSeconds: { min: 0, max: 86_400, kinds: ['rate-limit'] },
+  latencyMs: { min: 0, max: 600_000, kinds: ['latency'] },
+  probability: { min: 0, max: 1 },
+  times: { min: 1, max: Number.MAX_SAFE_INTEGER },
+};
+
+const HTML_KINDS: readonly FaultKind[] = ['rate-limit', 'server-error'];
+
+const RULE_KEYS: readonly string[] = ['fault', ...MATCH_KEYS, ...Object.keys(NUMBER_FIELDS), 'html'];
+
+/** A field given for a kind it does nothing for is refused: it is a mistake, not an option. */
+function checkApplies(field: string, fault: FaultKind, kinds: readonly FaultKind[] | undefined): void {
+  if (kinds !== undefined && !kinds.includes(fault)) {
+    throw new FaultSpecError(`${field} applies to ${kinds.join(' and ')} rules only, not ${fault}`);
+  }
+}
+
+/** Checks one rule as read from JSON/YAML (admin endpoint body, --faults file) or given in process. */
 export function parseFaultRule(raw: unknown, where = 'fault'): FaultRuleInput {
   if (!isRecord(raw)) throw new FaultSpecError(`${where} must be an object`);
+  const unknown = unknownKeysProblem(raw, RULE_KEYS, where);
+  if (unknown !== undefined) throw new FaultSpecError(unknown);
   const fault = raw['fault'];
   if (typeof fault !== 'string' || !KINDS.includes(fault as FaultKind))
     throw new FaultSpecError(`${where}.fault must be one of ${KINDS.join(', ')}`);
+  const kind = fault as FaultKind;
   const out: Record<string, unknown> = { fault };
-  for (const key of ['operationId', 'method', 'path'] as const) {
+  for (const key of MATCH_KEYS) {
     const v = raw[key];
     if (v === undefined) continue;
     if (typeof v !== 'string' || v === '') throw new FaultSpecError(`${where}.${key} must be a non-empty string`);
     out[key] = key === 'method' ? v.toUpperCase() : v;
   }
-  const numbers: Record<string, [number, number]> = {
-    status: [500, 599],
-    retryAfterSeconds: [0, 86_400],
-    latencyMs: [0, 600_000],
-    probability: [0, 1],
-    times: [1, Number.MAX_SAFE_INTEGER],
-  };
-  for (const [key, [min, max]] of Object.entries(numbers)) {
+  for (const [key, { min, max, kinds }] of Object.entries(NUMBER_FIELDS)) {
     const v = raw[key];
     if (v === undefined) continue;
     if (typeof v !== 'number' || Number.isNaN(v) || v < min || v > max || (key !== 'probability' && !Number.isInteger(v))) {
       throw new FaultSpecError(`${where}.${key} must be a number from ${min} to ${max}`);
     }
+    checkApplies(`${where}.${key}`, kind, kinds);
     out[key] = v;
   }
   if (raw['html'] !== undefined) {
     if (typeof raw['html'] !== 'boolean') throw new FaultSpecError(`${where}.html must be a boolean`);
+    checkApplies(`${where}.html`, kind, HTML_KINDS);
     out['html'] = raw['html'];
   }
   return out as unknown as FaultRuleInput;
@@ -109,7 +130,14 @@ export function parseFaultRule(raw: unknown, where = 'fault'): FaultRuleInput {
 
 /** A list of rules, or `{faults: [...]}`, or one rule. */
 export function parseFaultRules(doc: unknown): FaultRuleInput[] {
-  const list = Array.isArray(doc) ? doc : isRecord(doc) && Array.isArray(doc['faults']) ? doc['faults'] : [doc];
+  let list: unknown[];
+  if (Array.isArray(doc)) list = doc;
+  else if (isRecord(doc) && 'faults' in doc) {
+    const unknown = unknownKeysProblem(doc, ['faults'], 'the fault document');
+    if (unknown !== undefined) throw new FaultSpecError(unknown);
+    if (!Array.isArray(doc['faults'])) throw new FaultSpecError('faults must be a list of rules');
+    list = doc['faults'];
+  } else list = [doc];
   return list.map((r: unknown, i: number) => parseFaultRule(r, `faults[${i}]`));
 }
 

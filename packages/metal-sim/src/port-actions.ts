@@ -52,12 +52,6 @@ function carriesVlans(store: SimulatorStore, port: Port): RuleViolation | null {
     : checkPortCarriesVlans({ kind: 'bond', name: port.name, activeMembers: store.bondMembers(port).filter((m) => m.bonded).length });
 }
 
-function touched(store: SimulatorStore, ports: readonly Port[]): void {
-  const device = ports[0] === undefined ? undefined : store.devices.get(ports[0].deviceId);
-  if (device !== undefined) device.updatedAt = store.nowIso();
-  for (const p of ports) store.emit({ kind: 'port', action: 'updated', portId: p.id, deviceId: p.deviceId });
-}
-
 function isAssigned(port: Port, vlanId: string): boolean {
   return port.vlans.some((a) => a.vlanId === vlanId);
 }
@@ -67,7 +61,7 @@ export function assignVlan(store: SimulatorStore, port: Port, vlan: VirtualNetwo
   enforce(carriesVlans(store, port));
   enforce(checkAssignmentChange({ port: port.name, vxlan: vlan.vxlan, want: 'assigned', isAssigned: isAssigned(port, vlan.id) }));
   port.vlans.push({ id: store.ids.uuid(), vlanId: vlan.id, createdAt: store.nowIso() });
-  touched(store, [port]);
+  store.portsChanged([port]);
 }
 
 /** Removing the native VLAN also clears the port's native setting (it cannot point at nothing). */
@@ -76,7 +70,7 @@ export function unassignVlan(store: SimulatorStore, port: Port, vlan: VirtualNet
   enforce(checkAssignmentChange({ port: port.name, vxlan: vlan.vxlan, want: 'unassigned', isAssigned: isAssigned(port, vlan.id) }));
   port.vlans = port.vlans.filter((a) => a.vlanId !== vlan.id);
   if (port.nativeVlanId === vlan.id) port.nativeVlanId = undefined;
-  touched(store, [port]);
+  store.portsChanged([port]);
 }
 
 export function setNativeVlan(store: SimulatorStore, port: Port, vlan: VirtualNetwork): void {
@@ -85,7 +79,7 @@ export function setNativeVlan(store: SimulatorStore, port: Port, vlan: VirtualNe
   const assigned = port.vlans.map((a) => store.vlanOf(a.vlanId).vxlan);
   enforce(checkNativeVlanAssigned({ port: port.name, vxlan: vlan.vxlan, assignedVxlans: assigned }));
   port.nativeVlanId = vlan.id;
-  touched(store, [port]);
+  store.portsChanged([port]);
 }
 
 /** Clearing a native VLAN that is not set is a no-op, not an error. */
@@ -93,7 +87,7 @@ export function clearNativeVlan(store: SimulatorStore, port: Port): void {
   enforcePortChangeAllowed(store.deviceOfPort(port));
   if (port.nativeVlanId === undefined) return;
   port.nativeVlanId = undefined;
-  touched(store, [port]);
+  store.portsChanged([port]);
 }
 
 function memberView(store: SimulatorStore, bond: Port, m: Port): MemberView {
@@ -111,7 +105,7 @@ export function bondPort(store: SimulatorStore, port: Port, bulk: boolean): void
   const targets = targetsOf(store, port, bulk);
   enforce(checkBond({ port: port.name, targets: targets.map((t) => memberView(store, bond, t)) }));
   for (const t of targets) t.bonded = true;
-  touched(store, [bond, ...targets]);
+  store.portsChanged([bond, ...targets]);
 }
 
 export function disbondPort(store: SimulatorStore, port: Port, bulk: boolean): void {
@@ -130,7 +124,7 @@ export function disbondPort(store: SimulatorStore, port: Port, bulk: boolean): v
     }),
   );
   for (const t of targets) t.bonded = false;
-  touched(store, [bond, ...targets]);
+  store.portsChanged([bond, ...targets]);
 }
 
 /** Whether this bond carries the device's management addresses (bond0 does; bond1 never has any). */
@@ -150,7 +144,7 @@ export function convertLayer2(store: SimulatorStore, port: Port, vnid: string | 
   port.layer2 = true;
   if (carriesAddresses(store, port)) device.ipAssignments = [];
   if (vlan !== undefined) port.vlans.push({ id: store.ids.uuid(), vlanId: vlan.id, createdAt: store.nowIso() });
-  touched(store, [port]);
+  store.portsChanged([port]);
 }
 
 /** New addresses are allocated; the old ones are gone for good, as the docs warn. */
@@ -170,7 +164,7 @@ export function convertLayer3(store: SimulatorStore, port: Port, requestIps: rea
   if (carriesAddresses(store, port)) device.ipAssignments = store.allocateAddresses(requestIps);
   port.layer2 = false;
   port.nativeVlanId = undefined;
-  touched(store, [port]);
+  store.portsChanged([port]);
 }
 
 // ------------------------------------------------------------------ batches
@@ -240,11 +234,10 @@ export function createBatch(store: SimulatorStore, port: Port, inputs: readonly 
     errorMessages: [],
     updatedAt: now,
   };
-  store.batches.set(batch.id, batch);
-  store.emit({ kind: 'batch', action: 'created', batchId: batch.id, portId: port.id });
+  store.addBatch(batch);
   store.schedule(store.delays.batchQueuedMs, () => {
     if (batch.state !== 'queued') return;
-    setBatchState(store, batch, 'in_progress');
+    store.setBatchState(batch, 'in_progress');
     store.schedule(store.delays.batchInProgressMs, () => {
       if (batch.state === 'in_progress') runBatch(store, batch);
     });
@@ -252,18 +245,11 @@ export function createBatch(store: SimulatorStore, port: Port, inputs: readonly 
   return batch;
 }
 
-function setBatchState(store: SimulatorStore, batch: VlanAssignmentBatch, state: VlanAssignmentBatch['state']): void {
-  batch.state = state;
-  batch.updatedAt = store.nowIso();
-  store.emit({ kind: 'batch', action: 'state', batchId: batch.id, portId: batch.portId });
-}
-
 function runBatch(store: SimulatorStore, batch: VlanAssignmentBatch): void {
   const port = store.ports.get(batch.portId);
   const device = port === undefined ? undefined : store.devices.get(port.deviceId);
   if (port === undefined || device === undefined) {
-    batch.errorMessages = ['the port no longer exists'];
-    setBatchState(store, batch, 'failed');
+    store.setBatchState(batch, 'failed', ['the port no longer exists']);
     return;
   }
   const problems = [
@@ -271,8 +257,7 @@ function runBatch(store: SimulatorStore, batch: VlanAssignmentBatch): void {
     ...batchProblems(store, port, batch.items),
   ];
   if (problems.length > 0) {
-    batch.errorMessages = problems;
-    setBatchState(store, batch, 'failed');
+    store.setBatchState(batch, 'failed', problems);
     return;
   }
   for (const item of batch.items) {
@@ -284,6 +269,6 @@ function runBatch(store: SimulatorStore, batch: VlanAssignmentBatch): void {
       if (port.nativeVlanId === item.vlanId) port.nativeVlanId = undefined;
     }
   }
-  touched(store, [port]);
-  setBatchState(store, batch, 'completed');
+  store.portsChanged([port]);
+  store.setBatchState(batch, 'completed');
 }

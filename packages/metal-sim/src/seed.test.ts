@@ -17,6 +17,10 @@ describe('parseSeed', () => {
     ['metros: nope', 'metros must be a list'],
     ['limits:\n  vrfsPerProject: -1', 'vrfsPerProject'],
     ['{bad', 'not valid YAML or JSON'],
+    // A misspelled `projects` would otherwise grant the token every project.
+    ['tokens:\n  - token: t\n    project: [p]', 'seed: tokens[0]: unknown key project (known: token, projects)'],
+    ['metro:\n  - code: da', 'seed: the document: unknown key metro'],
+    ['limits:\n  vrfs: 2', 'seed: limits: unknown key vrfs'],
   ])('refuses %j', (text, message) => {
     expect(() => parseSeed(text)).toThrow(SeedError);
     expect(() => parseSeed(text)).toThrow(message);

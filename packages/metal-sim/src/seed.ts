@@ -4,6 +4,7 @@
 
 import { readFile } from 'node:fs/promises';
 import { parse } from 'yaml';
+import { unknownKeysProblem } from './known-keys.js';
 
 export interface SeedMetro {
   readonly code: string;
@@ -88,9 +89,16 @@ function reqStr(obj: Record<string, unknown>, key: string, where: string): strin
   return v;
 }
 
-function entries(root: Record<string, unknown>, key: string): Record<string, unknown>[] {
+/** Refuses a key the seed does not know (`project:` for `projects:` would grant every project). */
+function knownKeysOnly(obj: Record<string, unknown>, known: readonly string[], where: string): void {
+  const problem = unknownKeysProblem(obj, known, `seed: ${where}`);
+  if (problem !== undefined) throw new SeedError(problem);
+}
+
+function entries(root: Record<string, unknown>, key: string, known: readonly string[]): Record<string, unknown>[] {
   return list(root, key).map((item, i) => {
     if (!isRecord(item)) throw new SeedError(`seed: ${key}[${i}] must be a mapping`);
+    knownKeysOnly(item, known, `${key}[${i}]`);
     return item;
   });
 }
@@ -102,7 +110,8 @@ function optional<K extends string, V>(key: K, value: V | undefined): { [P in K]
 /** Checks a parsed seed document; sections left out fall back to the default seed's. */
 export function validateSeed(doc: unknown): SeedConfig {
   if (!isRecord(doc)) throw new SeedError('seed: the document must be a mapping');
-  const metros = entries(doc, 'metros').map((m, i): SeedMetro => {
+  knownKeysOnly(doc, ['metros', 'plans', 'projects', 'tokens', 'limits'], 'the document');
+  const metros = entries(doc, 'metros', ['code', 'name', 'country', 'id']).map((m, i): SeedMetro => {
     const w = `metros[${i}]`;
     return {
       code: reqStr(m, 'code', w),
@@ -111,7 +120,7 @@ export function validateSeed(doc: unknown): SeedConfig {
       ...optional('id', optStr(m, 'id', w)),
     };
   });
-  const plans = entries(doc, 'plans').map((p, i): SeedPlan => {
+  const plans = entries(doc, 'plans', ['slug', 'ports', 'name', 'id']).map((p, i): SeedPlan => {
     const w = `plans[${i}]`;
     const ports = p['ports'] ?? 2;
     if (ports !== 2 && ports !== 4) throw new SeedError(`seed: ${w}.ports must be 2 or 4`);
@@ -122,11 +131,11 @@ export function validateSeed(doc: unknown): SeedConfig {
       ...optional('id', optStr(p, 'id', w)),
     };
   });
-  const projects = entries(doc, 'projects').map((p, i): SeedProject => {
+  const projects = entries(doc, 'projects', ['name', 'id']).map((p, i): SeedProject => {
     const w = `projects[${i}]`;
     return { name: reqStr(p, 'name', w), ...optional('id', optStr(p, 'id', w)) };
   });
-  const tokens = entries(doc, 'tokens').map((t, i): SeedToken => {
+  const tokens = entries(doc, 'tokens', ['token', 'projects']).map((t, i): SeedToken => {
     const w = `tokens[${i}]`;
     const projectsField = t['projects'];
     if (projectsField !== undefined && (!Array.isArray(projectsField) || !projectsField.every((x) => typeof x === 'string'))) {
@@ -138,6 +147,7 @@ export function validateSeed(doc: unknown): SeedConfig {
   let limits: SeedConfig['limits'];
   if (limitsField !== undefined) {
     if (!isRecord(limitsField)) throw new SeedError('seed: limits must be a mapping');
+    knownKeysOnly(limitsField, ['vrfsPerProject'], 'limits');
     const vrfs = limitsField['vrfsPerProject'];
     if (vrfs !== undefined && (typeof vrfs !== 'number' || !Number.isInteger(vrfs) || vrfs < 0)) {
       throw new SeedError('seed: limits.vrfsPerProject must be a non-negative integer');

@@ -1,11 +1,16 @@
 // The simulator's state: every object, the seed, ids, time and address pools, and the device
-// lifecycle. Request handlers (routes/*) and port actions (port-actions.ts) change it; rules decide
-// whether they may. The store itself refuses nothing the docs state: it holds and indexes.
+// lifecycle. Request handlers (routes/*) and port actions (port-actions.ts) decide what changes and
+// rules whether it may; the change itself goes through a method here, which also tells listeners,
+// so no caller can change state and forget to say so. The store refuses nothing the docs state: it
+// holds, indexes and notifies.
 
 import type { CancelTask, SimClock } from './clock.js';
 import type { IdGenerator } from './ids.js';
-import { BlockPool, parseCidr, type AddressFamily, type Cidr } from './ip-math.js';
+import { AddressPools, type PoolName } from './address-pools.js';
+import { unknownKeysProblem } from './known-keys.js';
+import { containsCidr, parseCidr, type AddressFamily, type Cidr } from './ip-math.js';
 import type {
+  BatchState,
   Device,
   DeviceEvent,
   DeviceState,
@@ -56,29 +61,30 @@ export type StoreChange =
 
 export type StoreListener = (change: StoreChange) => void;
 
+/** The kinds whose changes carry a plain `id`. */
+type ObjectKind = Extract<StoreChange, { readonly id: string }>['kind'];
+
+interface EventInput {
+  readonly type: string;
+  readonly state: string;
+  readonly body: string;
+  readonly interpolated?: string;
+}
+
+/** What `updateDevice` (PUT /devices/{id}) may change. */
+export type DevicePatch = Partial<
+  Pick<Device, 'hostname' | 'description' | 'userdata' | 'tags' | 'customdata' | 'locked' | 'networkFrozen' | 'billingCycle'>
+>;
+
+/** What `updateVrf` (PUT /vrfs/{id}) may change. */
+export type VrfPatch = Partial<Pick<Vrf, 'name' | 'description' | 'ipRanges' | 'localAsn' | 'tags'>>;
+
 export interface StoreOptions {
   readonly seed: SeedConfig;
   readonly ids: IdGenerator;
   readonly clock: SimClock;
   readonly delays?: Partial<SimDelays>;
 }
-
-/** The address pools devices and reservations are carved from (documentation-style, never routed). */
-const POOLS = {
-  publicV4: '147.75.0.0/16',
-  privateV4: '10.64.0.0/10',
-  publicV6: '2604:1380:4600::/40',
-  globalV4: '147.28.0.0/16',
-  /**
-   * Public IPv4 reservations (elastic IPs, public blocks) come from their own range, as on the
-   * real API, whose reservations never looked like a device's /31s or began at a provider
-   * block's network address (the first reservation here is 145.40.64.37/32, not x.x.0.0/32).
-   */
-  elasticV4: '145.40.64.0/18',
-} as const;
-
-/** Where each pool starts handing out blocks (aligned up to the block size). */
-const POOL_OFFSETS: Partial<Record<keyof typeof POOLS, bigint>> = { elasticV4: 37n };
 
 export interface DeviceCreate {
   readonly projectId: string;
@@ -122,20 +128,13 @@ export class SimulatorStore {
   private readonly listeners = new Set<StoreListener>();
   private readonly osIds = new Map<string, string>();
   private readonly timers = new Set<CancelTask>();
-  private readonly pools: Record<keyof typeof POOLS, BlockPool>;
+  private readonly pools = new AddressPools();
 
   constructor(options: StoreOptions) {
     this.clock = options.clock;
     this.ids = options.ids;
-    this.delays = { ...DEFAULT_DELAYS, ...options.delays };
+    this.delays = checkDelays({ ...DEFAULT_DELAYS, ...options.delays });
     this.vrfsPerProject = options.seed.limits?.vrfsPerProject ?? 8;
-    this.pools = {
-      publicV4: new BlockPool(mustCidr(POOLS.publicV4)),
-      privateV4: new BlockPool(mustCidr(POOLS.privateV4)),
-      publicV6: new BlockPool(mustCidr(POOLS.publicV6)),
-      globalV4: new BlockPool(mustCidr(POOLS.globalV4)),
-      elasticV4: new BlockPool(mustCidr(POOLS.elasticV4), POOL_OFFSETS.elasticV4),
-    };
     this.loadSeed(options.seed);
   }
 
@@ -176,7 +175,7 @@ export class SimulatorStore {
     return () => this.listeners.delete(listener);
   }
 
-  emit(change: StoreChange): void {
+  private emit(change: StoreChange): void {
     for (const l of this.listeners) l(change);
   }
 
@@ -329,7 +328,7 @@ export class SimulatorStore {
     };
     device.ipAssignments = this.allocateAddresses(input.addresses);
     this.devices.set(id, device);
-    this.addEvent(device, { type: 'instance.created', state: 'succeeded', body: 'Device created and queued for provisioning' });
+    this.pushEvent(device, { type: 'instance.created', state: 'succeeded', body: 'Device created and queued for provisioning' });
     this.emit({ kind: 'device', action: 'created', deviceId: id });
     this.schedule(this.delays.deviceQueuedMs, () => {
       if (this.devices.get(id) !== device || device.state !== 'queued') return;
@@ -346,55 +345,44 @@ export class SimulatorStore {
   private createPorts(deviceId: string, plan: Plan): string[] {
     const layout: Record<string, string> =
       plan.portCount === 2 ? { eth0: 'bond0', eth1: 'bond0' } : { eth0: 'bond0', eth1: 'bond1', eth2: 'bond0', eth3: 'bond1' };
-    const bondNames = [...new Set(Object.values(layout))];
-    const ids: string[] = [];
-    for (const name of bondNames) {
-      const bond: Port = {
-        id: this.ids.uuid(),
-        deviceId,
-        name,
-        kind: 'bond',
-        bondName: name,
-        mac: undefined,
-        bonded: true,
-        layer2: false,
-        vlans: [],
-        nativeVlanId: undefined,
-      };
-      this.ports.set(bond.id, bond);
-      ids.push(bond.id);
-    }
-    for (const [name, bondName] of Object.entries(layout)) {
+    const bonds = [...new Set(Object.values(layout))].map((name) => ({ name, kind: 'bond' as const, bondName: name }));
+    const physical = Object.entries(layout).map(([name, bondName]) => ({ name, kind: 'physical' as const, bondName }));
+    // Bonds first, then eth0..: ids and MACs come from one seeded sequence, so this order is what
+    // keeps a seed's ids the same from run to run.
+    return [...bonds, ...physical].map(({ name, kind, bondName }) => {
       const port: Port = {
         id: this.ids.uuid(),
         deviceId,
         name,
-        kind: 'physical',
+        kind,
         bondName,
-        mac: this.ids.mac(),
+        mac: kind === 'physical' ? this.ids.mac() : undefined,
         bonded: true,
         layer2: false,
         vlans: [],
         nativeVlanId: undefined,
       };
       this.ports.set(port.id, port);
-      ids.push(port.id);
-    }
-    return ids;
+      return port.id;
+    });
   }
 
   setDeviceState(device: Device, state: DeviceState): void {
     device.state = state;
     device.updatedAt = this.nowIso();
     const body = state === 'provisioning' ? 'Provisioning started' : state === 'active' ? 'Provisioning completed' : `Device is ${state}`;
-    this.addEvent(device, { type: `provisioning.${state}`, state: 'succeeded', body });
+    this.pushEvent(device, { type: `provisioning.${state}`, state: 'succeeded', body });
     this.emit({ kind: 'device', action: 'state', deviceId: device.id });
   }
 
-  addEvent(
-    device: Device,
-    e: { readonly type: string; readonly state: string; readonly body: string; readonly interpolated?: string },
-  ): DeviceEvent {
+  /** An event the host reports (user state, phone-home): the device's events change, so listeners hear of it. */
+  recordDeviceEvent(device: Device, e: EventInput): DeviceEvent {
+    const event = this.pushEvent(device, e);
+    this.emit({ kind: 'device', action: 'updated', deviceId: device.id });
+    return event;
+  }
+
+  private pushEvent(device: Device, e: EventInput): DeviceEvent {
     const event: DeviceEvent = {
       id: this.ids.uuid(),
       type: e.type,
@@ -407,18 +395,136 @@ export class SimulatorStore {
     return event;
   }
 
+  /** Sets the fields the patch gives (an undefined field stays as it was). */
+  updateDevice(device: Device, patch: DevicePatch): void {
+    assignDefined(device, patch);
+    this.deviceUpdated(device);
+  }
+
+  addIpAssignment(device: Device, assignment: IpAssignment): void {
+    device.ipAssignments = [...device.ipAssignments, assignment];
+    this.deviceUpdated(device);
+  }
+
+  removeIpAssignment(device: Device, assignmentId: string): void {
+    device.ipAssignments = device.ipAssignments.filter((a) => a.id !== assignmentId);
+    this.deviceUpdated(device);
+  }
+
+  private deviceUpdated(device: Device): void {
+    device.updatedAt = this.nowIso();
+    this.emit({ kind: 'device', action: 'updated', deviceId: device.id });
+  }
+
   deleteDevice(device: Device): void {
     for (const port of this.devicePorts(device)) {
-      for (const batch of this.openBatches({ portId: port.id })) {
-        batch.state = 'failed';
-        batch.errorMessages = ['the device was deleted'];
-        batch.updatedAt = this.nowIso();
-      }
+      for (const batch of this.openBatches({ portId: port.id })) this.setBatchState(batch, 'failed', ['the device was deleted']);
       this.ports.delete(port.id);
     }
     this.devices.delete(device.id);
     device.state = 'deleted';
     this.emit({ kind: 'device', action: 'deleted', deviceId: device.id });
+  }
+
+  // ------------------------------------------------------------------ ports and batches
+
+  /**
+   * Port fields change in port-actions.ts, after every rule there passed; this records the change:
+   * the device's updatedAt moves and listeners hear of each port (a bond and its members alike).
+   */
+  portsChanged(ports: readonly Port[]): void {
+    const device = ports[0] === undefined ? undefined : this.devices.get(ports[0].deviceId);
+    if (device !== undefined) device.updatedAt = this.nowIso();
+    for (const p of ports) this.emit({ kind: 'port', action: 'updated', portId: p.id, deviceId: p.deviceId });
+  }
+
+  addBatch(batch: VlanAssignmentBatch): void {
+    this.batches.set(batch.id, batch);
+    this.emit({ kind: 'batch', action: 'created', batchId: batch.id, portId: batch.portId });
+  }
+
+  /** Moves a batch on; a failed batch says why in `errorMessages`. */
+  setBatchState(batch: VlanAssignmentBatch, state: BatchState, errorMessages?: readonly string[]): void {
+    batch.state = state;
+    if (errorMessages !== undefined) batch.errorMessages = [...errorMessages];
+    batch.updatedAt = this.nowIso();
+    this.emit({ kind: 'batch', action: 'state', batchId: batch.id, portId: batch.portId });
+  }
+
+  // ------------------------------------------------------------------ virtual networks, VRFs, reservations, gateways
+
+  addVirtualNetwork(vlan: VirtualNetwork): void {
+    this.put('virtual-network', this.vlans, vlan);
+  }
+
+  updateVirtualNetwork(vlan: VirtualNetwork, patch: Partial<Pick<VirtualNetwork, 'description' | 'tags'>>): void {
+    assignDefined(vlan, patch);
+    this.emit({ kind: 'virtual-network', action: 'updated', id: vlan.id });
+  }
+
+  deleteVirtualNetwork(vlan: VirtualNetwork): void {
+    this.drop('virtual-network', this.vlans, vlan);
+  }
+
+  addVrf(vrf: Vrf): void {
+    this.put('vrf', this.vrfs, vrf);
+  }
+
+  /**
+   * Spec (VrfUpdateInput.ip_ranges): removing a range "will result in the deletion of any VRF IP
+   * Reservations contained within the IP Range, as well as the VRF IP Reservation's associated Metal
+   * Gateways". Ranges are checked by the caller (rules/vrf-ip-ranges).
+   */
+  updateVrf(vrf: Vrf, patch: VrfPatch): void {
+    if (patch.ipRanges !== undefined) {
+      const kept = patch.ipRanges.map(parseCidr).filter((c) => c !== undefined);
+      for (const r of this.reservationsOfVrf(vrf.id)) if (!kept.some((k) => containsCidr(k, r))) this.deleteReservation(r);
+    }
+    assignDefined(vrf, patch);
+    vrf.updatedAt = this.nowIso();
+    this.emit({ kind: 'vrf', action: 'updated', id: vrf.id });
+  }
+
+  /** The spec lists no 422 for deleting a VRF: its reservations and their gateways go with it. */
+  deleteVrf(vrf: Vrf): void {
+    for (const r of this.reservationsOfVrf(vrf.id)) this.deleteReservation(r);
+    this.drop('vrf', this.vrfs, vrf);
+  }
+
+  reservationsOfVrf(vrfId: string): IpReservation[] {
+    return [...this.reservations.values()].filter((r) => r.vrfId === vrfId);
+  }
+
+  addReservation(r: IpReservation): void {
+    this.put('ip-reservation', this.reservations, r);
+  }
+
+  /** A reservation's Metal Gateway goes with it (as deleting a VRF range takes both, per the spec). */
+  deleteReservation(r: IpReservation): void {
+    const gateway = this.gatewayOfReservation(r.id);
+    if (gateway !== undefined) this.drop('metal-gateway', this.gateways, gateway);
+    this.drop('ip-reservation', this.reservations, r);
+  }
+
+  addGateway(gateway: MetalGateway): void {
+    this.put('metal-gateway', this.gateways, gateway);
+  }
+
+  /** A private block the gateway made for itself goes with it; a reservation the user made stays. */
+  deleteGateway(gateway: MetalGateway): void {
+    this.drop('metal-gateway', this.gateways, gateway);
+    const r = this.reservations.get(gateway.ipReservationId);
+    if (r?.gatewayOwned === true) this.drop('ip-reservation', this.reservations, r);
+  }
+
+  private put<T extends { readonly id: string }>(kind: ObjectKind, map: Map<string, T>, obj: T): void {
+    map.set(obj.id, obj);
+    this.emit({ kind, action: 'created', id: obj.id });
+  }
+
+  private drop<T extends { readonly id: string }>(kind: ObjectKind, map: Map<string, T>, obj: T): void {
+    map.delete(obj.id);
+    this.emit({ kind, action: 'deleted', id: obj.id });
   }
 
   // ------------------------------------------------------------------ addresses
@@ -427,7 +533,8 @@ export class SimulatorStore {
   allocateAddresses(requests: readonly AddressRequest[]): IpAssignment[] {
     return requests.map((r) => {
       const poolKey = r.family === 6 ? 'publicV6' : r.public ? 'publicV4' : 'privateV4';
-      const block = this.allocateBlock(poolKey, r.prefix);
+      const block = this.pools.allocate(poolKey, r.prefix);
+      const range = this.pools.range(poolKey);
       return {
         id: this.ids.uuid(),
         family: r.family,
@@ -435,26 +542,33 @@ export class SimulatorStore {
         management: true,
         network: block.network,
         prefix: block.prefix,
-        parent: { network: mustCidr(POOLS[poolKey]).network, prefix: mustCidr(POOLS[poolKey]).prefix },
+        parent: { network: range.network, prefix: range.prefix },
         createdAt: this.nowIso(),
       };
     });
   }
 
-  /** A block from one of the simulator's pools; throws when the pool is used up (a 422 upstream). */
-  allocateBlock(pool: keyof typeof POOLS, prefix: number): Cidr {
-    const block = this.pools[pool].allocate(prefix);
-    if (block === undefined) throw new PoolExhaustedError(`the simulator's ${pool} pool (${POOLS[pool]}) has no /${prefix} left`);
-    return block;
+  /** A block from one of the simulator's pools; a used-up pool is the caller's 422 (the API runs out too). */
+  allocateBlock(pool: PoolName, prefix: number): Cidr {
+    return this.pools.allocate(pool, prefix);
   }
 }
 
-export class PoolExhaustedError extends Error {
-  override readonly name = 'PoolExhaustedError';
+/** Delays come from code or flags; a misspelled one would silently keep its default. */
+function checkDelays(delays: Record<string, unknown>): SimDelays {
+  const unknown = unknownKeysProblem(delays, Object.keys(DEFAULT_DELAYS), 'delays');
+  if (unknown !== undefined) throw new TypeError(unknown);
+  for (const [key, v] of Object.entries(delays)) {
+    if (typeof v !== 'number' || !Number.isFinite(v) || v < 0)
+      throw new TypeError(`delays.${key} must be a non-negative number of milliseconds`);
+  }
+  return delays as unknown as SimDelays;
 }
 
-function mustCidr(text: string): Cidr {
-  const c = parseCidr(text);
-  if (c === undefined) throw new Error(`internal: bad pool ${text}`);
-  return c;
+/** Copies the patch's defined fields onto the target (a PUT body leaves out what it does not change). */
+function assignDefined<T extends object>(target: T, patch: Partial<T>): void {
+  for (const key of Object.keys(patch) as (keyof T)[]) {
+    const value = patch[key];
+    if (value !== undefined) target[key] = value;
+  }
 }

@@ -2,7 +2,7 @@
 // or an intermediary's HTML), latency, dropped connections; per operation or method + path; always,
 // for the next N calls, or with a seeded probability. And the request log that counts it all.
 
-import { describe, expect, test } from '@jest/globals';
+import { beforeEach, describe, expect, test } from '@jest/globals';
 import type { FaultRule } from '../src/faults.js';
 import type { RequestLogEntry } from '../src/request-log.js';
 import { startSimulator } from '../src/server.js';
@@ -117,13 +117,68 @@ describe('fault injection', () => {
 
   test('the admin endpoint refuses a malformed rule and removes rules by id', async () => {
     const t = sim();
-    const bad = await admin<{ errors: string[] }>(t, 'POST', '/faults', { fault: 'explode' });
-    expect(bad.status).toBe(422);
-    expect(bad.body.errors[0]).toContain('fault must be one of');
+    const bad = await admin<{ error: string }>(t, 'POST', '/faults', { fault: 'explode' });
+    expect(bad.status).toBe(400);
+    expect(bad.body.error).toContain('fault must be one of');
     const rule = await addFault(t, { fault: 'rate-limit', operationId: 'findProjects' });
     expect((await admin(t, 'DELETE', `/faults/${rule.id}`)).status).toBe(204);
     expect((await admin(t, 'DELETE', `/faults/${rule.id}`)).status).toBe(404);
     expect((await t.api.get('/projects')).status).toBe(200);
+  });
+});
+
+describe('admin input is checked: 400 naming the field, nothing changed', () => {
+  beforeEach(async () => {
+    expect((await admin(sim(), 'DELETE', '/faults')).status).toBe(204);
+  });
+
+  test('a rule with a misspelled key (count for times) is refused, not armed to fire on every call', async () => {
+    const t = sim();
+    const res = await admin<{ error: string }>(t, 'POST', '/faults', { fault: 'server-error', operationId: 'findProjects', count: 2 });
+    expect(res.status).toBe(400);
+    expect(res.body.error).toMatch(/faults\[0\]: unknown key count \(known: fault, .*times/);
+    expect(t.sim.faults.list()).toEqual([]);
+    expect((await t.api.get('/projects')).status).toBe(200);
+  });
+
+  test.each([
+    [{ fault: 'server-error', times: '2' }, 'faults[0].times must be a number'],
+    [{ fault: 'latency', latencyMs: 10, method: 7 }, 'faults[0].method must be a non-empty string'],
+    [{ fault: 'rate-limit', html: 'yes' }, 'faults[0].html must be a boolean'],
+    [{ fault: 'drop', status: 503 }, 'faults[0].status applies to server-error rules only, not drop'],
+    [[{ fault: 'drop' }, { fault: 'latency', retryAfter: 1 }], 'faults[1]: unknown key retryAfter'],
+    [{ faults: [{ fault: 'drop' }], replace: true }, 'the fault document: unknown key replace'],
+  ])('POST /_sim/faults %j answers 400: %s', async (body, message) => {
+    const t = sim();
+    const res = await admin<{ error: string }>(t, 'POST', '/faults', body);
+    expect(res.status).toBe(400);
+    expect(res.body.error).toContain(message);
+    // One bad rule of a list adds none of them.
+    expect(t.sim.faults.list()).toEqual([]);
+  });
+
+  test.each([
+    ['?deviceid=x', 'unknown key deviceid'],
+    ['?status=abc', 'status must be a non-negative integer'],
+    ['?afterSeq=-1', 'afterSeq must be a non-negative integer'],
+    ['?excludeFaults=yes', 'excludeFaults must be true or false'],
+    ['?method=GET&method=POST', 'method is given more than once'],
+  ])('GET /_sim/requests%s answers 400: %s', async (query, message) => {
+    const res = await admin<{ error: string }>(sim(), 'GET', `/requests${query}`);
+    expect(res.status).toBe(400);
+    expect(res.body.error).toContain(message);
+  });
+
+  test('POST /_sim/devices/{id}/state refuses unknown keys and unknown states, and changes nothing', async () => {
+    const t = sim();
+    const d = await createActiveDevice(t);
+    const typo = await admin<{ error: string }>(t, 'POST', `/devices/${d.id}/state`, { state: 'failed', reason: 'x' });
+    expect(typo).toMatchObject({ status: 400, body: { error: expect.stringContaining('unknown key reason') } });
+    const bad = await admin<{ error: string }>(t, 'POST', `/devices/${d.id}/state`, { state: 'exploded' });
+    expect(bad).toMatchObject({ status: 400, body: { error: expect.stringContaining('state must be one of') } });
+    expect(t.sim.store.devices.get(d.id)?.state).toBe('active');
+    const ok = await admin(t, 'POST', `/devices/${d.id}/state`, { state: 'failed' });
+    expect(ok).toMatchObject({ status: 200, body: { id: d.id, state: 'failed' } });
   });
 });
 

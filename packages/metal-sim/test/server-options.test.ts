@@ -6,8 +6,9 @@ import { request } from 'node:https';
 import { fileURLToPath } from 'node:url';
 import { ManualClock } from '../src/clock.js';
 import { ContractValidator } from '../src/contract.js';
+import type { FaultRuleInput } from '../src/faults.js';
 import { loadSeedFile } from '../src/seed.js';
-import { startSimulator, type Simulator } from '../src/server.js';
+import { startSimulator, type Simulator, type SimulatorOptions } from '../src/server.js';
 import type { DeviceWire } from '../src/wire.js';
 import { Api, describeContractOf, useContract } from './support/harness.js';
 
@@ -27,6 +28,13 @@ async function withSim<T>(sim: Simulator, fn: (sim: Simulator) => Promise<T>): P
   } finally {
     await sim.close();
   }
+}
+
+/** A device in the seed's first project, with the plan and metro every default seed has. */
+async function createDevice(sim: Simulator): Promise<DeviceWire> {
+  const projectId = [...sim.store.projects.values()][0]?.id ?? '';
+  const body = { metro: 'da', plan: 'c3.small.x86', operating_system: 'ubuntu_22_04' };
+  return (await new Api(sim.baseUrl).post<DeviceWire>(`/projects/${projectId}/devices`, body)).body;
 }
 
 describe('simulator options', () => {
@@ -72,16 +80,8 @@ describe('simulator options', () => {
   test('the same seed and calls give the same ids and MACs; another seed gives others', async () => {
     const run = async (seed: string): Promise<string[]> =>
       withSim(await startSimulator(checked({ seed, clock: new ManualClock() })), async (sim) => {
-        const api = new Api(sim.baseUrl);
-        const projectId = [...sim.store.projects.values()][0]?.id ?? '';
-        const d = (
-          await api.post<DeviceWire>(`/projects/${projectId}/devices`, {
-            metro: 'da',
-            plan: 'c3.small.x86',
-            operating_system: 'ubuntu_22_04',
-          })
-        ).body;
-        return [projectId, d.id, ...d.network_ports.map((p) => `${p.id} ${p.data.mac ?? ''}`)];
+        const d = await createDevice(sim);
+        return [d.project.href, d.id, ...d.network_ports.map((p) => `${p.id} ${p.data.mac ?? ''}`)];
       });
     const first = await run('fixed-seed');
     expect(await run('fixed-seed')).toEqual(first);
@@ -98,6 +98,20 @@ describe('simulator options', () => {
         expect((await api.get('/projects')).status).toBe(200);
       },
     );
+  });
+
+  test('a misspelled delay or fault rule at start is refused, naming it, instead of silently ignored', async () => {
+    /** The start's error message; a simulator that started anyway is closed, so the test fails instead of hanging. */
+    const refusal = (options: SimulatorOptions): Promise<string> =>
+      startSimulator(options).then(
+        (started) => started.close().then(() => 'started'),
+        (err: unknown) => (err instanceof Error ? err.message : String(err)),
+      );
+    expect(await refusal({ delays: { deviceQueuedMS: 0 } as Record<string, number> })).toContain(
+      'delays: unknown key deviceQueuedMS (known: deviceQueuedMs,',
+    );
+    expect(await refusal({ delays: { batchQueuedMs: -1 } })).toContain('delays.batchQueuedMs must be a non-negative');
+    expect(await refusal({ faults: [{ fault: 'drop', count: 1 }] as unknown as FaultRuleInput[] })).toContain('unknown key count');
   });
 
   test('a spec operation the simulator does not serve is reported as a contract violation', async () => {
@@ -120,15 +134,7 @@ describe('simulator options', () => {
   test('publicUrl is what devices are told to call back', async () => {
     const clock = new ManualClock();
     await withSim(await startSimulator(checked({ clock, publicUrl: 'https://metadata.example.test/' })), async (sim) => {
-      const api = new Api(sim.baseUrl);
-      const projectId = [...sim.store.projects.values()][0]?.id ?? '';
-      const d = (
-        await api.post<DeviceWire>(`/projects/${projectId}/devices`, {
-          metro: 'da',
-          plan: 'c3.small.x86',
-          operating_system: 'ubuntu_22_04',
-        })
-      ).body;
+      const d = await createDevice(sim);
       clock.advance(60_000);
       expect(sim.metadataUrl(d.id)).toBe(`https://metadata.example.test/metadata/${d.id}`);
       const doc = (await (await fetch(`${sim.url}/metadata/${d.id}`)).json()) as { user_state_url: string };

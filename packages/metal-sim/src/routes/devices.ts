@@ -1,51 +1,21 @@
 import { param, requireDevice, requireProject } from '../access.js';
 import { unprocessable } from '../errors.js';
 import { json, noContent, route, type RouteContext, type RouteDef } from '../http.js';
-import {
-  bodyFields,
-  optBoolean,
-  optInteger,
-  optList,
-  optRecord,
-  optString,
-  optStringArray,
-  queryList,
-  reqString,
-  type Fields,
-} from '../input.js';
+import { bodyFields, optBoolean, optList, optRecord, optString, optStringArray, queryList, reqString, type Fields } from '../input.js';
 import { paginate, readPage } from '../pagination.js';
 import { containsCidr, familyBits, isAligned, overlaps, parseAddress, type Cidr } from '../ip-math.js';
 import type { IpAssignment } from '../models.js';
 import { renderDevice, renderEvent, renderIpAssignment } from '../render/device.js';
 import { renderSpecMetadata } from '../render/metadata.js';
-import { PoolExhaustedError, type AddressRequest } from '../store.js';
+import { readAddressRequests } from '../address-requests.js';
 
 const BILLING_CYCLES = ['hourly', 'daily', 'monthly', 'yearly'];
 
-/** The default the spec gives `ip_addresses`: public IPv4, private IPv4, public IPv6. */
-export const DEFAULT_ADDRESSES: readonly AddressRequest[] = [
-  { family: 4, public: true, prefix: 31 },
-  { family: 4, public: false, prefix: 31 },
-  { family: 6, public: true, prefix: 127 },
-];
-
-/** `ip_addresses` of a device create (also `request_ips` of a layer-3 conversion). */
-export function readAddressRequests(list: readonly Fields[] | undefined, opts: { readonly requirePrivate: boolean }): AddressRequest[] {
-  if (list === undefined) return [...DEFAULT_ADDRESSES];
-  const out = list.map((f): AddressRequest => {
-    const family = optInteger(f, 'address_family') ?? 4;
-    if (family !== 4 && family !== 6) throw unprocessable('address_family must be 4 or 6');
-    const isPublic = optBoolean(f, 'public') ?? true;
-    if (family === 6 && !isPublic) throw unprocessable('private IPv6 addresses are not offered');
-    const [min, max] = family === 4 ? [28, 31] : [124, 127];
-    const prefix = optInteger(f, 'cidr') ?? max;
-    if (prefix < min || prefix > max) throw unprocessable(`cidr for IPv${family} must be between ${min} and ${max}`);
-    return { family, public: isPublic, prefix };
-  });
-  if (opts.requirePrivate && !out.some((a) => a.family === 4 && !a.public)) {
-    throw unprocessable('a private IPv4 address is required');
-  }
-  return out;
+function billingCycle(f: Fields): string | undefined {
+  const cycle = optString(f, 'billing_cycle');
+  if (cycle !== undefined && !BILLING_CYCLES.includes(cycle))
+    throw unprocessable(`billing_cycle must be one of ${BILLING_CYCLES.join(', ')}`);
+  return cycle;
 }
 
 function include(ctx: RouteContext): Set<string> {
@@ -64,54 +34,37 @@ function createDevice(ctx: RouteContext) {
   const planSlug = reqString(f, 'plan');
   const plan = ctx.store.plans.get(planSlug);
   if (plan === undefined) throw unprocessable(`plan ${planSlug} is not available in metro ${metro.code}`);
-  const billingCycle = optString(f, 'billing_cycle') ?? 'hourly';
-  if (!BILLING_CYCLES.includes(billingCycle)) throw unprocessable(`billing_cycle must be one of ${BILLING_CYCLES.join(', ')}`);
-  try {
-    const device = ctx.store.createDevice({
-      projectId: project.id,
-      plan,
-      metro,
-      operatingSystem: reqString(f, 'operating_system'),
-      hostname: optString(f, 'hostname'),
-      description: optString(f, 'description') ?? '',
-      billingCycle,
-      userdata: optString(f, 'userdata') ?? '',
-      customdata: optRecord(f, 'customdata') ?? {},
-      tags: optStringArray(f, 'tags') ?? [],
-      locked: optBoolean(f, 'locked') ?? false,
-      networkFrozen: optBoolean(f, 'network_frozen') ?? false,
-      addresses: readAddressRequests(optList(f, 'ip_addresses'), { requirePrivate: true }),
-    });
-    return json(201, renderDevice(ctx.store, device, include(ctx)));
-  } catch (err: unknown) {
-    if (err instanceof PoolExhaustedError) throw unprocessable(err.message);
-    throw err;
-  }
+  const device = ctx.store.createDevice({
+    projectId: project.id,
+    plan,
+    metro,
+    operatingSystem: reqString(f, 'operating_system'),
+    hostname: optString(f, 'hostname'),
+    description: optString(f, 'description') ?? '',
+    billingCycle: billingCycle(f) ?? 'hourly',
+    userdata: optString(f, 'userdata') ?? '',
+    customdata: optRecord(f, 'customdata') ?? {},
+    tags: optStringArray(f, 'tags') ?? [],
+    locked: optBoolean(f, 'locked') ?? false,
+    networkFrozen: optBoolean(f, 'network_frozen') ?? false,
+    addresses: readAddressRequests(optList(f, 'ip_addresses'), { requirePrivate: true }),
+  });
+  return json(201, renderDevice(ctx.store, device, include(ctx)));
 }
 
 function updateDevice(ctx: RouteContext) {
   const device = requireDevice(ctx, param(ctx, 'id'));
   const f = bodyFields(ctx.req);
-  const hostname = optString(f, 'hostname');
-  const description = optString(f, 'description');
-  const userdata = optString(f, 'userdata');
-  const tags = optStringArray(f, 'tags');
-  const customdata = optRecord(f, 'customdata');
-  const locked = optBoolean(f, 'locked');
-  const frozen = optBoolean(f, 'network_frozen');
-  const billing = optString(f, 'billing_cycle');
-  if (billing !== undefined && !BILLING_CYCLES.includes(billing))
-    throw unprocessable(`billing_cycle must be one of ${BILLING_CYCLES.join(', ')}`);
-  if (hostname !== undefined) device.hostname = hostname;
-  if (description !== undefined) device.description = description;
-  if (userdata !== undefined) device.userdata = userdata;
-  if (tags !== undefined) device.tags = tags;
-  if (customdata !== undefined) device.customdata = customdata;
-  if (locked !== undefined) device.locked = locked;
-  if (frozen !== undefined) device.networkFrozen = frozen;
-  if (billing !== undefined) device.billingCycle = billing;
-  device.updatedAt = ctx.store.nowIso();
-  ctx.store.emit({ kind: 'device', action: 'updated', deviceId: device.id });
+  ctx.store.updateDevice(device, {
+    hostname: optString(f, 'hostname'),
+    description: optString(f, 'description'),
+    userdata: optString(f, 'userdata'),
+    tags: optStringArray(f, 'tags'),
+    customdata: optRecord(f, 'customdata'),
+    locked: optBoolean(f, 'locked'),
+    networkFrozen: optBoolean(f, 'network_frozen'),
+    billingCycle: billingCycle(f),
+  });
   return json(200, renderDevice(ctx.store, device, include(ctx)));
 }
 
@@ -163,9 +116,7 @@ function createIpAssignment(ctx: RouteContext) {
     createdAt: ctx.store.nowIso(),
     reservationId: reservation.id,
   };
-  device.ipAssignments = [...device.ipAssignments, assignment];
-  device.updatedAt = ctx.store.nowIso();
-  ctx.store.emit({ kind: 'device', action: 'updated', deviceId: device.id });
+  ctx.store.addIpAssignment(device, assignment);
   return json(201, renderIpAssignment(ctx.store, device, assignment));
 }
 

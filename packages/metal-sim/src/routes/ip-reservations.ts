@@ -2,28 +2,12 @@ import { canAccess, param, requireProject, requireReservation, requireVrf } from
 import { enforce, notFound, unprocessable } from '../errors.js';
 import { json, noContent, route, type RouteContext, type RouteDef } from '../http.js';
 import { bodyFields, optRecord, optString, optStringArray, queryList, reqInteger, reqString, type Fields } from '../input.js';
-import { formatAddress, parseAddress } from '../ip-math.js';
+import { formatCidr, parseAddress } from '../ip-math.js';
 import type { IpReservation, Project, PublicReservationType } from '../models.js';
 import { paginate, readPage } from '../pagination.js';
 import { renderIpAssignment } from '../render/device.js';
 import { renderReservation } from '../render/ip-reservation.js';
 import { checkVrfReservation } from '../rules/vrf-reservation.js';
-import { PoolExhaustedError, type SimulatorStore } from '../store.js';
-
-/** Deleting a reservation takes its Metal Gateway with it (as deleting a VRF range does, per the spec). */
-export function removeReservation(store: SimulatorStore, r: IpReservation): void {
-  const gateway = store.gatewayOfReservation(r.id);
-  if (gateway !== undefined) {
-    store.gateways.delete(gateway.id);
-    store.emit({ kind: 'metal-gateway', action: 'deleted', id: gateway.id });
-  }
-  store.reservations.delete(r.id);
-  store.emit({ kind: 'ip-reservation', action: 'deleted', id: r.id });
-}
-
-export function formatReservationCidr(r: IpReservation): string {
-  return `${formatAddress(r.family, r.network)}/${r.prefix}`;
-}
 
 function requestVrfReservation(ctx: RouteContext, project: Project, f: Fields) {
   const vrfId = optString(f, 'vrf_id') ?? optString(f, 'vrf');
@@ -32,7 +16,7 @@ function requestVrfReservation(ctx: RouteContext, project: Project, f: Fields) {
   if (vrf === undefined || vrf.projectId !== project.id) throw unprocessable(`VRF ${vrfId} not found in this project`);
   const network = reqString(f, 'network');
   const cidr = reqInteger(f, 'cidr');
-  const existing = [...ctx.store.reservations.values()].filter((r) => r.vrfId === vrf.id).map(formatReservationCidr);
+  const existing = ctx.store.reservationsOfVrf(vrf.id).map(formatCidr);
   enforce(checkVrfReservation({ network, cidr, vrfRanges: vrf.ipRanges, existing }));
   const addr = parseAddress(network);
   if (addr === undefined) throw unprocessable(`network ${network} is not an IP address`);
@@ -51,8 +35,7 @@ function requestVrfReservation(ctx: RouteContext, project: Project, f: Fields) {
     tags: optStringArray(f, 'tags') ?? [],
     customdata: optRecord(f, 'customdata') ?? {},
   };
-  ctx.store.reservations.set(r.id, r);
-  ctx.store.emit({ kind: 'ip-reservation', action: 'created', id: r.id });
+  ctx.store.addReservation(r);
   return json(201, renderReservation(ctx.store, r, { withGateway: true }));
 }
 
@@ -74,13 +57,7 @@ function requestPublicReservation(ctx: RouteContext, project: Project, f: Fields
     throw unprocessable(metroRef === undefined ? 'metro is required' : `metro ${metroRef} not found`);
   const pool =
     type === 'public_ipv6' ? 'publicV6' : type === 'private_ipv4' ? 'privateV4' : type === 'global_ipv4' ? 'globalV4' : 'elasticV4';
-  let block;
-  try {
-    block = ctx.store.allocateBlock(pool, prefix);
-  } catch (err: unknown) {
-    if (err instanceof PoolExhaustedError) throw unprocessable(err.message);
-    throw err;
-  }
+  const block = ctx.store.allocateBlock(pool, prefix);
   const r: IpReservation = {
     id: ctx.store.ids.uuid(),
     projectId: project.id,
@@ -96,8 +73,7 @@ function requestPublicReservation(ctx: RouteContext, project: Project, f: Fields
     tags: optStringArray(f, 'tags') ?? [],
     customdata: optRecord(f, 'customdata') ?? {},
   };
-  ctx.store.reservations.set(r.id, r);
-  ctx.store.emit({ kind: 'ip-reservation', action: 'created', id: r.id });
+  ctx.store.addReservation(r);
   return json(201, renderReservation(ctx.store, r, { withGateway: true }));
 }
 
@@ -130,20 +106,20 @@ export const ipReservationRoutes: readonly RouteDef[] = [
   route('deleteIPAddress', 'DELETE /ips/{id}', (ctx) => {
     const id = param(ctx, 'id');
     if (ctx.store.reservations.has(id)) {
-      removeReservation(ctx.store, requireReservation(ctx, id));
+      ctx.store.deleteReservation(requireReservation(ctx, id));
       return noContent();
     }
     for (const d of ctx.store.devices.values()) {
       if (!d.ipAssignments.some((a) => a.id === id)) continue;
       if (!canAccess(ctx.grant, d.projectId)) throw notFound();
-      d.ipAssignments = d.ipAssignments.filter((a) => a.id !== id);
+      ctx.store.removeIpAssignment(d, id);
       return noContent();
     }
     throw notFound();
   }),
   route('findVrfIpReservations', 'GET /vrfs/{id}/ips', (ctx) => {
     const vrf = requireVrf(ctx, param(ctx, 'id'));
-    const list = [...ctx.store.reservations.values()].filter((r) => r.vrfId === vrf.id);
+    const list = ctx.store.reservationsOfVrf(vrf.id);
     return json(200, { ip_addresses: list.map((r) => renderReservation(ctx.store, r, { withGateway: true })) });
   }),
   route('findVrfIpReservation', 'GET /vrfs/{vrf_id}/ips/{id}', (ctx) => {

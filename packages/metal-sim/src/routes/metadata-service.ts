@@ -61,7 +61,7 @@ export function handleMetadataRequest(r: MetadataRequest): SimResponse {
   if (r.method === 'GET' && leaf === 'userdata') return { status: 200, body: device.userdata, contentType: 'text/plain; charset=utf-8' };
   if (r.method === 'POST' && leaf === 'events') return postUserState(r.store, device, r.body);
   if (r.method === 'POST' && leaf === 'phone-home') {
-    r.store.addEvent(device, { type: 'instance.phone_home', state: 'succeeded', body: 'Device phoned home' });
+    r.store.recordDeviceEvent(device, { type: 'instance.phone_home', state: 'succeeded', body: 'Device phoned home' });
     return { status: 204 };
   }
   throw notFound();
@@ -79,7 +79,6 @@ function postUserState(store: SimulatorStore, device: Device, body: unknown): Si
   const message = typeof fields['message'] === 'string' ? fields['message'] : '';
   const state = String(fields['state']);
   const code = String(fields['code']);
-  store.addEvent(device, { type: 'user.state', state, body: message, interpolated: `${code}: ${message}` });
-  store.emit({ kind: 'device', action: 'updated', deviceId: device.id });
+  store.recordDeviceEvent(device, { type: 'user.state', state, body: message, interpolated: `${code}: ${message}` });
   return { status: 204 };
 }

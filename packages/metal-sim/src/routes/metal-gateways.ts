@@ -6,7 +6,6 @@ import type { IpReservation, MetalGateway } from '../models.js';
 import { paginate, readPage } from '../pagination.js';
 import { renderMetalGateway } from '../render/metal-gateway.js';
 import { checkGatewayReservation, checkGatewaySameMetro, checkOneGatewayPerVlan, checkPrivateSubnetSize } from '../rules/metal-gateway.js';
-import { PoolExhaustedError } from '../store.js';
 
 function createMetalGateway(ctx: RouteContext) {
   const project = requireProject(ctx, param(ctx, 'project_id'));
@@ -33,13 +32,7 @@ function createMetalGateway(ctx: RouteContext) {
     reservation = r;
   } else if (privateSize !== undefined) {
     enforce(checkPrivateSubnetSize(privateSize));
-    let block;
-    try {
-      block = ctx.store.allocateBlock('privateV4', 32 - Math.log2(privateSize));
-    } catch (err: unknown) {
-      if (err instanceof PoolExhaustedError) throw unprocessable(err.message);
-      throw err;
-    }
+    const block = ctx.store.allocateBlock('privateV4', 32 - Math.log2(privateSize));
     reservation = {
       id: ctx.store.ids.uuid(),
       projectId: project.id,
@@ -55,7 +48,7 @@ function createMetalGateway(ctx: RouteContext) {
       tags: [],
       customdata: {},
     };
-    ctx.store.reservations.set(reservation.id, reservation);
+    ctx.store.addReservation(reservation);
   } else {
     throw unprocessable('ip_reservation_id or private_ipv4_subnet_size is required');
   }
@@ -69,8 +62,7 @@ function createMetalGateway(ctx: RouteContext) {
     state: 'ready',
     updatedAt: now,
   };
-  ctx.store.gateways.set(gateway.id, gateway);
-  ctx.store.emit({ kind: 'metal-gateway', action: 'created', id: gateway.id });
+  ctx.store.addGateway(gateway);
   return json(201, renderMetalGateway(ctx.store, gateway));
 }
 
@@ -89,13 +81,8 @@ export const metalGatewayRoutes: readonly RouteDef[] = [
     // The API answers 202 with the gateway in state `deleting`; the simulator removes it at once so
     // the VLAN is free for the next call.
     const gateway = requireGateway(ctx, param(ctx, 'id'));
-    gateway.state = 'deleting';
-    const body = renderMetalGateway(ctx.store, gateway);
-    ctx.store.gateways.delete(gateway.id);
-    const r = ctx.store.reservations.get(gateway.ipReservationId);
-    // A private block the gateway created for itself goes with it; a reservation the user made stays.
-    if (r?.gatewayOwned === true) ctx.store.reservations.delete(r.id);
-    ctx.store.emit({ kind: 'metal-gateway', action: 'deleted', id: gateway.id });
+    const body = renderMetalGateway(ctx.store, { ...gateway, state: 'deleting' });
+    ctx.store.deleteGateway(gateway);
     return json(202, body);
   }),
 ];

@@ -15,10 +15,9 @@ import {
   unassignVlan,
   type BatchItemInput,
 } from '../port-actions.js';
+import { readAddressRequests } from '../address-requests.js';
 import { renderBatch, renderPortAssignments } from '../render/batch.js';
 import { renderPort } from '../render/port.js';
-import { PoolExhaustedError } from '../store.js';
-import { readAddressRequests } from './devices.js';
 
 function portAnswer(ctx: RouteContext, portId: string): SimResponse {
   const { port } = requirePort(ctx, portId);
@@ -79,13 +78,7 @@ export const portRoutes: readonly RouteDef[] = [
     'convertLayer3',
     'POST /ports/{id}/convert/layer-3',
     portAction((ctx, { port }) => {
-      const requests = readAddressRequests(optList(bodyFields(ctx.req), 'request_ips'), { requirePrivate: false });
-      try {
-        convertLayer3(ctx.store, port, requests);
-      } catch (err: unknown) {
-        if (err instanceof PoolExhaustedError) throw unprocessable(err.message);
-        throw err;
-      }
+      convertLayer3(ctx.store, port, readAddressRequests(optList(bodyFields(ctx.req), 'request_ips'), { requirePrivate: false }));
     }),
   ),
   route(

@@ -41,8 +41,7 @@ function createVirtualNetwork(ctx: RouteContext) {
     description: optString(f, 'description') ?? '',
     tags: optStringArray(f, 'tags') ?? [],
   };
-  ctx.store.vlans.set(vlan.id, vlan);
-  ctx.store.emit({ kind: 'virtual-network', action: 'created', id: vlan.id });
+  ctx.store.addVirtualNetwork(vlan);
   return json(201, renderVirtualNetwork(ctx.store, vlan));
 }
 
@@ -63,11 +62,7 @@ export const virtualNetworkRoutes: readonly RouteDef[] = [
   route('updateVirtualNetwork', 'PUT /virtual-networks/{id}', (ctx) => {
     const vlan = requireVlan(ctx, param(ctx, 'id'));
     const f = bodyFields(ctx.req);
-    const description = optString(f, 'description');
-    const tags = optStringArray(f, 'tags');
-    if (description !== undefined) vlan.description = description;
-    if (tags !== undefined) vlan.tags = tags;
-    ctx.store.emit({ kind: 'virtual-network', action: 'updated', id: vlan.id });
+    ctx.store.updateVirtualNetwork(vlan, { description: optString(f, 'description'), tags: optStringArray(f, 'tags') });
     return json(200, renderVirtualNetwork(ctx.store, vlan));
   }),
   route('deleteVirtualNetwork', 'DELETE /virtual-networks/{id}', (ctx) => {
@@ -80,8 +75,7 @@ export const virtualNetworkRoutes: readonly RouteDef[] = [
         openBatchIds: ctx.store.openBatches({ vlanId: vlan.id }).map((b) => b.id),
       }),
     );
-    ctx.store.vlans.delete(vlan.id);
-    ctx.store.emit({ kind: 'virtual-network', action: 'deleted', id: vlan.id });
+    ctx.store.deleteVirtualNetwork(vlan);
     return noContent();
   }),
 ];

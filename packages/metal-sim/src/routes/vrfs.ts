@@ -2,13 +2,11 @@ import { param, requireProject, requireVrf } from '../access.js';
 import { enforce, unprocessable } from '../errors.js';
 import { json, noContent, route, type RouteContext, type RouteDef } from '../http.js';
 import { bodyFields, optBoolean, optInteger, optString, optStringArray, reqString } from '../input.js';
-import { containsCidr, parseCidr } from '../ip-math.js';
 import type { Vrf } from '../models.js';
 import { singlePageMeta } from '../pagination.js';
 import { renderVrf } from '../render/vrf.js';
 import { checkVrfIpRanges } from '../rules/vrf-ip-ranges.js';
 import { checkVrfQuota } from '../rules/vrf-quota.js';
-import { formatReservationCidr, removeReservation } from './ip-reservations.js';
 
 function createVrf(ctx: RouteContext) {
   const project = requireProject(ctx, param(ctx, 'id'));
@@ -39,39 +37,22 @@ function createVrf(ctx: RouteContext) {
     bgpDynamicNeighborsBfdEnabled: optBoolean(f, 'bgp_dynamic_neighbors_bfd_enabled') ?? false,
     updatedAt: now,
   };
-  ctx.store.vrfs.set(vrf.id, vrf);
-  ctx.store.emit({ kind: 'vrf', action: 'created', id: vrf.id });
+  ctx.store.addVrf(vrf);
   return json(201, renderVrf(ctx.store, vrf));
 }
 
-/**
- * Spec (VrfUpdateInput.ip_ranges): removing a range "will result in the deletion of any VRF IP
- * Reservations contained within the IP Range, as well as the VRF IP Reservation's associated Metal
- * Gateways".
- */
 function updateVrf(ctx: RouteContext) {
   const vrf = requireVrf(ctx, param(ctx, 'id'));
   const f = bodyFields(ctx.req);
   const ipRanges = optStringArray(f, 'ip_ranges');
-  if (ipRanges !== undefined) {
-    enforce(checkVrfIpRanges(ipRanges));
-    const kept = ipRanges.map(parseCidr).filter((c) => c !== undefined);
-    for (const r of [...ctx.store.reservations.values()].filter((x) => x.vrfId === vrf.id)) {
-      const block = parseCidr(formatReservationCidr(r));
-      if (block === undefined || !kept.some((k) => containsCidr(k, block))) removeReservation(ctx.store, r);
-    }
-    vrf.ipRanges = ipRanges;
-  }
-  const name = optString(f, 'name');
-  const description = optString(f, 'description');
-  const tags = optStringArray(f, 'tags');
-  const localAsn = optInteger(f, 'local_asn');
-  if (name !== undefined) vrf.name = name;
-  if (description !== undefined) vrf.description = description;
-  if (tags !== undefined) vrf.tags = tags;
-  if (localAsn !== undefined) vrf.localAsn = localAsn;
-  vrf.updatedAt = ctx.store.nowIso();
-  ctx.store.emit({ kind: 'vrf', action: 'updated', id: vrf.id });
+  if (ipRanges !== undefined) enforce(checkVrfIpRanges(ipRanges));
+  ctx.store.updateVrf(vrf, {
+    ipRanges,
+    name: optString(f, 'name'),
+    description: optString(f, 'description'),
+    tags: optStringArray(f, 'tags'),
+    localAsn: optInteger(f, 'local_asn'),
+  });
   return json(200, renderVrf(ctx.store, vrf));
 }
 
@@ -89,12 +70,7 @@ export const vrfRoutes: readonly RouteDef[] = [
   route('findVrfById', 'GET /vrfs/{id}', (ctx) => json(200, renderVrf(ctx.store, requireVrf(ctx, param(ctx, 'id'))))),
   route('updateVrf', 'PUT /vrfs/{id}', updateVrf),
   route('deleteVrf', 'DELETE /vrfs/{id}', (ctx) => {
-    const vrf = requireVrf(ctx, param(ctx, 'id'));
-    // The spec lists no 422 for this call; deleting takes the VRF's reservations and gateways along,
-    // as removing its ranges does.
-    for (const r of [...ctx.store.reservations.values()].filter((x) => x.vrfId === vrf.id)) removeReservation(ctx.store, r);
-    ctx.store.vrfs.delete(vrf.id);
-    ctx.store.emit({ kind: 'vrf', action: 'deleted', id: vrf.id });
+    ctx.store.deleteVrf(requireVrf(ctx, param(ctx, 'id')));
     return noContent();
   }),
 ];
