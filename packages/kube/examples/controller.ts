@@ -35,7 +35,7 @@ const claimType: ResourceType = { ...ipam, kind: 'IPAddressClaim', plural: 'ipad
 const reconciler: Reconciler = { reconcile: () => Promise.resolve(done()) };
 
 // #region readme
-const kc = loadKubeConfig({ kubeconfig: flags.kubeconfig });
+const kc = await loadKubeConfig({ kubeconfig: flags.kubeconfig });
 const client = KubeClient.fromKubeConfig(kc, { fieldManager: 'metal-l2-ipam-controller' });
 const metrics = createRuntimeMetrics();
 const pools = new Informer<InClusterIPPool>({ client, type: poolType, logger, metrics });
@@ -48,7 +48,7 @@ const manager = new Manager({
   metrics,
   metricsBindAddress: ':8080',
   healthProbeBindAddress: ':8081',
-  leaderElection: flags.leaderElect ? { client, namespace, name: 'metal-l2-ipam-controller', identity: leaderIdentity() } : undefined,
+  ...(flags.leaderElect ? { leaderElection: { client, namespace, name: 'metal-l2-ipam-controller', identity: leaderIdentity() } } : {}),
 });
 manager.addController(controller);
 await manager.start(); // rejects with LeadershipLostError when the lease is lost: exit non-zero

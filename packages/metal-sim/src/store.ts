@@ -71,13 +71,16 @@ interface EventInput {
   readonly interpolated?: string;
 }
 
+/** Fields a PUT may change; undefined (left out of the body) leaves the field as it is. */
+export type Patch<T> = { [K in keyof T]?: T[K] | undefined };
+
 /** What `updateDevice` (PUT /devices/{id}) may change. */
-export type DevicePatch = Partial<
+export type DevicePatch = Patch<
   Pick<Device, 'hostname' | 'description' | 'userdata' | 'tags' | 'customdata' | 'locked' | 'networkFrozen' | 'billingCycle'>
 >;
 
 /** What `updateVrf` (PUT /vrfs/{id}) may change. */
-export type VrfPatch = Partial<Pick<Vrf, 'name' | 'description' | 'ipRanges' | 'localAsn' | 'tags'>>;
+export type VrfPatch = Patch<Pick<Vrf, 'name' | 'description' | 'ipRanges' | 'localAsn' | 'tags'>>;
 
 export interface StoreOptions {
   readonly seed: SeedConfig;
@@ -457,7 +460,7 @@ export class SimulatorStore {
     this.put('virtual-network', this.vlans, vlan);
   }
 
-  updateVirtualNetwork(vlan: VirtualNetwork, patch: Partial<Pick<VirtualNetwork, 'description' | 'tags'>>): void {
+  updateVirtualNetwork(vlan: VirtualNetwork, patch: Patch<Pick<VirtualNetwork, 'description' | 'tags'>>): void {
     assignDefined(vlan, patch);
     this.emit({ kind: 'virtual-network', action: 'updated', id: vlan.id });
   }
@@ -566,7 +569,7 @@ function checkDelays(delays: Record<string, unknown>): SimDelays {
 }
 
 /** Copies the patch's defined fields onto the target (a PUT body leaves out what it does not change). */
-function assignDefined<T extends object>(target: T, patch: Partial<T>): void {
+function assignDefined<T extends object>(target: T, patch: Patch<T>): void {
   for (const key of Object.keys(patch) as (keyof T)[]) {
     const value = patch[key];
     if (value !== undefined) target[key] = value;
