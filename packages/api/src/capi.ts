@@ -26,11 +26,15 @@ export function clusterType(version: CapiCoreVersion): ResourceType {
 export const CapiLabels = { clusterName: 'cluster.x-k8s.io/cluster-name' } as const;
 export const CapiAnnotations = { paused: 'cluster.x-k8s.io/paused' } as const;
 
-/** Reasons of the claim's Ready condition, as CAPI names them (plus AddressAllocated for True). */
+/**
+ * Reasons of the claim's Ready condition, as CAPI names them (plus AddressAllocated for True, and
+ * PoolStatusFull: an address is free but the pool object has no room left under its size budget).
+ */
 export const ClaimReasons = {
   addressAllocated: 'AddressAllocated',
   poolNotReady: 'PoolNotReady',
   poolExhausted: 'PoolExhausted',
+  poolStatusFull: 'PoolStatusFull',
   allocationFailed: 'AllocationFailed',
 } as const;
 export type ClaimReason = (typeof ClaimReasons)[keyof typeof ClaimReasons];

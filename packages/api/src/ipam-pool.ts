@@ -62,6 +62,11 @@ export const PoolReasons = {
   deleting: 'Deleting',
   /** The pool overlaps an older pool it must not overlap (created at the same moment past the webhook). */
   overlapping: 'OverlappingPool',
+  /**
+   * The pool object reached its size budget (allocations live in its status): claims wait for
+   * room (PoolStatusFull) although addresses are free; releases go on.
+   */
+  statusFull: 'StatusFull',
   noVrf: 'NoVRF',
 } as const;
 
@@ -71,6 +76,8 @@ export const PoolEventReasons = {
   metalResourceDeleted: 'MetalResourceDeleted',
   driftDetected: 'DriftDetected',
   metalAPIError: 'MetalAPIError',
+  /** Warning: the pool's status reached its size budget and claims wait for room. */
+  statusFull: 'StatusFull',
 } as const;
 
 const ADDRESS_RULE = "isIP(self) || isCIDR(self) || (self.split('-').size() == 2 && isIP(self.split('-')[0]) && isIP(self.split('-')[1]))";

@@ -2,6 +2,7 @@ import type { CapiIpamVersion, Cluster, IPAddress, IPAddressClaim, IPPool, PoolK
 import type { KubeClient, Logger, ObjectKey, ReconcileContext } from '@metal-l2/kube';
 import type { RecentWrites } from './claim/recent-writes.js';
 import type { IpamMetrics } from './ipam-metrics.js';
+import type { PoolSizes } from './pool/pool-size.js';
 import type { VrfRuntime } from './vrf/vrf-runtime.js';
 
 /** The read side the reconcilers use: the informer caches, with the indexes declared in watches.ts. */
@@ -50,6 +51,8 @@ export interface IpamContext {
   readonly metrics?: IpamMetrics | undefined;
   /** Metal clients, memory and timing of the VRF steps (pools with spec.vrf). */
   readonly vrf: VrfRuntime;
+  /** The pool object's size budget, and what was measured of pools' objects. */
+  readonly statusBudget: PoolSizes;
 }
 
 export const IndexNames = {

@@ -20,6 +20,7 @@ process.exitCode = await runControllerMain({
       events,
       concurrency: flags.concurrency,
       clusterIdentity: flags.clusterIdentity,
+      statusBudgetBytes: flags.poolStatusBudgetBytes,
       webhook: flags.webhookPort === 0 ? undefined : { port: flags.webhookPort, certDir: flags.webhookCertDir },
       vrf: {
         // One observer for every client (one per token): the metrics are registered once.

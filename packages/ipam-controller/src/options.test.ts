@@ -7,6 +7,7 @@ describe('VRF flags', () => {
       metalApiUrl: 'https://api.equinix.com/metal/v1',
       controllerNamespace: undefined,
       vrfResyncSeconds: 300,
+      poolStatusBudgetBytes: 1_310_720,
     });
   });
 
@@ -38,6 +39,16 @@ describe('VRF flags', () => {
     { name: 'a zero resync', args: ['--vrf-resync-seconds', '0'], want: '--vrf-resync-seconds takes an integer >= 1' },
     { name: 'a cluster identity with a slash', args: ['--cluster-identity', 'a/b'], want: '--cluster-identity: "a/b" is not a valid' },
     { name: 'an empty cluster identity', args: ['--cluster-identity='], want: '--cluster-identity: "" is not a valid' },
+    {
+      name: 'a tiny status budget',
+      args: ['--pool-status-budget-bytes', '1000'],
+      want: '--pool-status-budget-bytes takes an integer >= 16384',
+    },
+    {
+      name: 'a status budget past etcd’s limit',
+      args: ['--pool-status-budget-bytes', '2000000'],
+      want: '--pool-status-budget-bytes must stay below etcd’s 1.5 MiB request limit',
+    },
   ])('refuse $name', ({ args, want }) => {
     expect(() => parseFlags(args)).toThrow(want);
   });

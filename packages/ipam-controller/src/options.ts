@@ -2,6 +2,7 @@ import { parseArgs } from 'node:util';
 import { intFlag, normalizeBooleanFlags, readRuntimeFlags, runtimeFlagOptions, urlFlag, type RuntimeFlags } from '@metal-l2/kube';
 import { DEFAULT_BASE_URL } from '@metal-l2/metal-api';
 import { validateClusterIdentity } from './cluster-identity.js';
+import { DEFAULT_STATUS_BUDGET_BYTES, MAX_STATUS_BUDGET_BYTES } from './pool/status-budget.js';
 
 /** The controller's flags: the runtime's shared ones (packages/kube) plus the IPAM provider's own. */
 export type IpamFlags = RuntimeFlags & {
@@ -16,6 +17,8 @@ export type IpamFlags = RuntimeFlags & {
   readonly vrfResyncSeconds: number;
   /** The management cluster's identity on Metal tags; absent: the kube-system Namespace UID. */
   readonly clusterIdentity?: string | undefined;
+  /** Size budget of a pool object (allocations live in its status); past it claims wait with PoolStatusFull. */
+  readonly poolStatusBudgetBytes: number;
 };
 
 export const usage = `metal-l2-ipam-controller: a Cluster API IPAM provider with VRF-backed in-cluster pools
@@ -41,6 +44,9 @@ export const usage = `metal-l2-ipam-controller: a Cluster API IPAM provider with
   --cluster-identity ID              this management cluster's identity, tagged on the Metal objects pools
                                      create (default: the kube-system Namespace UID; set the same one after
                                      a restore or clusterctl move into a new cluster)
+  --pool-status-budget-bytes N       size budget of a pool object, managedFields included (default ${DEFAULT_STATUS_BUDGET_BYTES},
+                                     1.25 MiB; the API server refuses objects past ~1.5 MiB). Past it, claims wait
+                                     with PoolStatusFull and the pool is Ready=False StatusFull; releases go on
 `;
 
 /** Parses argv (without node and script). Throws with a message naming the bad flag. */
@@ -57,6 +63,7 @@ export function parseFlags(argv: readonly string[]): IpamFlags | 'help' {
       'controller-namespace': { type: 'string' },
       'vrf-resync-seconds': { type: 'string', default: '300' },
       'cluster-identity': { type: 'string' },
+      'pool-status-budget-bytes': { type: 'string', default: String(DEFAULT_STATUS_BUDGET_BYTES) },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -72,5 +79,17 @@ export function parseFlags(argv: readonly string[]): IpamFlags | 'help' {
     vrfResyncSeconds: intFlag(values['vrf-resync-seconds'], 'vrf-resync-seconds', 1),
     clusterIdentity:
       values['cluster-identity'] === undefined ? undefined : validateClusterIdentity(values['cluster-identity'], '--cluster-identity'),
+    poolStatusBudgetBytes: budgetFlag(values['pool-status-budget-bytes']),
   };
+}
+
+/** Below 16 KiB a pool object holds hardly more than its spec; above 1.5 MiB the API server refuses it anyway. */
+function budgetFlag(value: string): number {
+  const bytes = intFlag(value, 'pool-status-budget-bytes', 16_384);
+  if (bytes > MAX_STATUS_BUDGET_BYTES) {
+    throw new Error(
+      `--pool-status-budget-bytes must stay below etcd’s 1.5 MiB request limit (at most ${MAX_STATUS_BUDGET_BYTES}), not ${value}`,
+    );
+  }
+  return bytes;
 }

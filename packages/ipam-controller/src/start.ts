@@ -36,6 +36,8 @@ import { readClusterIdentity } from './cluster-identity.js';
 import { createIpamMetrics } from './ipam-metrics.js';
 import { inReconcile, type EventSink, type IpamContext } from './context.js';
 import { reconcilePool } from './pool/pool-reconciler.js';
+import { PoolSizes } from './pool/pool-size.js';
+import { DEFAULT_STATUS_BUDGET_BYTES } from './pool/status-budget.js';
 import { createVrfRuntime, type VrfRuntimeOptions } from './vrf/index.js';
 import { addIndexes, poolWatches } from './watches.js';
 import { listPools, poolAdmissionHandler, poolWebhookPaths } from './webhook/pool-webhook.js';
@@ -51,6 +53,12 @@ export interface IpamControllerOptions {
   readonly events?: EventSink;
   readonly webhook?: { readonly port: number; readonly certDir: string; readonly host?: string } | undefined;
   readonly now?: () => Date;
+  /**
+   * Size budget of a pool object (JSON, managedFields included), in bytes: past it, claims wait
+   * with PoolStatusFull. Default DEFAULT_STATUS_BUDGET_BYTES (1.25 MiB); the API server refuses
+   * objects past about 1.5 MiB.
+   */
+  readonly statusBudgetBytes?: number | undefined;
   /** The Metal side of VRF-backed pools: API URL and client tuning, controller namespace, resync period. */
   readonly vrf?: VrfRuntimeOptions | undefined;
   /**
@@ -116,6 +124,9 @@ export async function createIpamController(options: IpamControllerOptions & { cl
   const clusters = versions.core === undefined ? undefined : informer<Cluster>(clusterType(versions.core), true);
   addIndexes({ claims, addresses });
 
+  const statusBudgetBytes = options.statusBudgetBytes ?? DEFAULT_STATUS_BUDGET_BYTES;
+  const metrics = options.metrics === undefined ? undefined : createIpamMetrics(options.metrics.registry);
+  metrics?.poolObjectBudgetBytes.set(statusBudgetBytes);
   const ctx: IpamContext = {
     client,
     version: versions.ipam,
@@ -128,8 +139,9 @@ export async function createIpamController(options: IpamControllerOptions & { cl
     watchNamespace: ns,
     writeConcurrency: 16,
     recentWrites: new RecentWrites(),
-    metrics: options.metrics === undefined ? undefined : createIpamMetrics(options.metrics.registry),
+    metrics,
     vrf: createVrfRuntime({ ...options.vrf, clusterIdentity }, logger),
+    statusBudget: new PoolSizes(statusBudgetBytes),
   };
 
   const controllers = (Object.keys(pools) as PoolKind[]).map((kind) => {
@@ -162,7 +174,7 @@ export async function createIpamController(options: IpamControllerOptions & { cl
           handlers: Object.fromEntries(
             (Object.keys(poolWebhookPaths) as PoolKind[]).map((kind) => [
               poolWebhookPaths[kind],
-              poolAdmissionHandler(kind, listPools(pools)),
+              poolAdmissionHandler(kind, { listAll: listPools(pools), statusBudgetBytes }),
             ]),
           ),
         });

@@ -47,5 +47,5 @@ export type { AddressRange, RangeSet } from './range.js';
 export { expireReleased, formatReleaseTimestamp, isReusable, releaseClaims } from './release.js';
 export type { ExpireResult, GracePeriodOptions } from './release.js';
 
-export { decodeAllocations, encodeAllocations } from './status-codec.js';
+export { RELEASE_MARK_BYTES, decodeAllocations, encodeAllocations, encodedEntryBytes } from './status-codec.js';
 export type { DecodeAllocationsResult, EncodedAllocations } from './status-codec.js';

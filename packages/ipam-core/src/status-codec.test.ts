@@ -2,7 +2,7 @@ import { describe, expect, test } from '@jest/globals';
 import fc from 'fast-check';
 import { formatAddress } from './address.js';
 import type { Allocation } from './allocation.js';
-import { decodeAllocations, encodeAllocations } from './status-codec.js';
+import { decodeAllocations, encodeAllocations, encodedEntryBytes } from './status-codec.js';
 
 const MiB = 1024 * 1024;
 
@@ -153,5 +153,15 @@ describe('size', () => {
   test('16,384 allocations of a global pool (namespace in every entry) stay under 1 MiB, well under 1.5 MiB', () => {
     const bytes = Buffer.byteLength(JSON.stringify({ allocations: encodeAllocations(realisticAllocations(16_384, 'default')) }));
     expect(bytes).toBeLessThan(1 * MiB);
+  });
+
+  test('property: encodedEntryBytes sums to the JSON of the map (less its braces and last comma)', () => {
+    fc.assert(
+      fc.property(allocationList, (list) => {
+        const bytes = Buffer.byteLength(JSON.stringify(encodeAllocations(list)));
+        const sum = list.reduce((total, a) => total + encodedEntryBytes(a), 0);
+        expect(sum).toBe(list.length === 0 ? 0 : bytes - 2 + 1);
+      }),
+    );
   });
 });

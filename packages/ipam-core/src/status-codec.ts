@@ -133,6 +133,20 @@ export function decodeAllocations(encoded: unknown): DecodeAllocationsResult {
   return { allocations, issues };
 }
 
+/**
+ * The bytes one allocation takes in the JSON of `status.allocations` as the API server writes it
+ * (`"address":"value",`, no spaces). Names are DNS names, so characters are bytes. Lets a caller
+ * keep the status under a byte budget without encoding the whole map again per entry.
+ */
+export function encodedEntryBytes(allocation: Allocation): number {
+  const { claim, releasedAt } = allocation;
+  const who = claim.namespace === undefined ? claim.name.length : claim.namespace.length + 1 + claim.name.length;
+  return allocation.address.length + who + (releasedAt === undefined ? 0 : RELEASE_MARK_BYTES) + 6;
+}
+
+/** What a release within the grace period adds to an entry: `@2026-01-02T03:04:05Z`. */
+export const RELEASE_MARK_BYTES = 21;
+
 function encodeValue(allocation: Allocation): string {
   const { claim, releasedAt } = allocation;
   if (!NAME_PATTERN.test(claim.name)) {

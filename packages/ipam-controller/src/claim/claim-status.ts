@@ -49,7 +49,7 @@ export function claimStatusPatch(
           reason,
           message,
           lastTransitionTime,
-          ...(status === 'False' ? { severity: reason === 'PoolExhausted' ? 'Warning' : 'Error' } : {}),
+          ...(status === 'False' ? { severity: reason === 'PoolExhausted' || reason === 'PoolStatusFull' ? 'Warning' : 'Error' } : {}),
         };
   const conditions = [ready, ...existing.filter((c) => c.type !== 'Ready')];
   // An address, once given, is only taken away on deletion: a waiting outcome never clears it.

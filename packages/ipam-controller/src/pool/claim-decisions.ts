@@ -39,7 +39,7 @@ export async function removeAddressesOfDeletingClaims(
   return releasable;
 }
 
-function outcomeOf(scope: PoolScope, decision: ClaimDecision): ClaimOutcome {
+function outcomeOf(ctx: IpamContext, scope: PoolScope, decision: ClaimDecision): ClaimOutcome {
   switch (decision.kind) {
     case 'bound':
       return { kind: 'bound', addressName: decision.claim.name, address: decision.address };
@@ -47,6 +47,13 @@ function outcomeOf(scope: PoolScope, decision: ClaimDecision): ClaimOutcome {
       return { kind: 'waiting', reason: ClaimReasons.poolExhausted, message: `${formatPoolRef(scope.ref)} has no free address` };
     case 'failed':
       return { kind: 'waiting', reason: ClaimReasons.allocationFailed, message: decision.message };
+    case 'status-full':
+      // Stable text (no live byte counts), so a waiting claim is not written again on every pass.
+      return {
+        kind: 'waiting',
+        reason: ClaimReasons.poolStatusFull,
+        message: `${formatPoolRef(scope.ref)} has free addresses, but its status reached the ${ctx.statusBudget.budgetBytes}-byte size budget for the pool object; waiting until an address is released`,
+      };
     case 'not-ready':
       return {
         kind: 'waiting',
@@ -88,7 +95,7 @@ export async function applyDecisions(ctx: IpamContext, scope: PoolScope, plan: A
         return;
       }
     }
-    await writeClaimStatus(ctx, claim, outcomeOf(scope, decision));
+    await writeClaimStatus(ctx, claim, outcomeOf(ctx, scope, decision));
   });
   await forEachBounded(plan.released, ctx.writeConcurrency, (claim) => removeClaimFinalizer(ctx, claim));
   if (conflicts.length > 0) {

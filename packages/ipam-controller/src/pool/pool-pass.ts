@@ -9,7 +9,7 @@ import {
   type Address,
   type ResolvedPool,
 } from '@metal-l2/ipam-core';
-import { isConflict, patchStatusIfChanged } from '@metal-l2/kube';
+import { isConflict } from '@metal-l2/kube';
 import type { ClaimView } from '../claim/claim-view.js';
 import { clusterStateOf, mayActOn } from '../claim/cluster-state.js';
 import { IndexNames, type IpamContext } from '../context.js';
@@ -18,7 +18,10 @@ import { applyDecisions, removeAddressesOfDeletingClaims } from './claim-decisio
 import { isOlderPool, overlappingPools } from './pool-overlap.js';
 import { formatPoolRef, poolIndexKey, poolObjectKey, poolTypeOf, type PoolRef } from '../pool-ref.js';
 import type { PoolScope, VrfView } from './pool-scope.js';
-import { computePoolStatus, type PoolBlocker } from './pool-status.js';
+import { commitStatus, isTooLarge } from './pool-commit.js';
+import { measurePool } from './pool-size.js';
+import type { PoolBlocker } from './pool-status.js';
+import type { StatusBudget } from './status-budget.js';
 import { confirmUncachedClaims } from './uncached-claims.js';
 
 /** How often a lost status race is retried at once, with a fresh read, before backing off. */
@@ -49,17 +52,35 @@ export async function commitPoolPass(ctx: IpamContext, input: PoolPassInput): Pr
   const { ref, claims } = input;
   const deleting = input.pool.metadata.deletionTimestamp !== undefined;
   let pool: IPPool | undefined = input.pool;
+  let allocating = true;
   for (let attempt = 0; attempt < COMMIT_ATTEMPTS; attempt++) {
     if (pool === undefined) return { kind: 'gone' };
     if (!deleting && pool.metadata.deletionTimestamp !== undefined) return { kind: 'deleting', pool };
     const scope = gatherScope(ctx, { ref, pool, claims, vrf: input.vrf });
     const uncached = await confirmUncachedClaims(ctx, scope);
     const releasable = await removeAddressesOfDeletingClaims(ctx, scope, uncached.orphanAddresses);
-    const plan = decide(ctx, scope, { releasable, uncached: uncached.live, gracePeriodSeconds: input.gracePeriodSeconds });
+    const budget = {
+      budgetBytes: allocating ? ctx.statusBudget.budgetBytes : 0,
+      objectBytes: await measurePool(ctx, ref, pool),
+      conditionsBytes: Buffer.byteLength(JSON.stringify(pool.status?.conditions ?? [])),
+    };
+    const plan = decide(ctx, scope, { releasable, uncached: uncached.live, gracePeriodSeconds: input.gracePeriodSeconds, budget });
     let written: IPPool;
     try {
-      written = await commitStatus(ctx, scope, plan);
+      written = await commitStatus(ctx, { scope, plan, budget });
     } catch (err: unknown) {
+      if (isTooLarge(err) && allocating && plan.newlyAllocated > 0) {
+        // The server refused the object although the estimate fit (another writer grew it, or the
+        // budget is set above the server's limit): commit the rest without new allocations, so
+        // that releases never wait for them.
+        ctx.logger.warn('pool object too large for the API server; committing without new allocations', {
+          pool: formatPoolRef(ref),
+          budgetBytes: ctx.statusBudget.budgetBytes,
+          objectBytes: budget.objectBytes,
+        });
+        allocating = false;
+        continue;
+      }
       if (!isConflict(err)) throw err;
       ctx.metrics?.commitConflicts.inc({ kind: ref.kind });
       // Someone else wrote the pool since we read it: read it again and decide again.
@@ -156,7 +177,12 @@ function withoutReserved(pool: ResolvedPool, reserved: readonly string[]): Resol
 function decide(
   ctx: IpamContext,
   scope: PoolScope,
-  claims: { releasable: readonly ClaimView[]; uncached: readonly ClaimView[]; gracePeriodSeconds: number | undefined },
+  claims: {
+    releasable: readonly ClaimView[];
+    uncached: readonly ClaimView[];
+    gracePeriodSeconds: number | undefined;
+    budget: StatusBudget;
+  },
 ): AllocationPlan {
   const { releasable } = claims;
   const acting: ClaimView[] = [];
@@ -180,62 +206,8 @@ function decide(
     gracePeriodSeconds: claims.gracePeriodSeconds ?? scope.pool.spec.addressReuseGracePeriodSeconds ?? 0,
     now: ctx.now(),
     watchNamespace: ctx.watchNamespace,
+    budget: claims.budget,
   });
-}
-
-/** Returns the pool as the server has it after the write (the scope's pool when nothing changed). */
-async function commitStatus(ctx: IpamContext, scope: PoolScope, plan: AllocationPlan): Promise<IPPool> {
-  const status = computePoolStatus({
-    current: scope.pool.status,
-    allocations: plan.allocations,
-    state: scope.resolved === undefined ? undefined : plan.state,
-    blocker: scope.blocker,
-    vrf: scope.vrf?.write,
-    generation: scope.pool.metadata.generation,
-    now: ctx.now(),
-  });
-  const written = await patchStatusIfChanged({
-    client: ctx.client,
-    type: poolTypeOf(scope.ref.kind),
-    before: scope.pool,
-    after: { ...scope.pool, status },
-  });
-  recordMetrics(ctx, scope, { plan, written: written !== undefined, counts: status.ipAddresses });
-  if (written !== undefined && plan.changed) {
-    ctx.logger.info('committed allocations', {
-      pool: formatPoolRef(scope.ref),
-      allocated: plan.newlyAllocated,
-      released: plan.released.length,
-      recovered: plan.recovered,
-      total: plan.allocations.length,
-    });
-  }
-  return written ?? scope.pool;
-}
-
-function recordMetrics(
-  ctx: IpamContext,
-  scope: PoolScope,
-  outcome: {
-    plan: AllocationPlan;
-    written: boolean;
-    counts: { total: number; used: number; free: number; outOfRange: number } | undefined;
-  },
-): void {
-  const metrics = ctx.metrics;
-  if (metrics === undefined) return;
-  const kind = scope.ref.kind;
-  if (outcome.written) {
-    metrics.allocations.inc({ kind }, outcome.plan.newlyAllocated);
-    metrics.releases.inc({ kind }, outcome.plan.released.length);
-  }
-  const counts = outcome.counts;
-  if (counts === undefined) return;
-  const labels = { kind, namespace: scope.ref.namespace ?? '', pool: scope.ref.name };
-  metrics.poolAddresses.set({ ...labels, state: 'total' }, counts.total);
-  metrics.poolAddresses.set({ ...labels, state: 'used' }, counts.used);
-  metrics.poolAddresses.set({ ...labels, state: 'free' }, counts.free);
-  metrics.poolAddresses.set({ ...labels, state: 'out_of_range' }, counts.outOfRange);
 }
 
 function emptyPool(): ResolvedPool {

@@ -24,9 +24,11 @@ export async function reconcilePool(ctx: IpamContext, ref: PoolRef): Promise<Rec
   const claims = ctx.caches.claims.byIndex(IndexNames.byPool, poolIndexKey(ref)).map(viewClaim);
   if (cached === undefined) {
     ctx.vrf.memory.forget(poolIndexKey(ref));
-    for (const state of ['total', 'used', 'free', 'out_of_range']) {
-      ctx.metrics?.poolAddresses.remove({ kind: ref.kind, namespace: ref.namespace ?? '', pool: ref.name, state });
-    }
+    ctx.statusBudget.forget(ref);
+    const labels = { kind: ref.kind, namespace: ref.namespace ?? '', pool: ref.name };
+    for (const state of ['total', 'used', 'free', 'out_of_range']) ctx.metrics?.poolAddresses.remove({ ...labels, state });
+    ctx.metrics?.poolObjectBytes.remove(labels);
+    ctx.metrics?.claimsWaitingForRoom.remove(labels);
     await settleClaimsOfMissingPool(ctx, ref, claims);
     return done();
   }

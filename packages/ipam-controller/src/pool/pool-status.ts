@@ -24,6 +24,15 @@ export interface PoolStatusInput {
   readonly vrf?: { readonly condition: ConditionInput } | 'keep' | undefined;
   readonly generation: number | undefined;
   readonly now: Date;
+  /** Set when the pool object reached its size budget: Ready turns False with StatusFull. */
+  readonly full?: StatusFull;
+}
+
+/** The pool object against its size budget, when it has no room left for the claims that wait. */
+export interface StatusFull {
+  readonly projectedBytes: number;
+  readonly budgetBytes: number;
+  readonly waiting: number;
 }
 
 /**
@@ -32,22 +41,31 @@ export interface PoolStatusInput {
  */
 export function computePoolStatus(input: PoolStatusInput): PoolStatus {
   const counts = input.state === undefined ? undefined : toStatusCounts(countAddresses(input.state));
+  const full = input.full;
   const ready: ConditionInput =
-    input.blocker === undefined
+    input.blocker === undefined && full !== undefined
       ? {
           type: PoolConditionTypes.ready,
-          status: 'True',
-          reason: PoolReasons.ready,
-          message: counts === undefined ? 'pool is ready' : `${counts.free} of ${counts.total} addresses free`,
+          status: 'False',
+          reason: PoolReasons.statusFull,
+          message: fullMessage({ full, allocations: input.allocations.length, free: counts?.free }),
           ...generation(input.generation),
         }
-      : {
-          type: PoolConditionTypes.ready,
-          status: 'False',
-          reason: input.blocker.reason,
-          message: input.blocker.message,
-          ...generation(input.generation),
-        };
+      : input.blocker === undefined
+        ? {
+            type: PoolConditionTypes.ready,
+            status: 'True',
+            reason: PoolReasons.ready,
+            message: counts === undefined ? 'pool is ready' : `${counts.free} of ${counts.total} addresses free`,
+            ...generation(input.generation),
+          }
+        : {
+            type: PoolConditionTypes.ready,
+            status: 'False',
+            reason: input.blocker.reason,
+            message: input.blocker.message,
+            ...generation(input.generation),
+          };
   const vrf = input.vrf;
   const inputs = vrf === undefined || vrf === 'keep' ? [ready] : [ready, { ...vrf.condition, ...generation(input.generation) }];
   const previous = (input.current?.conditions ?? []).filter(
@@ -64,6 +82,19 @@ export function computePoolStatus(input: PoolStatusInput): PoolStatus {
     conditions,
     ...generation(input.generation, 'observedGeneration'),
   };
+}
+
+function fullMessage(input: { full: StatusFull; allocations: number; free: number | undefined }): string {
+  const { full } = input;
+  const free = input.free === undefined ? '' : ` although ${input.free} addresses are free`;
+  const waiting =
+    full.waiting === 0
+      ? 'new claims will wait for room'
+      : `${full.waiting === 1 ? '1 claim waits' : `${full.waiting} claims wait`} for room${free}`;
+  return (
+    `the pool object reached its size budget (${input.allocations} allocations, about ${full.projectedBytes} of ${full.budgetBytes} bytes): ` +
+    `${waiting}; releases go on. Give further claims another pool`
+  );
 }
 
 function generation(value: number | undefined, key: 'observedGeneration' = 'observedGeneration'): Record<string, number> {

@@ -1,7 +1,8 @@
 import type { IPPool, PoolKind } from '@metal-l2/api';
 import type { ObjectCache } from '../context.js';
-import { jsonEqual, type AdmissionHandler, type AdmissionRequest } from '@metal-l2/kube';
+import { jsonEqual, type AdmissionHandler, type AdmissionRequest, type AdmissionVerdict } from '@metal-l2/kube';
 import { validatePool, validatePoolDelete, validatePoolUpdate } from './pool-validation.js';
+import { statusCapacityWarnings } from './status-capacity.js';
 
 /** Webhook paths, as the chart's ValidatingWebhookConfiguration names them. */
 export const poolWebhookPaths: Readonly<Record<PoolKind, string>> = {
@@ -36,7 +37,18 @@ function asPool(value: unknown, kind: PoolKind): IPPool | undefined {
   return pool.spec === undefined ? undefined : { ...pool, kind };
 }
 
-export function poolAdmissionHandler(kind: PoolKind, listAll: PoolLister): AdmissionHandler {
+export interface PoolWebhookOptions {
+  readonly listAll: PoolLister;
+  /** The controller's pool object size budget: a pool whose range cannot fit it gets a warning. */
+  readonly statusBudgetBytes: number;
+}
+
+export function poolAdmissionHandler(kind: PoolKind, options: PoolWebhookOptions): AdmissionHandler {
+  const { listAll } = options;
+  const withCapacityWarnings = (pool: IPPool, verdict: AdmissionVerdict): AdmissionVerdict => {
+    const warnings = verdict.allowed ? statusCapacityWarnings(pool, options.statusBudgetBytes) : [];
+    return warnings.length === 0 ? verdict : { ...verdict, warnings };
+  };
   return (request: AdmissionRequest) => {
     const pool = asPool(request.object, kind);
     const old = asPool(request.oldObject, kind);
@@ -44,7 +56,7 @@ export function poolAdmissionHandler(kind: PoolKind, listAll: PoolLister): Admis
       case 'CREATE': {
         if (pool === undefined) return { allowed: false, message: 'no pool in the request' };
         const others = listAll();
-        return others === undefined ? notSynced : validatePool(pool, others);
+        return others === undefined ? notSynced : withCapacityWarnings(pool, validatePool(pool, others));
       }
       case 'UPDATE':
         if (pool === undefined || old === undefined) return { allowed: false, message: 'no pool in the request' };
@@ -55,7 +67,7 @@ export function poolAdmissionHandler(kind: PoolKind, listAll: PoolLister): Admis
         if (jsonEqual(pool.spec, old.spec)) return { allowed: true };
         {
           const others = listAll();
-          return others === undefined ? notSynced : validatePoolUpdate(old, pool, others);
+          return others === undefined ? notSynced : withCapacityWarnings(pool, validatePoolUpdate(old, pool, others));
         }
       case 'DELETE':
         return old === undefined ? { allowed: true } : validatePoolDelete(old);
