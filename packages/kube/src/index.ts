@@ -4,6 +4,7 @@ export type {
   ClusterAccess,
   DeleteOptions,
   KubeClientOptions,
+  ListItemsOptions,
   ListOptions,
   ListResult,
   PatchOptions,

@@ -144,6 +144,20 @@ describe('KubeClient against the API server', () => {
     expect(all.items.map((c) => c.metadata.name).sort()).toEqual(['page-0', 'page-1', 'page-2', 'page-3', 'page-4', 'page-5', 'page-6']);
     expect(all.items.every((c) => c.kind === 'ConfigMap' && c.apiVersion === 'v1')).toBe(true);
     expect(Number(all.resourceVersion)).toBeGreaterThan(0);
+
+    // mapItem sees each item as its page arrives (kind and apiVersion filled) and its result is kept.
+    const seen: string[] = [];
+    const mapped = await client.list<ConfigMap>(builtinTypes.configMap, {
+      namespace: ns,
+      labelSelector: 'set=paged',
+      limit: 2,
+      mapItem: (item) => {
+        seen.push(`${item.apiVersion}/${item.kind}/${item.metadata.name ?? ''}`);
+        return { ...item, data: { mapped: 'yes' } };
+      },
+    });
+    expect(seen.sort()).toEqual(all.items.map((c) => `v1/ConfigMap/${c.metadata.name ?? ''}`).sort());
+    expect(mapped.items.every((c) => c.data?.['mapped'] === 'yes')).toBe(true);
   });
 
   test('delete honours uid and resourceVersion preconditions', async () => {

@@ -297,11 +297,19 @@ export class Informer<T extends KubeObject> implements InformerHandle {
       ...(this.options.fieldSelector !== undefined ? { fieldSelector: this.options.fieldSelector } : {}),
       ...(this.options.pageSize !== undefined ? { limit: this.options.pageSize } : {}),
       signal,
+      // An unchanged object (same resourceVersion) is the one cached: the fresh copy is dropped
+      // while young instead of a whole second cache living until the last page (replaceAll keeps
+      // the cached instance for those anyway).
+      mapItem: (item) => {
+        const cached = this.store.get(cacheKey(item));
+        if (cached !== undefined && cached.metadata.resourceVersion === item.metadata.resourceVersion) return cached;
+        withoutManagedFields(item);
+        return item;
+      },
     });
     if (signal.aborted) return result.resourceVersion;
     const firstList = !this.synced;
     this.failingSince = undefined;
-    for (const item of result.items) withoutManagedFields(item);
     const changes = replaceAll(this.store, result.items, { resync: options.resync && !firstList });
     this.counters.lists += 1;
     if (!firstList) this.counters.relists += 1;

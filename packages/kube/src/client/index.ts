@@ -4,6 +4,7 @@ export { KubeClient } from './kube-client.js';
 export type {
   DeleteOptions,
   KubeClientOptions,
+  ListItemsOptions,
   ListOptions,
   ListResult,
   PatchOptions,

@@ -15,6 +15,15 @@ export interface ListOptions {
   readonly signal?: AbortSignal;
 }
 
+export interface ListItemsOptions<T> extends ListOptions {
+  /**
+   * Called on each item as its page arrives; the result is kept instead. An informer hands back
+   * the object it already caches when the item is unchanged, so a relist of a big collection does
+   * not hold a second copy of all of it until the last page is in.
+   */
+  readonly mapItem?: (item: T) => T;
+}
+
 export interface ListResult<T> {
   readonly items: T[];
   /** The collection's resourceVersion: watch from here to see every later change. */
@@ -126,7 +135,7 @@ export class KubeClient {
   }
 
   /** Every object matching, page by page (`continue`), with the collection's resourceVersion. */
-  async list<T extends KubeObject = KubeObject>(type: ResourceType, options: ListOptions = {}): Promise<ListResult<T>> {
+  async list<T extends KubeObject = KubeObject>(type: ResourceType, options: ListItemsOptions<T> = {}): Promise<ListResult<T>> {
     const action = `list ${type.kind}${options.namespace !== undefined ? ` in ${options.namespace}` : ''}`;
     const items: T[] = [];
     let continueToken: string | undefined;
@@ -154,7 +163,9 @@ export class KubeClient {
       for (const item of rawItems) {
         // List items carry no apiVersion/kind on the wire; fill them so objects look the same
         // whether they came from a list, a get or a watch.
-        if (isRecord(item) && isRecord(item['metadata'])) items.push({ apiVersion, kind: type.kind, ...item } as unknown as T);
+        if (!isRecord(item) || !isRecord(item['metadata'])) continue;
+        const object = { apiVersion, kind: type.kind, ...item } as unknown as T;
+        items.push(options.mapItem === undefined ? object : options.mapItem(object));
       }
       resourceVersion = typeof metadata['resourceVersion'] === 'string' ? metadata['resourceVersion'] : resourceVersion;
       continueToken = typeof metadata['continue'] === 'string' && metadata['continue'] !== '' ? metadata['continue'] : undefined;
