@@ -1,30 +1,22 @@
-import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
-import { createTestNamespace, deleteTestNamespace, loadKubeConfig } from '@metal-l2/test-support/cluster';
-import { installCrds, projectCrds, upstreamCrds } from '@metal-l2/test-support/crds';
-import { Objects, claimObject, kinds, poolObject, readyCondition, type Obj } from '@metal-l2/test-support/objects';
+import { beforeAll, describe, expect, test } from '@jest/globals';
+import { claimObject, kinds, poolObject, readyCondition, type Obj } from '@metal-l2/test-support/objects';
 import { timeouts } from '@metal-l2/test-support/timeouts';
 import { staysTrue, waitFor } from '@metal-l2/test-support/wait-for';
-import type { RunningIpamController } from '../src/start.js';
 import { boundAddress as bound } from './support/claims.js';
 import { runController } from './support/running-controller.js';
+import { useIpamNamespace } from './support/ipam-namespace.js';
 
 // The CAPI IPAM contract checklist (../shared/research/ipam-anchors.md (b)) items 7-32 that need no
 // CAPI core webhooks, on the real API server with the v1.14 CRDs (IPAM v1beta2).
-const kc = loadKubeConfig();
-const objects = new Objects(kc);
+const space = useIpamNamespace('ipam-claims');
+const { kc, objects } = space;
 const claimKind = kinds.claim();
 const addressKind = kinds.address();
 let ns = '';
-let controller: RunningIpamController | undefined;
 
 beforeAll(async () => {
-  await installCrds(kc, [...(await upstreamCrds('capiV1_14')), ...(await projectCrds())]);
-  ns = await createTestNamespace(kc, 'ipam-claims');
-  controller = await runController(kc, ns);
-});
-afterAll(async () => {
-  await controller?.stop();
-  await deleteTestNamespace(kc, ns);
+  ns = space.ns;
+  space.stopAfterAll(await runController(kc, ns));
 });
 
 const addressOf = (a: Obj): string => a.spec.address as string;

@@ -1,41 +1,36 @@
-import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
-import { createTestNamespace, deleteTestNamespace, loadKubeConfig } from '@metal-l2/test-support/cluster';
-import { installCrds, projectCrds, upstreamCrds } from '@metal-l2/test-support/crds';
-import { Objects, claimObject, kinds, poolObject, type Obj } from '@metal-l2/test-support/objects';
+import { beforeAll, describe, expect, test } from '@jest/globals';
+import { claimObject, kinds, poolObject, type Obj } from '@metal-l2/test-support/objects';
 import { timeouts } from '@metal-l2/test-support/timeouts';
 import { waitFor } from '@metal-l2/test-support/wait-for';
-import type { RunningIpamController } from '../src/start.js';
 import { boundAddress } from './support/claims.js';
 import { runController } from './support/running-controller.js';
+import { useIpamNamespace } from './support/ipam-namespace.js';
 
 // Checklist item 17, with one controller per namespace writing the same global pool: the
 // resourceVersion guard on its status is all that keeps them from handing out one address twice.
-const kc = loadKubeConfig();
-const objects = new Objects(kc);
+const space = useIpamNamespace('ipam-global-a', {
+  // Release everything while the controllers still run, so the cluster-scoped pool can go.
+  beforeTeardown: async () => {
+    for (const ns of [ns1, ns2])
+      for (const claim of await objects.list(kinds.claim(), ns)) await objects.delete(kinds.claim(), claim.metadata.name, ns);
+    await objects.delete(kinds.globalPool, globalName);
+    await waitFor('the global pool gone', async () => (await objects.get(kinds.globalPool, globalName)) === undefined, {
+      timeoutMs: timeouts.claimBound,
+    });
+  },
+});
+const { kc, objects } = space;
 let ns1 = '';
 let ns2 = '';
 let globalName = '';
-const controllers: RunningIpamController[] = [];
 const bound = (name: string, namespace: string): Promise<Obj> => boundAddress({ objects, namespace }, name);
 
 beforeAll(async () => {
-  await installCrds(kc, [...(await upstreamCrds('capiV1_14')), ...(await projectCrds())]);
-  ns1 = await createTestNamespace(kc, 'ipam-global-a');
-  ns2 = await createTestNamespace(kc, 'ipam-global-b');
+  ns1 = space.ns;
+  ns2 = await space.extraNamespace('ipam-global-b');
   globalName = `global-${ns1}`;
-  controllers.push(await runController(kc, ns1), await runController(kc, ns2));
-});
-afterAll(async () => {
-  // Release everything while the controllers still run, so the cluster-scoped pool can go.
-  for (const ns of [ns1, ns2])
-    for (const claim of await objects.list(kinds.claim(), ns)) await objects.delete(kinds.claim(), claim.metadata.name, ns);
-  await objects.delete(kinds.globalPool, globalName);
-  await waitFor('the global pool gone', async () => (await objects.get(kinds.globalPool, globalName)) === undefined, {
-    timeoutMs: timeouts.claimBound,
-  });
-  await Promise.all(controllers.map((c) => c.stop()));
-  await deleteTestNamespace(kc, ns1);
-  await deleteTestNamespace(kc, ns2);
+  space.stopAfterAll(await runController(kc, ns1));
+  space.stopAfterAll(await runController(kc, ns2));
 });
 
 describe('global pools', () => {

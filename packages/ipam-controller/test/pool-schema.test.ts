@@ -1,21 +1,16 @@
-import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
+import { beforeAll, describe, expect, test } from '@jest/globals';
 import * as k8s from '@kubernetes/client-node';
-import { createTestNamespace, deleteTestNamespace, loadKubeConfig } from '@metal-l2/test-support/cluster';
-import { installCrds, projectCrds } from '@metal-l2/test-support/crds';
-import { Objects, kinds, poolObject } from '@metal-l2/test-support/objects';
+import { kinds, poolObject } from '@metal-l2/test-support/objects';
+import { useIpamNamespace } from './support/ipam-namespace.js';
 
 // The earliest refusal: the CRD schema and its CEL rules, enforced by the API server itself
 // before any webhook or controller sees the pool.
-const kc = loadKubeConfig();
-const objects = new Objects(kc);
+const space = useIpamNamespace('ipam-schema', { capi: false });
+const { objects } = space;
 let ns = '';
 
-beforeAll(async () => {
-  await installCrds(kc, await projectCrds());
-  ns = await createTestNamespace(kc, 'ipam-schema');
-});
-afterAll(async () => {
-  await deleteTestNamespace(kc, ns);
+beforeAll(() => {
+  ns = space.ns;
 });
 
 const vrf = { projectID: '5e0f2c5a-8a3b-4a4e-9d4c-1b2c3d4e5f60', metro: 'da', credentialsSecretRef: { name: 'metal' } };

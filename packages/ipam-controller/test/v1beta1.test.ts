@@ -1,38 +1,23 @@
-import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
-import type * as k8s from '@kubernetes/client-node';
-import type { OwnedControlPlane } from '@metal-l2/local-control-plane';
-import { createTestNamespace, loadKubeConfig } from '@metal-l2/test-support/cluster';
-import { installCrds, projectCrds, upstreamCrds } from '@metal-l2/test-support/crds';
-import { Objects, claimObject, kinds, poolObject, readyCondition, type Obj } from '@metal-l2/test-support/objects';
-import { startPrivateControlPlane, stopPrivateControlPlane } from '@metal-l2/test-support/test-control-planes';
+import { beforeAll, describe, expect, test } from '@jest/globals';
+import { type Objects, claimObject, kinds, poolObject, readyCondition, type Obj } from '@metal-l2/test-support/objects';
 import { timeouts } from '@metal-l2/test-support/timeouts';
 import { staysTrue, waitFor } from '@metal-l2/test-support/wait-for';
-import type { RunningIpamController } from '../src/start.js';
 import { boundAddress } from './support/claims.js';
 import { runController } from './support/running-controller.js';
+import { useIpamNamespace } from './support/ipam-namespace.js';
 
 // A CAPP-era management cluster: CAPI v1.7.9 serves IPAM v1beta1 only, and its claims have no
 // spec.clusterName (the cluster-name label links them). The controller discovers that and adapts.
-let plane: OwnedControlPlane | undefined;
-let kc: k8s.KubeConfig;
+const space = useIpamNamespace('ipam-v1beta1', { privateControlPlane: 'ipam-v1beta1', capi: 'capiV1_7' });
 let objects: Objects;
-let controller: RunningIpamController | undefined;
 let ns = '';
 const claimKind = kinds.claim('v1beta1');
 const addressKind = kinds.address('v1beta1');
 const bound = (name: string): Promise<Obj> => boundAddress({ objects, namespace: ns, version: 'v1beta1' }, name);
 
 beforeAll(async () => {
-  plane = await startPrivateControlPlane('ipam-v1beta1');
-  kc = loadKubeConfig(plane.state.kubeconfig);
-  objects = new Objects(kc);
-  await installCrds(kc, [...(await upstreamCrds('capiV1_7')), ...(await projectCrds())]);
-  ns = await createTestNamespace(kc, 'ipam-v1beta1');
-  controller = await runController(kc, ns);
-});
-afterAll(async () => {
-  await controller?.stop();
-  await stopPrivateControlPlane(plane);
+  ({ objects, ns } = space);
+  space.stopAfterAll(await runController(space.kc, ns));
 });
 
 describe('IPAM v1beta1 (CAPI v1.7.9)', () => {

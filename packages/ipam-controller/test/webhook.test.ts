@@ -1,21 +1,23 @@
-import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
+import { beforeAll, describe, expect, test } from '@jest/globals';
 import * as k8s from '@kubernetes/client-node';
 import { makeServingCertificate } from '@metal-l2/test-support/certificates';
-import { createTestNamespace, deleteTestNamespace, loadKubeConfig } from '@metal-l2/test-support/cluster';
-import { installCrds, projectCrds, upstreamCrds } from '@metal-l2/test-support/crds';
-import { Objects, claimObject, kinds, poolObject } from '@metal-l2/test-support/objects';
+import { claimObject, kinds, poolObject } from '@metal-l2/test-support/objects';
 import { timeouts } from '@metal-l2/test-support/timeouts';
 import { waitFor } from '@metal-l2/test-support/wait-for';
 import { poolWebhookPaths } from '../src/webhook/pool-webhook.js';
-import type { RunningIpamController } from '../src/start.js';
+import { useIpamNamespace } from './support/ipam-namespace.js';
 import { runController } from './support/running-controller.js';
 
 // The validating webhook, served by the controller over HTTPS and called by the real API server.
-const kc = loadKubeConfig();
-const objects = new Objects(kc);
+const space = useIpamNamespace('ipam-webhook', {
+  // The configuration first: with the controller gone it would refuse every pool write.
+  beforeTeardown: async () => {
+    await admission.deleteValidatingWebhookConfiguration({ name: configName }).catch(() => undefined);
+  },
+});
+const { kc, objects } = space;
 const admission = kc.makeApiClient(k8s.AdmissionregistrationV1Api);
 let ns = '';
-let controller: RunningIpamController | undefined;
 let configName = '';
 
 async function rejection(promise: Promise<unknown>): Promise<string> {
@@ -29,10 +31,9 @@ async function rejection(promise: Promise<unknown>): Promise<string> {
 }
 
 beforeAll(async () => {
-  await installCrds(kc, [...(await upstreamCrds('capiV1_14')), ...(await projectCrds())]);
-  ns = await createTestNamespace(kc, 'ipam-webhook');
+  ns = space.ns;
   const { certDir, caBundle } = await makeServingCertificate();
-  controller = await runController(kc, ns, { webhook: { port: 0, certDir, host: '127.0.0.1' } });
+  const controller = space.stopAfterAll(await runController(kc, ns, { webhook: { port: 0, certDir, host: '127.0.0.1' } }));
   const port = controller.webhookPort;
   configName = `metal-l2-test-${ns}`;
   const webhook = (kind: 'InClusterIPPool' | 'GlobalInClusterIPPool'): k8s.V1ValidatingWebhook => ({
@@ -72,12 +73,6 @@ beforeAll(async () => {
     },
     { timeoutMs: timeouts.webhookReady },
   );
-});
-
-afterAll(async () => {
-  await admission.deleteValidatingWebhookConfiguration({ name: configName }).catch(() => undefined);
-  await controller?.stop();
-  await deleteTestNamespace(kc, ns);
 });
 
 const vrf = { projectID: '5e0f2c5a-8a3b-4a4e-9d4c-1b2c3d4e5f60', metro: 'da', credentialsSecretRef: { name: 'm' } };
