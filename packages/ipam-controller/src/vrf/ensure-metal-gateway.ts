@@ -1,19 +1,8 @@
 import { PoolEventReasons, PoolReasons } from '@metal-l2/api';
-import type { MetalGatewayLite } from '@metal-l2/metal-api';
+import type { AnyMetalGateway, MetalGatewayLite } from '@metal-l2/metal-api';
 import { metalCallOrGone } from './metal-call.js';
 import { addressOf, firstUsableAddress } from './subnet.js';
-import {
-  blocked,
-  createIn,
-  driftDetected,
-  noteCreated,
-  proceed,
-  record,
-  settling,
-  vrfStatusOf,
-  type StepOutcome,
-  type VrfScope,
-} from './vrf-scope.js';
+import { blocked, createRecorded, driftDetected, proceed, record, vrfStatusOf, type StepOutcome, type VrfScope } from './vrf-scope.js';
 import { isCreated, withIntent, withResource, withoutResource } from './vrf-status.js';
 
 /** How soon to look again at a gateway Metal is still deleting. */
@@ -74,22 +63,20 @@ export async function ensureMetalGateway(scope: VrfScope): Promise<StepOutcome> 
       `the Metal Gateway would take ${address}, which the pool has allocated to a claim; release that address (delete its claim) to let the gateway be created`,
     );
   }
-  const wait = settling(scope, 'MetalGateway');
-  if (wait !== undefined) return wait;
-  if (!isCreated(status, 'Reservation')) await record(scope, (s) => withIntent(s, 'MetalGateway'));
   const vlanID = vlan.id;
-  const gateway = await createIn(scope, {
+  const taken = (gateway: AnyMetalGateway): string => addressOf(gateway.ip_reservation?.gateway) ?? address;
+  const created = await createRecorded(scope, {
     kind: 'MetalGateway',
     what: `create Metal Gateway on VLAN ${vlan.vxlan ?? '?'} for ${scope.subnet.text}`,
     call: () =>
       scope.metal.metalGateways.create(scope.spec.projectID, { virtual_network_id: vlanID, ip_reservation_id: reservation.id ?? '' }),
+    details: (gateway) => ({ gatewayAddress: taken(gateway) }),
+    note: (gateway, id) => `Metal Gateway ${id} at ${taken(gateway)} on VLAN ${vlan.vxlan ?? '?'}`,
+    beforeCreate: async () => {
+      if (!isCreated(status, 'Reservation')) await record(scope, (s) => withIntent(s, 'MetalGateway'));
+    },
   });
-  const id = gateway.id ?? '';
-  const taken = addressOf(gateway.ip_reservation?.gateway) ?? address;
-  scope.createdNow.add('MetalGateway');
-  await record(scope, (s) => withResource(s, 'MetalGateway', { id, created: true, details: { gatewayAddress: taken } }));
-  noteCreated(scope, `Metal Gateway ${id} at ${taken} on VLAN ${vlan.vxlan ?? '?'}`);
-  return proceed;
+  return created.kind === 'settling' ? created.outcome : proceed;
 }
 
 async function recordGateway(scope: VrfScope, gateway: MetalGatewayLite, created: boolean): Promise<StepOutcome> {

@@ -3,18 +3,7 @@ import type { AnyIPReservation, VrfIpReservation } from '@metal-l2/metal-api';
 import { metalCall, metalCallOrGone } from './metal-call.js';
 import { createdFor, describeForeign, ownerTags, ownershipOf } from './ownership.js';
 import { isSameSubnet } from './subnet.js';
-import {
-  blocked,
-  createIn,
-  driftDetected,
-  noteCreated,
-  proceed,
-  record,
-  settling,
-  vrfStatusOf,
-  type StepOutcome,
-  type VrfScope,
-} from './vrf-scope.js';
+import { blocked, createRecorded, driftDetected, proceed, record, vrfStatusOf, type StepOutcome, type VrfScope } from './vrf-scope.js';
 import { withResource } from './vrf-status.js';
 
 /** Reservations come with their Metal Gateway expanded, so the gateway step needs no call of its own. */
@@ -70,32 +59,30 @@ export async function ensureReservation(scope: VrfScope): Promise<StepOutcome> {
       return found(scope, existing);
     }
   }
-  const wait = settling(scope, 'Reservation');
-  if (wait !== undefined) return wait;
   const what = `reserve ${subnet.text} in VRF ${vrfID}`;
-  const created = await createIn(scope, {
+  const created = await createRecorded(scope, {
     kind: 'Reservation',
     what,
-    call: () =>
-      scope.metal.ipReservations.create(
-        scope.spec.projectID,
-        {
-          type: 'vrf',
-          vrf_id: vrfID,
-          network: subnet.network,
-          cidr: subnet.cidr,
-          details: createdFor(scope.ref),
-          tags: ownerTags(scope.owner),
-        },
-        WITH_GATEWAY,
+    call: async () =>
+      asVrfReservation(
+        await scope.metal.ipReservations.create(
+          scope.spec.projectID,
+          {
+            type: 'vrf',
+            vrf_id: vrfID,
+            network: subnet.network,
+            cidr: subnet.cidr,
+            details: createdFor(scope.ref),
+            tags: ownerTags(scope.owner),
+          },
+          WITH_GATEWAY,
+        ),
+        what,
       ),
+    details: () => ({ subnet: subnet.text }),
+    note: (_reservation, id) => `reservation ${id} of ${subnet.text} in VRF ${vrfID}`,
   });
-  const reservation = asVrfReservation(created, what);
-  const id = reservation.id ?? '';
-  scope.createdNow.add('Reservation');
-  await record(scope, (s) => withResource(s, 'Reservation', { id, created: true, details: { subnet: subnet.text } }));
-  noteCreated(scope, `reservation ${id} of ${subnet.text} in VRF ${vrfID}`);
-  return found(scope, reservation);
+  return created.kind === 'settling' ? created.outcome : found(scope, created.value);
 }
 
 function found(scope: VrfScope, reservation: VrfIpReservation): StepOutcome {

@@ -1,17 +1,7 @@
 import type { VirtualNetwork } from '@metal-l2/metal-api';
 import { metalCall, metalCallOrGone } from './metal-call.js';
 import { createdFor, ownerTags, ownershipOf } from './ownership.js';
-import {
-  createIn,
-  driftDetected,
-  noteCreated,
-  proceed,
-  record,
-  settling,
-  vrfStatusOf,
-  type StepOutcome,
-  type VrfScope,
-} from './vrf-scope.js';
+import { createRecorded, driftDetected, proceed, record, vrfStatusOf, type StepOutcome, type VrfScope } from './vrf-scope.js';
 import { withResource } from './vrf-status.js';
 
 /**
@@ -42,9 +32,7 @@ export async function ensureVlan(scope: VrfScope): Promise<StepOutcome> {
     await record(scope, (s) => withResource(s, 'VLAN', { id, created, details: { vxlan } }));
     return found(scope, existing);
   }
-  const wait = settling(scope, 'VLAN');
-  if (wait !== undefined) return wait;
-  const vlan = await createIn(scope, {
+  const created = await createRecorded(scope, {
     kind: 'VLAN',
     what: `create VLAN ${vxlan} in ${where}`,
     call: () =>
@@ -54,12 +42,10 @@ export async function ensureVlan(scope: VrfScope): Promise<StepOutcome> {
         description: createdFor(scope.ref),
         tags: ownerTags(scope.owner),
       }),
+    details: () => ({ vxlan }),
+    note: (_vlan, id) => `VLAN ${vxlan} (${id}) in ${where}`,
   });
-  const id = vlan.id ?? '';
-  scope.createdNow.add('VLAN');
-  await record(scope, (s) => withResource(s, 'VLAN', { id, created: true, details: { vxlan } }));
-  noteCreated(scope, `VLAN ${vxlan} (${id}) in ${where}`);
-  return found(scope, vlan);
+  return created.kind === 'settling' ? created.outcome : found(scope, created.value);
 }
 
 function found(scope: VrfScope, vlan: VirtualNetwork): StepOutcome {

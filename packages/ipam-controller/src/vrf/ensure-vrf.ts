@@ -3,18 +3,7 @@ import type { Vrf } from '@metal-l2/metal-api';
 import { metalCall, metalCallOrGone } from './metal-call.js';
 import { createdFor, describeForeign, ownerTags, ownershipOf } from './ownership.js';
 import { isSubnetInRanges } from './subnet.js';
-import {
-  blocked,
-  createIn,
-  driftDetected,
-  noteCreated,
-  proceed,
-  record,
-  settling,
-  vrfStatusOf,
-  type StepOutcome,
-  type VrfScope,
-} from './vrf-scope.js';
+import { blocked, createRecorded, driftDetected, proceed, record, vrfStatusOf, type StepOutcome, type VrfScope } from './vrf-scope.js';
 import { withResource } from './vrf-status.js';
 
 /**
@@ -62,9 +51,7 @@ export async function ensureVrf(scope: VrfScope): Promise<StepOutcome> {
       `a VRF named ${create.name} already exists in ${where} (${ids}) and this pool did not create it: adopt it with spec.vrf.vrfID, or choose another name`,
     );
   }
-  const wait = settling(scope, 'VRF');
-  if (wait !== undefined) return wait;
-  const vrf = await createIn(scope, {
+  const created = await createRecorded(scope, {
     kind: 'VRF',
     what: `create VRF ${create.name} in ${where}`,
     call: () =>
@@ -76,12 +63,9 @@ export async function ensureVrf(scope: VrfScope): Promise<StepOutcome> {
         description: createdFor(scope.ref),
         tags: ownerTags(scope.owner),
       }),
+    note: (_vrf, id) => `VRF ${create.name} (${id}) with ranges ${create.ipRanges.join(', ')}`,
   });
-  const id = vrf.id ?? '';
-  scope.createdNow.add('VRF');
-  await record(scope, (status) => withResource(status, 'VRF', { id, created: true }));
-  noteCreated(scope, `VRF ${create.name} (${id}) with ranges ${create.ipRanges.join(', ')}`);
-  return found(scope, vrf);
+  return created.kind === 'settling' ? created.outcome : found(scope, created.value);
 }
 
 async function adoptVrf(scope: VrfScope, vrfID: string): Promise<StepOutcome> {

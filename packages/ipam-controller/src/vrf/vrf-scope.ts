@@ -6,7 +6,7 @@ import { isVrfMetalError, metalCall } from './metal-call.js';
 import type { Owner } from './ownership.js';
 import { recordVrfStatus } from './record-status.js';
 import type { PoolSubnet } from './subnet.js';
-import { withoutResource } from './vrf-status.js';
+import { withResource, withoutResource } from './vrf-status.js';
 
 /** Something the pool's Metal side did that people should see as a Kubernetes Event. */
 export interface VrfEvent {
@@ -70,11 +70,6 @@ export async function record(scope: VrfScope, change: (current: PoolVrfStatus) =
   scope.pool = await recordVrfStatus(scope.ctx, { ref: scope.ref, pool: scope.pool, change });
 }
 
-/** A create, told as an Event. */
-export function noteCreated(scope: VrfScope, what: string): void {
-  scope.events.push({ type: 'Normal', reason: PoolEventReasons.metalResourceCreated, message: `created ${what}` });
-}
-
 /**
  * A resource the pool recorded is gone from Metal (deleted by hand). It is forgotten, with what
  * went along with it, and the pass stops with DriftDetected; the next pass, at once, recreates
@@ -95,7 +90,7 @@ function describeKind(kind: VrfResourceKind): string {
  * Metal acted, and its settle time has not passed: the steps look for the object first, and
  * only create once that time is over. Undefined when a create may go.
  */
-export function settling(scope: VrfScope, kind: VrfResourceKind): StepOutcome | undefined {
+function settling(scope: VrfScope, kind: VrfResourceKind): StepOutcome | undefined {
   const waitMs = scope.ctx.vrf.memory.settlingMs(poolIndexKey(scope.ref), kind, scope.ctx.now().getTime());
   if (waitMs === undefined) return undefined;
   return blocked(
@@ -105,17 +100,43 @@ export function settling(scope: VrfScope, kind: VrfResourceKind): StepOutcome | 
   );
 }
 
-/** A create call: when it fails so that Metal may have acted, the next create of the kind waits (settling). */
-export async function createIn<T>(
+/**
+ * The tail every ensure step shares once it decided to create: wait while an earlier create of
+ * the kind may still land (settling); the create call (when it fails so that Metal may have
+ * acted, the next create of the kind waits); then the id, with the step's details, written into
+ * status.vrf at once, and an Event telling what was created. Returns the created object, or the
+ * outcome to stop the pass with while settling.
+ */
+export async function createRecorded<T extends { readonly id?: string | undefined }>(
   scope: VrfScope,
-  input: { readonly kind: VrfResourceKind; readonly what: string; readonly call: () => Promise<T> },
-): Promise<T> {
+  input: {
+    readonly kind: VrfResourceKind;
+    readonly what: string;
+    readonly call: () => Promise<T>;
+    /** Status fields recorded beside the id (the vxlan, the subnet, the gateway's address). */
+    readonly details?: (created: T) => Partial<PoolVrfStatus>;
+    /** What the Event says was created, after "created ". */
+    readonly note: (created: T, id: string) => string;
+    /** A write that must precede the call (see ensureMetalGateway), skipped while settling. */
+    readonly beforeCreate?: () => Promise<void>;
+  },
+): Promise<{ readonly kind: 'created'; readonly value: T } | { readonly kind: 'settling'; readonly outcome: StepOutcome }> {
+  const wait = settling(scope, input.kind);
+  if (wait !== undefined) return { kind: 'settling', outcome: wait };
+  await input.beforeCreate?.();
+  let created: T;
   try {
-    return await metalCall(input.what, input.call);
+    created = await metalCall(input.what, input.call);
   } catch (err: unknown) {
     if (isVrfMetalError(err) && err.mayHaveActed) {
       scope.ctx.vrf.memory.settle(poolIndexKey(scope.ref), input.kind, scope.ctx.now().getTime() + scope.ctx.vrf.settleMs);
     }
     throw err;
   }
+  const id = created.id ?? '';
+  const details = input.details?.(created);
+  scope.createdNow.add(input.kind);
+  await record(scope, (status) => withResource(status, input.kind, { id, created: true, ...(details === undefined ? {} : { details }) }));
+  scope.events.push({ type: 'Normal', reason: PoolEventReasons.metalResourceCreated, message: `created ${input.note(created, id)}` });
+  return { kind: 'created', value: created };
 }
