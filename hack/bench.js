@@ -228,7 +228,7 @@ async function main() {
   try {
     options = parseOptions(process.argv.slice(2));
   } catch (err) {
-    console.error(`${err.message}\nusage: ${usage}`);
+    console.error(`${err instanceof Error ? err.message : String(err)}\nusage: ${usage}`);
     return 2;
   }
   if (options.help) {
@@ -247,7 +247,7 @@ async function main() {
       results[part] = await fn();
     } catch (err) {
       errors.push([part, err]);
-      console.log(`${part} FAILED: ${err.stack ?? err.message}`);
+      console.log(`${part} FAILED: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
     }
   };
   if (options.only.has('core')) await attempt('core', () => runCore());

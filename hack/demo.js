@@ -16,7 +16,7 @@ const kubeconfig = join(local, 'kubeconfig');
 const demoDir = join(local, 'demo');
 const stateFile = join(demoDir, 'state.json');
 const manifestDir = join(demoDir, 'manifests');
-const shared = process.env.METAL_L2_SHARED ?? join(root, '..', 'shared');
+const shared = process.env['METAL_L2_SHARED'] ?? join(root, '..', 'shared');
 const ns = 'demo';
 const CLUSTER = 'demo-cluster';
 const METRO = 'da';
@@ -435,8 +435,9 @@ await waitFor(
 );
 const vrfStatus = JSON.parse(kubectl(['get', 'inclusterippool', 'vrf-pool', '-n', ns, '-o', 'jsonpath={.status.vrf}']));
 // The IPAM controller's Metal client says just `metal-l2` (the network controller's says more).
-/** @type {{ requests: { userAgent?: string, operationId?: string }[] }} */
-const simLog = await fetch(`${simUrl}/_sim/requests`).then((res) => res.json());
+const simLog = /** @type {{ requests: { userAgent?: string, operationId?: string }[] }} */ (
+  await fetch(`${simUrl}/_sim/requests`).then((res) => res.json())
+);
 const poolCalls = simLog.requests.filter((r) => r.userAgent === 'metal-l2');
 console.log(`  vrf-pool Ready after ${poolCalls.length} Metal calls: ${poolCalls.map((r) => r.operationId).join(', ')}`);
 console.log(`  status.vrf: ${JSON.stringify(vrfStatus)}`);
@@ -630,8 +631,9 @@ const rows = [['MACHINE', 'MODE', 'ADDRESSES', 'VLANS PER PORT (simulator)', 'ME
 for (const [name] of machines) {
   const mn = mns.find((m) => m.metadata.name === name);
   const deviceId = mn?.status?.deviceID ?? '';
-  /** @type {{ network_ports?: Port[] }} */
-  const device = await metal(`/devices/${deviceId}?include=network_ports.virtual_networks,network_ports.native_virtual_network`);
+  const device = /** @type {{ network_ports?: Port[] }} */ (
+    await metal(`/devices/${deviceId}?include=network_ports.virtual_networks,network_ports.native_virtual_network`)
+  );
   const vlans = (device.network_ports ?? [])
     .filter((p) => (p.virtual_networks ?? []).length > 0)
     .map((p) => {
@@ -639,7 +641,9 @@ for (const [name] of machines) {
       const ids = (p.virtual_networks ?? []).map((v) => v.vxlan ?? 0).sort((a, b) => a - b);
       return `${p.name}: ${ids.map((id) => (id === native ? `${id} (native)` : String(id))).join(', ')}`;
     });
-  const calls = await fetch(`${simUrl}/_sim/requests?deviceId=${deviceId}&userAgent=${CONTROLLER_AGENT}`).then((res) => res.json());
+  const calls = /** @type {{ count: number }} */ (
+    await fetch(`${simUrl}/_sim/requests?deviceId=${deviceId}&userAgent=${CONTROLLER_AGENT}`).then((res) => res.json())
+  );
   const addresses = (mn?.status?.addresses ?? []).map((a) => `${a.port}.${a.vxlan} ${a.address}/${a.prefix}`);
   rows.push([
     name,
@@ -650,8 +654,8 @@ for (const [name] of machines) {
     cond(mn, 'Ready')?.status ?? '?',
   ]);
 }
-const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
-for (const row of rows) console.log(`  ${row.map((cell, i) => cell.padEnd(widths[i])).join('  ')}`.trimEnd());
+const widths = (rows[0] ?? []).map((_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length)));
+for (const row of rows) console.log(`  ${row.map((cell, i) => cell.padEnd(widths[i] ?? 0)).join('  ')}`.trimEnd());
 console.log("  (METAL CALLS: the network controller's calls on that device, from the simulator's request log)");
 
 show(['get', 'machinenetworks', '-n', ns]);

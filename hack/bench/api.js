@@ -169,7 +169,10 @@ export class Api {
   }
 }
 
-/** The REST path of a collection (or one object) of a group/version resource. */
+/**
+ * The REST path of a collection (or one object) of a group/version resource.
+ * @param {{ group: string, version: string, plural: string, namespace?: string, name?: string, subresource?: string }} resource
+ */
 export function resourcePath({ group, version, plural, namespace, name, subresource }) {
   const base = group === '' ? `/api/${version}` : `/apis/${group}/${version}`;
   const ns = namespace === undefined ? '' : `/namespaces/${namespace}`;

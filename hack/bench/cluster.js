@@ -17,7 +17,7 @@ export const benchLogDir = join(tmpdir(), 'metal-l2-bench-logs');
 
 /** ../shared beside the clone, or METAL_L2_SHARED. */
 export function sharedDir() {
-  const dir = resolve(process.env.METAL_L2_SHARED ?? join(repoRoot, '..', 'shared'));
+  const dir = resolve(process.env['METAL_L2_SHARED'] ?? join(repoRoot, '..', 'shared'));
   if (!existsSync(join(dir, 'upstream-crds'))) {
     throw new Error(
       `the upstream CRDs are read from ${dir}/upstream-crds: clone the shared folder beside this repository or set METAL_L2_SHARED`,

@@ -100,7 +100,7 @@ const podHeapArgs = ['--max-old-space-size=192'];
 
 export function startOurController({ kubeconfig, namespace }) {
   const main = join('packages', 'ipam-controller', 'dist', 'main.js');
-  const extra = (process.env.METAL_L2_BENCH_CONTROLLER_NODE_ARGS ?? '').split(' ').filter((a) => a !== '');
+  const extra = (process.env['METAL_L2_BENCH_CONTROLLER_NODE_ARGS'] ?? '').split(' ').filter((a) => a !== '');
   const nodeArgs = [...(extra.some((a) => a.startsWith('--max-old-space-size')) ? [] : podHeapArgs), ...extra];
   const flags = (config) => [
     '--kubeconfig',
@@ -132,7 +132,12 @@ export function freePort() {
     const server = createServer();
     server.once('error', reject);
     server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address();
+      const address = server.address();
+      if (address === null || typeof address === 'string') {
+        reject(new Error('the probe server has no TCP address'));
+        return;
+      }
+      const { port } = address;
       server.close(() => resolve(port));
     });
   });
@@ -154,7 +159,7 @@ export function startNetworkController({
   logLevel = 'info',
 }) {
   const main = join('packages', 'network-controller', 'dist', 'main.js');
-  const nodeArgs = (process.env.METAL_L2_BENCH_CONTROLLER_NODE_ARGS ?? '').split(' ').filter((a) => a !== '');
+  const nodeArgs = (process.env['METAL_L2_BENCH_CONTROLLER_NODE_ARGS'] ?? '').split(' ').filter((a) => a !== '');
   // Shown in tables with placeholders for what changes from run to run.
   const flags = (shown) => [
     '--kubeconfig',
@@ -196,7 +201,9 @@ export async function buildReference() {
   try {
     const { stdout } = await run('bash', [script], { maxBuffer: 16 * 1024 * 1024, timeout: 40 * 60 * 1000 });
     return { binary: stdout.trim().split('\n').pop() };
-  } catch (err) {
+  } catch (caught) {
+    /** @type {{ stderr?: unknown, code?: unknown, signal?: unknown, message?: string }} */
+    const err = caught instanceof Error ? caught : { message: String(caught) };
     const stderr = String(err.stderr ?? '')
       .trimEnd()
       .split('\n')

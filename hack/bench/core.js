@@ -26,7 +26,7 @@ export async function runCore() {
       continue;
     }
     const figure = /^\s+(next free address|allocate 1,000 at once|build state from 60,000 used):\s+([\d.]+) (µs|ms)/.exec(line);
-    if (figure && current) current[figure[1]] = toMicroseconds(figure[2], figure[3]);
+    if (figure?.[1] !== undefined && current) current[figure[1]] = toMicroseconds(figure[2], figure[3]);
   }
   if (scenarios.length === 0 || scenarios.some((s) => s['next free address'] === undefined)) {
     console.log(stdout);

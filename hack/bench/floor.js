@@ -45,7 +45,7 @@ export async function runFloor(options) {
     const namespace = await createNamespace(cluster.api, 'floor');
     const cpu = () => ({
       'kube-apiserver': cpuSeconds(cluster.pids['kube-apiserver']),
-      etcd: cpuSeconds(cluster.pids.etcd),
+      etcd: cpuSeconds(cluster.pids['etcd']),
       'bench (this process)': (process.cpuUsage().user + process.cpuUsage().system) / 1e6,
     });
     const loadBefore = loadavg()[0];

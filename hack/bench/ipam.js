@@ -10,7 +10,10 @@ import { mib, ms, num, printTable, rate, sec, section } from './table.js';
 
 const note = (text) => process.stderr.write(`  ${text}\n`);
 
-/** Starts a control plane, installs CRDs, runs the controller, creates the pool, runs the burst. */
+/**
+ * Starts a control plane, installs CRDs, runs the controller, creates the pool, runs the burst.
+ * @param {{ label: string, crds: string[], target: any, start: any, count: number, ratePerSecond?: number, options: any }} run
+ */
 async function burstOnFreshCluster({ label, crds, target, start, count, ratePerSecond, options }) {
   note(`starting a fresh control plane (${label})`);
   const cluster = await startCluster(`bench-${label}`);
@@ -223,7 +226,7 @@ export async function runReference(options, ourResult) {
       options,
     });
   } catch (err) {
-    const reason = `the reference provider ran but the burst failed: ${err.message}`;
+    const reason = `the reference provider ran but the burst failed: ${err instanceof Error ? err.message : String(err)}`;
     console.log(reason);
     return { unavailable: reason };
   }

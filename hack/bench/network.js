@@ -459,7 +459,7 @@ export async function runNetwork(options) {
     const fixtureLogFile = join(benchLogDir, `capp-fixture-${new Date().toISOString().replace(/[:.]/g, '-')}.log`);
     const fixtureLog = createWriteStream(fixtureLogFile, { flags: 'a' });
     fixture = await startCappFixture({
-      kubeConfig: loadKubeConfig({ kubeconfig: cluster.kubeconfig }),
+      kubeConfig: await loadKubeConfig({ kubeconfig: cluster.kubeconfig }),
       namespace,
       // No client-side limit on CAPP's side: its pace must not hide the network controller's.
       metal: { baseUrl: sim.baseUrl, token: TOKEN, rateLimit: false },
