@@ -9,7 +9,7 @@ import type { ClaimView } from './claim-view.js';
 
 /** Returns the resourceVersion the claim has after the change (undefined when it is gone). */
 async function patchFinalizers(
-  ctx: IpamContext,
+  ctx: Pick<IpamContext, 'claimType' | 'client'>,
   claim: ClaimView,
   change: (finalizers: string[]) => string[],
 ): Promise<string | undefined> {
@@ -37,7 +37,10 @@ async function patchFinalizers(
   return current?.metadata.resourceVersion;
 }
 
-export async function ensureClaimFinalizer(ctx: IpamContext, claim: ClaimView): Promise<void> {
+export async function ensureClaimFinalizer(
+  ctx: Pick<IpamContext, 'claimType' | 'client' | 'recentWrites'>,
+  claim: ClaimView,
+): Promise<void> {
   const key = `finalizer:${claim.uid}`;
   const version = claim.object.metadata.resourceVersion;
   if (claim.hasFinalizer || claim.isDeleting || ctx.recentWrites.has(key, 'added', version)) return;
@@ -47,7 +50,10 @@ export async function ensureClaimFinalizer(ctx: IpamContext, claim: ClaimView): 
   ctx.recentWrites.remember(key, 'added', { objectId: claim.uid, basedOn: version, produced });
 }
 
-export async function removeClaimFinalizer(ctx: IpamContext, claim: ClaimView): Promise<void> {
+export async function removeClaimFinalizer(
+  ctx: Pick<IpamContext, 'claimType' | 'client' | 'recentWrites'>,
+  claim: ClaimView,
+): Promise<void> {
   if (!claim.hasFinalizer) return;
   await patchFinalizers(ctx, claim, (f) => f.filter((x) => x !== IpamFinalizers.releaseAddress));
   ctx.recentWrites.forget(`finalizer:${claim.uid}`);
@@ -55,7 +61,11 @@ export async function removeClaimFinalizer(ctx: IpamContext, claim: ClaimView): 
 }
 
 /** Writes the claim's Ready condition (and addressRef) when they differ from the outcome. */
-export async function writeClaimStatus(ctx: IpamContext, claim: ClaimView, outcome: ClaimOutcome): Promise<void> {
+export async function writeClaimStatus(
+  ctx: Pick<IpamContext, 'claimType' | 'client' | 'now' | 'recentWrites' | 'version'>,
+  claim: ClaimView,
+  outcome: ClaimOutcome,
+): Promise<void> {
   const patch = claimStatusPatch(claim.object, outcome, { version: ctx.version, now: ctx.now() });
   if (patch === undefined) return;
   const key = `status:${claim.uid}`;
@@ -80,7 +90,10 @@ export type EnsureAddressResult = { readonly kind: 'ok' } | { readonly kind: 'co
  * Creates the IPAddress for an allocation. One that already exists is accepted when it says the
  * same thing, and reported (never overwritten) when it does not.
  */
-export async function ensureIPAddress(ctx: IpamContext, desired: IPAddress): Promise<EnsureAddressResult> {
+export async function ensureIPAddress(
+  ctx: Pick<IpamContext, 'addressType' | 'caches' | 'client' | 'recentWrites'>,
+  desired: IPAddress,
+): Promise<EnsureAddressResult> {
   const key = { namespace: desired.metadata.namespace ?? '', name: desired.metadata.name ?? '' };
   const memoryKey = `address:${key.namespace}/${key.name}`;
   const cached = ctx.caches.addresses.get(key);
@@ -123,7 +136,10 @@ function matches(existing: IPAddress, desired: IPAddress): boolean {
  * Removes our finalizer from the IPAddress and deletes it. Returns true once the API server no
  * longer has it (asked directly, not the cache), which is when its address may be released.
  */
-export async function deleteIPAddress(ctx: IpamContext, key: { namespace: string; name: string }): Promise<boolean> {
+export async function deleteIPAddress(
+  ctx: Pick<IpamContext, 'addressType' | 'client' | 'recentWrites'>,
+  key: { namespace: string; name: string },
+): Promise<boolean> {
   const current = await ctx.client.get<IPAddress>(ctx.addressType, key);
   if (current === undefined) return true;
   const finalizers = current.metadata.finalizers ?? [];

@@ -5,7 +5,7 @@ import type { ClaimView } from './claim-view.js';
 /** What the claim's Cluster says about acting on it: the contract's pause and linkage rules. */
 export type ClusterState = 'unlinked' | 'active' | 'paused' | 'missing';
 
-export function clusterStateOf(ctx: IpamContext, claim: ClaimView): ClusterState {
+export function clusterStateOf(ctx: Pick<IpamContext, 'caches'>, claim: ClaimView): ClusterState {
   if (claim.clusterName === undefined) return 'unlinked';
   const cluster = ctx.caches.clusters?.get({ namespace: claim.namespace, name: claim.clusterName });
   if (cluster === undefined) return 'missing';

@@ -65,7 +65,7 @@ export async function commitStatus(
 }
 
 /** The pool is full when claims wait for room, or when its object is past the budget already. */
-function fullness(ctx: IpamContext, plan: AllocationPlan): StatusFull | undefined {
+function fullness(ctx: Pick<IpamContext, 'statusBudget'>, plan: AllocationPlan): StatusFull | undefined {
   const budgetBytes = ctx.statusBudget.budgetBytes;
   const projectedBytes = plan.projectedBytes ?? 0;
   if (plan.waitingForRoom === 0 && projectedBytes <= budgetBytes) return undefined;
@@ -78,7 +78,7 @@ export function isTooLarge(err: unknown): boolean {
 }
 
 function recordMetrics(
-  ctx: IpamContext,
+  ctx: Pick<IpamContext, 'metrics'>,
   outcome: {
     scope: PoolScope;
     plan: AllocationPlan;

@@ -67,7 +67,7 @@ function resolve(pool: IPPool): ResolvedPool | undefined {
 }
 
 /** Returns the pool as written, so the status write that follows is guarded by its new version. */
-async function ensurePoolFinalizer(ctx: IpamContext, ref: PoolRef, pool: IPPool): Promise<IPPool> {
+async function ensurePoolFinalizer(ctx: Pick<IpamContext, 'client'>, ref: PoolRef, pool: IPPool): Promise<IPPool> {
   const finalizers = pool.metadata.finalizers ?? [];
   if (finalizers.includes(IpamFinalizers.protectPool)) return pool;
   return ctx.client.patch<IPPool>(
@@ -78,7 +78,7 @@ async function ensurePoolFinalizer(ctx: IpamContext, ref: PoolRef, pool: IPPool)
   );
 }
 
-async function writePausedStatus(ctx: IpamContext, scope: PoolScope): Promise<ReconcileResult> {
+async function writePausedStatus(ctx: Pick<IpamContext, 'client' | 'now'>, scope: PoolScope): Promise<ReconcileResult> {
   const status = computePoolStatus({
     current: scope.pool.status,
     allocations: scope.allocations,

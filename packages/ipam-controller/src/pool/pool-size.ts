@@ -38,7 +38,7 @@ export class PoolSizes {
  * The pool object's size as the API server stores it (JSON, managedFields included). A cached
  * object (no managedFields) seen for the first time is measured once, live.
  */
-export async function measurePool(ctx: IpamContext, ref: PoolRef, pool: IPPool): Promise<number> {
+export async function measurePool(ctx: Pick<IpamContext, 'client' | 'statusBudget'>, ref: PoolRef, pool: IPPool): Promise<number> {
   const sizes = ctx.statusBudget;
   if (pool.metadata.managedFields !== undefined) return sizes.remember(ref, pool);
   let managed = sizes.managedFieldsBytes(ref, pool);

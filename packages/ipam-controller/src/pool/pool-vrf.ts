@@ -47,7 +47,7 @@ export async function observeVrf(
 
 /** Events for people (kubectl describe) and one log line each for operators. */
 export function report(
-  ctx: IpamContext,
+  ctx: Pick<IpamContext, 'events' | 'logger'>,
   input: { readonly ref: PoolRef; readonly pool: IPPool; readonly events: readonly VrfEvent[] },
 ): void {
   for (const event of input.events) {

@@ -17,7 +17,7 @@ export class PoolGoneError extends Error {
  * holds then. Returns the pool as written (or as it was, when nothing changed).
  */
 export async function recordVrfStatus(
-  ctx: IpamContext,
+  ctx: Pick<IpamContext, 'client' | 'now'>,
   input: {
     readonly ref: PoolRef;
     readonly pool: IPPool;
