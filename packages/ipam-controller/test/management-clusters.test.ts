@@ -2,23 +2,14 @@ import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import * as k8s from '@kubernetes/client-node';
 import type { OwnedControlPlane } from '@metal-l2/local-control-plane';
 import type { Simulator } from '@metal-l2/metal-sim';
-import { createTestNamespace, deleteTestNamespace, loadKubeConfig } from '../../../test/support/cluster.js';
-import { installCrds, projectCrds, upstreamCrds } from '../../../test/support/crds.js';
-import { Objects, kinds, type Obj } from '../../../test/support/objects.js';
-import { startPrivateControlPlane, stopPrivateControlPlane } from '../../../test/support/test-control-planes.js';
-import { timeouts } from '../../../test/support/timeouts.js';
-import { waitFor } from '../../../test/support/wait-for.js';
-import type { RunningIpamController } from '../src/start.js';
-import {
-  capturedLogger,
-  conditionOf,
-  createCredentials,
-  metalObjects,
-  poolCondition,
-  runVrfController,
-  startMetal,
-  vrfPoolObject,
-} from './support/metal.js';
+import { loadKubeConfig } from '@metal-l2/test-support/cluster';
+import { installCrds, projectCrds, upstreamCrds } from '@metal-l2/test-support/crds';
+import { Objects, kinds, type Obj } from '@metal-l2/test-support/objects';
+import { startPrivateControlPlane, stopPrivateControlPlane } from '@metal-l2/test-support/test-control-planes';
+import { timeouts } from '@metal-l2/test-support/timeouts';
+import { waitFor } from '@metal-l2/test-support/wait-for';
+import { conditionOf, createCredentials, loseVrfStatus, metalObjects, poolCondition, vrfPoolObject } from './support/metal.js';
+import { useVrfNamespace } from './support/vrf-namespace.js';
 
 // Two management clusters (two real API servers, each with its own kube-system Namespace UID)
 // share one Metal project, and each has a pool `<ns>/vrf-pool` with the same spec. Without the
@@ -27,41 +18,29 @@ import {
 // tagged the old way (no cluster tag) keep working where this cluster's status records them, and
 // are refused, not adopted, where it does not.
 
-const kcA = loadKubeConfig();
-const objectsA = new Objects(kcA);
+const space = useVrfNamespace('ipam-two-clusters', { seed: 'management-clusters' });
+const { kc: kcA, objects: objectsA, lines } = space;
 let plane: OwnedControlPlane | undefined;
 let kcB: k8s.KubeConfig;
 let objectsB: Objects;
 let sim: Simulator;
 let ns = '';
-const { logger, lines } = capturedLogger();
-const controllers: RunningIpamController[] = [];
-const namespaces: string[] = [];
 const converged = { timeoutMs: timeouts.claimBound };
 
 beforeAll(async () => {
+  ({ sim, ns } = space);
   plane = await startPrivateControlPlane('ipam-second-cluster');
   kcB = loadKubeConfig(plane.state.kubeconfig);
   objectsB = new Objects(kcB);
-  const crds = [...(await upstreamCrds('capiV1_14')), ...(await projectCrds())];
-  await installCrds(kcA, crds);
-  await installCrds(kcB, crds);
-  sim = await startMetal({ seed: 'management-clusters' });
-  ns = await createTestNamespace(kcA, 'ipam-two-clusters');
-  namespaces.push(ns);
+  await installCrds(kcB, [...(await upstreamCrds('capiV1_14')), ...(await projectCrds())]);
   // The same namespace name in the second cluster: the pools' tags would match exactly.
   await kcB.makeApiClient(k8s.CoreV1Api).createNamespace({ body: { metadata: { name: ns } } });
   for (const kc of [kcA, kcB]) await createCredentials(kc, ns);
 }, 180_000);
 
+// After the shared helper stopped every controller (the second cluster's too).
 afterAll(async () => {
-  for (const c of controllers) await c.stop();
-  for (const n of namespaces) await deleteTestNamespace(kcA, n);
   await stopPrivateControlPlane(plane);
-  const report = sim.contract?.report();
-  await sim.contract?.close();
-  await sim.close();
-  if (report !== undefined) expect(report.violations).toEqual([]);
 }, 60_000);
 
 const sharedPool = (): Obj =>
@@ -78,7 +57,7 @@ async function kubeSystemUid(kc: k8s.KubeConfig): Promise<string> {
 
 describe('two management clusters, one Metal project, the same pool name', () => {
   test("deleting the pool in one cluster leaves the other's VRF, VLAN, reservation and gateway alone; the second is told the name is taken", async () => {
-    controllers.push(await runVrfController(kcA, ns, { sim, logger }));
+    await space.runController(ns);
     await objectsA.create(kinds.pool, sharedPool());
     const readyA = await poolCondition(objectsA, { name: 'vrf-pool', namespace: ns }, { type: 'Ready', status: 'True' });
     const ownedByA = metalObjects(sim);
@@ -88,7 +67,7 @@ describe('two management clusters, one Metal project, the same pool name', () =>
       reservations: [readyA.status.vrf.reservationID],
       gateways: [readyA.status.vrf.metalGatewayID],
     });
-    controllers.push(await runVrfController(kcB, ns, { sim, logger }));
+    await space.runController(ns, { kubeConfig: kcB });
     await objectsB.create(kinds.pool, sharedPool());
     // Settled either way: taken for its own (ready), or refused.
     const settled = await waitFor(
@@ -131,21 +110,11 @@ function stripClusterTags(): void {
   }
 }
 
-async function loseVrfStatus(namespace: string, name: string): Promise<void> {
-  await kcA
-    .makeApiClient(k8s.CustomObjectsApi)
-    .patchNamespacedCustomObjectStatus(
-      { group: kinds.pool.group, version: kinds.pool.version, plural: kinds.pool.plural, namespace, name, body: { status: { vrf: null } } },
-      k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
-    );
-}
-
 describe('objects tagged before management-cluster tags (upgrade)', () => {
   async function legacyPool(prefix: string, vxlan: number): Promise<{ namespace: string; pool: Obj }> {
-    const namespace = await createTestNamespace(kcA, prefix);
-    namespaces.push(namespace);
+    const namespace = await space.extraNamespace(prefix);
     await createCredentials(kcA, namespace);
-    const first = await runVrfController(kcA, namespace, { sim, logger });
+    const first = await space.runController(namespace);
     await objectsA.create(
       kinds.pool,
       vrfPoolObject('old', namespace, {
@@ -164,7 +133,7 @@ describe('objects tagged before management-cluster tags (upgrade)', () => {
   test('where this cluster’s status records them, they keep working and are deleted with their pool', async () => {
     const { namespace, pool } = await legacyPool('ipam-legacy-kept', 1620);
     const before = sim.requests.lastSeq();
-    controllers.push(await runVrfController(kcA, namespace, { sim, logger }));
+    await space.runController(namespace);
     // The upgraded controller's first pass reads what status records, by id, and creates nothing.
     await waitFor(
       'the upgraded controller verified the gateway',
@@ -189,8 +158,8 @@ describe('objects tagged before management-cluster tags (upgrade)', () => {
   test('where status is lost, they are refused (another cluster may own them), never adopted nor deleted', async () => {
     const { namespace, pool } = await legacyPool('ipam-legacy-lost', 1621);
     const before = metalObjects(sim);
-    await loseVrfStatus(namespace, 'old');
-    controllers.push(await runVrfController(kcA, namespace, { sim, logger }));
+    await loseVrfStatus(kcA, { namespace: namespace, name: 'old' });
+    await space.runController(namespace);
     const refused = await poolCondition(objectsA, { name: 'old', namespace }, { type: 'VRFReady', status: 'False', reason: 'VRFConflict' });
     const uid = await kubeSystemUid(kcA);
     expect(conditionOf(refused, 'VRFReady')?.message).toContain(

@@ -1,10 +1,9 @@
 import { beforeAll, describe, expect, test } from '@jest/globals';
-import * as k8s from '@kubernetes/client-node';
 import type { Simulator } from '@metal-l2/metal-sim';
 import { claimObject, kinds } from '@metal-l2/test-support/objects';
 import { testTimeout, timeouts } from '@metal-l2/test-support/timeouts';
 import { waitFor } from '@metal-l2/test-support/wait-for';
-import { createCredentials, metalObjects, poolCondition, successfulCalls, vrfPoolObject } from './support/metal.js';
+import { createCredentials, loseVrfStatus, metalObjects, poolCondition, successfulCalls, vrfPoolObject } from './support/metal.js';
 import { poolGone } from './support/claims.js';
 import { useVrfNamespace } from './support/vrf-namespace.js';
 
@@ -19,22 +18,6 @@ const converged = { timeoutMs: 90_000 };
 beforeAll(() => {
   ({ sim } = space);
 });
-
-/** Drops status.vrf, as a backup restore or clusterctl move (which carry no status) would. */
-async function loseVrfStatus(ns: string, name: string): Promise<void> {
-  const api = kc.makeApiClient(k8s.CustomObjectsApi);
-  await api.patchNamespacedCustomObjectStatus(
-    {
-      group: kinds.pool.group,
-      version: kinds.pool.version,
-      plural: kinds.pool.plural,
-      namespace: ns,
-      name,
-      body: { status: { vrf: null } },
-    },
-    k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
-  );
-}
 
 const creates = ['createVrf', 'createVirtualNetwork', 'requestIPReservation', 'createMetalGateway'] as const;
 const deletes = ['deleteMetalGateway', 'deleteIPAddress', 'deleteVirtualNetwork', 'deleteVrf'] as const;
@@ -149,7 +132,7 @@ describe('a pool whose status was lost', () => {
       );
       const ready = await poolCondition(objects, { name: 'restored', namespace: ns }, { type: 'Ready', status: 'True' });
       await first.stop();
-      await loseVrfStatus(ns, 'restored');
+      await loseVrfStatus(kc, { namespace: ns, name: 'restored' });
       expect((await objects.get(kinds.pool, 'restored', ns))?.status?.vrf).toBeUndefined();
 
       const before = sim.requests.lastSeq();

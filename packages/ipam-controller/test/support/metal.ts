@@ -191,3 +191,13 @@ export async function eventsAbout(kc: k8s.KubeConfig, namespace: string, name: s
 export function successfulCalls(sim: Simulator, operationId: string): number {
   return sim.requests.entries({ operationId }).filter((e) => e.status >= 200 && e.status < 300).length;
 }
+
+/** Drops a pool's status.vrf, as a backup restore or clusterctl move (which carry no status) would. */
+export async function loseVrfStatus(kc: k8s.KubeConfig, pool: { namespace: string; name: string }): Promise<void> {
+  await kc
+    .makeApiClient(k8s.CustomObjectsApi)
+    .patchNamespacedCustomObjectStatus(
+      { group: kinds.pool.group, version: kinds.pool.version, plural: kinds.pool.plural, ...pool, body: { status: { vrf: null } } },
+      k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
+    );
+}

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, expect } from '@jest/globals';
+import type * as k8s from '@kubernetes/client-node';
 import type { Logger } from '@metal-l2/kube';
 import type { Simulator } from '@metal-l2/metal-sim';
 import { kinds } from '@metal-l2/test-support/objects';
@@ -8,16 +9,21 @@ import type { RunningIpamController } from '../../src/start.js';
 import { useIpamNamespace, type IpamNamespace } from './ipam-namespace.js';
 import { TOKEN, capturedLogger, createCredentials, runVrfController, startMetal, type VrfControllerOptions } from './metal.js';
 
+type ControllerExtras = Omit<VrfControllerOptions, 'sim' | 'logger'>;
+
 export interface VrfNamespace extends IpamNamespace {
   /** The file's Metal simulator; there once beforeAll ran. */
   readonly sim: Simulator;
   /** Every controller of the file logs here; the lines are searched for the token after the file. */
   readonly logger: Logger;
   readonly lines: readonly string[];
-  /** A VRF controller for `namespace` talking to the file's simulator, stopped after the file. */
-  runController(namespace: string, options?: Omit<VrfControllerOptions, 'sim' | 'logger'>): Promise<RunningIpamController>;
+  /**
+   * A VRF controller for `namespace` talking to the file's simulator, stopped after the file; on
+   * the file's control plane unless `kubeConfig` names another.
+   */
+  runController(namespace: string, options?: ControllerExtras & { kubeConfig?: k8s.KubeConfig }): Promise<RunningIpamController>;
   /** One more namespace, with the credentials Secret and a VRF controller of its own. */
-  namespaceWithController(prefix: string, options?: Omit<VrfControllerOptions, 'sim' | 'logger'>): Promise<string>;
+  namespaceWithController(prefix: string, options?: ControllerExtras): Promise<string>;
 }
 
 /**
@@ -65,8 +71,10 @@ export function useVrfNamespace(prefix: string, options: { seed: string }): VrfN
     if (sim === undefined) throw new Error('the simulator is there once beforeAll ran');
     return sim;
   };
-  const runController = async (namespace: string, extra: Omit<VrfControllerOptions, 'sim' | 'logger'> = {}) =>
-    space.stopAfterAll(await runVrfController(space.kc, namespace, { sim: simulator(), logger, ...extra }));
+  const runController = async (namespace: string, extra: ControllerExtras & { kubeConfig?: k8s.KubeConfig } = {}) => {
+    const { kubeConfig, ...rest } = extra;
+    return space.stopAfterAll(await runVrfController(kubeConfig ?? space.kc, namespace, { sim: simulator(), logger, ...rest }));
+  };
 
   const own = {
     get sim(): Simulator {
@@ -75,7 +83,7 @@ export function useVrfNamespace(prefix: string, options: { seed: string }): VrfN
     logger,
     lines,
     runController,
-    async namespaceWithController(extraPrefix: string, extra: Omit<VrfControllerOptions, 'sim' | 'logger'> = {}): Promise<string> {
+    async namespaceWithController(extraPrefix: string, extra: ControllerExtras = {}): Promise<string> {
       const ns = await space.extraNamespace(extraPrefix);
       await runController(ns, extra);
       await createCredentials(space.kc, ns);
