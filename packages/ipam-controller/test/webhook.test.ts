@@ -1,4 +1,5 @@
 import { beforeAll, describe, expect, test } from '@jest/globals';
+import * as https from 'node:https';
 import * as k8s from '@kubernetes/client-node';
 import { makeServingCertificate } from '@metal-l2/test-support/certificates';
 import { claimObject, kinds, poolObject } from '@metal-l2/test-support/objects';
@@ -183,5 +184,50 @@ describe('pool deletion', () => {
     } finally {
       await objects.delete(kinds.globalPool, unvalidated).catch(() => undefined);
     }
+  });
+});
+
+/** Creates an object through the API server and returns the HTTP status and its Warning headers. */
+async function createWithWarnings(path: string, body: object): Promise<{ status: number; warnings: string }> {
+  const cluster = kc.getCurrentCluster();
+  if (cluster === null) throw new Error('the test kubeconfig has no current cluster');
+  const url = new URL(`${cluster.server}${path}`);
+  const options: https.RequestOptions = {
+    method: 'POST',
+    hostname: url.hostname,
+    port: url.port,
+    path: url.pathname,
+    headers: { 'Content-Type': 'application/json' },
+  };
+  await kc.applyToHTTPSOptions(options);
+  return new Promise((resolve, reject) => {
+    const request = https.request(options, (response) => {
+      response.resume();
+      response.on('end', () => {
+        const header = response.headers['warning'];
+        resolve({ status: response.statusCode ?? 0, warnings: Array.isArray(header) ? header.join('\n') : (header ?? '') });
+      });
+    });
+    request.on('error', reject);
+    request.end(JSON.stringify(body));
+  });
+}
+
+describe('pool capacity', () => {
+  const path = (): string => `/apis/ipam.metal.x-k8s.io/v1alpha1/namespaces/${ns}/inclusterippools`;
+  const pool = (name: string, addresses: string[], prefix: number): object => ({
+    apiVersion: 'ipam.metal.x-k8s.io/v1alpha1',
+    kind: 'InClusterIPPool',
+    ...poolObject(name, { addresses, prefix }, ns),
+  });
+
+  test('a pool whose range cannot fit the status budget is created with an admission warning; one that fits gets none', async () => {
+    const big = await createWithWarnings(path(), pool('capacity-big', ['10.220.0.0/14'], 14));
+    expect(big.status).toBe(201);
+    expect(big.warnings).toContain('pool has 262142 addresses; its status fits ~');
+    expect(big.warnings).toContain('40-char claim names, 1310720-byte budget');
+    const small = await createWithWarnings(path(), pool('capacity-small', ['10.224.0.0/19'], 19));
+    expect(small.status).toBe(201);
+    expect(small.warnings).toBe('');
   });
 });
