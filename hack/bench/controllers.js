@@ -89,12 +89,13 @@ export async function stopAllControllers() {
 }
 
 /**
- * The heap budget our IPAM controller gets in the chart's pod (limits.memory 256Mi): there Node
- * sizes V8's heap from the container's limit, and a small heap also makes V8 grow it in small
- * steps. On the bench machine (many GiB, no limit) V8 would allow a 4 GiB old generation and grow
- * it up to 4x past the live data before a full collection (330 MB of heap for 77 MB live at 10,000
- * claims), which says nothing about the pod. 192 MB leaves the 256 MiB room for code, the young
- * generation and buffers. METAL_L2_BENCH_CONTROLLER_NODE_ARGS with a --max-old-space-size wins.
+ * A heap budget that fits the chart's pod (limits.memory 256Mi). On the bench machine (many GiB,
+ * no limit) V8 would allow a 4 GiB old generation and, its collections being cheap, grow the heap
+ * up to 4x past the live data before a full collection (330 MB of heap for 77 MB live at 10,000
+ * claims), which says nothing about the pod: there Node sizes V8's heap from the container's limit
+ * (and a small maximum makes V8 grow the heap in small steps). 192 MB leaves the rest of 256 MiB
+ * for code, the young generation and buffers. A --max-old-space-size in
+ * METAL_L2_BENCH_CONTROLLER_NODE_ARGS replaces it.
  */
 const podHeapArgs = ['--max-old-space-size=192'];
 
