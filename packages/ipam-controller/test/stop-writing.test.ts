@@ -3,39 +3,39 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { builtinTypes, KubeClient, type Lease } from '@metal-l2/kube';
 import type { FaultRule, Simulator } from '@metal-l2/metal-sim';
-import { createTestNamespace, deleteTestNamespace, loadKubeConfig, testKubeconfigPath } from '@metal-l2/test-support/cluster';
-import { installCrds, projectCrds, upstreamCrds } from '@metal-l2/test-support/crds';
-import { kinds, Objects } from '@metal-l2/test-support/objects';
+import { testKubeconfigPath } from '@metal-l2/test-support/cluster';
+import { kinds } from '@metal-l2/test-support/objects';
 import { repoRoot } from '@metal-l2/test-support/paths';
 import { timeouts } from '@metal-l2/test-support/timeouts';
 import { waitFor } from '@metal-l2/test-support/wait-for';
 import { capturedLogger, createCredentials, runVrfController, startMetal, TOKEN, vrfPoolObject } from './support/metal.js';
+import { useIpamNamespace } from './support/ipam-namespace.js';
 
 // A controller told to stop (shutdown) or no longer allowed to write (its lease is gone) stops
 // writing at once: the reconcile in progress, stuck in a slow Metal call, has that call cancelled,
 // and nothing reaches Metal or the API server afterwards. Only the call already on its way lands.
-const kc = loadKubeConfig();
-const objects = new Objects(kc);
+const space = useIpamNamespace('ipam-stop-writing', {
+  // No controller is left to remove the pools' finalizers: drop them so the namespaces can go.
+  beforeTeardown: async () => {
+    for (const ns of space.namespaces) {
+      for (const pool of await objects.list(kinds.pool, ns)) {
+        await objects.patch(kinds.pool, pool.metadata.name, ns, { metadata: { finalizers: null } });
+      }
+    }
+  },
+});
+const { kc, objects } = space;
 const client = KubeClient.fromKubeConfig(kc);
-const namespaces: string[] = [];
 let sim: Simulator;
 
 /** Long enough that waiting for the slow call to finish is clearly not what happened. */
 const slowCreateMs = 20_000;
 
 beforeAll(async () => {
-  await installCrds(kc, [...(await upstreamCrds('capiV1_14')), ...(await projectCrds())]);
   sim = await startMetal({ seed: 'stop-writing' });
 });
 
 afterAll(async () => {
-  // No controller is left to remove the pools' finalizers: drop them so the namespaces can go.
-  for (const ns of namespaces) {
-    for (const pool of await objects.list(kinds.pool, ns)) {
-      await objects.patch(kinds.pool, pool.metadata.name, ns, { metadata: { finalizers: null } });
-    }
-    await deleteTestNamespace(kc, ns);
-  }
   client.close();
   const report = sim.contract?.report();
   await sim.contract?.close();
@@ -44,8 +44,7 @@ afterAll(async () => {
 });
 
 async function namespaceWithSecret(prefix: string): Promise<string> {
-  const ns = await createTestNamespace(kc, prefix);
-  namespaces.push(ns);
+  const ns = await space.extraNamespace(prefix);
   await createCredentials(kc, ns);
   return ns;
 }
