@@ -89,6 +89,10 @@ spec:
               valueFrom: {fieldRef: {fieldPath: metadata.name}}
             - name: POD_NAMESPACE
               valueFrom: {fieldRef: {fieldPath: metadata.namespace}}
+            {{- with $v.heapLimitMi }}
+            - name: NODE_OPTIONS
+              value: --max-old-space-size={{ . }}
+            {{- end }}
             {{- with $v.env }}
             {{- toYaml . | nindent 12 }}
             {{- end }}
