@@ -72,3 +72,31 @@ describe('computePoolStatus and the Metal side', () => {
     expect(status.conditions?.map((c) => c.type)).toEqual(['Ready']);
   });
 });
+
+describe('computePoolStatus and the size budget', () => {
+  const input = {
+    current: undefined,
+    allocations: [{ address: '10.0.0.1', claim: { name: 'a' } }],
+    state: undefined,
+    blocker: undefined,
+    generation: 1,
+    now,
+  };
+
+  test('a full pool is Ready=False StatusFull, saying how many claims wait and that releases go on', () => {
+    const status = computePoolStatus({ ...input, full: { projectedBytes: 5000, budgetBytes: 4900, waiting: 2 } });
+    expect(status.conditions?.[0]).toMatchObject({ type: 'Ready', status: 'False', reason: 'StatusFull' });
+    expect(status.conditions?.[0]?.message).toBe(
+      'the pool object reached its size budget (1 allocations, about 5000 of 4900 bytes): 2 claims wait for room; releases go on. Give further claims another pool',
+    );
+  });
+
+  test('a blocker wins over fullness: a paused or invalid pool says that first', () => {
+    const status = computePoolStatus({
+      ...input,
+      blocker: { reason: 'Paused', message: 'paused' },
+      full: { projectedBytes: 5000, budgetBytes: 4900, waiting: 2 },
+    });
+    expect(status.conditions?.[0]).toMatchObject({ status: 'False', reason: 'Paused' });
+  });
+});
