@@ -8,8 +8,9 @@
 
 import { createServer as createHttpServer, type IncomingMessage, type RequestListener, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
-import type { AddressInfo, Socket } from 'node:net';
+import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
+import { listenLocal } from './listen.js';
 
 /** The host CAPP (and the equinix-sdk-go default configuration) calls. */
 export const EQUINIX_API_HOST = 'api.equinix.com';
@@ -91,17 +92,9 @@ export async function startInterceptingProxy(handler: RequestListener, options: 
     terminator.emit('connection', socket as Socket);
   });
 
-  await new Promise<void>((resolve, reject) => {
-    front.once('error', reject);
-    front.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => {
-      front.off('error', reject);
-      resolve();
-    });
-  });
-  const address = front.address() as AddressInfo;
-  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address === '0.0.0.0' ? '127.0.0.1' : address.address;
+  const hostPort = await listenLocal(front, options.port ?? 0, options.host ?? '127.0.0.1');
   return {
-    url: `http://${host}:${address.port}`,
+    url: `http://${hostPort}`,
     tunnels: () => tunnels,
     refused: () => [...refused],
     close: async () => {

@@ -4,7 +4,6 @@
 
 import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
-import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { SystemClock, type SimClock } from './clock.js';
 import { ContractValidator } from './contract.js';
@@ -13,6 +12,7 @@ import { FaultInjector, type FaultRuleInput, type TerminalFault } from './faults
 import { API_PREFIX, type HttpMethod, type RouteDef, type SimResponse } from './http.js';
 import { IdGenerator, randomSeed } from './ids.js';
 import { startInterceptingProxy, type InterceptingProxy, type InterceptingProxyOptions } from './intercepting-proxy.js';
+import { listenLocal } from './listen.js';
 import { RequestLog } from './request-log.js';
 import { Router } from './router.js';
 import { ADMIN_PREFIX, handleAdminRequest } from './routes/admin.js';
@@ -121,21 +121,8 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   };
   const server: Server =
     options.tls === undefined ? createHttpServer(listener) : createHttpsServer({ cert: options.tls.cert, key: options.tls.key }, listener);
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
-  const address = server.address() as AddressInfo;
-  const host =
-    address.family === 'IPv6'
-      ? `[${address.address === '::' ? '::1' : address.address}]`
-      : address.address === '0.0.0.0'
-        ? '127.0.0.1'
-        : address.address;
-  const url = `${options.tls === undefined ? 'http' : 'https'}://${host}:${address.port}`;
+  const hostPort = await listenLocal(server, options.port ?? 0, options.host ?? '127.0.0.1');
+  const url = `${options.tls === undefined ? 'http' : 'https'}://${hostPort}`;
   parts.publicUrl = options.publicUrl?.replace(/\/+$/, '') ?? url;
   let proxy: InterceptingProxy | undefined;
   try {

@@ -14,18 +14,24 @@ async function vlan(t: TestSim): Promise<{ id: string; vxlan: number }> {
   return { id: v.id, vxlan: v.vxlan };
 }
 
+type Vlan = Awaited<ReturnType<typeof vlan>>;
+
+/** An active device, two fresh VLANs, and a batch on its bond0 built from them by `items`. */
+async function batchOfTwo(items: (a: Vlan, b: Vlan) => Record<string, unknown>[]) {
+  const t = sim();
+  const d = await createActiveDevice(t);
+  const bond0 = portByName(d, 'bond0').id;
+  const [a, b] = [await vlan(t), await vlan(t)];
+  const created = await t.api.post<BatchWire>(`/ports/${bond0}/vlan-assignments/batches`, { vlan_assignments: items(a, b) });
+  return { t, d, bond0, a, b, created };
+}
+
 describe('VLAN assignment batches', () => {
   test('a batch moves queued -> in_progress -> completed with the clock, and applies on completion', async () => {
-    const t = sim();
-    const d = await createActiveDevice(t);
-    const bond0 = portByName(d, 'bond0').id;
-    const [a, b] = [await vlan(t), await vlan(t)];
-    const created = await t.api.post<BatchWire>(`/ports/${bond0}/vlan-assignments/batches`, {
-      vlan_assignments: [
-        { vlan: a.id, state: 'assigned' },
-        { vlan: String(b.vxlan), state: 'assigned' },
-      ],
-    });
+    const { t, bond0, a, b, created } = await batchOfTwo((a, b) => [
+      { vlan: a.id, state: 'assigned' },
+      { vlan: String(b.vxlan), state: 'assigned' },
+    ]);
     expect(created.status).toBe(201);
     expect(created.body).toMatchObject({ state: 'queued', quantity: 2, error_messages: [], port: { href: `/metal/v1/ports/${bond0}` } });
     expect(created.body.vlan_assignments.map((x) => [x.vlan, x.state, x.native])).toEqual([
@@ -69,16 +75,10 @@ describe('VLAN assignment batches', () => {
   });
 
   test('a batch whose assignment no longer applies when it runs fails with the reason and changes nothing', async () => {
-    const t = sim();
-    const d = await createActiveDevice(t);
-    const bond0 = portByName(d, 'bond0').id;
-    const [a, b] = [await vlan(t), await vlan(t)];
-    const created = await t.api.post<BatchWire>(`/ports/${bond0}/vlan-assignments/batches`, {
-      vlan_assignments: [
-        { vlan: a.id, state: 'assigned' },
-        { vlan: b.id, state: 'assigned' },
-      ],
-    });
+    const { t, bond0, b, created } = await batchOfTwo((a, b) => [
+      { vlan: a.id, state: 'assigned' },
+      { vlan: b.id, state: 'assigned' },
+    ]);
     // Someone assigns one of the VLANs directly before the batch runs.
     expect((await t.api.post(`/ports/${bond0}/assign`, { vnid: b.id })).status).toBe(200);
     t.clock.advance(DEFAULT_DELAYS.batchQueuedMs + DEFAULT_DELAYS.batchInProgressMs);
