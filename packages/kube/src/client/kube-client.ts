@@ -213,17 +213,7 @@ export class KubeClient {
     patch: Record<string, unknown>,
     options: PatchOptions = {},
   ): Promise<T> {
-    return this.write<T>(
-      {
-        method: 'PATCH',
-        path: objectPath(type, key),
-        body: withResourceVersion(patch, options.resourceVersion),
-        contentType: mergePatch,
-        signal: options.signal,
-      },
-      `patch ${describe(type, key)}`,
-      options,
-    );
+    return this.mergePatch<T>({ type, key }, patch, options);
   }
 
   /** JSON merge patch of the status subresource, guarded by `resourceVersion` when given. */
@@ -234,15 +224,24 @@ export class KubeClient {
     patch: Record<string, unknown>,
     options: PatchOptions = {},
   ): Promise<T> {
+    return this.mergePatch<T>({ type, key, subresource: 'status' }, patch, options);
+  }
+
+  private mergePatch<T extends KubeObject>(
+    at: { readonly type: ResourceType; readonly key: ObjectKey; readonly subresource?: 'status' },
+    patch: Record<string, unknown>,
+    options: PatchOptions,
+  ): Promise<T> {
+    const { type, key, subresource } = at;
     return this.write<T>(
       {
         method: 'PATCH',
-        path: objectPath(type, key, 'status'),
+        path: objectPath(type, key, subresource),
         body: withResourceVersion(patch, options.resourceVersion),
         contentType: mergePatch,
         signal: options.signal,
       },
-      `patch status of ${describe(type, key)}`,
+      `patch ${subresource === undefined ? '' : `${subresource} of `}${describe(type, key)}`,
       options,
     );
   }
