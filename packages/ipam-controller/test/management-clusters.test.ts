@@ -8,7 +8,16 @@ import { Objects, kinds, type Obj } from '@metal-l2/test-support/objects';
 import { startPrivateControlPlane, stopPrivateControlPlane } from '@metal-l2/test-support/test-control-planes';
 import { timeouts } from '@metal-l2/test-support/timeouts';
 import { waitFor } from '@metal-l2/test-support/wait-for';
-import { conditionOf, createCredentials, loseVrfStatus, metalObjects, poolCondition, vrfPoolObject } from './support/metal.js';
+import {
+  conditionOf,
+  createCredentials,
+  loseVrfStatus,
+  metalObjects,
+  poolCondition,
+  vrfPoolObject,
+  createReadyPool,
+  ownVrfPoolObject,
+} from './support/metal.js';
 import { useVrfNamespace } from './support/vrf-namespace.js';
 
 // Two management clusters (two real API servers, each with its own kube-system Namespace UID)
@@ -115,16 +124,7 @@ describe('objects tagged before management-cluster tags (upgrade)', () => {
     const namespace = await space.extraNamespace(prefix);
     await createCredentials(kcA, namespace);
     const first = await space.runController(namespace);
-    await objectsA.create(
-      kinds.pool,
-      vrfPoolObject('old', namespace, {
-        addresses: ['10.62.1.0/24'],
-        create: { name: `old-${namespace}`, ipRanges: ['10.62.0.0/16'] },
-        vxlan,
-        metalGateway: true,
-      }),
-    );
-    const pool = await poolCondition(objectsA, { name: 'old', namespace }, { type: 'Ready', status: 'True' });
+    const pool = await createReadyPool(objectsA, ownVrfPoolObject('old', namespace, { octet: 62, vxlan }));
     await first.stop();
     stripClusterTags();
     return { namespace, pool };

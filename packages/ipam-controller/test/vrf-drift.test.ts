@@ -13,6 +13,8 @@ import {
   metalOf,
   poolCondition,
   vrfPoolObject,
+  createReadyPool,
+  ownVrfPoolObject,
 } from './support/metal.js';
 import { poolGone } from './support/claims.js';
 import { useVrfNamespace } from './support/vrf-namespace.js';
@@ -39,16 +41,7 @@ function vrfReadySince(pool: Obj | undefined): string | undefined {
 
 describe('drift', () => {
   test('a ready pool costs three reads per resync', async () => {
-    await objects.create(
-      kinds.pool,
-      vrfPoolObject('steady', ns, {
-        addresses: ['10.67.1.0/24'],
-        create: { name: `steady-${ns}`, ipRanges: ['10.67.0.0/16'] },
-        vxlan: 1600,
-        metalGateway: true,
-      }),
-    );
-    await poolCondition(objects, { name: 'steady', namespace: ns }, { type: 'Ready', status: 'True' });
+    await createReadyPool(objects, ownVrfPoolObject('steady', ns, { octet: 67, vxlan: 1600 }));
     const mark = sim.requests.lastSeq();
     await waitFor('a resync', () => sim.requests.count({ afterSeq: mark }) >= 3, { timeoutMs: resyncMs * 4 });
     const resync = sim.requests.countByOperation({ afterSeq: mark });
@@ -59,16 +52,7 @@ describe('drift', () => {
   });
 
   test('a deleted reservation (and the gateway that went with it) is reported and made again; the claim keeps its address', async () => {
-    await objects.create(
-      kinds.pool,
-      vrfPoolObject('drifty', ns, {
-        addresses: ['10.68.1.0/24'],
-        create: { name: `drifty-${ns}`, ipRanges: ['10.68.0.0/16'] },
-        vxlan: 1700,
-        metalGateway: true,
-      }),
-    );
-    const ready = await poolCondition(objects, { name: 'drifty', namespace: ns }, { type: 'Ready', status: 'True' });
+    const ready = await createReadyPool(objects, ownVrfPoolObject('drifty', ns, { octet: 68, vxlan: 1700 }));
     await objects.create(kinds.claim(), claimObject('drifty-1', ns, { pool: 'drifty' }));
     const address = await waitFor(
       'drifty-1 bound',
@@ -141,8 +125,7 @@ describe('drift', () => {
   test('an adopted VRF that disappears is reported, not recreated, and the pool lets nothing new be allocated', async () => {
     const metal = metalOf(sim);
     const vrf = await metal.vrfs.create(PROJECT_ID, { name: 'borrowed', metro: METRO, ip_ranges: ['10.69.0.0/16'] });
-    await objects.create(kinds.pool, vrfPoolObject('borrower', ns, { addresses: ['10.69.1.0/24'], vrfID: vrf.id ?? '' }));
-    await poolCondition(objects, { name: 'borrower', namespace: ns }, { type: 'Ready', status: 'True' });
+    await createReadyPool(objects, vrfPoolObject('borrower', ns, { addresses: ['10.69.1.0/24'], vrfID: vrf.id ?? '' }));
     await metal.vrfs.delete(vrf.id ?? '');
     const pool = await poolCondition(
       objects,

@@ -3,7 +3,7 @@ import type { Simulator } from '@metal-l2/metal-sim';
 import { claimObject, kinds } from '@metal-l2/test-support/objects';
 import { testTimeout, timeouts } from '@metal-l2/test-support/timeouts';
 import { waitFor } from '@metal-l2/test-support/wait-for';
-import { createCredentials, loseVrfStatus, metalObjects, poolCondition, successfulCalls, vrfPoolObject } from './support/metal.js';
+import { createCredentials, createReadyPool, loseVrfStatus, metalObjects, ownVrfPoolObject, successfulCalls } from './support/metal.js';
 import { poolGone } from './support/claims.js';
 import { useVrfNamespace } from './support/vrf-namespace.js';
 
@@ -34,16 +34,9 @@ describe('a 429/5xx storm', () => {
         sim.faults.add({ fault: 'drop', probability: 0.05 }),
       ];
       const before = sim.requests.lastSeq();
-      await objects.create(
-        kinds.pool,
-        vrfPoolObject('stormy', ns, {
-          addresses: ['10.65.1.0/24'],
-          create: { name: `stormy-${ns}`, ipRanges: ['10.65.0.0/16'] },
-          vxlan: 1400,
-          metalGateway: true,
-        }),
-      );
-      const ready = await poolCondition(objects, { name: 'stormy', namespace: ns }, { type: 'Ready', status: 'True', ...converged });
+      const ready = await createReadyPool(objects, ownVrfPoolObject('stormy', ns, { octet: 65, vxlan: 1400 }), {
+        timeoutMs: converged.timeoutMs,
+      });
       const faulted = sim.requests.entries({ afterSeq: before }).filter((e) => e.faultRuleId !== undefined).length;
       expect(faulted).toBeGreaterThan(0);
       process.stderr.write(`storm during creation: ${sim.requests.count({ afterSeq: before })} calls, ${faulted} answered by faults\n`);
@@ -86,16 +79,9 @@ describe('creates whose answer is lost after Metal acted', () => {
       const ns = await space.namespaceWithController('ipam-vrf-lost', { timeoutMs: 300, settleMs: 2_000 });
       const rules = creates.map((operationId) => sim.faults.add({ fault: 'latency', operationId, latencyMs: 800, times: 1 }));
       const before = sim.requests.lastSeq();
-      await objects.create(
-        kinds.pool,
-        vrfPoolObject('lost', ns, {
-          addresses: ['10.66.1.0/24'],
-          create: { name: `lost-${ns}`, ipRanges: ['10.66.0.0/16'] },
-          vxlan: 1500,
-          metalGateway: true,
-        }),
-      );
-      const ready = await poolCondition(objects, { name: 'lost', namespace: ns }, { type: 'Ready', status: 'True', ...converged });
+      const ready = await createReadyPool(objects, ownVrfPoolObject('lost', ns, { octet: 66, vxlan: 1500 }), {
+        timeoutMs: converged.timeoutMs,
+      });
       for (const rule of rules) expect(rule.fired).toBe(1);
       for (const operationId of creates)
         expect([operationId, sim.requests.count({ afterSeq: before, operationId })]).toEqual([operationId, 1]);
@@ -121,16 +107,7 @@ describe('a pool whose status was lost', () => {
       const ns = await space.extraNamespace('ipam-vrf-restore');
       await createCredentials(kc, ns);
       const first = await space.runController(ns);
-      await objects.create(
-        kinds.pool,
-        vrfPoolObject('restored', ns, {
-          addresses: ['10.72.1.0/24'],
-          create: { name: `restored-${ns}`, ipRanges: ['10.72.0.0/16'] },
-          vxlan: 1900,
-          metalGateway: true,
-        }),
-      );
-      const ready = await poolCondition(objects, { name: 'restored', namespace: ns }, { type: 'Ready', status: 'True' });
+      const ready = await createReadyPool(objects, ownVrfPoolObject('restored', ns, { octet: 72, vxlan: 1900 }));
       await first.stop();
       await loseVrfStatus(kc, { namespace: ns, name: 'restored' });
       expect((await objects.get(kinds.pool, 'restored', ns))?.status?.vrf).toBeUndefined();

@@ -15,6 +15,8 @@ import {
   metalOf,
   poolCondition,
   vrfPoolObject,
+  createReadyPool,
+  ownVrfPoolObject,
 } from './support/metal.js';
 import { boundAddress, poolGone } from './support/claims.js';
 import { useVrfNamespace } from './support/vrf-namespace.js';
@@ -40,16 +42,7 @@ describe('a fresh VRF-backed pool', () => {
   test('creates VRF, VLAN, reservation and Metal Gateway in six calls, records every id, binds claims but never the gateway address, and deletes it all in five', async () => {
     await createCredentials(kc, ns);
     const before = sim.requests.lastSeq();
-    await objects.create(
-      kinds.pool,
-      vrfPoolObject('fresh', ns, {
-        addresses: ['10.60.1.0/24'],
-        create: { name: `fresh-${ns}`, ipRanges: ['10.60.0.0/16'], localASN: 65100 },
-        vxlan: 1100,
-        metalGateway: true,
-      }),
-    );
-    const ready = await poolCondition(objects, { name: 'fresh', namespace: ns }, { type: 'Ready', status: 'True' });
+    const ready = await createReadyPool(objects, ownVrfPoolObject('fresh', ns, { octet: 60, vxlan: 1100, localASN: 65100 }));
     const creation = sim.requests.countByOperation({ afterSeq: before });
     expect(creation).toEqual({
       findVrfs: 1,
@@ -132,11 +125,10 @@ describe('an adopted VRF', () => {
     const vlan = await metal.virtualNetworks.create(PROJECT_ID, { metro: METRO, vxlan: 1200 });
     const other = await metal.ipReservations.create(PROJECT_ID, { type: 'vrf', vrf_id: vrf.id ?? '', network: '10.61.9.0', cidr: 24 });
     const before = sim.requests.lastSeq();
-    await objects.create(
-      kinds.pool,
+    const ready = await createReadyPool(
+      objects,
       vrfPoolObject('adopted', ns, { addresses: ['10.61.1.10-10.61.1.20'], vrfID: vrf.id ?? '', vxlan: 1200, metalGateway: true }),
     );
-    const ready = await poolCondition(objects, { name: 'adopted', namespace: ns }, { type: 'Ready', status: 'True' });
     expect(sim.requests.countByOperation({ afterSeq: before })).toEqual({
       findVrfById: 1,
       findVirtualNetworks: 1,
@@ -172,11 +164,10 @@ describe('an adopted VRF', () => {
       network: '10.62.1.0',
       cidr: 24,
     });
-    await objects.create(
-      kinds.pool,
+    const ready = await createReadyPool(
+      objects,
       vrfPoolObject('prepared', ns, { addresses: ['10.62.1.0/24'], vrfID: vrf.id ?? '', vxlan: 1300, metalGateway: true }),
     );
-    const ready = await poolCondition(objects, { name: 'prepared', namespace: ns }, { type: 'Ready', status: 'True' });
     expect(ready.status.vrf).toMatchObject({ reservationID: reservation.id, created: ['MetalGateway'] });
     await objects.delete(kinds.pool, 'prepared', ns);
     await gone('prepared');
@@ -231,14 +222,7 @@ describe('a VRF to create whose ranges do not hold the subnet', () => {
 
 describe('credentials', () => {
   test('a missing Secret holds the pool and its claims with CredentialsMissing until the Secret appears', async () => {
-    await objects.create(
-      kinds.pool,
-      vrfPoolObject('late', ns, {
-        addresses: ['10.63.1.0/24'],
-        create: { name: `late-${ns}`, ipRanges: ['10.63.0.0/16'] },
-        secret: 'late-metal',
-      }),
-    );
+    await objects.create(kinds.pool, ownVrfPoolObject('late', ns, { octet: 63, secret: 'late-metal' }));
     const waiting = await poolCondition(
       objects,
       { name: 'late', namespace: ns },
@@ -271,17 +255,7 @@ describe('credentials', () => {
 
   test('a Secret deleted before its pool (as when a namespace goes) does not strand the pool: the last token that worked deletes', async () => {
     await createCredentials(kc, ns, { name: 'short-lived' });
-    await objects.create(
-      kinds.pool,
-      vrfPoolObject('orphan', ns, {
-        addresses: ['10.71.1.0/24'],
-        create: { name: `orphan-${ns}`, ipRanges: ['10.71.0.0/16'] },
-        vxlan: 1800,
-        metalGateway: true,
-        secret: 'short-lived',
-      }),
-    );
-    const ready = await poolCondition(objects, { name: 'orphan', namespace: ns }, { type: 'Ready', status: 'True' });
+    const ready = await createReadyPool(objects, ownVrfPoolObject('orphan', ns, { octet: 71, vxlan: 1800, secret: 'short-lived' }));
     await kc.makeApiClient(k8s.CoreV1Api).deleteNamespacedSecret({ namespace: ns, name: 'short-lived' });
     await objects.delete(kinds.pool, 'orphan', ns);
     await gone('orphan');
@@ -297,14 +271,7 @@ describe('credentials', () => {
   test('a token Metal refuses is reported with Metal’s answer, and the token shows nowhere: conditions, events, logs', async () => {
     const wrong = 'tok-wrong-91c2e6d0-never-shown';
     await createCredentials(kc, ns, { name: 'wrong-metal', token: wrong });
-    await objects.create(
-      kinds.pool,
-      vrfPoolObject('refused', ns, {
-        addresses: ['10.64.1.0/24'],
-        create: { name: `refused-${ns}`, ipRanges: ['10.64.0.0/16'] },
-        secret: 'wrong-metal',
-      }),
-    );
+    await objects.create(kinds.pool, ownVrfPoolObject('refused', ns, { octet: 64, secret: 'wrong-metal' }));
     const pool = await poolCondition(
       objects,
       { name: 'refused', namespace: ns },

@@ -12,7 +12,7 @@ import { ensureVlan } from './ensure-vlan.js';
 import { isVrfMetalError } from './metal-call.js';
 import { isSubnetInRanges, poolSubnet, reservationSizeProblem } from './subnet.js';
 import { retryDelayMs } from './vrf-runtime.js';
-import type { StepOutcome, VrfEvent, VrfScope } from './vrf-scope.js';
+import { blocked, type StepOutcome, type VrfEvent, type VrfScope } from './vrf-scope.js';
 import { describeReady, reservedAddressesOf, vrfReadyCondition } from './vrf-status.js';
 
 /** What one pass over a pool's Metal side found; the pool reconciler folds it into its status write. */
@@ -153,13 +153,8 @@ export async function reconcileVrf(ctx: IpamContext, input: ReconcileVrfInput): 
     }
   } catch (err: unknown) {
     if (!isVrfMetalError(err)) throw err;
-    return failedPass({
-      reason: PoolReasons.vrfError,
-      message: err.message,
-      ...(err.retryAfterMs === undefined ? {} : { requeueAfterMs: err.retryAfterMs }),
-      scope,
-      fingerprint,
-    });
+    // A Metal error ends the pass like a blocked step, retried when Metal says.
+    outcome = blocked(PoolReasons.vrfError, err.message, err.retryAfterMs);
   }
   if (outcome.kind === 'blocked') {
     return failedPass({

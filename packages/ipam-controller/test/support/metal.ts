@@ -146,6 +146,33 @@ export function vrfPoolObject(name: string, namespace: string, options: VrfPoolO
   };
 }
 
+/** What most VRF tests need: a pool that creates its own VRF (named `<pool>-<namespace>`). */
+export interface OwnVrfPoolOptions {
+  /** The VRF covers 10.<octet>.0.0/16 and the pool serves 10.<octet>.1.0/24. */
+  readonly octet: number;
+  /** With a VXLAN the pool also gets its Metal gateway. */
+  readonly vxlan?: number;
+  readonly secret?: string;
+  readonly localASN?: number;
+}
+
+export function ownVrfPoolObject(name: string, namespace: string, options: OwnVrfPoolOptions): Obj {
+  const { octet, vxlan, secret, localASN } = options;
+  return vrfPoolObject(name, namespace, {
+    addresses: [`10.${octet}.1.0/24`],
+    create: { name: `${name}-${namespace}`, ipRanges: [`10.${octet}.0.0/16`], ...(localASN === undefined ? {} : { localASN }) },
+    ...(vxlan === undefined ? {} : { vxlan, metalGateway: true }),
+    ...(secret === undefined ? {} : { secret }),
+  });
+}
+
+/** Creates the pool and waits until it is Ready. */
+export async function createReadyPool(objects: Objects, pool: Obj, options: { timeoutMs?: number } = {}): Promise<Obj> {
+  await objects.create(kinds.pool, pool);
+  const at = { name: pool.metadata.name ?? '', namespace: pool.metadata.namespace ?? '' };
+  return poolCondition(objects, at, { type: 'Ready', status: 'True', ...options });
+}
+
 export function conditionOf(obj: Obj | undefined, type: string): { status?: string; reason?: string; message?: string } | undefined {
   return (obj?.status?.conditions as { type: string; status?: string; reason?: string; message?: string }[] | undefined)?.find(
     (c) => c.type === type,
