@@ -1,18 +1,6 @@
 // The public surface of @metal-l2/kube. Everything else is internal.
-export { KubeClient, defaultNamespace, loadKubeConfig } from './client/index.js';
-export type {
-  ClusterAccess,
-  DeleteOptions,
-  KubeClientOptions,
-  ListItemsOptions,
-  ListOptions,
-  ListResult,
-  PatchOptions,
-  RequestOptions,
-  WatchEvent,
-  WatchOptions,
-  WriteOptions,
-} from './client/index.js';
+// The client's own index is already its curated surface.
+export * from './client/index.js';
 
 export { Informer } from './cache/index.js';
 export type { IndexFunction, InformerEventName, InformerHandle, InformerHandlers, InformerOptions, InformerStats } from './cache/index.js';

@@ -42,49 +42,15 @@ describe('readSecretValue against the API server', () => {
     nobody.close();
   });
 
+  const found = (value: string) => ({ kind: 'found', value, where: 'Secret NS/metal' });
+  const missing = (message: string) => ({ kind: 'missing', message });
   test.each([
-    {
-      name: 'a value, trimmed',
-      secret: 'metal',
-      dataKey: 'apiToken',
-      trim: true,
-      want: { kind: 'found', value: 's3cret-token', where: 'Secret NS/metal' },
-    },
-    {
-      name: 'a value as stored',
-      secret: 'metal',
-      dataKey: 'apiToken',
-      trim: false,
-      want: { kind: 'found', value: 's3cret-token\n', where: 'Secret NS/metal' },
-    },
-    {
-      name: 'an absent Secret',
-      secret: 'gone',
-      dataKey: 'apiToken',
-      trim: true,
-      want: { kind: 'missing', message: 'Secret NS/gone not found' },
-    },
-    {
-      name: 'an absent key',
-      secret: 'metal',
-      dataKey: 'token',
-      trim: true,
-      want: { kind: 'missing', message: 'Secret NS/metal has no key token' },
-    },
-    {
-      name: 'a whitespace-only value',
-      secret: 'metal',
-      dataKey: 'empty',
-      trim: true,
-      want: { kind: 'missing', message: 'Secret NS/metal has an empty empty' },
-    },
-    {
-      name: 'an empty value',
-      secret: 'metal',
-      dataKey: 'blank',
-      trim: false,
-      want: { kind: 'missing', message: 'Secret NS/metal has an empty blank' },
-    },
+    { name: 'a value, trimmed', secret: 'metal', dataKey: 'apiToken', trim: true, want: found('s3cret-token') },
+    { name: 'a value as stored', secret: 'metal', dataKey: 'apiToken', trim: false, want: found('s3cret-token\n') },
+    { name: 'an absent Secret', secret: 'gone', dataKey: 'apiToken', trim: true, want: missing('Secret NS/gone not found') },
+    { name: 'an absent key', secret: 'metal', dataKey: 'token', trim: true, want: missing('Secret NS/metal has no key token') },
+    { name: 'a whitespace-only value', secret: 'metal', dataKey: 'empty', trim: true, want: missing('Secret NS/metal has an empty empty') },
+    { name: 'an empty value', secret: 'metal', dataKey: 'blank', trim: false, want: missing('Secret NS/metal has an empty blank') },
   ])('$name', async ({ secret, dataKey, trim, want }) => {
     const got = await readSecretValue(client, { namespace: ns, name: secret }, { dataKey, trim });
     expect(JSON.parse(JSON.stringify(got).replaceAll(ns, 'NS'))).toEqual(want);
