@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, test } from '@jest/globals';
@@ -69,6 +69,37 @@ describe('loadKubeConfig', () => {
       doc.clusters[0]!.cluster['certificate-authority-data'] = caBundle;
     });
     await expect(readDefaultNamespace(file)).rejects.toThrow(/certificate/i);
+  });
+
+  test('in a pod: the Service from the environment, the CA and the token (trailing newline and all) from the mount', async () => {
+    const cluster = original.clusters[0]!.cluster;
+    const server = new URL(String(cluster['server']));
+    const mount = join(dir, 'serviceaccount');
+    mkdirSync(mount);
+    writeFileSync(join(mount, 'ca.crt'), Buffer.from(String(cluster['certificate-authority-data']), 'base64'));
+    writeFileSync(join(mount, 'token'), `${String(original.users[0]!.user['token'])}\n`);
+    const saved = { host: process.env['KUBERNETES_SERVICE_HOST'], port: process.env['KUBERNETES_SERVICE_PORT'] };
+    process.env['KUBERNETES_SERVICE_HOST'] = server.hostname;
+    process.env['KUBERNETES_SERVICE_PORT'] = server.port;
+    try {
+      const access = await loadKubeConfig({ serviceAccountDir: mount });
+      expect(access).not.toBeInstanceOf(KubeConfig);
+      expect(access.getCurrentCluster()?.server).toBe(`https://${server.hostname}:${server.port}`);
+      const client = KubeClient.fromKubeConfig(access);
+      try {
+        expect((await client.get(builtinTypes.namespace, { name: 'default' }))?.metadata.name).toBe('default');
+      } finally {
+        client.close();
+      }
+    } finally {
+      for (const [name, value] of [
+        ['KUBERNETES_SERVICE_HOST', saved.host],
+        ['KUBERNETES_SERVICE_PORT', saved.port],
+      ] as const) {
+        if (value === undefined) delete process.env[name];
+        else process.env[name] = value;
+      }
+    }
   });
 
   test('hands a kubeconfig with an exec plugin to client-node', async () => {

@@ -68,7 +68,8 @@ class SimpleClusterAccess implements ClusterAccess {
     if (this.access.tokenFile === undefined) return undefined;
     const now = Date.now();
     if (this.token === undefined || now - this.token.readAt > tokenFileRereadMs) {
-      this.token = { value: readFileSync(this.access.tokenFile, 'utf8'), readAt: now };
+      // A token file written by hand often ends in a newline; a header must not.
+      this.token = { value: readFileSync(this.access.tokenFile, 'utf8').trim(), readAt: now };
     }
     return this.token.value;
   }
@@ -147,8 +148,8 @@ export function simpleAccessOf(doc: unknown, dir: string): SimpleAccess | undefi
   };
 }
 
-/** The pod's service account, as client-node's loadFromCluster reads it. */
-function inClusterAccess(): SimpleAccess {
+/** The pod's service account: the API server's Service from the environment, CA and token from the mount. */
+function inClusterAccess(serviceAccountDir: string): SimpleAccess {
   const host = process.env['KUBERNETES_SERVICE_HOST'] ?? '';
   const port = process.env['KUBERNETES_SERVICE_PORT'] ?? '';
   const scheme = port === '80' || port === '8080' || port === '8001' ? 'http' : 'https';
@@ -173,7 +174,9 @@ async function clientNodeKubeConfig(load: (kc: KubeConfig) => void): Promise<Kub
  * than a token, client certificate and CA (exec plugins, auth providers, proxies, ...) is read by
  * client-node too, loaded only then. Called from main, which owns the environment.
  */
-export async function loadKubeConfig(options: { kubeconfig?: string | undefined } = {}): Promise<ClusterAccess> {
+export async function loadKubeConfig(
+  options: { kubeconfig?: string | undefined; /** Tests point this at their own mount. */ serviceAccountDir?: string } = {},
+): Promise<ClusterAccess> {
   const file = options.kubeconfig;
   if (file !== undefined && file !== '') {
     const { parse } = await import('yaml');
@@ -182,7 +185,8 @@ export async function loadKubeConfig(options: { kubeconfig?: string | undefined 
     const simple = simpleAccessOf(parse(text), slash < 0 ? '.' : file.slice(0, slash) || '/');
     return simple === undefined ? clientNodeKubeConfig((kc) => kc.loadFromFile(file)) : new SimpleClusterAccess(simple);
   }
-  if ((process.env['KUBERNETES_SERVICE_HOST'] ?? '') !== '') return new SimpleClusterAccess(inClusterAccess());
+  if ((process.env['KUBERNETES_SERVICE_HOST'] ?? '') !== '')
+    return new SimpleClusterAccess(inClusterAccess(options.serviceAccountDir ?? serviceAccountDir));
   return clientNodeKubeConfig((kc) => kc.loadFromDefault());
 }
 
