@@ -6,11 +6,16 @@
 // and two claim patches).
 import { cpus, loadavg } from 'node:os';
 import { percentile } from './burst.js';
-import { createNamespace, startCluster } from './cluster.js';
+import { resourcePath } from './api.js';
+import { createNamespace, crdDirs, installCrds, startCluster } from './cluster.js';
+import { ours } from './targets.js';
 import { cpuSeconds } from './server-metrics.js';
 import { ms, num, printTable, rate, sec, section } from './table.js';
 
 const note = (text) => process.stderr.write(`  ${text}\n`);
+
+// What the controller puts on a claim it is about to bind (IpamFinalizers.releaseAddress).
+const IPAM_RELEASE_FINALIZER = 'ipam.metal.x-k8s.io/release-address';
 
 /** Creates `count` ConfigMaps, at most `inflight` at a time; returns rate and latency figures. */
 async function plainWrites({ api, namespace, count, inflight }) {
@@ -36,6 +41,60 @@ async function plainWrites({ api, namespace, count, inflight }) {
   };
 }
 
+/**
+ * The writes a bound claim needs, done by a bare client with no controller and nothing to decide:
+ * the claim's create (the bench's part in the burst too), then the controller's three (finalizer
+ * patch, IPAddress create, status patch), one claim after the other in each of `inflight` lanes.
+ * DESIGN.md §5 sets the burst against this: at least 0.9 of it.
+ */
+async function claimWrites({ api, namespace, count, inflight, prefix = 'c' }) {
+  const { claim, address, pool } = ours;
+  const claimsPath = resourcePath({ ...claim, namespace });
+  const addressesPath = resourcePath({ ...address, namespace });
+  const poolRef = { apiGroup: pool.group, kind: pool.kind, name: 'floor' };
+  const latencies = [];
+  let next = 0;
+  const worker = async () => {
+    while (next < count) {
+      const i = next++;
+      const name = `${prefix}-${i}`;
+      const sent = Date.now();
+      await api.post(claimsPath, {
+        apiVersion: `${claim.group}/${claim.version}`,
+        kind: 'IPAddressClaim',
+        metadata: { name, namespace },
+        spec: { poolRef },
+      });
+      await api.mergePatch(`${claimsPath}/${name}`, { metadata: { finalizers: [IPAM_RELEASE_FINALIZER] } });
+      const spec = { address: `10.0.${i >> 8}.${i & 255}`, prefix: 16, gateway: '10.0.255.254', claimRef: { name }, poolRef };
+      await api.post(addressesPath, {
+        apiVersion: `${address.group}/${address.version}`,
+        kind: 'IPAddress',
+        metadata: { name, namespace },
+        spec,
+      });
+      const ready = {
+        type: 'Ready',
+        status: 'True',
+        reason: 'AddressAllocated',
+        message: '',
+        lastTransitionTime: new Date().toISOString().replace(/\.\d+Z$/, 'Z'),
+      };
+      await api.mergePatch(`${claimsPath}/${name}/status`, { status: { addressRef: { name }, conditions: [ready] } });
+      latencies.push(Date.now() - sent);
+    }
+  };
+  const started = Date.now();
+  await Promise.all(Array.from({ length: Math.min(inflight, count) }, worker));
+  const seconds = (Date.now() - started) / 1000;
+  return {
+    count,
+    seconds,
+    claimsPerSecond: rate(count, seconds),
+    latencyMs: { p50: percentile(latencies, 50), p99: percentile(latencies, 99), max: percentile(latencies, 100) },
+  };
+}
+
 export async function runFloor(options) {
   const count = options.claims ?? 1000;
   section(`write floor: ${count} plain writes (ConfigMap creates, ${options.inflight} in flight) from a bare client, no controller`);
@@ -53,6 +112,15 @@ export async function runFloor(options) {
     const writes = await plainWrites({ api: cluster.api, namespace, count, inflight: options.inflight });
     const after = cpu();
     const loadAfter = loadavg()[0];
+    await installCrds(cluster.api, [crdDirs.capiV1_14(), crdDirs.ours()]);
+    const claimNamespace = await createNamespace(cluster.api, 'claim-floor');
+    // The first writes to a fresh CRD pay for its handler; the burst's controller has warmed it
+    // with its watches by then, so the floor warms it too, unmeasured.
+    await claimWrites({ api: cluster.api, namespace: claimNamespace, count: options.inflight, inflight: options.inflight, prefix: 'warm' });
+    const claimsBefore = cpu();
+    const claims = await claimWrites({ api: cluster.api, namespace: claimNamespace, count, inflight: options.inflight });
+    const claimsAfter = cpu();
+    const claimsCommand = `per claim: POST ipaddressclaims, PATCH its finalizers, POST ipaddresses, PATCH its status; ${count} claims, ${options.inflight} in flight (hack/bench/floor.js)`;
     const command = `POST /api/v1/namespaces/floor/configmaps x ${count}, ${options.inflight} in flight (hack/bench/api.js)`;
     console.log(`$ ${command}`);
     printTable(
@@ -69,7 +137,24 @@ export async function runFloor(options) {
         ['machine load average (1 min) before -> after', `${num(loadBefore, 1)} -> ${num(loadAfter, 1)} on ${cpus().length} CPUs`],
       ],
     );
-    return { ...writes, command, loadBefore, loadAfter };
+    console.log(`$ ${claimsCommand}`);
+    printTable(
+      ['figure', 'value'],
+      [
+        [
+          'claims written (4 writes each, CAPI v1.14 CRDs)',
+          `${num(count)} in ${sec(claims.seconds)} -> ${num(claims.claimsPerSecond)} claims/s`,
+        ],
+        ['per-claim latency p50 / p99 / max', `${ms(claims.latencyMs.p50)} / ${ms(claims.latencyMs.p99)} / ${ms(claims.latencyMs.max)}`],
+        [
+          `CPU seconds in the ${sec(claims.seconds)}`,
+          Object.keys(claimsAfter)
+            .map((k) => `${k} ${num(claimsAfter[k] - claimsBefore[k], 1)}`)
+            .join(', '),
+        ],
+      ],
+    );
+    return { ...writes, command, loadBefore, loadAfter, claims: { ...claims, command: claimsCommand } };
   } finally {
     await cluster.stop();
   }
@@ -88,6 +173,8 @@ export function floorComparison(burstResult, floorResult) {
   const writesPerClaim = 1 + controllerWrites / burstResult.burst.count;
   return {
     claimsPerSecond,
+    floorClaimsPerSecond: floorResult.claims.claimsPerSecond,
+    claimFraction: claimsPerSecond / floorResult.claims.claimsPerSecond,
     floorWritesPerSecond: floorResult.writesPerSecond,
     fraction: claimsPerSecond / floorResult.writesPerSecond,
     writesPerClaim,
