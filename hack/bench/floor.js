@@ -20,23 +20,36 @@ const IPAM_RELEASE_FINALIZER = 'ipam.metal.x-k8s.io/release-address';
 /** Creates `count` ConfigMaps, at most `inflight` at a time; returns rate and latency figures. */
 async function plainWrites({ api, namespace, count, inflight }) {
   const path = `/api/v1/namespaces/${namespace}/configmaps`;
+  const timed = await inLanes({ count, inflight }, (i) =>
+    api.post(path, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `w-${i}`, namespace }, data: { i: String(i) } }),
+  );
+  return { ...timed, writesPerSecond: timed.perSecond };
+}
+
+/**
+ * Runs `one(i)` for i in 0..count-1, `inflight` lanes each doing one after the other; the rate of
+ * whole items and each item's latency.
+ * @param {{ count: number, inflight: number }} size
+ * @param {(i: number) => Promise<unknown>} one
+ */
+async function inLanes({ count, inflight }, one) {
   const latencies = [];
   let next = 0;
-  const worker = async () => {
+  const lane = async () => {
     while (next < count) {
       const i = next++;
       const sent = Date.now();
-      await api.post(path, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `w-${i}`, namespace }, data: { i: String(i) } });
+      await one(i);
       latencies.push(Date.now() - sent);
     }
   };
   const started = Date.now();
-  await Promise.all(Array.from({ length: Math.min(inflight, count) }, worker));
+  await Promise.all(Array.from({ length: Math.min(inflight, count) }, lane));
   const seconds = (Date.now() - started) / 1000;
   return {
     count,
     seconds,
-    writesPerSecond: rate(count, seconds),
+    perSecond: rate(count, seconds),
     latencyMs: { p50: percentile(latencies, 50), p99: percentile(latencies, 99), max: percentile(latencies, 100) },
   };
 }
@@ -52,47 +65,32 @@ async function claimWrites({ api, namespace, count, inflight, prefix = 'c' }) {
   const claimsPath = resourcePath({ ...claim, namespace });
   const addressesPath = resourcePath({ ...address, namespace });
   const poolRef = { apiGroup: pool.group, kind: pool.kind, name: 'floor' };
-  const latencies = [];
-  let next = 0;
-  const worker = async () => {
-    while (next < count) {
-      const i = next++;
-      const name = `${prefix}-${i}`;
-      const sent = Date.now();
-      await api.post(claimsPath, {
-        apiVersion: `${claim.group}/${claim.version}`,
-        kind: 'IPAddressClaim',
-        metadata: { name, namespace },
-        spec: { poolRef },
-      });
-      await api.mergePatch(`${claimsPath}/${name}`, { metadata: { finalizers: [IPAM_RELEASE_FINALIZER] } });
-      const spec = { address: `10.0.${i >> 8}.${i & 255}`, prefix: 16, gateway: '10.0.255.254', claimRef: { name }, poolRef };
-      await api.post(addressesPath, {
-        apiVersion: `${address.group}/${address.version}`,
-        kind: 'IPAddress',
-        metadata: { name, namespace },
-        spec,
-      });
-      const ready = {
-        type: 'Ready',
-        status: 'True',
-        reason: 'AddressAllocated',
-        message: '',
-        lastTransitionTime: new Date().toISOString().replace(/\.\d+Z$/, 'Z'),
-      };
-      await api.mergePatch(`${claimsPath}/${name}/status`, { status: { addressRef: { name }, conditions: [ready] } });
-      latencies.push(Date.now() - sent);
-    }
-  };
-  const started = Date.now();
-  await Promise.all(Array.from({ length: Math.min(inflight, count) }, worker));
-  const seconds = (Date.now() - started) / 1000;
-  return {
-    count,
-    seconds,
-    claimsPerSecond: rate(count, seconds),
-    latencyMs: { p50: percentile(latencies, 50), p99: percentile(latencies, 99), max: percentile(latencies, 100) },
-  };
+  const timed = await inLanes({ count, inflight }, async (i) => {
+    const name = `${prefix}-${i}`;
+    await api.post(claimsPath, {
+      apiVersion: `${claim.group}/${claim.version}`,
+      kind: 'IPAddressClaim',
+      metadata: { name, namespace },
+      spec: { poolRef },
+    });
+    await api.mergePatch(`${claimsPath}/${name}`, { metadata: { finalizers: [IPAM_RELEASE_FINALIZER] } });
+    const spec = { address: `10.0.${i >> 8}.${i & 255}`, prefix: 16, gateway: '10.0.255.254', claimRef: { name }, poolRef };
+    await api.post(addressesPath, {
+      apiVersion: `${address.group}/${address.version}`,
+      kind: 'IPAddress',
+      metadata: { name, namespace },
+      spec,
+    });
+    const ready = {
+      type: 'Ready',
+      status: 'True',
+      reason: 'AddressAllocated',
+      message: '',
+      lastTransitionTime: new Date().toISOString().replace(/\.\d+Z$/, 'Z'),
+    };
+    await api.mergePatch(`${claimsPath}/${name}/status`, { status: { addressRef: { name }, conditions: [ready] } });
+  });
+  return { ...timed, claimsPerSecond: timed.perSecond };
 }
 
 export async function runFloor(options) {
