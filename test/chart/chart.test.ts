@@ -8,7 +8,8 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import * as k8s from '@kubernetes/client-node';
 import { parseAllDocuments } from 'yaml';
-import { startCappFixture, type RunningCappFixture } from '@metal-l2/capp-fixture';
+import { createMetalClient } from '@metal-l2/metal-api';
+import { reserveClusterEndpoint, startCappFixture, type RunningCappFixture } from '@metal-l2/capp-fixture';
 import { createLogger } from '@metal-l2/kube';
 import { renderKubeconfig, type OwnedControlPlane } from '@metal-l2/local-control-plane';
 import { startSimulator, type Simulator } from '@metal-l2/metal-sim';
@@ -730,6 +731,12 @@ describe("the chart's RBAC is exactly enough", () => {
     await objects.create(netKinds.packetCluster, {
       metadata: { name: CLUSTER, namespace: ns },
       spec: { projectID: PROJECT_ID, metro: METRO },
+    });
+    // CPEM (the default): the endpoint reservation CAPP's PacketCluster controller would make.
+    await reserveClusterEndpoint(createMetalClient({ token: TOKEN, baseUrl: sim.baseUrl, rateLimit: false }), {
+      projectId: PROJECT_ID,
+      clusterName: CLUSTER,
+      metro: METRO,
     });
     await objects.create(netKinds.cluster, {
       metadata: { name: CLUSTER, namespace: ns },

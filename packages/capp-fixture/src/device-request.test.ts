@@ -47,18 +47,20 @@ describe('tags', () => {
 });
 
 describe('userDataValues', () => {
-  test.each<{ name: string; labels: Record<string, string>; pc: PacketCluster; want: Record<string, string> }>([
+  test.each<{ name: string; labels: Record<string, string>; pc: PacketCluster; reservation?: string; want: Record<string, string> }>([
     { name: 'a worker gets the version only', labels: {}, pc: packetCluster(), want: { kubernetesVersion: 'v1.30.1' } },
     {
-      name: 'a CPEM control plane gets the token and the PacketCluster endpoint',
+      name: 'a CPEM control plane gets the token and the address of the cluster reservation, not the PacketCluster endpoint',
       labels: { 'cluster.x-k8s.io/control-plane': '' },
-      pc: packetCluster({ controlPlaneEndpoint: { host: '147.75.1.1', port: 6443 } }),
-      want: { kubernetesVersion: 'v1.30.1', apiKey: 'tok', controlPlaneEndpoint: '147.75.1.1' },
+      pc: packetCluster({ vipManager: 'CPEM', controlPlaneEndpoint: { host: '147.75.1.1', port: 6443 } }),
+      reservation: '147.75.9.9',
+      want: { kubernetesVersion: 'v1.30.1', apiKey: 'tok', controlPlaneEndpoint: '147.75.9.9' },
     },
     {
-      name: 'a control plane without an endpoint yet gets no controlPlaneEndpoint key',
+      name: 'a control plane whose reservation has no address gets no controlPlaneEndpoint key',
       labels: { 'cluster.x-k8s.io/control-plane': '' },
-      pc: packetCluster(),
+      pc: packetCluster({ vipManager: 'KUBE_VIP' }),
+      reservation: '',
       want: { kubernetesVersion: 'v1.30.1', apiKey: 'tok' },
     },
     {
@@ -67,10 +69,18 @@ describe('userDataValues', () => {
       pc: packetCluster({ vipManager: 'EMLB' }, { 'equinix.com/loadbalancerID': 'lb-1' }),
       want: { kubernetesVersion: 'v1.30.1', apiKey: 'tok', controlPlaneEndpoint: '10.0.0.1', cpemConfig: 'emlb:///da', emlbID: 'lb-1' },
     },
-  ])('$name', ({ labels, pc, want }) => {
+  ])('$name', ({ labels, pc, reservation, want }) => {
     const m = machine(labels);
     const isControlPlane = 'cluster.x-k8s.io/control-plane' in labels;
-    expect(userDataValues({ machine: m, isControlPlane, token: 'tok', cluster, packetCluster: pc })).toEqual(want);
+    const values = userDataValues({
+      machine: m,
+      isControlPlane,
+      token: 'tok',
+      cluster,
+      packetCluster: pc,
+      ...(reservation === undefined ? {} : { reservationAddress: reservation }),
+    });
+    expect(values).toEqual(want);
   });
 });
 
@@ -89,9 +99,19 @@ describe('createDeviceInput', () => {
       plan: 'c3.small.x86',
       operating_system: 'ubuntu_22_04',
       billing_cycle: 'hourly',
+      ipxe_script_url: '',
       tags: ['t'],
       userdata: 'u',
     });
+  });
+
+  test('an unset billing cycle and iPXE URL go out as empty strings, an unknown billing cycle as it is: the API judges them', () => {
+    const body = (pm: PacketMachine) => createDeviceInput({ packetMachine: pm, packetCluster: packetCluster(), tags: [], userdata: '' });
+    expect(body(packetMachine())).toMatchObject({ billing_cycle: '', ipxe_script_url: '' });
+    expect(Object.keys(body(packetMachine()))).toEqual(
+      expect.arrayContaining(['hostname', 'metro', 'billing_cycle', 'plan', 'operating_system', 'ipxe_script_url', 'tags', 'userdata']),
+    );
+    expect(body(packetMachine({ billingCycle: 'weekly' })).billing_cycle).toBe('weekly');
   });
 
   test('a machine metro wins over the cluster one', () => {
@@ -100,11 +120,9 @@ describe('createDeviceInput', () => {
     ).toBe('sv');
   });
 
-  test.each([
-    { name: 'a facility', pm: packetMachine({ facility: 'da11' }), message: /facility da11/ },
-    { name: 'an unknown billing cycle', pm: packetMachine({ billingCycle: 'weekly' }), message: /billing cycle "weekly"/ },
-  ])('refuses $name', ({ pm, message }) => {
-    expect(() => createDeviceInput({ packetMachine: pm, packetCluster: packetCluster(), tags: [], userdata: '' })).toThrow(message);
+  test('refuses a facility (the simulator places devices in metros only)', () => {
+    const pm = packetMachine({ facility: 'da11' });
+    expect(() => createDeviceInput({ packetMachine: pm, packetCluster: packetCluster(), tags: [], userdata: '' })).toThrow(/facility da11/);
   });
 
   test('an iPXE URL needs the custom_ipxe OS', () => {

@@ -1,7 +1,8 @@
 // What CAPP v0.9.0 sends when it creates a device and what it reads back (pkg/cloud/packet/
 // client.go NewDevice and GetDeviceAddresses, util.go DefaultCreateTags). Pure.
 import type { Cluster, Machine, PacketCluster, PacketMachine } from '@metal-l2/api';
-import type { Device, DeviceCreateInMetroInput } from '@metal-l2/metal-api';
+import type { Device } from '@metal-l2/metal-api';
+import type { CappDeviceCreateBody } from './capp-metal-calls.js';
 import { EMLB_ID_ANNOTATION, IPXE_OS, RoleTags, VipManagers } from './capp-api.js';
 
 /**
@@ -30,9 +31,9 @@ export function hasAllTags(device: Device, wanted: readonly string[]): boolean {
 /**
  * The template data CAPP executes the bootstrap data with: kubernetesVersion always; for
  * control-plane machines also apiKey (the Metal token) and, when non-empty, controlPlaneEndpoint,
- * cpemConfig and emlbID. For CPEM and kube-vip CAPP looks the endpoint up as the project's IP
- * reservation tagged for the cluster; the fixture takes PacketCluster.spec.controlPlaneEndpoint.host,
- * which CAPP's PacketCluster controller fills from that very reservation.
+ * cpemConfig and emlbID. For CPEM and kube-vip the endpoint is the address of the cluster's IP
+ * reservation (`reservationAddress`, found by GetIPByClusterIdentifier); for EMLB it is the
+ * Cluster's endpoint host.
  */
 export function userDataValues(options: {
   machine: Machine;
@@ -40,6 +41,7 @@ export function userDataValues(options: {
   token: string;
   cluster: Cluster;
   packetCluster: PacketCluster;
+  reservationAddress?: string;
 }): Record<string, string> {
   const values: Record<string, string> = { kubernetesVersion: options.machine.spec.version ?? '' };
   if (!options.isControlPlane) return values;
@@ -54,8 +56,10 @@ export function userDataValues(options: {
       cpemConfig = `emlb:///${packetCluster.spec.metro ?? ''}`;
       emlbID = packetCluster.metadata.annotations?.[EMLB_ID_ANNOTATION] ?? '';
       break;
-    default:
-      endpoint = packetCluster.spec.controlPlaneEndpoint?.host ?? '';
+    case VipManagers.cpem:
+    case VipManagers.kubeVip:
+      endpoint = options.reservationAddress ?? '';
+      break;
   }
   if (endpoint !== '') values['controlPlaneEndpoint'] = endpoint;
   if (cpemConfig !== '') values['cpemConfig'] = cpemConfig;
@@ -63,11 +67,7 @@ export function userDataValues(options: {
   return values;
 }
 
-const billingCycles = ['hourly', 'daily', 'monthly', 'yearly'] as const;
-type BillingCycle = (typeof billingCycles)[number];
-const isBillingCycle = (value: string): value is BillingCycle => (billingCycles as readonly string[]).includes(value);
-
-/** Thrown for a request CAPP would send but the API (or the simulator) refuses; it ends as CreateMachineError. */
+/** Thrown for a request CAPP would send but the simulator cannot serve; it ends as CreateMachineError. */
 export class DeviceRequestError extends Error {
   override readonly name = 'DeviceRequestError';
   readonly code = 'DeviceRequest';
@@ -75,31 +75,30 @@ export class DeviceRequestError extends Error {
 
 /**
  * The createDevice body. Metro and facility come from the PacketMachine when it sets either,
- * else from the PacketCluster. A facility cannot be sent: the facility input is deprecated and
- * the simulator refuses it, so the fixture fails such a machine as the API would.
+ * else from the PacketCluster. `billing_cycle` and `ipxe_script_url` are always sent, empty when
+ * unset (CAPP hands the SDK pointers to the spec's strings); the API judges them, not the fixture.
+ * A facility cannot be sent: the simulator serves metro placement only, so the fixture fails such
+ * a machine as an API refusal would.
  */
 export function createDeviceInput(options: {
   packetMachine: PacketMachine;
   packetCluster: PacketCluster;
   tags: readonly string[];
   userdata: string;
-}): DeviceCreateInMetroInput {
+}): CappDeviceCreateBody {
   const spec = options.packetMachine.spec;
   const clusterSpec = options.packetCluster.spec;
   const fromMachine = (spec.facility ?? '') !== '' || (spec.metro ?? '') !== '';
   const metro = (fromMachine ? spec.metro : clusterSpec.metro) ?? '';
   const facility = (fromMachine ? spec.facility : clusterSpec.facility) ?? '';
   if (facility !== '') throw new DeviceRequestError(`facility ${facility} is set: the fixture creates devices in metros only`);
-  const billingCycle = spec.billingCycle ?? '';
-  if (billingCycle !== '' && !isBillingCycle(billingCycle))
-    throw new DeviceRequestError(`billing cycle "${billingCycle}" is not one the API accepts`);
   return {
     hostname: options.packetMachine.metadata.name ?? '',
     metro,
+    billing_cycle: spec.billingCycle ?? '',
     plan: spec.machineType ?? '',
     operating_system: spec.os ?? '',
-    ...(billingCycle !== '' ? { billing_cycle: billingCycle } : {}),
-    ...((spec.ipxeURL ?? '') !== '' ? { ipxe_script_url: spec.ipxeURL ?? '' } : {}),
+    ipxe_script_url: spec.ipxeURL ?? '',
     tags: [...options.tags],
     userdata: options.userdata,
   };

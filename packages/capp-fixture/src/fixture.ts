@@ -8,6 +8,7 @@ import { renderGoTemplate, type GoTemplateOptions } from './go-template.js';
 import { createFixtureInformers } from './informers.js';
 import { MachineReconciler } from './machine-reconciler.js';
 import { PacketMachineReconciler } from './packet-machine-reconciler.js';
+import { VIP_RETRY_MS } from './vip-manager.js';
 import { watchForCapp, watchForMachineController } from './watches.js';
 
 export interface CappFixtureOptions {
@@ -24,6 +25,8 @@ export interface CappFixtureOptions {
   readonly playMachineController?: boolean;
   /** How often a queued or provisioning device is looked at again; CAPP's 10 s by default. */
   readonly pollIntervalMs?: number;
+  /** How long CAPP waits after a failed elastic-IP assignment (CPEM) or BGP enablement (kube-vip); 20 s by default. */
+  readonly vipRetryIntervalMs?: number;
   /** Where the go-template binary comes from and is cached (tests only). */
   readonly goTemplate?: GoTemplateOptions;
 }
@@ -76,6 +79,7 @@ export async function startCappFixture(options: CappFixtureOptions): Promise<Run
       capiVersion,
       informers,
       pollIntervalMs: options.pollIntervalMs ?? CAPP_DEVICE_POLL_MS,
+      vipRetryIntervalMs: options.vipRetryIntervalMs ?? VIP_RETRY_MS,
       renderTemplate: (text, data) => renderGoTemplate(text, data, goTemplate),
       now: () => new Date(),
     }),

@@ -24,7 +24,7 @@ import {
   type ReconcileResult,
   type Reconciler,
 } from '@metal-l2/kube';
-import { isMetalHttpError, type Device, type MetalClient } from '@metal-l2/metal-api';
+import { isMetalHttpError, type Device, type IPReservation, type MetalClient } from '@metal-l2/metal-api';
 import {
   ACTIVE_DEVICE_STATE,
   CapiMachineLabels,
@@ -33,7 +33,16 @@ import {
   PacketMachineConditionTypes,
   PacketMachineReasons,
   PendingDeviceStates,
+  VipManagers,
 } from './capp-api.js';
+import {
+  createBgpSession,
+  createDevice,
+  createIpAssignment,
+  findIpReservationsFirstPage,
+  findProjectDevicesFirstPage,
+} from './capp-metal-calls.js';
+import { clusterReservation, isExistingBgpSession, nilReservationPanic } from './vip-manager.js';
 import { clusterKeyFromLabel, isClusterInfrastructureReady, isControlPlaneMachine, isPaused, ownerNameOfKind } from './capi-objects.js';
 import {
   createDeviceInput,
@@ -50,6 +59,11 @@ import { setV1Beta1Condition, summarizeReady, type ConditionState } from './v1be
 
 const PROVIDER_ID_PREFIX = 'equinixmetal://';
 
+interface NodeAddress {
+  type: string;
+  address: string;
+}
+
 export interface PacketMachineReconcilerDeps {
   readonly client: KubeClient;
   readonly metal: MetalClient;
@@ -59,6 +73,8 @@ export interface PacketMachineReconcilerDeps {
   readonly informers: FixtureInformers;
   /** Requeue while the device is queued or provisioning (CAPP: 10 s). */
   readonly pollIntervalMs: number;
+  /** Requeue after a failed EIP assignment or BGP enablement (CAPP: 20 s). */
+  readonly vipRetryIntervalMs: number;
   readonly renderTemplate: (text: string, data: Readonly<Record<string, string>>) => Promise<string>;
   readonly now: () => Date;
 }
@@ -109,10 +125,12 @@ export class PacketMachineReconciler implements Reconciler {
     if (machine === undefined) throw new Error(`failed to get owner machine ${namespace}/${machineName}: not found`);
     logger = logger.child({ machine: machineName });
 
+    // util.GetClusterFromMetadata: a missing (or empty) label is ErrNoCluster, which CAPP returns,
+    // so controller-runtime retries with backoff until the Machine controller sets the label.
     const clusterKey = clusterKeyFromLabel(machine);
     if (clusterKey === undefined) {
-      logger.info(`Please associate this machine with a cluster using the label ${CapiMachineLabels.clusterName}: <name of cluster>`);
-      return done();
+      logger.info('Machine is missing cluster label or cluster does not exist');
+      throw new Error(`no "${CapiMachineLabels.clusterName}" label present`);
     }
     const cluster = informers.clusters.get(clusterKey);
     if (cluster === undefined)
@@ -190,6 +208,7 @@ export class PacketMachineReconciler implements Reconciler {
 
     let device = await this.deviceById(scope);
     device ??= await this.deviceByTags(scope);
+    const endpointAddresses: NodeAddress[] = [];
     if (device === undefined) {
       // Avoid flickering between InstanceProvisionStarted and InstanceProvisionFailed on a persistent failure.
       const current = conditionsOf(scope.packetMachine).find((c) => c.type === PacketMachineConditionTypes.deviceReady);
@@ -197,13 +216,15 @@ export class PacketMachineReconciler implements Reconciler {
         this.mark(scope, { status: 'False', reason: PacketMachineReasons.instanceProvisionStarted, severity: 'Info', message: '' });
         await this.close(scope);
       }
-      device = await this.createDevice(scope);
+      device = await this.createDevice(scope, endpointAddresses);
     }
 
     const pm = scope.packetMachine;
     pm.spec.providerID = `${PROVIDER_ID_PREFIX}${device.id ?? ''}`;
     const state = device.state ?? '';
-    pm.status = { ...pm.status, instanceStatus: state, addresses: nodeAddresses(device) };
+    pm.status = { ...pm.status, instanceStatus: state };
+    if (scope.packetCluster.spec.vipManager === VipManagers.kubeVip) await this.ensureNodeBgpEnabled(scope, device);
+    pm.status.addresses = [...endpointAddresses, ...nodeAddresses(device)];
 
     let result: ReconcileResult;
     if (PendingDeviceStates.includes(state)) {
@@ -212,6 +233,10 @@ export class PacketMachineReconciler implements Reconciler {
       result = requeueAfter(this.deps.pollIntervalMs);
     } else if (state === ACTIVE_DEVICE_STATE) {
       logger.info('Machine instance is active', { instanceID: pm.spec.providerID });
+      // A failed EIP assignment returns before ready is set and before the location check.
+      if (scope.packetCluster.spec.vipManager === VipManagers.cpem && !(await this.assignElasticIp(scope, device))) {
+        return requeueAfter(this.deps.vipRetryIntervalMs);
+      }
       pm.status.ready = true;
       this.mark(scope, { status: 'True' });
       result = done();
@@ -224,12 +249,54 @@ export class PacketMachineReconciler implements Reconciler {
       result = done();
     }
 
-    const metro = pm.spec.metro ?? '';
-    const deviceMetro = device.metro?.code ?? '';
-    if (metro !== '' && metro !== deviceMetro) {
-      throw new Error(`instance metro does not match machine metro: ${metro} != ${deviceMetro}`);
-    }
+    this.checkLocation(scope, device);
     return result;
+  }
+
+  /**
+   * The facility/metro check after every observation (the status above is kept: scope.Close runs).
+   * CAPP's metro message prints the machine's facility, not its metro; kept as it is.
+   */
+  private checkLocation(scope: MachineScope, device: Device): void {
+    const { facility = '', metro = '' } = scope.packetMachine.spec;
+    // Our client's Device type leaves the deprecated facility out; the API still returns it.
+    const deviceFacility = (device as Device & { facility?: { code?: string } }).facility?.code ?? '';
+    const deviceMetro = device.metro?.code ?? '';
+    if (facility !== '' && facility !== deviceFacility) {
+      throw new Error(`instance facility does not match machine facility: ${facility} != ${deviceFacility}`);
+    }
+    if (metro !== '' && metro !== deviceMetro) {
+      throw new Error(`instance metro does not match machine metro: ${facility} != ${deviceMetro}`);
+    }
+  }
+
+  /**
+   * CPEM, device active: when the cluster's reservation has no assignment yet and the machine is a
+   * control plane, assign its address to the device. The reservation is looked up for workers too
+   * (and a nil one panics there as well). False when the assignment failed: CAPP logs it and
+   * requeues without an error.
+   */
+  private async assignElasticIp(scope: MachineScope, device: Device): Promise<boolean> {
+    const reservation = await this.endpointReservation(scope);
+    if ((reservation.assignments ?? []).length > 0 || !isControlPlaneMachine(scope.machine)) return true;
+    try {
+      await createIpAssignment(this.deps.metal, device.id ?? '', reservation.address ?? '');
+    } catch (err: unknown) {
+      scope.logger.error('err assigining elastic ip to control plane. retrying...', { err: errorMessage(err) });
+      return false;
+    }
+    scope.logger.info('assigned elastic ip', { deviceID: device.id, address: reservation.address });
+    return true;
+  }
+
+  /** KUBE_VIP, every machine, every state: a BGP session on the device; failing is an error with a retry. */
+  private async ensureNodeBgpEnabled(scope: MachineScope, device: Device): Promise<void> {
+    try {
+      await createBgpSession(this.deps.metal, device.id ?? '');
+    } catch (err: unknown) {
+      if (isMetalHttpError(err) && isExistingBgpSession(err.status, err.message)) return;
+      throw new Error(`failed to enable bgp on machine ${scope.packetMachine.metadata.name ?? ''}: ${errorMessage(err)}`, { cause: err });
+    }
   }
 
   /** The device recorded in providerID; a 404 or 403 there is a terminal UpdateMachineError, as in CAPP. */
@@ -257,17 +324,32 @@ export class PacketMachineReconciler implements Reconciler {
     }
   }
 
-  /** GetDeviceByTags: the first device of the project that carries every default tag. */
+  /**
+   * GetDeviceByTags: the first device carrying every default tag among the project's FIRST PAGE of
+   * devices (no per_page: the API's default 10). A device further down is not found, so CAPP
+   * creates another one.
+   */
   private async deviceByTags(scope: MachineScope): Promise<Device | undefined> {
     const wanted = this.defaultTags(scope);
+    let devices: Device[];
     try {
-      for await (const device of this.deps.metal.devices.list(scope.packetCluster.spec.projectID)) {
-        if (hasAllTags(device, wanted)) return device;
-      }
+      devices = await findProjectDevicesFirstPage(this.deps.metal, scope.packetCluster.spec.projectID);
     } catch (err: unknown) {
       throw new Error(`error retrieving devices: ${errorMessage(err)}`, { cause: err });
     }
-    return undefined;
+    return devices.find((device) => hasAllTags(device, wanted));
+  }
+
+  /**
+   * GetIPByClusterIdentifier for the machine's cluster, as CAPP reads its result: the error is
+   * ignored and a nil reservation panics (see clusterReservation).
+   */
+  private async endpointReservation(scope: MachineScope): Promise<IPReservation> {
+    const clusterName = scope.cluster.metadata.name ?? '';
+    const list = await findIpReservationsFirstPage(this.deps.metal, scope.packetCluster.spec.projectID);
+    const reservation = clusterReservation(list, clusterName);
+    if (reservation === undefined) throw nilReservationPanic(clusterName);
+    return reservation;
   }
 
   private defaultTags(scope: MachineScope): string[] {
@@ -279,10 +361,11 @@ export class PacketMachineReconciler implements Reconciler {
   }
 
   /** NewDevice plus CAPP's handling of its error: any failure is terminal (CreateMachineError). */
-  private async createDevice(scope: MachineScope): Promise<Device> {
+  private async createDevice(scope: MachineScope, endpointAddresses: NodeAddress[]): Promise<Device> {
     const name = scope.packetMachine.metadata.name ?? '';
+    const reservationAddress = await this.controlPlaneEndpoint(scope, endpointAddresses);
     try {
-      return await this.newDevice(scope);
+      return await this.newDevice(scope, reservationAddress);
     } catch (err: unknown) {
       // The fixture's own tool failing (no Go toolchain) is not the machine's fault: retry.
       if (err instanceof GoTemplateToolError) throw err;
@@ -297,7 +380,20 @@ export class PacketMachineReconciler implements Reconciler {
     }
   }
 
-  private async newDevice(scope: MachineScope): Promise<Device> {
+  /**
+   * For a CPEM or kube-vip control plane, the cluster reservation's address (template data); while
+   * it is unassigned it also heads the machine's addresses as an ExternalIP. Outside NewDevice, so
+   * a panic here is retried, not a CreateMachineError.
+   */
+  private async controlPlaneEndpoint(scope: MachineScope, endpointAddresses: NodeAddress[]): Promise<string | undefined> {
+    const vipManager = scope.packetCluster.spec.vipManager;
+    if (!isControlPlaneMachine(scope.machine) || (vipManager !== VipManagers.cpem && vipManager !== VipManagers.kubeVip)) return undefined;
+    const reservation = await this.endpointReservation(scope);
+    if ((reservation.assignments ?? []).length === 0) endpointAddresses.push({ type: 'ExternalIP', address: reservation.address ?? '' });
+    return reservation.address ?? '';
+  }
+
+  private async newDevice(scope: MachineScope, reservationAddress: string | undefined): Promise<Device> {
     const conflict = ipxeConflict(scope.packetMachine);
     if (conflict !== undefined) throw new Error(conflict);
     const raw = await this.rawBootstrapData(scope);
@@ -308,6 +404,7 @@ export class PacketMachineReconciler implements Reconciler {
       token: this.deps.token,
       cluster: scope.cluster,
       packetCluster: scope.packetCluster,
+      ...(reservationAddress === undefined ? {} : { reservationAddress }),
     });
     let userdata: string;
     try {
@@ -324,7 +421,7 @@ export class PacketMachineReconciler implements Reconciler {
       tags: deviceTags(this.defaultTags(scope), isControlPlane),
       userdata,
     });
-    const device = await this.deps.metal.devices.create(scope.packetCluster.spec.projectID, input);
+    const device = await createDevice(this.deps.metal, scope.packetCluster.spec.projectID, input);
     scope.logger.info('created device', { deviceID: device.id, hostname: input.hostname, metro: input.metro, plan: input.plan });
     return device;
   }

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll } from '@jest/globals';
 import { Writable } from 'node:stream';
 import * as k8s from '@kubernetes/client-node';
-import { startCappFixture } from '@metal-l2/capp-fixture';
+import { reserveClusterEndpoint, startCappFixture } from '@metal-l2/capp-fixture';
 import { startIpamController, type RunningIpamController } from '@metal-l2/ipam-controller';
 import { createLogger, type Logger } from '@metal-l2/kube';
 import { createMetalClient, type MetalClient } from '@metal-l2/metal-api';
@@ -253,6 +253,12 @@ export function useNetworkWorld(prefix: string, options: NetworkWorldOptions = {
       metadata: { name: CLUSTER, namespace: ns },
       spec: { projectID: PROJECT_ID, metro: METRO },
     });
+    // CPEM (the default vipManager): the endpoint reservation CAPP's PacketCluster controller makes.
+    await reserveClusterEndpoint(createMetalClient({ token: TOKEN, baseUrl: sim.baseUrl, rateLimit: false }), {
+      projectId: PROJECT_ID,
+      clusterName: CLUSTER,
+      metro: METRO,
+    });
     await objects.create(netKinds.cluster, {
       metadata: { name: CLUSTER, namespace: ns },
       spec: { infrastructureRef: { apiGroup: 'infrastructure.cluster.x-k8s.io', kind: 'PacketCluster', name: CLUSTER } },
@@ -340,7 +346,14 @@ export async function createMachine(
   world: NetworkWorld,
   name: string,
   template: string,
-  options: { readonly value?: string; readonly format?: string; readonly secretName?: string; readonly skipSecret?: boolean } = {},
+  options: {
+    readonly value?: string;
+    readonly format?: string;
+    readonly secretName?: string;
+    readonly skipSecret?: boolean;
+    /** A control-plane Machine (CAPI's control-plane label), as KubeadmControlPlane makes them. */
+    readonly controlPlane?: boolean;
+  } = {},
 ): Promise<Obj> {
   const { objects, ns } = world;
   const secretName = options.secretName ?? `${name}-bootstrap`;
@@ -365,7 +378,14 @@ export async function createMachine(
     });
   }
   await objects.create(netKinds.machine, {
-    metadata: { name, namespace: ns, labels: { 'cluster.x-k8s.io/cluster-name': CLUSTER } },
+    metadata: {
+      name,
+      namespace: ns,
+      labels: {
+        'cluster.x-k8s.io/cluster-name': CLUSTER,
+        ...(options.controlPlane === true ? { 'cluster.x-k8s.io/control-plane': '' } : {}),
+      },
+    },
     spec: {
       clusterName: CLUSTER,
       version: 'v1.30.4',
