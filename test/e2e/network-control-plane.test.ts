@@ -1,0 +1,171 @@
+import { describe, expect, test } from '@jest/globals';
+import { elasticIpIdentifier } from '@metal-l2/capp-fixture';
+import type { IPReservation } from '@metal-l2/metal-api';
+import { waitFor } from '@metal-l2/test-support/wait-for';
+import {
+  CLUSTER,
+  CONTROLLER_AGENT,
+  PROJECT_ID,
+  createMachine,
+  createPool,
+  createTemplate,
+  createVlans,
+  deviceIdOfMachine,
+  netKinds,
+  playBootScript,
+  poolRef,
+  useNetworkWorld,
+  waitMachineNetworkReady,
+} from './support/network-world.js';
+
+// A control-plane machine (CAPI's control-plane label) of a CPEM cluster (the default vipManager)
+// through our flow in each mode. CAPP (the fixture) assigns the cluster's endpoint reservation, the
+// elastic IP, to the first control-plane device once it is active; our controller converts the
+// ports. Asserted: the MachineNetwork, whether the elastic IP is on the device at the end, and
+// the assignment calls CAPP made. Each mode gets its own cluster-wide reservation in turn: the
+// previous machine is deleted first, and with it its elastic IP (the simulator frees a deleted
+// device's assignments), so every machine is "the first control plane".
+
+const world = useNetworkWorld('net-cp');
+
+const CAPP_AGENT = 'cluster-api-provider-packet/';
+
+interface ModeCase {
+  readonly mode: string;
+  readonly ports: unknown[];
+  readonly bootScript: boolean;
+}
+
+const cases: readonly ModeCase[] = [
+  { mode: 'layer3', ports: [{ name: 'bond0' }], bootScript: false },
+  {
+    mode: 'hybrid-bonded',
+    ports: [{ name: 'bond0', vlans: [{ vxlan: 1100, addressesFromPools: [poolRef('cp-1100')] }] }],
+    bootScript: false,
+  },
+  {
+    mode: 'hybrid',
+    ports: [{ name: 'eth1', bonded: false, vlans: [{ vxlan: 1100, native: true, addressesFromPools: [poolRef('cp-1100')] }] }],
+    bootScript: false,
+  },
+  {
+    mode: 'layer2-bonded',
+    ports: [{ name: 'bond0', layer2: true, vlans: [{ vxlan: 1100, native: true, addressesFromPools: [poolRef('cp-1100')] }] }],
+    bootScript: true,
+  },
+  {
+    mode: 'layer2-individual',
+    ports: [
+      { name: 'bond0', layer2: true, bonded: false },
+      { name: 'eth0', vlans: [{ vxlan: 1100, addressesFromPools: [poolRef('cp-1100')] }] },
+      { name: 'eth1', vlans: [{ vxlan: 1101, addressesFromPools: [poolRef('cp-1101')] }] },
+    ],
+    bootScript: true,
+  },
+];
+
+async function clusterReservation(): Promise<IPReservation> {
+  for await (const r of world.metal.ipReservations.list(PROJECT_ID)) {
+    if (r.type !== 'vrf' && (r.tags ?? []).includes(elasticIpIdentifier(CLUSTER))) return r;
+  }
+  throw new Error('no endpoint reservation for the cluster');
+}
+
+let ready = false;
+async function setup(): Promise<void> {
+  if (ready) return;
+  ready = true;
+  await createVlans(world, [1100, 1101]);
+  await createPool(world, 'cp-1100', 40);
+  await createPool(world, 'cp-1101', 41);
+}
+
+/** The machine before, deleted: its device goes, and with it the elastic IP's assignment. */
+async function deleteMachine(name: string): Promise<void> {
+  await world.objects.delete(netKinds.machine, name, world.ns);
+  await world.objects.delete(netKinds.packetMachine, name, world.ns);
+  await waitFor(`PacketMachine ${name} gone`, async () => (await world.objects.get(netKinds.packetMachine, name, world.ns)) === undefined, {
+    timeoutMs: 60_000,
+  });
+}
+
+describe('a CPEM control-plane machine in each mode', () => {
+  let previous: string | undefined;
+  test.each(cases)(
+    '$mode: the network is configured, and CAPP assigns the elastic IP to the active device',
+    async ({ mode, ports, bootScript }) => {
+      await setup();
+      if (previous !== undefined) await deleteMachine(previous);
+      const name = `cp-${mode}`;
+      previous = name;
+      const reservation = await clusterReservation();
+      expect(reservation.assignments ?? []).toEqual([]);
+
+      await createTemplate(world, `cp-${mode}`, ports);
+      await createMachine(world, name, `cp-${mode}`, { controlPlane: true });
+      if (bootScript) await playBootScript(world, name);
+      const mn = await waitMachineNetworkReady(world, name);
+      expect(mn.status.networkType).toBe(mode);
+      const deviceId = await deviceIdOfMachine(world, name);
+
+      // CAPP assigns the elastic IP once the device is active: in every mode that happens before our
+      // controller touches the ports (it also waits for active, and for layer 2 for the boot script).
+      const assignments = await waitFor(
+        `CAPP's elastic-IP assignment to ${name}`,
+        () => {
+          const calls = world.sim.requests.entries({ operationId: 'createIPAssignment', deviceId, userAgent: CAPP_AGENT });
+          return calls.length > 0 ? calls : undefined;
+        },
+        { timeoutMs: 30_000 },
+      );
+      expect(assignments[0]?.status).toBe(201);
+      const firstConversion = world.sim.requests
+        .entries({ deviceId, userAgent: CONTROLLER_AGENT })
+        .find(
+          (e) => e.operationId === 'convertLayer2' || e.operationId === 'disbondPort' || e.operationId === 'createPortVlanAssignmentBatch',
+        );
+      if (firstConversion !== undefined) expect(assignments[0]!.seq).toBeLessThan(firstConversion.seq);
+      await waitFor(
+        `PacketMachine ${name} ready`,
+        async () => (await world.objects.get(netKinds.packetMachine, name, world.ns))?.status?.ready === true,
+        {
+          timeoutMs: 30_000,
+        },
+      );
+
+      const device = await world.metal.devices.get(deviceId);
+      const onDevice = (d: { ip_addresses?: { address?: string }[] }): boolean =>
+        (d.ip_addresses ?? []).some((a) => a.address === reservation.address);
+      const conversion = world.sim.requests.entries({ deviceId, operationId: 'convertLayer2', userAgent: CONTROLLER_AGENT })[0];
+      if (!mode.startsWith('layer2')) {
+        expect(conversion).toBeUndefined();
+        expect(onDevice(device)).toBe(true);
+        expect((await clusterReservation()).assignments ?? []).toHaveLength(1);
+        return;
+      }
+      // Converting bond0 to layer 2 takes every layer-3 address off the device, the elastic IP with
+      // it; the reservation is unassigned again. CAPP's next reconcile of the machine (here a Machine
+      // event; in a real cluster at the latest the 10-minute resync) sees no assignment and assigns
+      // the address again, to the same (now layer-2) device.
+      expect(conversion).toBeDefined();
+      await world.objects.patch(netKinds.machine, name, world.ns, { metadata: { annotations: { 'metal-l2.test/resync': '1' } } });
+      const again = await waitFor(
+        `CAPP assigning the elastic IP again after the conversion of ${name}`,
+        () => {
+          const calls = world.sim.requests.entries({
+            operationId: 'createIPAssignment',
+            deviceId,
+            userAgent: CAPP_AGENT,
+            afterSeq: conversion!.seq,
+          });
+          return calls.length > 0 ? calls : undefined;
+        },
+        { timeoutMs: 30_000 },
+      );
+      expect(again[0]?.status).toBe(201);
+      const after = await world.metal.devices.get(deviceId);
+      expect((after as { network_type?: string }).network_type).toBe(mode);
+      expect(onDevice(after)).toBe(true);
+    },
+  );
+});
