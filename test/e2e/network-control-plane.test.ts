@@ -45,12 +45,30 @@ const cases: readonly ModeCase[] = [
   },
   {
     mode: 'hybrid',
-    ports: [{ name: 'eth1', bonded: false, vlans: [{ vxlan: 1100, native: true, addressesFromPools: [poolRef('cp-1100')] }] }],
+    ports: [
+      {
+        name: 'eth1',
+        bonded: false,
+        vlans: [
+          { vxlan: 1100, native: true, addressesFromPools: [poolRef('cp-1100')] },
+          { vxlan: 1101, addressesFromPools: [poolRef('cp-1101')] },
+        ],
+      },
+    ],
     bootScript: false,
   },
   {
     mode: 'layer2-bonded',
-    ports: [{ name: 'bond0', layer2: true, vlans: [{ vxlan: 1100, native: true, addressesFromPools: [poolRef('cp-1100')] }] }],
+    ports: [
+      {
+        name: 'bond0',
+        layer2: true,
+        vlans: [
+          { vxlan: 1100, native: true, addressesFromPools: [poolRef('cp-1100')] },
+          { vxlan: 1101, addressesFromPools: [poolRef('cp-1101')] },
+        ],
+      },
+    ],
     bootScript: true,
   },
   {
@@ -82,7 +100,7 @@ async function setup(): Promise<void> {
 
 /** The machine before, deleted: its device goes, and with it the elastic IP's assignment. */
 async function deleteMachine(name: string): Promise<void> {
-  await world.objects.delete(netKinds.machine, name, world.ns);
+  // As CAPI's Machine finalizer does: the PacketMachine goes first (CAPP needs its owner Machine to delete).
   await world.objects.delete(netKinds.packetMachine, name, world.ns);
   await waitFor(`PacketMachine ${name} gone`, async () => (await world.objects.get(netKinds.packetMachine, name, world.ns)) === undefined, {
     timeoutMs: 60_000,
@@ -98,8 +116,15 @@ describe('a CPEM control-plane machine in each mode', () => {
       if (previous !== undefined) await deleteMachine(previous);
       const name = `cp-${mode}`;
       previous = name;
-      const reservation = await clusterReservation();
-      expect(reservation.assignments ?? []).toEqual([]);
+      // The previous device's deletion frees the elastic IP (the simulator deprovisions it first).
+      const reservation = await waitFor(
+        'the endpoint reservation unassigned',
+        async () => {
+          const r = await clusterReservation();
+          return (r.assignments ?? []).length === 0 ? r : undefined;
+        },
+        { timeoutMs: 30_000 },
+      );
 
       await createTemplate(world, `cp-${mode}`, ports);
       await createMachine(world, name, `cp-${mode}`, { controlPlane: true });

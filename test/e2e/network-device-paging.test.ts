@@ -76,7 +76,7 @@ describe('a machine whose earlier device is past the first page of devices', () 
   });
 
   test('deleting the machine deletes the device of the providerID only: the orphan stays, untouched by us', async () => {
-    await world.objects.delete(netKinds.machine, 'pg-0', world.ns);
+    // As CAPI's Machine finalizer does: the PacketMachine goes first (CAPP needs its owner Machine to delete).
     await world.objects.delete(netKinds.packetMachine, 'pg-0', world.ns);
     await waitFor(
       'PacketMachine pg-0 gone',
