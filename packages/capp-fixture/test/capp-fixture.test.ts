@@ -272,7 +272,11 @@ describe('a machine held by the pause', () => {
     await waitFor('PacketMachine held gone', async () => (await objects.get(kinds.packetMachine, 'held', ns)) === undefined, {
       timeoutMs: timeouts.deviceReady,
     });
-    expect(devicesNamed('held')).toEqual([]);
+    // CAPP does not wait for the device to go: it is deprovisioning now, and gone a while later.
+    expect(devicesNamed('held').map((d) => d.state)).toEqual(['deprovisioning']);
+    await waitFor('device held gone after deprovisioning', () => devicesNamed('held').length === 0, {
+      timeoutMs: timeouts.deviceReady,
+    });
     expect(sim.requests.entries({ operationId: 'deleteDevice', deviceId: device!.id }).map((e) => e.status)).toEqual([204]);
   });
 });

@@ -31,7 +31,8 @@ export interface TokenGrant {
   readonly projectIds: ReadonlySet<string> | 'all';
 }
 
-export type DeviceState = 'queued' | 'provisioning' | 'active' | 'failed' | 'deleted';
+/** `deprovisioning`: deleted, on its way out (the spec's state); `deleted`: gone, no longer in the store. */
+export type DeviceState = 'queued' | 'provisioning' | 'active' | 'failed' | 'deprovisioning' | 'deleted';
 
 /** A device's address (management addresses come with the device; layer-2 conversion removes them). */
 export interface IpAssignment {

@@ -35,6 +35,11 @@ export interface SimDelays {
   readonly deviceQueuedMs: number;
   /** provisioning -> active. */
   readonly deviceProvisioningMs: number;
+  /**
+   * A deleted device: deprovisioning -> gone (404). 0 removes it within the DELETE call, as a
+   * simulator without deprovisioning would.
+   */
+  readonly deviceDeprovisioningMs: number;
   /** A VLAN assignment batch: queued -> in_progress. */
   readonly batchQueuedMs: number;
   /** A VLAN assignment batch: in_progress -> completed (or failed). */
@@ -44,6 +49,7 @@ export interface SimDelays {
 export const DEFAULT_DELAYS: SimDelays = {
   deviceQueuedMs: 1_000,
   deviceProvisioningMs: 4_000,
+  deviceDeprovisioningMs: 3_000,
   batchQueuedMs: 200,
   batchInProgressMs: 800,
 };
@@ -382,7 +388,14 @@ export class SimulatorStore {
   setDeviceState(device: Device, state: DeviceState): void {
     device.state = state;
     device.updatedAt = this.nowIso();
-    const body = state === 'provisioning' ? 'Provisioning started' : state === 'active' ? 'Provisioning completed' : `Device is ${state}`;
+    const body =
+      state === 'provisioning'
+        ? 'Provisioning started'
+        : state === 'active'
+          ? 'Provisioning completed'
+          : state === 'deprovisioning'
+            ? 'Deprovisioning started'
+            : `Device is ${state}`;
     this.pushEvent(device, { type: `provisioning.${state}`, state: 'succeeded', body });
     this.emit({ kind: 'device', action: 'state', deviceId: device.id });
   }
@@ -428,11 +441,27 @@ export class SimulatorStore {
     this.emit({ kind: 'device', action: 'updated', deviceId: device.id });
   }
 
+  /**
+   * The spec: "When an instance is deleted, it will move to `deprovisioning` state until the
+   * deprovision is completed". Its open batches fail at once (the device will not be configured
+   * again); it keeps its ports, VLANs and addresses until it is gone, when its ports go with it.
+   */
   deleteDevice(device: Device): void {
     for (const port of this.devicePorts(device)) {
       for (const batch of this.openBatches({ portId: port.id })) this.setBatchState(batch, 'failed', ['the device was deleted']);
-      this.ports.delete(port.id);
     }
+    if (this.delays.deviceDeprovisioningMs === 0) {
+      this.removeDevice(device);
+      return;
+    }
+    this.setDeviceState(device, 'deprovisioning');
+    this.schedule(this.delays.deviceDeprovisioningMs, () => {
+      if (this.devices.get(device.id) === device) this.removeDevice(device);
+    });
+  }
+
+  private removeDevice(device: Device): void {
+    for (const port of this.devicePorts(device)) this.ports.delete(port.id);
     this.devices.delete(device.id);
     device.state = 'deleted';
     this.emit({ kind: 'device', action: 'deleted', deviceId: device.id });

@@ -5,7 +5,7 @@ import { describe, expect, test } from '@jest/globals';
 import { startSimulator } from '../src/server.js';
 import { DEFAULT_DELAYS } from '../src/store.js';
 import type { EventWire } from '../src/wire.js';
-import { Api, createActiveDevice, describeContract, portByName, useSimulator, waitFor } from './support/harness.js';
+import { Api, createActiveDevice, DEPROVISION_MS, describeContract, portByName, useSimulator, waitFor } from './support/harness.js';
 
 const sim = useSimulator();
 
@@ -104,6 +104,7 @@ describe('device lifecycle', () => {
     const t = sim();
     const d = await createActiveDevice(t);
     expect((await t.api.delete(`/devices/${d.id}`)).status).toBe(204);
+    t.clock.advance(DEPROVISION_MS);
     expect((await t.api.get(`/devices/${d.id}`)).status).toBe(404);
     const locked = await createActiveDevice(t, { locked: true });
     const refused = await t.api.delete(`/devices/${locked.id}`);

@@ -1,5 +1,6 @@
 import { param, requireDevice, requireProject } from '../access.js';
-import { unprocessable } from '../errors.js';
+import { enforce, unprocessable } from '../errors.js';
+import { checkDeviceDeletable, checkNotDeprovisioning } from '../rules/device-deletion.js';
 import { json, noContent, route, type RouteContext, type RouteDef } from '../http.js';
 import { bodyFields, optBoolean, optList, optRecord, optString, optStringArray, queryList, reqString, type Fields } from '../input.js';
 import { paginate, readPage } from '../pagination.js';
@@ -55,6 +56,7 @@ function createDevice(ctx: RouteContext) {
 function updateDevice(ctx: RouteContext) {
   const device = requireDevice(ctx, param(ctx, 'id'));
   const f = bodyFields(ctx.req);
+  enforce(checkNotDeprovisioning(device));
   ctx.store.updateDevice(device, {
     hostname: optString(f, 'hostname'),
     description: optString(f, 'description'),
@@ -142,7 +144,7 @@ export const deviceRoutes: readonly RouteDef[] = [
   route('updateDevice', 'PUT /devices/{id}', updateDevice),
   route('deleteDevice', 'DELETE /devices/{id}', (ctx) => {
     const device = requireDevice(ctx, param(ctx, 'id'));
-    if (device.locked) throw unprocessable(`device ${device.hostname} is locked; unlock it before deleting`);
+    enforce(checkDeviceDeletable(device));
     ctx.store.deleteDevice(device);
     return noContent();
   }),

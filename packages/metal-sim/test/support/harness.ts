@@ -16,6 +16,8 @@ export const TOKEN = 'sim-token';
 
 /** Time from create to active with the default delays. */
 export const PROVISION_MS = DEFAULT_DELAYS.deviceQueuedMs + DEFAULT_DELAYS.deviceProvisioningMs;
+/** Time from DELETE to gone (404) with the default delays. */
+export const DEPROVISION_MS = DEFAULT_DELAYS.deviceDeprovisioningMs;
 export const BATCH_MS = DEFAULT_DELAYS.batchQueuedMs + DEFAULT_DELAYS.batchInProgressMs;
 
 export interface ApiAnswer<T = any> {
