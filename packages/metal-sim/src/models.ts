@@ -19,6 +19,14 @@ export interface Plan {
   readonly portCount: 2 | 4;
 }
 
+/** An operating system a device can be created with (the API's `/operating-systems` catalogue). */
+export interface OperatingSystem {
+  readonly slug: string;
+  readonly name: string;
+  readonly distro: string;
+  readonly version: string;
+}
+
 export interface Project {
   readonly id: string;
   readonly name: string;

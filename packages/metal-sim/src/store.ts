@@ -18,6 +18,7 @@ import type {
   IpReservation,
   MetalGateway,
   Metro,
+  OperatingSystem,
   Plan,
   Port,
   Project,
@@ -27,7 +28,9 @@ import type {
   Vrf,
 } from './models.js';
 import { bondNetworkType, deviceNetworkType, type BondShape, type NetworkType } from './network-type.js';
-import type { SeedConfig } from './seed.js';
+import { DEFAULT_SEED, type SeedConfig } from './seed.js';
+
+const DEFAULT_OPERATING_SYSTEMS = DEFAULT_SEED.operatingSystems ?? [];
 
 /** How long the state machines take. All in simulated time (the store's clock). */
 export interface SimDelays {
@@ -99,7 +102,7 @@ export interface DeviceCreate {
   readonly projectId: string;
   readonly plan: Plan;
   readonly metro: Metro;
-  readonly operatingSystem: string;
+  readonly operatingSystem: OperatingSystem;
   readonly hostname: string | undefined;
   readonly description: string;
   readonly billingCycle: string;
@@ -120,6 +123,7 @@ export interface AddressRequest {
 export class SimulatorStore {
   readonly metros = new Map<string, Metro>();
   readonly plans = new Map<string, Plan>();
+  readonly operatingSystems = new Map<string, OperatingSystem>();
   readonly projects = new Map<string, Project>();
   readonly tokens = new Map<string, TokenGrant>();
   readonly devices = new Map<string, Device>();
@@ -154,6 +158,15 @@ export class SimulatorStore {
     }
     for (const p of seed.plans) {
       this.plans.set(p.slug, { id: p.id ?? this.ids.uuid(), slug: p.slug, name: p.name ?? p.slug, portCount: p.ports });
+    }
+    for (const o of seed.operatingSystems ?? DEFAULT_OPERATING_SYSTEMS) {
+      const [distro = o.slug, ...version] = o.slug.split('_');
+      this.operatingSystems.set(o.slug, {
+        slug: o.slug,
+        name: o.name ?? o.slug,
+        distro: o.distro ?? distro,
+        version: o.version ?? version.join('.'),
+      });
     }
     for (const p of seed.projects) {
       const project: Project = { id: p.id ?? this.ids.uuid(), name: p.name, createdAt: this.nowIso() };
@@ -214,6 +227,13 @@ export class SimulatorStore {
       this.osIds.set(slug, id);
     }
     return id;
+  }
+
+  /** A device's operating system; the catalogue is fixed at start, so a device's slug is always in it. */
+  operatingSystemOf(device: Device): OperatingSystem {
+    const os = this.operatingSystems.get(device.operatingSystem);
+    if (os === undefined) throw new Error(`internal: device ${device.id} has unknown operating system ${device.operatingSystem}`);
+    return os;
   }
 
   projectByName(name: string): Project | undefined {
@@ -316,7 +336,7 @@ export class SimulatorStore {
 
   createDevice(input: DeviceCreate): Device {
     // Taken first so the OS's id does not depend on when a device is first rendered.
-    this.operatingSystemId(input.operatingSystem);
+    this.operatingSystemId(input.operatingSystem.slug);
     const id = this.ids.uuid();
     const shortId = id.slice(0, 8);
     const now = this.nowIso();
@@ -327,7 +347,7 @@ export class SimulatorStore {
       projectId: input.projectId,
       planSlug: input.plan.slug,
       metroCode: input.metro.code,
-      operatingSystem: input.operatingSystem,
+      operatingSystem: input.operatingSystem.slug,
       createdAt: now,
       hostname: input.hostname ?? `sim-${shortId}`,
       description: input.description,

@@ -112,13 +112,15 @@ describe('device lifecycle', () => {
     expect(String(refused.body.errors[0])).toContain('locked');
   });
 
-  test('creation refuses an unknown plan, an unknown metro and a missing operating system with 422', async () => {
+  test('creation refuses an unknown plan, an unknown metro and a missing or unknown operating system with 422', async () => {
     const t = sim();
     const base = { metro: 'da', plan: 'c3.small.x86', operating_system: 'ubuntu_22_04' };
     for (const [body, text] of [
       [{ ...base, plan: 'no.such.plan' }, 'plan'],
       [{ ...base, metro: 'zz' }, 'metro'],
       [{ metro: 'da', plan: 'c3.small.x86', operating_system: '' }, 'operating_system'],
+      [{ ...base, operating_system: 'ubuntu_18_10' }, 'ubuntu_18_10 is not a valid operating system'],
+      [{ ...base, operating_system: 'flatcar' }, 'flatcar is not a valid operating system'],
     ] as const) {
       const res = await t.api.post(`/projects/${t.projectId}/devices`, body);
       expect(res.status).toBe(422);

@@ -35,11 +35,15 @@ function createDevice(ctx: RouteContext) {
   const planSlug = reqString(f, 'plan');
   const plan = ctx.store.plans.get(planSlug);
   if (plan === undefined) throw unprocessable(`plan ${planSlug} is not available in metro ${metro.code}`);
+  const osSlug = reqString(f, 'operating_system');
+  // The API's words for an unknown slug (terraform-equinix-metal-anthos-on-baremetal#59, a 422).
+  const operatingSystem = ctx.store.operatingSystems.get(osSlug);
+  if (operatingSystem === undefined) throw unprocessable(`${osSlug} is not a valid operating system`);
   const device = ctx.store.createDevice({
     projectId: project.id,
     plan,
     metro,
-    operatingSystem: reqString(f, 'operating_system'),
+    operatingSystem,
     hostname: optString(f, 'hostname'),
     description: optString(f, 'description') ?? '',
     billingCycle: billingCycle(f) ?? 'hourly',
