@@ -89,7 +89,19 @@ export type DevicePatch = Patch<
 >;
 
 /** What `updateVrf` (PUT /vrfs/{id}) may change. */
-export type VrfPatch = Patch<Pick<Vrf, 'name' | 'description' | 'ipRanges' | 'localAsn' | 'tags'>>;
+export type VrfPatch = Patch<
+  Pick<
+    Vrf,
+    | 'name'
+    | 'description'
+    | 'ipRanges'
+    | 'localAsn'
+    | 'tags'
+    | 'bgpDynamicNeighborsEnabled'
+    | 'bgpDynamicNeighborsExportRouteMap'
+    | 'bgpDynamicNeighborsBfdEnabled'
+  >
+>;
 
 export interface StoreOptions {
   readonly seed: SeedConfig;
