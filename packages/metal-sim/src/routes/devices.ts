@@ -1,6 +1,7 @@
 import { param, requireDevice, requireProject } from '../access.js';
 import { enforce, unprocessable } from '../errors.js';
 import { checkDeviceDeletable, checkNotDeprovisioning } from '../rules/device-deletion.js';
+import { checkIpAssignable } from '../rules/ip-assignment.js';
 import { json, noContent, route, type RouteContext, type RouteDef } from '../http.js';
 import {
   bodyFields,
@@ -108,6 +109,8 @@ function createIpAssignment(ctx: RouteContext) {
   const device = requireDevice(ctx, param(ctx, 'id'));
   const f = bodyFields(ctx.req);
   const text = reqString(f, 'address');
+  const bond0Type = ctx.store.networkTypeOf(ctx.store.addressBond(device));
+  enforce(checkIpAssignable({ hostname: device.hostname, address: text, state: device.state, bond0Type }));
   const [addressText = '', prefixText] = text.split('/');
   const addr = parseAddress(addressText);
   if (addr === undefined) throw unprocessable(`address ${text} is not an IP address`);
