@@ -7,7 +7,7 @@ import { createActiveDevice, describeContract, portByName, useSimulator, type Te
 
 const sim = useSimulator();
 // Bodies the spec's request schema refuses too: run without the contract validator.
-const unchecked = useSimulator({ contract: undefined });
+const unchecked = useSimulator({}, { contract: false });
 
 const device = { metro: 'da', plan: 'c3.small.x86', operating_system: 'ubuntu_22_04' };
 

@@ -79,7 +79,7 @@ describe('pagination', () => {
 describe('pagination bounds (the spec: page 1-100000, per_page 1-1000)', () => {
   // Out-of-range input breaks the spec's request schema, so this simulator runs without the
   // file's contract validator; the spec's own verdict on the request is checked below.
-  const unchecked = useSimulator({ contract: undefined });
+  const unchecked = useSimulator({}, { contract: false });
 
   test.each([
     ['per_page=1001', 'per_page must be an integer from 1 to 1000'],

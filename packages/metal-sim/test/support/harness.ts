@@ -89,9 +89,15 @@ export function useContract(): () => ContractValidator | undefined {
   return () => validator;
 }
 
-/** Starts a simulator for this file and registers its teardown. Call at module level. */
-export function useSimulator(options: Partial<SimulatorOptions> = {}): () => TestSim {
-  const contract = useContract();
+/**
+ * Starts a simulator for this file and registers its teardown. Call at module level. `contract:
+ * false` runs it without the validator, for requests the spec itself refuses (a test of the refusal).
+ */
+export function useSimulator(
+  options: Partial<SimulatorOptions> = {},
+  checks: { readonly contract: boolean } = { contract: true },
+): () => TestSim {
+  const contract = checks.contract ? useContract() : () => undefined;
   let current: TestSim | undefined;
   beforeAll(async () => {
     const clock = new ManualClock();
