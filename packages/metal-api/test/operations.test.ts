@@ -7,6 +7,7 @@ import { collect } from '../src/pagination.js';
 import { PORT_VLAN_INCLUDES } from '../src/ports.js';
 import type { Device, Port, VirtualNetwork } from '../src/types.js';
 import { BATCH_POLL_MS, createActiveDevice, describeContract, readDevice, useSimulator } from './support/simulator.js';
+import { DEFAULT_DELAYS } from '@metal-l2/metal-sim';
 
 const harness = useSimulator();
 let startSeq: number;
@@ -39,6 +40,9 @@ describe('devices', () => {
     expect(events.map((e) => e.type)).toEqual(expect.arrayContaining(['provisioning.active']));
 
     await h.client.devices.delete(second.id ?? '');
+    // Deleted is not gone: the device deprovisions first, then answers 404.
+    expect(await h.client.devices.get(second.id ?? '')).toMatchObject({ state: 'deprovisioning' });
+    h.clock.advance(DEFAULT_DELAYS.deviceDeprovisioningMs);
     await expect(h.client.devices.get(second.id ?? '')).rejects.toMatchObject({ status: 404 });
   });
 });

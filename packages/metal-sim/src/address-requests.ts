@@ -15,6 +15,8 @@ export const DEFAULT_ADDRESSES: readonly AddressRequest[] = [
 export function readAddressRequests(list: readonly Fields[] | undefined, opts: { readonly requirePrivate: boolean }): AddressRequest[] {
   if (list === undefined) return [...DEFAULT_ADDRESSES];
   const out = list.map((f): AddressRequest => {
+    // Addresses from chosen reservations are not modelled; ignoring the field would hand out others.
+    if (f['ip_reservations'] !== undefined) throw unprocessable('ip_addresses[].ip_reservations is not offered by this simulator');
     const family = optInteger(f, 'address_family') ?? 4;
     if (family !== 4 && family !== 6) throw unprocessable('address_family must be 4 or 6');
     const isPublic = optBoolean(f, 'public') ?? true;

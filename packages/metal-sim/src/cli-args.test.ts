@@ -39,6 +39,8 @@ describe('parseCliArgs', () => {
       '--validate-contract',
       '--batch-in-progress-ms',
       '5',
+      '--device-deprovisioning-ms',
+      '0',
     ]);
     expect(opts).toMatchObject({
       port: 0,
@@ -50,7 +52,7 @@ describe('parseCliArgs', () => {
       tlsKey: 'k.pem',
       publicUrl: 'https://x',
       contractSpec: '',
-      delays: { batchInProgressMs: 5 },
+      delays: { batchInProgressMs: 5, deviceDeprovisioningMs: 0 },
     });
     expect(parseCliArgs(['--contract-spec', '/spec.yaml']).contractSpec).toBe('/spec.yaml');
   });

@@ -33,6 +33,7 @@ export const USAGE = `metal-l2-sim: a stateful Equinix Metal API simulator
   --contract-spec <path>     the spec to validate against (implies --validate-contract)
   --device-queued-ms <n>     queued -> provisioning delay (default 1000)
   --device-provisioning-ms <n>  provisioning -> active delay (default 4000)
+  --device-deprovisioning-ms <n>  deleted device: deprovisioning -> gone (404) delay (default 3000; 0 = at once)
   --batch-queued-ms <n>      VLAN batch queued -> in_progress delay (default 200)
   --batch-in-progress-ms <n> VLAN batch in_progress -> completed delay (default 800)
   --help
@@ -69,6 +70,7 @@ export function parseCliArgs(argv: readonly string[]): CliOptions {
         'contract-spec': { type: 'string' },
         'device-queued-ms': { type: 'string' },
         'device-provisioning-ms': { type: 'string' },
+        'device-deprovisioning-ms': { type: 'string' },
         'batch-queued-ms': { type: 'string' },
         'batch-in-progress-ms': { type: 'string' },
         help: { type: 'boolean' },
@@ -84,6 +86,7 @@ export function parseCliArgs(argv: readonly string[]): CliOptions {
   const delayFlags = {
     deviceQueuedMs: 'device-queued-ms',
     deviceProvisioningMs: 'device-provisioning-ms',
+    deviceDeprovisioningMs: 'device-deprovisioning-ms',
     batchQueuedMs: 'batch-queued-ms',
     batchInProgressMs: 'batch-in-progress-ms',
   } as const;

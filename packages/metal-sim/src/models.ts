@@ -19,6 +19,14 @@ export interface Plan {
   readonly portCount: 2 | 4;
 }
 
+/** An operating system a device can be created with (the API's `/operating-systems` catalogue). */
+export interface OperatingSystem {
+  readonly slug: string;
+  readonly name: string;
+  readonly distro: string;
+  readonly version: string;
+}
+
 export interface Project {
   readonly id: string;
   readonly name: string;
@@ -31,7 +39,8 @@ export interface TokenGrant {
   readonly projectIds: ReadonlySet<string> | 'all';
 }
 
-export type DeviceState = 'queued' | 'provisioning' | 'active' | 'failed' | 'deleted';
+/** `deprovisioning`: deleted, on its way out (the spec's state); `deleted`: gone, no longer in the store. */
+export type DeviceState = 'queued' | 'provisioning' | 'active' | 'failed' | 'deprovisioning' | 'deleted';
 
 /** A device's address (management addresses come with the device; layer-2 conversion removes them). */
 export interface IpAssignment {

@@ -20,20 +20,28 @@ export interface PageRequest {
   readonly perPage: number;
 }
 
-function positiveInt(query: URLSearchParams, key: string, fallback: number): number {
+/** The spec's bounds for `page` (every paginated operation: 1-100000). */
+const MAX_PAGE = 100_000;
+
+function boundedInt(query: URLSearchParams, key: string, range: { readonly fallback: number; readonly max: number }): number {
+  const { fallback, max } = range;
   const raw = query.get(key);
   if (raw === null) return fallback;
-  if (!/^\d+$/.test(raw) || Number(raw) < 1) throw unprocessable(`${key} must be a positive integer`);
+  if (!/^\d+$/.test(raw) || Number(raw) < 1 || Number(raw) > max) {
+    throw unprocessable(`${key} must be an integer from 1 to ${max}, not ${JSON.stringify(raw)}`);
+  }
   return Number(raw);
 }
 
 /**
- * Reads page/per_page. `per_page` above the operation's maximum is clamped, as the API docs say it
- * returns "a maximum of" so many results rather than refusing.
+ * Reads page/per_page. The spec gives both a minimum and a maximum (per_page 1-1000, page
+ * 1-100000); a value outside is invalid input and refused with a 422 naming the bound, rather
+ * than clamped (the spec lists no error status for list operations; 422 is the API's answer to
+ * invalid input elsewhere, so the status is a guess).
  */
 export function readPage(req: SimRequest, defaults: { readonly perPage: number; readonly maxPerPage: number }): PageRequest {
-  const page = positiveInt(req.query, 'page', 1);
-  const perPage = Math.min(positiveInt(req.query, 'per_page', defaults.perPage), defaults.maxPerPage);
+  const page = boundedInt(req.query, 'page', { fallback: 1, max: MAX_PAGE });
+  const perPage = boundedInt(req.query, 'per_page', { fallback: defaults.perPage, max: defaults.maxPerPage });
   return { page, perPage };
 }
 

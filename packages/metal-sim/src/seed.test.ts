@@ -8,6 +8,13 @@ describe('parseSeed', () => {
     expect(yaml.tokens).toEqual([{ token: 't', projects: ['p'] }]);
     expect(yaml.metros).toEqual(DEFAULT_SEED.metros);
     expect(parseSeed('{"plans":[{"slug":"x","ports":4}]}').plans).toEqual([{ slug: 'x', ports: 4 }]);
+    expect(yaml.operatingSystems).toEqual(DEFAULT_SEED.operatingSystems);
+    expect(parseSeed('operatingSystems:\n  - slug: nixos_24_05').operatingSystems).toEqual([{ slug: 'nixos_24_05' }]);
+  });
+
+  test('the default catalogue has every operating system the repository creates devices with', () => {
+    const slugs = (DEFAULT_SEED.operatingSystems ?? []).map((o) => o.slug);
+    for (const used of ['ubuntu_22_04', 'ubuntu_24_04', 'debian_12', 'flatcar_stable', 'custom_ipxe']) expect(slugs).toContain(used);
   });
 
   test.each([
@@ -21,6 +28,7 @@ describe('parseSeed', () => {
     ['tokens:\n  - token: t\n    project: [p]', 'seed: tokens[0]: unknown key project (known: token, projects)'],
     ['metro:\n  - code: da', 'seed: the document: unknown key metro'],
     ['limits:\n  vrfs: 2', 'seed: limits: unknown key vrfs'],
+    ['operatingSystems:\n  - name: Ubuntu', 'operatingSystems[0].slug is required'],
   ])('refuses %j', (text, message) => {
     expect(() => parseSeed(text)).toThrow(SeedError);
     expect(() => parseSeed(text)).toThrow(message);

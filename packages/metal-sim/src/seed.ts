@@ -21,6 +21,13 @@ export interface SeedPlan {
   readonly id?: string;
 }
 
+export interface SeedOperatingSystem {
+  readonly slug: string;
+  readonly name?: string;
+  readonly distro?: string;
+  readonly version?: string;
+}
+
 export interface SeedProject {
   readonly name: string;
   readonly id?: string;
@@ -35,6 +42,8 @@ export interface SeedToken {
 export interface SeedConfig {
   readonly metros: readonly SeedMetro[];
   readonly plans: readonly SeedPlan[];
+  /** The slugs createDevice accepts; any other is refused as Metal refuses it (422). */
+  readonly operatingSystems?: readonly SeedOperatingSystem[];
   readonly projects: readonly SeedProject[];
   readonly tokens: readonly SeedToken[];
   readonly limits?: { readonly vrfsPerProject?: number };
@@ -55,6 +64,27 @@ export const DEFAULT_SEED: SeedConfig = {
     { slug: 'm3.large.x86', ports: 2 },
     { slug: 'n3.xlarge.x86', ports: 4 },
     { slug: 'n2.xlarge.x86', ports: 4 },
+  ],
+  operatingSystems: [
+    { slug: 'ubuntu_20_04', name: 'Ubuntu 20.04 LTS', distro: 'ubuntu', version: '20.04' },
+    { slug: 'ubuntu_22_04', name: 'Ubuntu 22.04 LTS', distro: 'ubuntu', version: '22.04' },
+    { slug: 'ubuntu_24_04', name: 'Ubuntu 24.04 LTS', distro: 'ubuntu', version: '24.04' },
+    { slug: 'debian_11', name: 'Debian 11', distro: 'debian', version: '11' },
+    { slug: 'debian_12', name: 'Debian 12', distro: 'debian', version: '12' },
+    { slug: 'rocky_8', name: 'Rocky Linux 8', distro: 'rocky', version: '8' },
+    { slug: 'rocky_9', name: 'Rocky Linux 9', distro: 'rocky', version: '9' },
+    { slug: 'alma_8', name: 'AlmaLinux 8', distro: 'alma', version: '8' },
+    { slug: 'alma_9', name: 'AlmaLinux 9', distro: 'alma', version: '9' },
+    { slug: 'rhel_8', name: 'RHEL 8', distro: 'rhel', version: '8' },
+    { slug: 'rhel_9', name: 'RHEL 9', distro: 'rhel', version: '9' },
+    { slug: 'flatcar_stable', name: 'Flatcar Container Linux (Stable)', distro: 'flatcar', version: 'stable' },
+    { slug: 'flatcar_beta', name: 'Flatcar Container Linux (Beta)', distro: 'flatcar', version: 'beta' },
+    { slug: 'flatcar_alpha', name: 'Flatcar Container Linux (Alpha)', distro: 'flatcar', version: 'alpha' },
+    { slug: 'flatcar_lts', name: 'Flatcar Container Linux (LTS)', distro: 'flatcar', version: 'lts' },
+    { slug: 'vmware_esxi_7_0', name: 'VMware ESXi 7.0', distro: 'vmware', version: '7.0' },
+    { slug: 'vmware_esxi_8_0', name: 'VMware ESXi 8.0', distro: 'vmware', version: '8.0' },
+    { slug: 'windows_2022', name: 'Windows 2022 Standard', distro: 'windows', version: '2022' },
+    { slug: 'custom_ipxe', name: 'Custom iPXE', distro: 'custom_ipxe', version: '' },
   ],
   projects: [{ name: 'default' }],
   tokens: [{ token: 'sim-token' }],
@@ -110,7 +140,7 @@ function optional<K extends string, V>(key: K, value: V | undefined): { [P in K]
 /** Checks a parsed seed document; sections left out fall back to the default seed's. */
 export function validateSeed(doc: unknown): SeedConfig {
   if (!isRecord(doc)) throw new SeedError('seed: the document must be a mapping');
-  knownKeysOnly(doc, ['metros', 'plans', 'projects', 'tokens', 'limits'], 'the document');
+  knownKeysOnly(doc, ['metros', 'plans', 'operatingSystems', 'projects', 'tokens', 'limits'], 'the document');
   const metros = entries(doc, 'metros', ['code', 'name', 'country', 'id']).map((m, i): SeedMetro => {
     const w = `metros[${i}]`;
     return {
@@ -129,6 +159,15 @@ export function validateSeed(doc: unknown): SeedConfig {
       ports,
       ...optional('name', optStr(p, 'name', w)),
       ...optional('id', optStr(p, 'id', w)),
+    };
+  });
+  const operatingSystems = entries(doc, 'operatingSystems', ['slug', 'name', 'distro', 'version']).map((o, i): SeedOperatingSystem => {
+    const w = `operatingSystems[${i}]`;
+    return {
+      slug: reqStr(o, 'slug', w),
+      ...optional('name', optStr(o, 'name', w)),
+      ...optional('distro', optStr(o, 'distro', w)),
+      ...optional('version', optStr(o, 'version', w)),
     };
   });
   const projects = entries(doc, 'projects', ['name', 'id']).map((p, i): SeedProject => {
@@ -157,6 +196,7 @@ export function validateSeed(doc: unknown): SeedConfig {
   return {
     metros: metros.length > 0 ? metros : DEFAULT_SEED.metros,
     plans: plans.length > 0 ? plans : DEFAULT_SEED.plans,
+    operatingSystems: operatingSystems.length > 0 ? operatingSystems : (DEFAULT_SEED.operatingSystems ?? []),
     projects: projects.length > 0 ? projects : DEFAULT_SEED.projects,
     tokens: tokens.length > 0 ? tokens : DEFAULT_SEED.tokens,
     ...(limits === undefined ? {} : { limits }),

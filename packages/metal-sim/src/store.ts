@@ -18,6 +18,7 @@ import type {
   IpReservation,
   MetalGateway,
   Metro,
+  OperatingSystem,
   Plan,
   Port,
   Project,
@@ -26,8 +27,10 @@ import type {
   VlanAssignmentBatch,
   Vrf,
 } from './models.js';
-import { bondNetworkType, type NetworkType } from './network-type.js';
-import type { SeedConfig } from './seed.js';
+import { bondNetworkType, deviceNetworkType, type BondShape, type NetworkType } from './network-type.js';
+import { DEFAULT_SEED, type SeedConfig } from './seed.js';
+
+const DEFAULT_OPERATING_SYSTEMS = DEFAULT_SEED.operatingSystems ?? [];
 
 /** How long the state machines take. All in simulated time (the store's clock). */
 export interface SimDelays {
@@ -35,6 +38,11 @@ export interface SimDelays {
   readonly deviceQueuedMs: number;
   /** provisioning -> active. */
   readonly deviceProvisioningMs: number;
+  /**
+   * A deleted device: deprovisioning -> gone (404). 0 removes it within the DELETE call, as a
+   * simulator without deprovisioning would.
+   */
+  readonly deviceDeprovisioningMs: number;
   /** A VLAN assignment batch: queued -> in_progress. */
   readonly batchQueuedMs: number;
   /** A VLAN assignment batch: in_progress -> completed (or failed). */
@@ -44,6 +52,7 @@ export interface SimDelays {
 export const DEFAULT_DELAYS: SimDelays = {
   deviceQueuedMs: 1_000,
   deviceProvisioningMs: 4_000,
+  deviceDeprovisioningMs: 3_000,
   batchQueuedMs: 200,
   batchInProgressMs: 800,
 };
@@ -80,7 +89,19 @@ export type DevicePatch = Patch<
 >;
 
 /** What `updateVrf` (PUT /vrfs/{id}) may change. */
-export type VrfPatch = Patch<Pick<Vrf, 'name' | 'description' | 'ipRanges' | 'localAsn' | 'tags'>>;
+export type VrfPatch = Patch<
+  Pick<
+    Vrf,
+    | 'name'
+    | 'description'
+    | 'ipRanges'
+    | 'localAsn'
+    | 'tags'
+    | 'bgpDynamicNeighborsEnabled'
+    | 'bgpDynamicNeighborsExportRouteMap'
+    | 'bgpDynamicNeighborsBfdEnabled'
+  >
+>;
 
 export interface StoreOptions {
   readonly seed: SeedConfig;
@@ -93,7 +114,7 @@ export interface DeviceCreate {
   readonly projectId: string;
   readonly plan: Plan;
   readonly metro: Metro;
-  readonly operatingSystem: string;
+  readonly operatingSystem: OperatingSystem;
   readonly hostname: string | undefined;
   readonly description: string;
   readonly billingCycle: string;
@@ -114,6 +135,7 @@ export interface AddressRequest {
 export class SimulatorStore {
   readonly metros = new Map<string, Metro>();
   readonly plans = new Map<string, Plan>();
+  readonly operatingSystems = new Map<string, OperatingSystem>();
   readonly projects = new Map<string, Project>();
   readonly tokens = new Map<string, TokenGrant>();
   readonly devices = new Map<string, Device>();
@@ -148,6 +170,15 @@ export class SimulatorStore {
     }
     for (const p of seed.plans) {
       this.plans.set(p.slug, { id: p.id ?? this.ids.uuid(), slug: p.slug, name: p.name ?? p.slug, portCount: p.ports });
+    }
+    for (const o of seed.operatingSystems ?? DEFAULT_OPERATING_SYSTEMS) {
+      const [distro = o.slug, ...version] = o.slug.split('_');
+      this.operatingSystems.set(o.slug, {
+        slug: o.slug,
+        name: o.name ?? o.slug,
+        distro: o.distro ?? distro,
+        version: o.version ?? version.join('.'),
+      });
     }
     for (const p of seed.projects) {
       const project: Project = { id: p.id ?? this.ids.uuid(), name: p.name, createdAt: this.nowIso() };
@@ -210,6 +241,13 @@ export class SimulatorStore {
     return id;
   }
 
+  /** A device's operating system; the catalogue is fixed at start, so a device's slug is always in it. */
+  operatingSystemOf(device: Device): OperatingSystem {
+    const os = this.operatingSystems.get(device.operatingSystem);
+    if (os === undefined) throw new Error(`internal: device ${device.id} has unknown operating system ${device.operatingSystem}`);
+    return os;
+  }
+
   projectByName(name: string): Project | undefined {
     return [...this.projects.values()].find((p) => p.name === name);
   }
@@ -255,18 +293,27 @@ export class SimulatorStore {
 
   /** The API's `network_type` for a bond port. */
   networkTypeOf(bond: Port): NetworkType {
-    return bondNetworkType({
-      layer2: bond.layer2,
-      membersBonded: this.bondMembers(bond).map((m) => m.bonded),
-      bondVlanCount: bond.vlans.length,
-    });
+    return bondNetworkType(this.bondShape(bond));
   }
 
-  /** The device's type is its first bond's (bond0 carries the management addresses). */
+  private bondShape(bond: Port): BondShape {
+    return { layer2: bond.layer2, membersBonded: this.bondMembers(bond).map((m) => m.bonded), bondVlanCount: bond.vlans.length };
+  }
+
+  /** The device's `network_type`: over every bond (bond0 and, on 4-port plans, bond1). */
   deviceNetworkType(device: Device): NetworkType {
+    return deviceNetworkType(
+      this.devicePorts(device)
+        .filter((p) => p.kind === 'bond')
+        .map((b) => this.bondShape(b)),
+    );
+  }
+
+  /** bond0: the bond that carries the management addresses (and so the metadata service's reach). */
+  addressBond(device: Device): Port {
     const bond0 = this.devicePorts(device).find((p) => p.kind === 'bond');
     if (bond0 === undefined) throw new Error(`internal: device ${device.id} has no bond`);
-    return this.networkTypeOf(bond0);
+    return bond0;
   }
 
   vlanOf(id: string): VirtualNetwork {
@@ -301,7 +348,7 @@ export class SimulatorStore {
 
   createDevice(input: DeviceCreate): Device {
     // Taken first so the OS's id does not depend on when a device is first rendered.
-    this.operatingSystemId(input.operatingSystem);
+    this.operatingSystemId(input.operatingSystem.slug);
     const id = this.ids.uuid();
     const shortId = id.slice(0, 8);
     const now = this.nowIso();
@@ -312,7 +359,7 @@ export class SimulatorStore {
       projectId: input.projectId,
       planSlug: input.plan.slug,
       metroCode: input.metro.code,
-      operatingSystem: input.operatingSystem,
+      operatingSystem: input.operatingSystem.slug,
       createdAt: now,
       hostname: input.hostname ?? `sim-${shortId}`,
       description: input.description,
@@ -373,7 +420,14 @@ export class SimulatorStore {
   setDeviceState(device: Device, state: DeviceState): void {
     device.state = state;
     device.updatedAt = this.nowIso();
-    const body = state === 'provisioning' ? 'Provisioning started' : state === 'active' ? 'Provisioning completed' : `Device is ${state}`;
+    const body =
+      state === 'provisioning'
+        ? 'Provisioning started'
+        : state === 'active'
+          ? 'Provisioning completed'
+          : state === 'deprovisioning'
+            ? 'Deprovisioning started'
+            : `Device is ${state}`;
     this.pushEvent(device, { type: `provisioning.${state}`, state: 'succeeded', body });
     this.emit({ kind: 'device', action: 'state', deviceId: device.id });
   }
@@ -419,11 +473,27 @@ export class SimulatorStore {
     this.emit({ kind: 'device', action: 'updated', deviceId: device.id });
   }
 
+  /**
+   * The spec: "When an instance is deleted, it will move to `deprovisioning` state until the
+   * deprovision is completed". Its open batches fail at once (the device will not be configured
+   * again); it keeps its ports, VLANs and addresses until it is gone, when its ports go with it.
+   */
   deleteDevice(device: Device): void {
     for (const port of this.devicePorts(device)) {
       for (const batch of this.openBatches({ portId: port.id })) this.setBatchState(batch, 'failed', ['the device was deleted']);
-      this.ports.delete(port.id);
     }
+    if (this.delays.deviceDeprovisioningMs === 0) {
+      this.removeDevice(device);
+      return;
+    }
+    this.setDeviceState(device, 'deprovisioning');
+    this.schedule(this.delays.deviceDeprovisioningMs, () => {
+      if (this.devices.get(device.id) === device) this.removeDevice(device);
+    });
+  }
+
+  private removeDevice(device: Device): void {
+    for (const port of this.devicePorts(device)) this.ports.delete(port.id);
     this.devices.delete(device.id);
     device.state = 'deleted';
     this.emit({ kind: 'device', action: 'deleted', deviceId: device.id });

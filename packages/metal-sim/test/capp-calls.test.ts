@@ -4,7 +4,7 @@
 
 import { describe, expect, test } from '@jest/globals';
 import type { DeviceWire, IpAssignmentWire, IpReservationWire } from '../src/wire.js';
-import { createActiveDevice, describeContract, useSimulator } from './support/harness.js';
+import { createActiveDevice, DEPROVISION_MS, describeContract, useSimulator } from './support/harness.js';
 
 const sim = useSimulator();
 
@@ -66,6 +66,9 @@ describe('calls the real CAPP v0.9.0 makes', () => {
     expect((await t.api.post(`/devices/${device.id}/ips`, { address: '198.51.100.7' })).status).toBe(422);
 
     expect((await t.api.delete(`/devices/${device.id}`)).status).toBe(204);
+    // A deprovisioning device keeps its addresses until it is gone.
+    expect((await t.api.get<IpReservationWire>(`/ips/${vip.id}`)).body.assignments).toHaveLength(1);
+    t.clock.advance(DEPROVISION_MS);
     expect((await t.api.get<IpReservationWire>(`/ips/${vip.id}`)).body.assignments).toEqual([]);
   });
 

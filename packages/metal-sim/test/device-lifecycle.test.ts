@@ -5,7 +5,7 @@ import { describe, expect, test } from '@jest/globals';
 import { startSimulator } from '../src/server.js';
 import { DEFAULT_DELAYS } from '../src/store.js';
 import type { EventWire } from '../src/wire.js';
-import { Api, createActiveDevice, describeContract, portByName, useSimulator, waitFor } from './support/harness.js';
+import { Api, createActiveDevice, DEPROVISION_MS, describeContract, portByName, useSimulator, waitFor } from './support/harness.js';
 
 const sim = useSimulator();
 
@@ -104,6 +104,7 @@ describe('device lifecycle', () => {
     const t = sim();
     const d = await createActiveDevice(t);
     expect((await t.api.delete(`/devices/${d.id}`)).status).toBe(204);
+    t.clock.advance(DEPROVISION_MS);
     expect((await t.api.get(`/devices/${d.id}`)).status).toBe(404);
     const locked = await createActiveDevice(t, { locked: true });
     const refused = await t.api.delete(`/devices/${locked.id}`);
@@ -111,13 +112,15 @@ describe('device lifecycle', () => {
     expect(String(refused.body.errors[0])).toContain('locked');
   });
 
-  test('creation refuses an unknown plan, an unknown metro and a missing operating system with 422', async () => {
+  test('creation refuses an unknown plan, an unknown metro and a missing or unknown operating system with 422', async () => {
     const t = sim();
     const base = { metro: 'da', plan: 'c3.small.x86', operating_system: 'ubuntu_22_04' };
     for (const [body, text] of [
       [{ ...base, plan: 'no.such.plan' }, 'plan'],
       [{ ...base, metro: 'zz' }, 'metro'],
       [{ metro: 'da', plan: 'c3.small.x86', operating_system: '' }, 'operating_system'],
+      [{ ...base, operating_system: 'ubuntu_18_10' }, 'ubuntu_18_10 is not a valid operating system'],
+      [{ ...base, operating_system: 'flatcar' }, 'flatcar is not a valid operating system'],
     ] as const) {
       const res = await t.api.post(`/projects/${t.projectId}/devices`, body);
       expect(res.status).toBe(422);

@@ -4,7 +4,8 @@
 import { describe, expect, test } from '@jest/globals';
 import type { DeviceWire } from '../src/wire.js';
 import type { Meta } from '../src/pagination.js';
-import { describeContract, useSimulator } from './support/harness.js';
+import { ContractValidator } from '../src/contract.js';
+import { describeContract, HAS_SPEC, SPEC_PATH, useSimulator } from './support/harness.js';
 
 const sim = useSimulator();
 
@@ -72,6 +73,48 @@ describe('pagination', () => {
     expect((await t.api.get<{ meta: Meta }>(`/projects/${t.projectId}/ips`)).body.meta.self.href).toContain('per_page=250');
     const gws = await t.api.get<{ metal_gateways: unknown[]; meta: Meta }>(`/projects/${t.projectId}/metal-gateways`);
     expect(gws.body.meta).toMatchObject({ total: 0, current_page: 1 });
+  });
+});
+
+describe('pagination bounds (the spec: page 1-100000, per_page 1-1000)', () => {
+  // Out-of-range input breaks the spec's request schema, so this simulator runs without the
+  // file's contract validator; the spec's own verdict on the request is checked below.
+  const unchecked = useSimulator({}, { contract: false });
+
+  test.each([
+    ['per_page=1001', 'per_page must be an integer from 1 to 1000'],
+    ['per_page=0', 'per_page must be an integer from 1 to 1000'],
+    ['page=100001', 'page must be an integer from 1 to 100000'],
+    ['per_page=ten', 'per_page must be an integer from 1 to 1000'],
+  ])('%s is refused with a 422 naming the bound, not clamped', async (query, message) => {
+    const t = unchecked();
+    const res = await t.api.get<{ errors: string[] }>(`/projects/${t.projectId}/devices?${query}`);
+    expect(res.status).toBe(422);
+    expect(res.body.errors.join(' ')).toContain(message);
+  });
+
+  test('per_page=1000 is the largest page', async () => {
+    const t = unchecked();
+    expect((await t.api.get(`/projects/${t.projectId}/devices?per_page=1000`)).status).toBe(200);
+  });
+
+  test('the spec itself refuses per_page=1001', async () => {
+    if (!HAS_SPEC) return; // the file's contract block says why the spec is missing
+    const own = await ContractValidator.load(SPEC_PATH);
+    try {
+      own.validateRequest({
+        method: 'GET',
+        path: `/metal/v1/projects/${sim().projectId}/devices`,
+        rawQuery: 'per_page=1001',
+        headers: { 'x-auth-token': 'sim-token' },
+        body: undefined,
+      });
+      const found = own.report().violations;
+      expect(found.map((v) => v.direction)).toEqual(['request']);
+      expect(found[0]?.messages.join(' ')).toContain('1000');
+    } finally {
+      await own.close();
+    }
   });
 });
 

@@ -67,12 +67,12 @@ describe('simulator options', () => {
       const device = await scoped.post<DeviceWire>(`/projects/${capi}/devices`, {
         metro: 'am',
         plan: 'n3.xlarge.x86',
-        operating_system: 'flatcar',
+        operating_system: 'flatcar_stable',
       });
       expect(device.status).toBe(201);
       expect(device.body.network_ports.filter((p) => p.type === 'NetworkBondPort')).toHaveLength(2);
       expect(
-        (await scoped.post(`/projects/${capi}/devices`, { metro: 'sv', plan: 'c3.small.x86', operating_system: 'flatcar' })).status,
+        (await scoped.post(`/projects/${capi}/devices`, { metro: 'sv', plan: 'c3.small.x86', operating_system: 'flatcar_stable' })).status,
       ).toBe(422);
     });
   });

@@ -3,7 +3,7 @@
 // can change state and forget to say so.
 
 import { describe, expect, test } from '@jest/globals';
-import type { StoreChange } from '../src/store.js';
+import { DEFAULT_DELAYS, type StoreChange } from '../src/store.js';
 import type { IpAssignmentWire, IpReservationWire, MetalGatewayWire, VrfWire } from '../src/wire.js';
 import { createActiveDevice, createVlan, describeContract, portByName, useSimulator, type TestSim } from './support/harness.js';
 
@@ -83,7 +83,8 @@ describe('store changes', () => {
     await ok(t, 'POST', `/ports/${portByName(d, 'bond0').id}/vlan-assignments/batches`, {
       vlan_assignments: [{ vlan: vlan.id, state: 'assigned' }],
     });
-    expect(await changesOf(t, () => ok(t, 'DELETE', `/devices/${d.id}`))).toEqual(['batch state', 'device deleted']);
+    expect(await changesOf(t, () => ok(t, 'DELETE', `/devices/${d.id}`))).toEqual(['batch state', 'device state']);
+    expect(await changesOf(t, () => Promise.resolve(t.clock.advance(DEFAULT_DELAYS.deviceDeprovisioningMs)))).toEqual(['device deleted']);
   });
 });
 

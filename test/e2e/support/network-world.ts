@@ -79,6 +79,7 @@ export const netKinds = {
 export const FAST_DELAYS: Partial<SimDelays> = {
   deviceQueuedMs: 100,
   deviceProvisioningMs: 300,
+  deviceDeprovisioningMs: 500,
   batchQueuedMs: 50,
   batchInProgressMs: 150,
 };

@@ -17,7 +17,7 @@ export function renderDevice(store: SimulatorStore, d: Device, include: Readonly
   if (plan === undefined) throw new Error(`internal: device ${d.id} has unknown plan ${d.planSlug}`);
   const portInclude = new Set([...include].filter((i) => i.startsWith('network_ports.')).map((i) => i.slice('network_ports.'.length)));
   const project = store.projects.get(d.projectId);
-  const [distro, ...versionParts] = d.operatingSystem.split('_');
+  const os = store.operatingSystemOf(d);
   return {
     id: d.id,
     href: hrefOf('devices', d.id),
@@ -51,11 +51,11 @@ export function renderDevice(store: SimulatorStore, d: Device, include: Readonly
       href: hrefOf('plans', plan.id),
     },
     operating_system: {
-      id: store.operatingSystemId(d.operatingSystem),
-      slug: d.operatingSystem,
-      name: d.operatingSystem,
-      distro: distro ?? d.operatingSystem,
-      version: versionParts.join('.'),
+      id: store.operatingSystemId(os.slug),
+      slug: os.slug,
+      name: os.name,
+      distro: os.distro,
+      version: os.version,
     },
     project: include.has('project') && project !== undefined ? renderProject(store, project) : link('projects', d.projectId),
     project_lite: link('projects', d.projectId),

@@ -29,9 +29,9 @@ function bonding(store: SimulatorStore, d: Device): { mode: number; link_aggrega
   return { mode: 4, link_aggregation: anyBonded ? 'mlag_ha' : 'individual', mac: physical[0]?.mac ?? '' };
 }
 
-function operatingSystem(d: Device): { slug: string; distro: string; version: string; image_tag: string } {
-  const [distro, ...version] = d.operatingSystem.split('_');
-  return { slug: d.operatingSystem, distro: distro ?? d.operatingSystem, version: version.join('.'), image_tag: d.operatingSystem };
+function operatingSystem(store: SimulatorStore, d: Device): { slug: string; distro: string; version: string; image_tag: string } {
+  const os = store.operatingSystemOf(d);
+  return { slug: os.slug, distro: os.distro, version: os.version, image_tag: os.slug };
 }
 
 /** The metadata service's document (shape per the hollow-metadataservice fixtures and Equinix docs). */
@@ -53,7 +53,7 @@ export function renderMetadataDocument(store: SimulatorStore, d: Device, urls: M
     id: d.id,
     hostname: d.hostname,
     iqn: `iqn.2026-01.net.packet:device.${d.shortId}`,
-    operating_system: operatingSystem(d),
+    operating_system: operatingSystem(store, d),
     plan: d.planSlug,
     class: d.planSlug,
     facility: facilityCode(d.metroCode),
@@ -104,7 +104,7 @@ export function renderSpecMetadata(store: SimulatorStore, d: Device): Record<str
     plan: d.planSlug,
     facility: facilityCode(d.metroCode),
     metro: d.metroCode,
-    operating_system: operatingSystem(d),
+    operating_system: operatingSystem(store, d),
     private_subnets: ['10.0.0.0/8'],
     reserved: false,
     specs: {},

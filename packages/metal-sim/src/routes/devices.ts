@@ -1,10 +1,24 @@
 import { param, requireDevice, requireProject } from '../access.js';
-import { unprocessable } from '../errors.js';
+import { enforce, unprocessable } from '../errors.js';
+import { checkDeviceDeletable, checkNotDeprovisioning } from '../rules/device-deletion.js';
+import { checkIpAssignable } from '../rules/ip-assignment.js';
 import { json, noContent, route, type RouteContext, type RouteDef } from '../http.js';
-import { bodyFields, optBoolean, optList, optRecord, optString, optStringArray, queryList, reqString, type Fields } from '../input.js';
+import {
+  bodyFields,
+  optBoolean,
+  optList,
+  optRecord,
+  optString,
+  optStringArray,
+  queryBoolean,
+  queryList,
+  reqString,
+  type Fields,
+} from '../input.js';
 import { paginate, readPage } from '../pagination.js';
 import { containsCidr, familyBits, isAligned, overlaps, parseAddress, type Cidr } from '../ip-math.js';
-import type { IpAssignment } from '../models.js';
+import type { Device, IpAssignment } from '../models.js';
+import { facilityCode } from '../render/facility.js';
 import { renderDevice, renderEvent, renderIpAssignment } from '../render/device.js';
 import { renderSpecMetadata } from '../render/metadata.js';
 import { readAddressRequests } from '../address-requests.js';
@@ -16,6 +30,16 @@ function billingCycle(f: Fields): string | undefined {
   if (cycle !== undefined && !BILLING_CYCLES.includes(cycle))
     throw unprocessable(`billing_cycle must be one of ${BILLING_CYCLES.join(', ')}`);
   return cycle;
+}
+
+/**
+ * Custom iPXE boots the script at `ipxe_script_url`, or user data starting `#!ipxe` (Metal docs,
+ * "Custom iPXE"); without either there is nothing to boot (refusing it is a guess).
+ */
+function checkIpxe(os: string, scriptUrl: string | undefined, userdata: string | undefined): void {
+  if (os !== 'custom_ipxe') return;
+  if ((scriptUrl ?? '') !== '' || (userdata ?? '').startsWith('#!ipxe')) return;
+  throw unprocessable('custom_ipxe needs an ipxe_script_url or user data starting with #!ipxe');
 }
 
 function include(ctx: RouteContext): Set<string> {
@@ -34,11 +58,18 @@ function createDevice(ctx: RouteContext) {
   const planSlug = reqString(f, 'plan');
   const plan = ctx.store.plans.get(planSlug);
   if (plan === undefined) throw unprocessable(`plan ${planSlug} is not available in metro ${metro.code}`);
+  const osSlug = reqString(f, 'operating_system');
+  // The API's words for an unknown slug (terraform-equinix-metal-anthos-on-baremetal#59, a 422).
+  const operatingSystem = ctx.store.operatingSystems.get(osSlug);
+  if (operatingSystem === undefined) throw unprocessable(`${osSlug} is not a valid operating system`);
+  const reservation = optString(f, 'hardware_reservation_id');
+  if (reservation !== undefined && reservation !== '') throw unprocessable(`hardware reservation ${reservation} not found`);
+  checkIpxe(operatingSystem.slug, optString(f, 'ipxe_script_url'), optString(f, 'userdata'));
   const device = ctx.store.createDevice({
     projectId: project.id,
     plan,
     metro,
-    operatingSystem: reqString(f, 'operating_system'),
+    operatingSystem,
     hostname: optString(f, 'hostname'),
     description: optString(f, 'description') ?? '',
     billingCycle: billingCycle(f) ?? 'hourly',
@@ -55,6 +86,7 @@ function createDevice(ctx: RouteContext) {
 function updateDevice(ctx: RouteContext) {
   const device = requireDevice(ctx, param(ctx, 'id'));
   const f = bodyFields(ctx.req);
+  enforce(checkNotDeprovisioning(device));
   ctx.store.updateDevice(device, {
     hostname: optString(f, 'hostname'),
     description: optString(f, 'description'),
@@ -77,6 +109,8 @@ function createIpAssignment(ctx: RouteContext) {
   const device = requireDevice(ctx, param(ctx, 'id'));
   const f = bodyFields(ctx.req);
   const text = reqString(f, 'address');
+  const bond0Type = ctx.store.networkTypeOf(ctx.store.addressBond(device));
+  enforce(checkIpAssignable({ hostname: device.hostname, address: text, state: device.state, bond0Type }));
   const [addressText = '', prefixText] = text.split('/');
   const addr = parseAddress(addressText);
   if (addr === undefined) throw unprocessable(`address ${text} is not an IP address`);
@@ -120,6 +154,10 @@ function createIpAssignment(ctx: RouteContext) {
   return json(201, renderIpAssignment(ctx.store, device, assignment));
 }
 
+function macMatches(ctx: RouteContext, d: Device, mac: string): boolean {
+  return ctx.store.devicePorts(d).some((p) => p.mac?.toLowerCase() === mac.toLowerCase());
+}
+
 export const deviceRoutes: readonly RouteDef[] = [
   route('findProjectDevices', 'GET /projects/{id}/devices', (ctx) => {
     const project = requireProject(ctx, param(ctx, 'id'));
@@ -130,7 +168,12 @@ export const deviceRoutes: readonly RouteDef[] = [
         (q.get('hostname') === null || d.hostname === q.get('hostname')) &&
         (q.get('metro') === null || d.metroCode === q.get('metro')?.toLowerCase()) &&
         (q.get('tag') === null || d.tags.includes(q.get('tag') ?? '')) &&
-        (q.get('search') === null || d.hostname.includes(q.get('search') ?? '') || d.id === q.get('search')),
+        (q.get('search') === null || d.hostname.includes(q.get('search') ?? '') || d.id === q.get('search')) &&
+        (q.get('facility') === null || facilityCode(d.metroCode) === q.get('facility')) &&
+        (q.get('mac_address') === null || macMatches(ctx, d, q.get('mac_address') ?? '')) &&
+        // No device sits on a hardware reservation or has a termination time here.
+        queryBoolean(q, 'reserved') !== true &&
+        queryBoolean(q, 'has_termination_time') !== true,
     );
     const page = paginate(matches, ctx.req, readPage(ctx.req, { perPage: 10, maxPerPage: 1000 }));
     return json(200, { devices: page.items.map((d) => renderDevice(ctx.store, d, include(ctx))), meta: page.meta });
@@ -142,7 +185,7 @@ export const deviceRoutes: readonly RouteDef[] = [
   route('updateDevice', 'PUT /devices/{id}', updateDevice),
   route('deleteDevice', 'DELETE /devices/{id}', (ctx) => {
     const device = requireDevice(ctx, param(ctx, 'id'));
-    if (device.locked) throw unprocessable(`device ${device.hostname} is locked; unlock it before deleting`);
+    enforce(checkDeviceDeletable(device));
     ctx.store.deleteDevice(device);
     return noContent();
   }),

@@ -10,7 +10,7 @@ import { renderReservation } from '../render/ip-reservation.js';
 import { checkVrfReservation } from '../rules/vrf-reservation.js';
 
 function requestVrfReservation(ctx: RouteContext, project: Project, f: Fields) {
-  const vrfId = optString(f, 'vrf_id') ?? optString(f, 'vrf');
+  const vrfId = optString(f, 'vrf_id');
   if (vrfId === undefined) throw unprocessable('vrf_id is required for a vrf reservation');
   const vrf = ctx.store.vrfs.get(vrfId);
   if (vrf === undefined || vrf.projectId !== project.id) throw unprocessable(`VRF ${vrfId} not found in this project`);

@@ -2,11 +2,19 @@ import { param, requireProject, requireVrf } from '../access.js';
 import { enforce, unprocessable } from '../errors.js';
 import { json, noContent, route, type RouteContext, type RouteDef } from '../http.js';
 import { bodyFields, optBoolean, optInteger, optString, optStringArray, reqString } from '../input.js';
+import type { Fields } from '../input.js';
 import type { Vrf } from '../models.js';
 import { singlePageMeta } from '../pagination.js';
 import { renderVrf } from '../render/vrf.js';
 import { checkVrfIpRanges } from '../rules/vrf-ip-ranges.js';
 import { checkVrfQuota } from '../rules/vrf-quota.js';
+
+/** VrfCreateInput.local_asn: 0-4294967295. The update's int32 is narrower in the spec; the same range is checked. */
+function readLocalAsn(f: Fields): number | undefined {
+  const asn = optInteger(f, 'local_asn');
+  if (asn !== undefined && (asn < 0 || asn > 4294967295)) throw unprocessable('local_asn must be between 0 and 4294967295');
+  return asn;
+}
 
 function createVrf(ctx: RouteContext) {
   const project = requireProject(ctx, param(ctx, 'id'));
@@ -19,8 +27,7 @@ function createVrf(ctx: RouteContext) {
   enforce(checkVrfIpRanges(ipRanges));
   const existing = [...ctx.store.vrfs.values()].filter((v) => v.projectId === project.id).length;
   enforce(checkVrfQuota({ existing, limit: ctx.store.vrfsPerProject }));
-  const localAsn = optInteger(f, 'local_asn') ?? 65000;
-  if (localAsn < 0 || localAsn > 4294967295) throw unprocessable('local_asn must be between 0 and 4294967295');
+  const localAsn = readLocalAsn(f) ?? 65000;
   const now = ctx.store.nowIso();
   const vrf: Vrf = {
     id: ctx.store.ids.uuid(),
@@ -51,7 +58,10 @@ function updateVrf(ctx: RouteContext) {
     name: optString(f, 'name'),
     description: optString(f, 'description'),
     tags: optStringArray(f, 'tags'),
-    localAsn: optInteger(f, 'local_asn'),
+    localAsn: readLocalAsn(f),
+    bgpDynamicNeighborsEnabled: optBoolean(f, 'bgp_dynamic_neighbors_enabled'),
+    bgpDynamicNeighborsExportRouteMap: optBoolean(f, 'bgp_dynamic_neighbors_export_route_map'),
+    bgpDynamicNeighborsBfdEnabled: optBoolean(f, 'bgp_dynamic_neighbors_bfd_enabled'),
   });
   return json(200, renderVrf(ctx.store, vrf));
 }

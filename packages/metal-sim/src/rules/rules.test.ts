@@ -4,6 +4,7 @@ import { describe, expect, test } from '@jest/globals';
 import { checkNoBatchInProgress } from './batch-in-progress.js';
 import { checkBond, checkDisbond } from './bonding.js';
 import { checkDeviceActive } from './device-active.js';
+import { checkDeviceDeletable, checkNotDeprovisioning } from './device-deletion.js';
 import { checkGatewayReservation, checkGatewaySameMetro, checkOneGatewayPerVlan, checkPrivateSubnetSize } from './metal-gateway.js';
 import { checkNativeVlanAssigned, checkNativeVlanPortMode } from './native-vlan.js';
 import { checkNetworkNotFrozen } from './network-frozen.js';
@@ -181,6 +182,21 @@ const cases: [string, RuleViolation | null, string | null][] = [
   ['the eighth VRF is allowed', checkVrfQuota({ existing: 7, limit: 8 }), null],
   ['the ninth VRF is refused', checkVrfQuota({ existing: 8, limit: 8 }), 'vrf-quota'],
   ['a succeeded user state with code 1001 is allowed', checkUserStateEvent({ state: 'succeeded', code: 1001 }), null],
+  ['an active device can be deleted', checkDeviceDeletable({ hostname: 'h', state: 'active', locked: false }), null],
+  ['a queued device can be deleted', checkDeviceDeletable({ hostname: 'h', state: 'queued', locked: false }), null],
+  ['a locked device cannot be deleted', checkDeviceDeletable({ hostname: 'h', state: 'active', locked: true }), 'device-delete-state'],
+  [
+    'a provisioning device cannot be deleted',
+    checkDeviceDeletable({ hostname: 'h', state: 'provisioning', locked: false }),
+    'device-delete-state',
+  ],
+  [
+    'a deprovisioning device cannot be deleted again',
+    checkDeviceDeletable({ hostname: 'h', state: 'deprovisioning', locked: false }),
+    'device-delete-state',
+  ],
+  ['a deprovisioning device takes no changes', checkNotDeprovisioning({ hostname: 'h', state: 'deprovisioning' }), 'device-deprovisioning'],
+  ['a deprovisioning device refuses port changes', checkDeviceActive({ hostname: 'h', state: 'deprovisioning' }), 'device-active'],
   ['a user state code of 1100 is refused', checkUserStateEvent({ state: 'failed', code: 1100 }), 'user-state-event'],
 ];
 

@@ -16,6 +16,8 @@ export const TOKEN = 'sim-token';
 
 /** Time from create to active with the default delays. */
 export const PROVISION_MS = DEFAULT_DELAYS.deviceQueuedMs + DEFAULT_DELAYS.deviceProvisioningMs;
+/** Time from DELETE to gone (404) with the default delays. */
+export const DEPROVISION_MS = DEFAULT_DELAYS.deviceDeprovisioningMs;
 export const BATCH_MS = DEFAULT_DELAYS.batchQueuedMs + DEFAULT_DELAYS.batchInProgressMs;
 
 export interface ApiAnswer<T = any> {
@@ -87,9 +89,15 @@ export function useContract(): () => ContractValidator | undefined {
   return () => validator;
 }
 
-/** Starts a simulator for this file and registers its teardown. Call at module level. */
-export function useSimulator(options: Partial<SimulatorOptions> = {}): () => TestSim {
-  const contract = useContract();
+/**
+ * Starts a simulator for this file and registers its teardown. Call at module level. `contract:
+ * false` runs it without the validator, for requests the spec itself refuses (a test of the refusal).
+ */
+export function useSimulator(
+  options: Partial<SimulatorOptions> = {},
+  checks: { readonly contract: boolean } = { contract: true },
+): () => TestSim {
+  const contract = checks.contract ? useContract() : () => undefined;
   let current: TestSim | undefined;
   beforeAll(async () => {
     const clock = new ManualClock();
