@@ -66,6 +66,7 @@ export async function unassignVlans(scope: MachineNetworkScope): Promise<StepOut
       return proceed;
     }
     const vlans = await ctx.vlans.list(access.metal, {
+      credentials: access.credentials,
       projectId: access.projectId,
       metro: device.metro?.code ?? access.metro ?? '',
       wanted: [],
