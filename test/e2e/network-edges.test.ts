@@ -154,7 +154,7 @@ describe('the template link', () => {
 
   test('removing the link of a held machine with kubectl releases our pause, and CAPP goes on', async () => {
     await createMachine(world, 'typo-1', 'edgse');
-    await waitFor('the TemplateNotFound Event', async () => eventsOf('typo-1').some((e) => e.reason === 'TemplateNotFound'), {
+    await waitFor('the TemplateNotFound Event', () => eventsOf('typo-1').some((e) => e.reason === 'TemplateNotFound'), {
       timeoutMs: 30_000,
     });
     await kubectl('annotate', 'packetmachine', 'typo-1', 'network.metal.x-k8s.io/template-');

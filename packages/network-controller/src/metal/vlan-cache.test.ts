@@ -10,7 +10,8 @@ const GRANTED = 'token-granted-the-project';
 const OTHER = 'token-granted-nothing-here';
 
 let sim: Simulator;
-const client = (token: string): MetalClient => createMetalClient({ token, baseUrl: sim.baseUrl, rateLimit: false, retry: { maxAttempts: 1 } });
+const client = (token: string): MetalClient =>
+  createMetalClient({ token, baseUrl: sim.baseUrl, rateLimit: false, retry: { maxAttempts: 1 } });
 
 beforeAll(async () => {
   sim = await startSimulator({
