@@ -30,6 +30,12 @@ export const NetworkAnnotations = {
    * pause carrying this marker is ever removed by the network controller.
    */
   hold: 'network.metal.x-k8s.io/hold',
+  /**
+   * On a PacketMachine we hold that has no MachineNetwork yet (its template is not found): why it
+   * waits, as `<Reason>: <message>`. Removed once the MachineNetwork exists (its conditions say
+   * the rest) or the hold ends.
+   */
+  holdReason: 'network.metal.x-k8s.io/hold-reason',
   /** On a Machine: the hash of the network configuration injected for it; written to wake CAPI ≤ 1.8. */
   networkConfig: 'network.metal.x-k8s.io/network-config',
   /**
@@ -62,6 +68,8 @@ export const MachineNetworkReasons = {
   waitingForAddresses: 'WaitingForAddresses',
   poolExhausted: 'PoolExhausted',
   claimConflict: 'ClaimConflict',
+  /** The API server refused to create a claim (quota, admission policy, validation); the message has its words. */
+  claimRefused: 'ClaimRefused',
   // UserDataInjected
   injected: 'Injected',
   waitingForMachine: 'WaitingForMachine',
@@ -71,6 +79,10 @@ export const MachineNetworkReasons = {
   ignitionNotSupported: 'IgnitionNotSupported',
   unsupportedFormat: 'UnsupportedFormat',
   provisionedWithoutInjection: 'ProvisionedWithoutInjection',
+  /** The injection would take the bootstrap Secret over the API server's 1 MiB limit. */
+  bootstrapSecretTooLarge: 'BootstrapSecretTooLarge',
+  /** The bootstrap Secret is `immutable: true`: it cannot carry the network configuration. */
+  bootstrapSecretImmutable: 'BootstrapSecretImmutable',
   holdTimeout: 'HoldTimeout',
   // PortsConfigured
   waitingForDevice: 'WaitingForDevice',
@@ -90,6 +102,8 @@ export const MachineNetworkReasons = {
   invalidTemplate: 'InvalidTemplate',
   deleting: 'Deleting',
   paused: 'Paused',
+  /** A held machine was cloned from a PacketMachineTemplate that is not found: its link cannot be read. */
+  packetMachineTemplateNotFound: 'PacketMachineTemplateNotFound',
 } as const;
 export type MachineNetworkReason = (typeof MachineNetworkReasons)[keyof typeof MachineNetworkReasons];
 
@@ -101,6 +115,8 @@ export const MachineNetworkEventReasons = {
   portCall: 'PortCall',
   vlansUnassigned: 'VLANsUnassigned',
   claimsReleased: 'ClaimsReleased',
+  /** Deletion went on without checking the VLANs this controller assigned (the message says what was missing). */
+  vlansNotChecked: 'VLANsNotChecked',
   metalAPIError: 'MetalAPIError',
   holdTimeout: 'HoldTimeout',
   injectionRefused: 'InjectionRefused',

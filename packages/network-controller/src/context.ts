@@ -65,6 +65,12 @@ export interface NetworkTimings {
   readonly metalRetryMs: number;
   /** How often the Machine is woken again while Cluster API has not adopted the unpaused PacketMachine. */
   readonly wakeIntervalMs: number;
+  /**
+   * How long deletion of a MachineNetwork whose PacketMachine lives keeps trying to check its
+   * VLANs without credentials, a PacketCluster or a token Metal accepts, before it goes on
+   * without (a Warning Event says so). A deleted PacketMachine does not wait: its device goes.
+   */
+  readonly unassignGiveUpMs: number;
 }
 
 /** Everything the MachineNetwork reconciler needs from outside, handed in by start.ts (or a test). */
@@ -95,7 +101,7 @@ export const IndexNames = {
   machineByInfraRef: 'machineByInfraRef',
   /** Machines by `namespace/<bootstrap.dataSecretName>`. */
   machineByDataSecret: 'machineByDataSecret',
-  /** Claims by `namespace/<MachineNetwork name>` (our label). */
+  /** Claims by `namespace/<MachineNetwork name>` (their controller owner reference). */
   claimByMachineNetwork: 'claimByMachineNetwork',
   /** MachineHealthChecks by `namespace/<clusterName>`. */
   healthCheckByCluster: 'healthCheckByCluster',
@@ -107,5 +113,9 @@ export const IndexNames = {
   packetMachineByCluster: 'packetMachineByCluster',
 } as const;
 
-/** Label on our IPAddressClaims: the MachineNetwork that made them. */
+/**
+ * Label on our IPAddressClaims: the MachineNetwork that made them (its name, shortened with a
+ * hash beyond 63 characters: nameLabelValue). The informer selects on it; which MachineNetwork a
+ * claim belongs to is read from its owner reference, which holds the full name.
+ */
 export const MACHINE_NETWORK_LABEL = 'network.metal.x-k8s.io/machine-network';

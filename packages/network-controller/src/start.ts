@@ -64,6 +64,7 @@ export const DEFAULT_TIMINGS: NetworkTimings = {
   devicePollMs: 5_000,
   metalRetryMs: 5_000,
   wakeIntervalMs: 15_000,
+  unassignGiveUpMs: 600_000,
 };
 
 export interface NetworkControllerOptions {

@@ -1,6 +1,6 @@
 import { describe, expect, test } from '@jest/globals';
 import type { PacketMachine, PacketMachineTemplate } from '@metal-l2/api';
-import { resolveTemplateName, templateLinkOf, templateNameFor } from './template-link.js';
+import { linkStateOf, resolveTemplateName, templateLinkOf, templateNameFor } from './template-link.js';
 
 const NS = 'team-a';
 const TEMPLATE = 'network.metal.x-k8s.io/template';
@@ -103,5 +103,24 @@ describe('templateLinkOf', () => {
   });
   test('a machine without a namespace cannot follow its clone link', () => {
     expect(templateLinkOf({ metadata: { name: 'm', annotations: { [FROM_NAME]: 'workers' } } })).toEqual({ kind: 'none' });
+  });
+});
+
+describe('linkStateOf', () => {
+  test('its own annotation links it; none and a clone of an unannotated template leave it unlinked', () => {
+    expect(linkStateOf(machine({ [TEMPLATE]: 'mine' }), lookup)).toEqual({ kind: 'linked', templateName: 'mine' });
+    expect(linkStateOf(machine({ [FROM_NAME]: 'workers', [FROM_GROUP_KIND]: PMT_GROUP_KIND }), lookup)).toEqual({
+      kind: 'linked',
+      templateName: 'l2-workers',
+    });
+    expect(linkStateOf(machine({}), lookup)).toEqual({ kind: 'unlinked' });
+    expect(linkStateOf(machine({ [FROM_NAME]: 'plain', [FROM_GROUP_KIND]: PMT_GROUP_KIND }), lookup)).toEqual({ kind: 'unlinked' });
+  });
+
+  test('a clone of a PacketMachineTemplate that is not found is unknown, not unlinked', () => {
+    expect(linkStateOf(machine({ [FROM_NAME]: 'gone', [FROM_GROUP_KIND]: PMT_GROUP_KIND }), lookup)).toEqual({
+      kind: 'unknown',
+      packetMachineTemplate: { namespace: NS, name: 'gone' },
+    });
   });
 });

@@ -70,6 +70,36 @@ export function templateNameFor(machine: Pick<PacketMachine, 'metadata'>, lookup
 }
 
 /**
+ * What the reconciler may conclude about a machine's link:
+ * - `linked`: it uses this MachineNetworkTemplate;
+ * - `unlinked`: nothing links it (no annotation of its own, and it was not cloned from a
+ *   PacketMachineTemplate, or that template carries none): a hold on it has no reason left;
+ * - `unknown`: it was cloned from a PacketMachineTemplate that is not found, so whether it is
+ *   linked cannot be read (fail closed: a hold stays).
+ */
+export type LinkState =
+  | { readonly kind: 'linked'; readonly templateName: string }
+  | { readonly kind: 'unlinked' }
+  | { readonly kind: 'unknown'; readonly packetMachineTemplate: { readonly namespace: string; readonly name: string } };
+
+export function linkStateOf(machine: Pick<PacketMachine, 'metadata'>, lookupTemplate: PacketMachineTemplateLookup): LinkState {
+  const link = templateLinkOf(machine);
+  switch (link.kind) {
+    case 'direct':
+      return { kind: 'linked', templateName: link.templateName };
+    case 'cloned': {
+      const { namespace, name } = link.packetMachineTemplate;
+      const template = lookupTemplate(namespace, name);
+      if (template === undefined) return { kind: 'unknown', packetMachineTemplate: link.packetMachineTemplate };
+      const templateName = templateNameOfPacketMachineTemplate(template);
+      return templateName === undefined ? { kind: 'unlinked' } : { kind: 'linked', templateName };
+    }
+    case 'none':
+      return { kind: 'unlinked' };
+  }
+}
+
+/**
  * templateNameFor with a lookup that reads the API server (the webhook: its cache may not have
  * the template yet). Errors of the lookup are the caller's to handle; the lookup runs only for
  * cloned machines without their own annotation.

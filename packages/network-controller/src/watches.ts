@@ -1,5 +1,6 @@
 import {
   CapiLabels,
+  MachineNetworkType,
   PacketMachineType,
   type Cluster,
   type IPAddress,
@@ -12,7 +13,7 @@ import {
   type PacketMachineTemplate,
 } from '@metal-l2/api';
 import type { Informer, ObjectKey } from '@metal-l2/kube';
-import { IndexNames, MACHINE_NETWORK_LABEL } from './context.js';
+import { IndexNames } from './context.js';
 import { templateNameFor } from './template-link.js';
 
 // Watches, declared as data: which events of which kind wake which machine. Every key is a
@@ -32,6 +33,14 @@ export interface NetworkInformers {
 
 const nsOf = (obj: { metadata: { namespace?: string } }): string => obj.metadata.namespace ?? '';
 
+/**
+ * The MachineNetwork a claim belongs to, by its controller owner reference: the full name (the
+ * label carries a shortened one when the name is longer than a label value may be).
+ */
+function machineNetworkOf(claim: IPAddressClaim): string | undefined {
+  return (claim.metadata.ownerReferences ?? []).find((o) => o.controller === true && o.kind === MachineNetworkType.kind)?.name;
+}
+
 /** Indexes the reconciler and the mappings read. */
 export function addIndexes(informers: NetworkInformers): void {
   informers.machines?.addIndex(IndexNames.machineByInfraRef, (m) =>
@@ -42,7 +51,7 @@ export function addIndexes(informers: NetworkInformers): void {
     return secret === undefined || secret === '' ? [] : [`${nsOf(m)}/${secret}`];
   });
   informers.claims.addIndex(IndexNames.claimByMachineNetwork, (c) => {
-    const owner = c.metadata.labels?.[MACHINE_NETWORK_LABEL];
+    const owner = machineNetworkOf(c);
     return owner === undefined ? [] : [`${nsOf(c)}/${owner}`];
   });
   informers.healthChecks?.addIndex(IndexNames.healthCheckByCluster, (mhc) => [`${nsOf(mhc)}/${mhc.spec.clusterName}`]);
@@ -71,7 +80,7 @@ export interface MachineNetworkWatches {
 
 export function machineNetworkWatches(informers: NetworkInformers): MachineNetworkWatches {
   const ofClaim = (claim: IPAddressClaim | undefined): ObjectKey[] => {
-    const owner = claim?.metadata.labels?.[MACHINE_NETWORK_LABEL];
+    const owner = claim === undefined ? undefined : machineNetworkOf(claim);
     return claim === undefined || owner === undefined ? [] : [key(nsOf(claim), owner)];
   };
   return {

@@ -1,5 +1,5 @@
 import { describe, expect, test } from '@jest/globals';
-import { claimName, wantedClaims } from './claim-names.js';
+import { claimName, nameLabelValue, wantedClaims } from './claim-names.js';
 
 const pool = { apiGroup: 'ipam.metal.x-k8s.io', kind: 'InClusterIPPool', name: 'vlan-1000' };
 
@@ -28,5 +28,24 @@ describe('wantedClaims', () => {
     });
     expect(claims.map((c) => c.name)).toEqual(['w-bond0-v1000-0', 'w-bond0-v1000-1', 'w-eth1-v1002-0']);
     expect(claims[2]?.poolRef.name).toBe('v6');
+  });
+});
+
+describe('nameLabelValue', () => {
+  const labelValue = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
+
+  test('a name of up to 63 characters is its own label value', () => {
+    expect(nameLabelValue('worker-a')).toBe('worker-a');
+    expect(nameLabelValue('w'.repeat(63))).toBe('w'.repeat(63));
+  });
+
+  test('a longer name fits in 63 characters, stays a valid label value, and two such names stay distinct', () => {
+    for (const name of [`long-${'a'.repeat(64)}`, `${'a'.repeat(54)}-.-${'b'.repeat(20)}`, 'x'.repeat(253)]) {
+      const value = nameLabelValue(name);
+      expect(value.length).toBeLessThanOrEqual(63);
+      expect(value).toMatch(labelValue);
+      expect(value.slice(0, 20)).toBe(name.slice(0, 20));
+    }
+    expect(nameLabelValue(`${'a'.repeat(70)}1`)).not.toBe(nameLabelValue(`${'a'.repeat(70)}2`));
   });
 });

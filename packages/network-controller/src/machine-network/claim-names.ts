@@ -12,7 +12,25 @@ export interface WantedClaim {
 }
 
 const MAX_NAME = 253;
+/** Label values are limited to 63 characters (and must start and end with a letter or digit). */
+const MAX_LABEL_VALUE = 63;
 const HASH_LENGTH = 8;
+
+/** At most `max` characters: the value itself when it fits, else a readable prefix and a hash of the whole. */
+function shortened(value: string, max: number): string {
+  if (value.length <= max) return value;
+  const hash = createHash('sha256').update(value).digest('hex').slice(0, HASH_LENGTH);
+  return `${value.slice(0, max - HASH_LENGTH - 1).replace(/[-.]+$/, '')}-${hash}`;
+}
+
+/**
+ * An object name as a label value: names go up to 253 characters, label values to 63, so a
+ * longer name is shortened with a hash of the whole (two names never share a value). Every label
+ * this controller writes from a name goes through here.
+ */
+export function nameLabelValue(name: string): string {
+  return shortened(name, MAX_LABEL_VALUE);
+}
 
 /**
  * `<packetmachine>-<port>-v<vxlan>-<n>`: named by meaning, not list position across VLANs, so a
@@ -20,10 +38,7 @@ const HASH_LENGTH = 8;
  * and end in a hash of the whole, so two machines never share a claim.
  */
 export function claimName(machine: string, at: { port: string; vxlan: number; index: number }): string {
-  const full = `${machine}-${at.port}-v${at.vxlan}-${at.index}`;
-  if (full.length <= MAX_NAME) return full;
-  const hash = createHash('sha256').update(full).digest('hex').slice(0, HASH_LENGTH);
-  return `${full.slice(0, MAX_NAME - HASH_LENGTH - 1).replace(/[-.]+$/, '')}-${hash}`;
+  return shortened(`${machine}-${at.port}-v${at.vxlan}-${at.index}`, MAX_NAME);
 }
 
 /** Every claim the spec asks for, in spec order (ports, then VLANs, then pool entries). */

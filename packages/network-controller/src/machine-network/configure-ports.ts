@@ -177,7 +177,13 @@ export async function configurePorts(scope: MachineNetworkScope): Promise<StepOu
   if (metro === undefined) return metalError(scope, `device ${deviceId}`, new Error('the device reports no metro'));
   let vlans;
   try {
-    vlans = await ctx.vlans.list(metal, { projectId: access.projectId, metro, wanted: desired.flatMap((p) => p.vlans ?? []), signal });
+    vlans = await ctx.vlans.list(metal, {
+      credentials: access.credentials,
+      projectId: access.projectId,
+      metro,
+      wanted: desired.flatMap((p) => p.vlans ?? []),
+      signal,
+    });
   } catch (err: unknown) {
     return metalError(scope, `list the VLANs of project ${access.projectId} in ${metro}`, err);
   }

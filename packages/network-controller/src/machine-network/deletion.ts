@@ -10,7 +10,7 @@ import { isMetalHttpError, observePorts, type DesiredPort, type Device, type Met
 import { isNotFound } from '@metal-l2/kube';
 import { IndexNames } from '../context.js';
 import { machineMetal } from '../metal/machine-metal.js';
-import { DEVICE_INCLUDES, drivePorts, pollPendingBatch } from './port-driver.js';
+import { DEVICE_INCLUDES, drivePorts, pollPendingBatch, type BatchPoll } from './port-driver.js';
 import { describe, failed, proceed, waitFor, type MachineNetworkScope, type StepOutcome } from './scope.js';
 import { markCondition } from './status.js';
 
@@ -33,10 +33,65 @@ async function readDevice(metal: MetalClient, id: string, signal: AbortSignal): 
   }
 }
 
+/** The pending batch, looked at once; a batch Metal no longer knows (its device is gone) is forgotten. */
+async function pollBatchOfDeletion(scope: MachineNetworkScope, metal: MetalClient): Promise<BatchPoll> {
+  const status = (scope.machineNetwork.status ??= {});
+  try {
+    return await pollPendingBatch(scope, metal);
+  } catch (err: unknown) {
+    if (!(isMetalHttpError(err) && err.status === 404) || status.pendingBatch === undefined) throw err;
+    scope.ctx.batchChecks.delete(status.pendingBatch.batchID);
+    delete status.pendingBatch;
+    return { kind: 'none' };
+  }
+}
+
+/** Metal answered that the token may not do this: no retry will change that, only a user. */
+function tokenRefused(err: unknown): boolean {
+  return isMetalHttpError(err) && (err.status === 401 || err.status === 403);
+}
+
+/**
+ * What this controller assigned cannot be checked (no credentials, no PacketCluster, a token
+ * Metal refuses). Deletion always ends (DESIGN §3.3 step 7): when the PacketMachine is gone or
+ * going, CAPP deletes its device, which takes its VLAN assignments with it, so deletion goes on at
+ * once; while the PacketMachine lives it retries for `unassignGiveUpMs` after the deletion began,
+ * then goes on. Either way a Warning Event names what was not checked.
+ */
+function cannotCheck(scope: MachineNetworkScope, why: string): StepOutcome {
+  const { ctx, machineNetwork: mn, packetMachine: pm } = scope;
+  const status = (mn.status ??= {});
+  const what = `VLANs ${(status.assignedVlans ?? []).map((v) => `${v.port}:${v.vxlan}`).join(', ')} of device ${status.deviceID ?? 'unknown'}`;
+  const machineGoing = pm === undefined || pm.metadata.deletionTimestamp !== undefined;
+  const since = Date.parse(mn.metadata.deletionTimestamp ?? '');
+  const left = ctx.timings.unassignGiveUpMs - (scope.now.getTime() - (Number.isNaN(since) ? scope.now.getTime() : since));
+  if (!machineGoing && left > 0) {
+    deleting(
+      scope,
+      `cannot unassign ${what}: ${why}; retrying for ${Math.ceil(left / 1000)} s more, then the MachineNetwork goes without it`,
+    );
+    return waitFor(Math.min(ctx.timings.metalRetryMs * 10, left));
+  }
+  ctx.events.event(mn, {
+    type: 'Warning',
+    reason: MachineNetworkEventReasons.vlansNotChecked,
+    message: `could not check ${what} (${why}); ${
+      machineGoing
+        ? 'the PacketMachine is deleted, and its device with it'
+        : `gave up after ${Math.round(ctx.timings.unassignGiveUpMs / 1000)} s`
+    }: the MachineNetwork is deleted without unassigning them`,
+  });
+  scope.rctx.logger.info('deletion goes on without unassigning VLANs', { why });
+  status.assignedVlans = [];
+  delete status.pendingBatch;
+  return proceed;
+}
+
 /**
  * Postcondition: no VLAN this controller assigned is still on the device (VLANs others assigned
  * stay; the port mode stays: the device is going away or being reused by someone who decides).
- * A device that is gone has nothing left to unassign.
+ * A device that is gone or deprovisioning has nothing left to unassign; one that cannot be
+ * checked ends the step too (cannotCheck), so deletion never waits forever.
  */
 export async function unassignVlans(scope: MachineNetworkScope): Promise<StepOutcome> {
   const { ctx, machineNetwork: mn } = scope;
@@ -50,12 +105,9 @@ export async function unassignVlans(scope: MachineNetworkScope): Promise<StepOut
     clusterName: scope.clusterName,
     rctx: scope.rctx,
   });
-  if (access.kind === 'missing') {
-    deleting(scope, `cannot unassign VLANs ${ours.map((v) => v.vxlan).join(', ')} of device ${deviceId}: ${access.message}`);
-    return waitFor(ctx.timings.metalRetryMs * 10);
-  }
+  if (access.kind === 'missing') return cannotCheck(scope, access.message);
   try {
-    const polled = await pollPendingBatch(scope, access.metal);
+    const polled = await pollBatchOfDeletion(scope, access.metal);
     if (polled.kind === 'pending') {
       deleting(scope, 'waiting for a VLAN batch to complete before unassigning');
       return waitFor(polled.afterMs);
@@ -63,9 +115,11 @@ export async function unassignVlans(scope: MachineNetworkScope): Promise<StepOut
     const device = await readDevice(access.metal, deviceId, scope.rctx.signal);
     if (device === undefined) {
       status.assignedVlans = [];
+      delete status.pendingBatch;
       return proceed;
     }
     const vlans = await ctx.vlans.list(access.metal, {
+      credentials: access.credentials,
       projectId: access.projectId,
       metro: device.metro?.code ?? access.metro ?? '',
       wanted: [],
@@ -104,6 +158,7 @@ export async function unassignVlans(scope: MachineNetworkScope): Promise<StepOut
         return proceed;
     }
   } catch (err: unknown) {
+    if (tokenRefused(err)) return cannotCheck(scope, `Metal refused the token: ${err instanceof Error ? err.message : String(err)}`);
     const message = `unassign VLANs of device ${deviceId}: ${err instanceof Error ? err.message : String(err)}`;
     deleting(scope, message);
     ctx.events.event(mn, { type: 'Warning', reason: MachineNetworkEventReasons.metalAPIError, message });

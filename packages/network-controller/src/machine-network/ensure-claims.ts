@@ -7,9 +7,9 @@ import {
   type IPAddressClaim,
   type MachineNetwork,
 } from '@metal-l2/api';
-import { isAlreadyExists } from '@metal-l2/kube';
+import { isAlreadyExists, isKubeApiError } from '@metal-l2/kube';
 import { MACHINE_NETWORK_LABEL } from '../context.js';
-import { wantedClaims, type WantedClaim } from './claim-names.js';
+import { nameLabelValue, wantedClaims, type WantedClaim } from './claim-names.js';
 import { describe, failed, proceed, waitFor, type MachineNetworkScope, type StepOutcome } from './scope.js';
 import { markCondition } from './status.js';
 
@@ -26,7 +26,10 @@ function claimObject(scope: MachineNetworkScope, wanted: WantedClaim): IPAddress
       name: wanted.name,
       namespace: scope.namespace,
       labels: {
-        [MACHINE_NETWORK_LABEL]: mn.metadata.name ?? scope.name,
+        // The owner reference says which MachineNetwork; the label (shortened to fit) lets the
+        // informer watch only our claims.
+        [MACHINE_NETWORK_LABEL]: nameLabelValue(mn.metadata.name ?? scope.name),
+        // Read from the PacketMachine's own label, so it fits already.
         ...(scope.clusterName === undefined ? {} : { [CapiLabels.clusterName]: scope.clusterName }),
       },
       ownerReferences: [
@@ -43,6 +46,24 @@ function claimObject(scope: MachineNetworkScope, wanted: WantedClaim): IPAddress
     // v1beta1 (CAPI ≤ 1.9) claims have no clusterName: the API server prunes it there.
     spec: { poolRef: { ...wanted.poolRef }, ...(scope.clusterName === undefined ? {} : { clusterName: scope.clusterName }) },
   };
+}
+
+/**
+ * The API server said no (a quota, an admission policy, a validation rule): the condition carries
+ * its words, so the user sees what to change instead of a claim that never appears.
+ */
+function refused(scope: MachineNetworkScope, wanted: WantedClaim, err: unknown): StepOutcome {
+  markCondition(
+    scope.machineNetwork,
+    {
+      type: MachineNetworkConditionTypes.addressesAllocated,
+      status: 'False',
+      reason: MachineNetworkReasons.claimRefused,
+      message: `the API server refused to create IPAddressClaim ${describe(scope, wanted.name)}: ${isKubeApiError(err) ? err.message : String(err)}`,
+    },
+    scope.now,
+  );
+  return failed(new Error(`create IPAddressClaim ${describe(scope, wanted.name)}`, { cause: err }));
 }
 
 /**
@@ -64,7 +85,7 @@ export async function ensureClaims(scope: MachineNetworkScope): Promise<StepOutc
         created++;
         continue;
       } catch (err: unknown) {
-        if (!isAlreadyExists(err)) return failed(new Error(`create IPAddressClaim ${describe(scope, w.name)}`, { cause: err }));
+        if (!isAlreadyExists(err)) return refused(scope, w, err);
         claim = await ctx.client.get<IPAddressClaim>(
           ctx.types.claim,
           { namespace: scope.namespace, name: w.name },

@@ -15,6 +15,39 @@ import { markCondition } from './status.js';
 
 interface Secret extends KubeObject {
   data?: Record<string, string>;
+  immutable?: boolean;
+}
+
+/** The API server's limit on a Secret: the decoded bytes of all its data values together (corev1 MaxSecretSize). */
+export const MAX_SECRET_BYTES = 1024 * 1024;
+
+/** How big the Secret's data would be with `value` replaced, counted as the API server counts it. */
+function dataBytesWith(secret: Secret, value: string): number {
+  let total = Buffer.byteLength(value, 'utf8');
+  for (const [key, encoded] of Object.entries(secret.data ?? {})) if (key !== 'value') total += Buffer.from(encoded, 'base64').length;
+  return total;
+}
+
+/** Why the API server would refuse our patch of this Secret, before we send it; undefined when it would not. */
+function unwritable(
+  scope: MachineNetworkScope,
+  secret: Secret,
+  value: string | undefined,
+): { reason: string; message: string } | undefined {
+  const name = describe(scope, secret.metadata.name);
+  if (secret.immutable === true) {
+    return {
+      reason: MachineNetworkReasons.bootstrapSecretImmutable,
+      message: `bootstrap data Secret ${name} is immutable (immutable: true), so the network configuration cannot be written into it; give the Machine a bootstrap Secret that is not immutable`,
+    };
+  }
+  if (value === undefined) return undefined;
+  const bytes = dataBytesWith(secret, value);
+  if (bytes <= MAX_SECRET_BYTES) return undefined;
+  return {
+    reason: MachineNetworkReasons.bootstrapSecretTooLarge,
+    message: `injecting the network configuration would make bootstrap data Secret ${name} ${bytes} bytes, over the API server's limit of ${MAX_SECRET_BYTES} bytes (${bytes - MAX_SECRET_BYTES} too many); shrink the bootstrap data`,
+  };
 }
 
 const decode = (value: string | undefined): string | undefined =>
@@ -98,6 +131,8 @@ export async function ensureUserDataInjected(scope: MachineNetworkScope): Promis
     ctx.events.event(mn, { type: 'Warning', reason: MachineNetworkEventReasons.injectionRefused, message: problem });
     return waitFor();
   }
+  const immutable = unwritable(scope, secret, undefined);
+  if (immutable !== undefined) return refuse(scope, immutable);
   const value = decode(secret.data?.['value']);
   if (value === undefined) {
     notInjected(
@@ -118,7 +153,9 @@ export async function ensureUserDataInjected(scope: MachineNetworkScope): Promis
     }
     case 'unchanged':
       break;
-    case 'injected':
+    case 'injected': {
+      const problem = unwritable(scope, secret, result.value);
+      if (problem !== undefined) return refuse(scope, problem);
       try {
         await ctx.client.patch(
           builtinTypes.secret,
@@ -139,6 +176,7 @@ export async function ensureUserDataInjected(scope: MachineNetworkScope): Promis
       });
       scope.rctx.logger.info('injected network configuration', { secret: secretName, hash: result.hash });
       break;
+    }
   }
   status.userData = { secretName, hash: result.hash };
   markCondition(
@@ -152,6 +190,20 @@ export async function ensureUserDataInjected(scope: MachineNetworkScope): Promis
     scope.now,
   );
   return proceed;
+}
+
+/** Secrets are not watched: a Secret fixed in place (or replaced) is read again after this long. */
+const SECRET_RECHECK_MS = 30_000;
+
+/** A Secret we will not write: said on the condition and in a Warning Event; a user edit ends the wait. */
+function refuse(scope: MachineNetworkScope, problem: { reason: string; message: string }): StepOutcome {
+  notInjected(scope, problem.reason, problem.message);
+  scope.ctx.events.event(scope.machineNetwork, {
+    type: 'Warning',
+    reason: MachineNetworkEventReasons.injectionRefused,
+    message: problem.message,
+  });
+  return waitFor(SECRET_RECHECK_MS);
 }
 
 /**

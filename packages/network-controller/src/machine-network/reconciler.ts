@@ -1,5 +1,4 @@
 import {
-  CapiAnnotations,
   CapiLabels,
   MachineNetworkEventReasons,
   MachineNetworkReasons,
@@ -16,12 +15,13 @@ import {
 } from '@metal-l2/api';
 import { PatchHelper, done, isAlreadyExists, isNotFound, requeueAfter, type ReconcileContext, type ReconcileResult } from '@metal-l2/kube';
 import { IndexNames, type NetworkContext } from '../context.js';
-import { templateNameFor } from '../template-link.js';
+import { linkStateOf } from '../template-link.js';
 import { configurePorts } from './configure-ports.js';
 import { releaseClaims, removeFinalizer, unassignVlans } from './deletion.js';
 import { keepRecord, restoreRecord } from './durable-record.js';
 import { desiredNetworkMode } from './desired-ports.js';
 import { ensureClaims } from './ensure-claims.js';
+import { clearHoldReason, isHeldByUs, keepHeld, releaseUnlinked, type HeldMachine } from './hold-without-network.js';
 import { shortNodeStartupWarning } from './health-check-warning.js';
 import { ensureUserDataInjected } from './inject-user-data.js';
 import { releasePause } from './release-pause.js';
@@ -47,11 +47,6 @@ function findMachine(ctx: NetworkContext, namespace: string, name: string): Mach
   const machines = ctx.caches.machines;
   if (machines === undefined) return undefined;
   return machines.byIndex(IndexNames.machineByInfraRef, `${namespace}/${name}`)[0];
-}
-
-function isHeldByUs(pm: PacketMachine): boolean {
-  const annotations = pm.metadata.annotations ?? {};
-  return annotations[CapiAnnotations.paused] !== undefined && annotations[NetworkAnnotations.hold] !== undefined;
 }
 
 function clusterPaused(ctx: NetworkContext, namespace: string, clusterName: string | undefined): boolean {
@@ -85,20 +80,31 @@ function newMachineNetwork(pm: PacketMachine, templateName: string, spec: Omit<M
   };
 }
 
-async function ensureMachineNetwork(
-  ctx: NetworkContext,
-  at: { pm: PacketMachine; namespace: string; name: string; rctx: ReconcileContext },
-): Promise<MachineNetwork | ReconcileResult> {
-  const templateName = templateNameFor(at.pm, (ns, n) => ctx.caches.packetMachineTemplates.get({ namespace: ns, name: n }));
-  if (templateName === undefined) return done();
+/**
+ * The MachineNetwork of a PacketMachine that has none: created from its template when it is
+ * linked. A held machine whose template (or PacketMachineTemplate) is not found stays held and
+ * says why on the PacketMachine; one that is no longer linked is released. Once the
+ * MachineNetwork exists it is the machine's network: the link is not read again.
+ */
+async function ensureMachineNetwork(ctx: NetworkContext, at: HeldMachine): Promise<MachineNetwork | ReconcileResult> {
+  const link = linkStateOf(at.pm, (ns, n) => ctx.caches.packetMachineTemplates.get({ namespace: ns, name: n }));
+  if (link.kind === 'unlinked') return releaseUnlinked(at);
+  if (link.kind === 'unknown') {
+    const { namespace, name } = link.packetMachineTemplate;
+    return keepHeld(
+      at,
+      MachineNetworkReasons.packetMachineTemplateNotFound,
+      `PacketMachineTemplate ${namespace}/${name} it was cloned from is not found, so its MachineNetworkTemplate cannot be read; the machine stays paused until it exists or the machine is linked by its own annotation`,
+    );
+  }
+  const templateName = link.templateName;
   const template = ctx.caches.templates.get({ namespace: at.namespace, name: templateName });
   if (template === undefined) {
-    ctx.events.event(at.pm, {
-      type: 'Warning',
-      reason: MachineNetworkReasons.templateNotFound,
-      message: `MachineNetworkTemplate ${at.namespace}/${templateName} not found; the machine stays paused until it exists`,
-    });
-    return requeueAfter(30_000);
+    return keepHeld(
+      at,
+      MachineNetworkReasons.templateNotFound,
+      `MachineNetworkTemplate ${at.namespace}/${templateName} not found; the machine stays paused until it exists (or until the link is removed)`,
+    );
   }
   try {
     const created = await ctx.client.create(MachineNetworkType, newMachineNetwork(at.pm, templateName, template.spec), {
@@ -156,10 +162,11 @@ export async function reconcileMachineNetwork(
   }
   if (mn === undefined) {
     if (pm === undefined || pm.metadata.deletionTimestamp !== undefined) return done();
-    const ensured = await ensureMachineNetwork(ctx, { pm, namespace, name, rctx });
+    const ensured = await ensureMachineNetwork(ctx, { ctx, pm, machine: findMachine(ctx, namespace, name), namespace, name, rctx });
     if (!('apiVersion' in ensured)) return ensured;
     mn = ensured;
   }
+  if (pm?.metadata.annotations?.[NetworkAnnotations.holdReason] !== undefined) await clearHoldReason({ ctx, pm, namespace, name, rctx });
 
   const patch = PatchHelper.snapshot(MachineNetworkType, mn);
   const working = structuredClone(mn);

@@ -31,7 +31,11 @@ export async function releasePause(scope: MachineNetworkScope): Promise<StepOutc
       await ctx.client.patch(
         PacketMachineType,
         { namespace: scope.namespace, name: scope.name },
-        { metadata: { annotations: { [CapiAnnotations.paused]: null, [NetworkAnnotations.hold]: null } } },
+        {
+          metadata: {
+            annotations: { [CapiAnnotations.paused]: null, [NetworkAnnotations.hold]: null, [NetworkAnnotations.holdReason]: null },
+          },
+        },
         {
           ...(pm.metadata.resourceVersion === undefined ? {} : { resourceVersion: pm.metadata.resourceVersion }),
           signal: scope.rctx.signal,

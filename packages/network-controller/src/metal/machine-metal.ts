@@ -1,13 +1,20 @@
 import { CapiLabels, MachineNetworkReasons, PacketClusterType, type MachineNetwork, type PacketMachine } from '@metal-l2/api';
 import { readSecretValue, type ReconcileContext } from '@metal-l2/kube';
-import type { MetalClient } from '@metal-l2/metal-api';
+import { MetalClients, type MetalClient } from '@metal-l2/metal-api';
 import type { NetworkContext } from '../context.js';
 
 /** The key of the credentials Secret that holds the Metal API token (as for VRF-backed pools). */
 export const API_TOKEN_KEY = 'apiToken';
 
 export type MachineMetal =
-  | { readonly kind: 'ok'; readonly metal: MetalClient; readonly projectId: string; readonly metro: string | undefined }
+  | {
+      readonly kind: 'ok';
+      readonly metal: MetalClient;
+      /** Which token (its fingerprint, never the token): what the client may see depends on it. */
+      readonly credentials: string;
+      readonly projectId: string;
+      readonly metro: string | undefined;
+    }
   | { readonly kind: 'missing'; readonly reason: string; readonly message: string };
 
 /**
@@ -62,6 +69,7 @@ export async function machineMetal(
   }
   return {
     kind: 'ok',
+    credentials: MetalClients.fingerprint(token.value),
     metal: ctx.metal
       .clientFor(token.value)
       .withContext({ signal: at.rctx.signal, logger: at.rctx.logger.child({ component: 'metal-api' }) }),

@@ -6,8 +6,10 @@ interface Entry {
 }
 
 /**
- * A project's VLANs in one metro, shared by every machine of that project: a rollout of many
- * machines lists them once, not once per machine. An entry is refreshed when it is older than
+ * A project's VLANs in one metro as one token sees them, shared by every machine of that project
+ * using that token: a rollout of many machines lists them once, not once per machine. Keyed by
+ * the token (its fingerprint) too: two tokens may be granted different projects, so one token's
+ * answer (or its refusal) must never be served to a machine using another. An entry is refreshed when it is older than
  * `maxAgeMs`, or sooner when a machine asks for a vxlan it does not hold (a VLAN created since),
  * but never more often than `minRefreshMs`.
  */
@@ -18,9 +20,16 @@ export class VlanCache {
 
   async list(
     metal: MetalClient,
-    at: { readonly projectId: string; readonly metro: string; readonly wanted: readonly number[]; readonly signal?: AbortSignal },
+    at: {
+      /** The token's fingerprint (MetalClients.fingerprint), never the token. */
+      readonly credentials: string;
+      readonly projectId: string;
+      readonly metro: string;
+      readonly wanted: readonly number[];
+      readonly signal?: AbortSignal;
+    },
   ): Promise<readonly VirtualNetwork[]> {
-    const key = `${metal.baseUrl} ${at.projectId} ${at.metro}`;
+    const key = `${metal.baseUrl} ${at.credentials} ${at.projectId} ${at.metro}`;
     const now = this.options.now();
     const entry = this.#entries.get(key);
     if (entry !== undefined) {

@@ -1,0 +1,143 @@
+import {
+  CapiAnnotations,
+  MachineNetworkEventReasons,
+  NetworkAnnotations,
+  PacketMachineType,
+  deviceIdOf,
+  type Machine,
+  type PacketMachine,
+} from '@metal-l2/api';
+import { builtinTypes, done, formatTime, requeueAfter, type KubeObject, type ReconcileContext, type ReconcileResult } from '@metal-l2/kube';
+import { readInjectionHash } from '@metal-l2/machine-config';
+import type { NetworkContext } from '../context.js';
+
+// A PacketMachine we hold before it has a MachineNetwork: the MachineNetwork's conditions cannot
+// say why it waits, so the PacketMachine carries the reason (an annotation of ours, beside our
+// hold marker; its conditions are CAPP's) and a Warning Event says it too. A machine that is no
+// longer linked has no reason to be held: our pause goes.
+
+export interface HeldMachine {
+  readonly ctx: NetworkContext;
+  readonly pm: PacketMachine;
+  readonly machine: Machine | undefined;
+  readonly namespace: string;
+  readonly name: string;
+  readonly rctx: ReconcileContext;
+}
+
+/** How often a machine held for a missing template looks again (templates are watched too). */
+const MISSING_TEMPLATE_RECHECK_MS = 30_000;
+
+export function isHeldByUs(pm: PacketMachine): boolean {
+  const annotations = pm.metadata.annotations ?? {};
+  return annotations[CapiAnnotations.paused] !== undefined && annotations[NetworkAnnotations.hold] !== undefined;
+}
+
+/** `<Reason>: <message>`, the value of the hold-reason annotation. */
+export function holdReasonValue(reason: string, message: string): string {
+  return `${reason}: ${message}`;
+}
+
+/**
+ * The machine stays held for `reason`: a Warning Event, and the hold-reason annotation when the
+ * hold is ours (someone else's pause is not ours to explain).
+ */
+export async function keepHeld(at: HeldMachine, reason: string, message: string): Promise<ReconcileResult> {
+  at.ctx.events.event(at.pm, { type: 'Warning', reason, message });
+  const value = holdReasonValue(reason, message);
+  if (isHeldByUs(at.pm) && at.pm.metadata.annotations?.[NetworkAnnotations.holdReason] !== value) {
+    await patchAnnotations(at, { [NetworkAnnotations.holdReason]: value }, { what: 'note why it holds PacketMachine' });
+  }
+  return requeueAfter(MISSING_TEMPLATE_RECHECK_MS);
+}
+
+/**
+ * A machine held by us that nothing links any more (its annotation was removed, e.g. a typo
+ * corrected by unlinking): our pause and marker go, so CAPP creates it as a plain machine. Only
+ * while it has no device and its bootstrap data carries nothing of ours: a machine whose user data
+ * already has our network configuration would boot with VLAN interfaces no port was configured
+ * for, so it stays held and says so.
+ */
+export async function releaseUnlinked(at: HeldMachine): Promise<ReconcileResult> {
+  if (!isHeldByUs(at.pm) || deviceIdOf(at.pm) !== undefined) return done();
+  const injected = await injectedSecret(at);
+  if (injected !== undefined) {
+    return keepHeld(
+      at,
+      MachineNetworkEventReasons.injectionRefused,
+      `no longer linked to a MachineNetworkTemplate, but bootstrap data Secret ${at.namespace}/${injected} already carries a network configuration; the machine stays paused: link it again, or remove the pause yourself`,
+    );
+  }
+  // Guarded by the resourceVersion: a link added back meanwhile must win over the release.
+  await patchAnnotations(
+    at,
+    { [CapiAnnotations.paused]: null, [NetworkAnnotations.hold]: null, [NetworkAnnotations.holdReason]: null },
+    { what: 'release the pause of unlinked PacketMachine', guarded: true },
+  );
+  at.ctx.events.event(at.pm, {
+    type: 'Normal',
+    reason: MachineNetworkEventReasons.pauseReleased,
+    message: 'no longer linked to a MachineNetworkTemplate; released the pause, the machine is created without a MachineNetwork',
+  });
+  at.rctx.logger.info('released the pause of an unlinked machine', {});
+  await wakeMachine(at);
+  return done();
+}
+
+/** The hold-reason annotation goes once the MachineNetwork exists: its conditions take over. */
+export async function clearHoldReason(at: Omit<HeldMachine, 'machine'>): Promise<void> {
+  if (at.pm.metadata.annotations?.[NetworkAnnotations.holdReason] === undefined) return;
+  await patchAnnotations(at, { [NetworkAnnotations.holdReason]: null }, { what: 'clear the hold reason of PacketMachine' });
+}
+
+async function patchAnnotations(
+  at: Omit<HeldMachine, 'machine'>,
+  annotations: Record<string, string | null>,
+  options: { readonly what: string; readonly guarded?: boolean },
+): Promise<void> {
+  const { what } = options;
+  const resourceVersion = options.guarded === true ? at.pm.metadata.resourceVersion : undefined;
+  try {
+    await at.ctx.client.patch(
+      PacketMachineType,
+      { namespace: at.namespace, name: at.name },
+      { metadata: { annotations } },
+      { ...(resourceVersion === undefined ? {} : { resourceVersion }), signal: at.rctx.signal },
+    );
+  } catch (err: unknown) {
+    throw new Error(`${what} ${at.namespace}/${at.name}`, { cause: err });
+  }
+}
+
+interface Secret extends KubeObject {
+  data?: Record<string, string>;
+}
+
+/** The Machine's bootstrap Secret when it carries our injection marker (left by an earlier MachineNetwork). */
+async function injectedSecret(at: HeldMachine): Promise<string | undefined> {
+  const name = at.machine?.spec.bootstrap.dataSecretName;
+  if (name === undefined || name === '') return undefined;
+  const secret = await at.ctx.client.get<Secret>(builtinTypes.secret, { namespace: at.namespace, name }, { signal: at.rctx.signal });
+  const value = secret?.data?.['value'];
+  if (value === undefined) return undefined;
+  return readInjectionHash(Buffer.from(value, 'base64').toString('utf8')) === undefined ? undefined : name;
+}
+
+/**
+ * The Cluster API ≤ 1.8 Machine controller skipped the PacketMachine while it was paused and is
+ * not woken by the unpause: touching the Machine wakes it (once; a later Machine event does too).
+ */
+async function wakeMachine(at: HeldMachine): Promise<void> {
+  const type = at.ctx.types.machine;
+  if (at.machine === undefined || type === undefined) return;
+  try {
+    await at.ctx.client.patch(
+      type,
+      { namespace: at.namespace, name: at.machine.metadata.name ?? '' },
+      { metadata: { annotations: { [NetworkAnnotations.wokenAt]: formatTime(at.ctx.now()) } } },
+      { signal: at.rctx.signal },
+    );
+  } catch (err: unknown) {
+    throw new Error(`annotate Machine ${at.namespace}/${at.machine.metadata.name ?? ''} to wake Cluster API`, { cause: err });
+  }
+}

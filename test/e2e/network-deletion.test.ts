@@ -1,0 +1,229 @@
+import { execFile } from 'node:child_process';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { beforeAll, describe, expect, test } from '@jest/globals';
+import * as k8s from '@kubernetes/client-node';
+import { isMetalHttpError } from '@metal-l2/metal-api';
+import { testKubeconfigPath } from '@metal-l2/test-support/cluster';
+import { testTimeout, timeouts } from '@metal-l2/test-support/timeouts';
+import { waitFor } from '@metal-l2/test-support/wait-for';
+import {
+  CLUSTER,
+  CREDENTIALS_SECRET,
+  PROJECT_ID,
+  METRO,
+  TOKEN,
+  createMachine,
+  createPool,
+  createTemplate,
+  createVlans,
+  deviceIdOfMachine,
+  machineNetwork,
+  netKinds,
+  poolRef,
+  useNetworkWorld,
+  waitMachineNetworkReady,
+} from './support/network-world.js';
+
+// Deletion always ends (DESIGN §3.3 step 7): a device that disappears under a pending VLAN batch,
+// a token Metal no longer accepts, a PacketCluster or a credentials Secret deleted first (as
+// cluster and namespace deletion do) end it with a Warning Event naming what could not be
+// checked, never with a finalizer that stays. The last test deletes the namespace itself.
+
+const world = useNetworkWorld('net-del');
+const run = promisify(execFile);
+const REVOKED = 'metal-tok-revoked-0c4f7a1e9b';
+
+async function kubectl(...args: string[]): Promise<string> {
+  const bin = join(process.env['METAL_L2_TEST_BIN_DIR'] ?? '', 'kubectl');
+  const { stdout } = await run(bin, ['--kubeconfig', testKubeconfigPath(), '--namespace', world.ns, ...args]);
+  return stdout;
+}
+
+/**
+ * The Events the controller emitted for an object, as its event sink received them (the world
+ * logs them, one JSON line each, where a deployment's recorder posts them to the API server).
+ */
+function eventsOf(name: string): { reason?: string; message?: string; type?: string }[] {
+  return (
+    world.logLines
+      .flatMap((chunk) => chunk.split('\n'))
+      .filter((line) => line.startsWith('{'))
+      .map((line) => JSON.parse(line) as { msg?: string; object?: string; reason?: string; type?: string })
+      // The logger folds the Event's message into msg: "event <message>".
+      .filter((line) => line.msg?.startsWith('event ') === true && line.object === name)
+      .map((line) => ({ ...line, message: (line.msg ?? '').slice('event '.length) }))
+  );
+}
+
+async function deviceGone(deviceId: string): Promise<boolean> {
+  try {
+    await world.metal.devices.get(deviceId);
+    return false;
+  } catch (err: unknown) {
+    if (isMetalHttpError(err) && err.status === 404) return true;
+    throw err;
+  }
+}
+
+async function claimsOf(machine: string): Promise<string[]> {
+  return (await world.objects.list(netKinds.claim, world.ns))
+    .filter((c) => (c.metadata.ownerReferences ?? []).some((o) => (o as { name?: string }).name === machine))
+    .map((c) => c.metadata.name);
+}
+
+async function machineNetworkGone(name: string, timeoutMs = 30_000): Promise<void> {
+  await waitFor(
+    `MachineNetwork ${name} to be gone`,
+    async () => {
+      const mn = await machineNetwork(world, name);
+      if (mn === undefined) return true;
+      throw new Error(JSON.stringify(mn.status?.conditions ?? 'no conditions'));
+    },
+    { timeoutMs, intervalMs: 200 },
+  );
+}
+
+async function setToken(token: string): Promise<void> {
+  await world.kc
+    .makeApiClient(k8s.CoreV1Api)
+    .patchNamespacedSecret(
+      { namespace: world.ns, name: CREDENTIALS_SECRET, body: { stringData: { apiToken: token } } },
+      k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
+    );
+}
+
+beforeAll(async () => {
+  await createVlans(world, [1000]);
+  await createPool(world, 'del', 50);
+  await createTemplate(world, 'hb', [{ name: 'bond0', vlans: [{ vxlan: 1000, addressesFromPools: [poolRef('del')] }] }]);
+}, 60_000);
+
+describe('deletion ends', () => {
+  test(
+    'a device deleted while a VLAN batch of ours is pending: the batch Metal no longer knows is forgotten and the claims are released',
+    async () => {
+      // The controller's batch polls fail for now: the VLAN 1000 assignment batch it sends when
+      // the device is up stays pending, and recorded as ours.
+      const holdPoll = world.sim.faults.add({
+        fault: 'server-error',
+        status: 503,
+        operationId: 'findPortVlanAssignmentBatchByPortIdAndBatchId',
+      });
+      await createMachine(world, 'gone-0', 'hb');
+      await waitFor(
+        'the VLAN batch to be pending',
+        async () => {
+          const status = (await machineNetwork(world, 'gone-0'))?.status;
+          return status?.pendingBatch !== undefined && (status.assignedVlans ?? []).length > 0;
+        },
+        { timeoutMs: 60_000 },
+      );
+      const deviceId = await deviceIdOfMachine(world, 'gone-0');
+      await world.objects.delete(netKinds.packetMachine, 'gone-0', world.ns);
+      await waitFor('CAPP to delete the device', () => deviceGone(deviceId), { timeoutMs: 60_000 });
+      world.sim.faults.remove(holdPoll.id);
+
+      await machineNetworkGone('gone-0', 60_000);
+      expect(await claimsOf('gone-0')).toEqual([]);
+    },
+    testTimeout(60_000, 60_000, 60_000, timeouts.deviceReady),
+  );
+
+  test('a token Metal refuses (401): deletion ends with a Warning naming it, and the token never appears', async () => {
+    await createMachine(world, 'rev-0', 'hb');
+    await waitMachineNetworkReady(world, 'rev-0');
+    await setToken(REVOKED);
+    try {
+      await kubectl('delete', 'packetmachine', 'rev-0', '--wait=false');
+      await machineNetworkGone('rev-0');
+      expect(await claimsOf('rev-0')).toEqual([]);
+      const warning = eventsOf('rev-0').find((e) => e.reason === 'VLANsNotChecked');
+      expect(warning?.type).toBe('Warning');
+      expect(warning?.message).toContain('401');
+      expect(warning?.message).toContain('1000');
+      for (const text of [warning?.message ?? '', ...world.logLines]) {
+        expect(text).not.toContain(REVOKED);
+        expect(text).not.toContain(TOKEN);
+      }
+    } finally {
+      await setToken(TOKEN);
+    }
+  });
+
+  test('the PacketCluster deleted before the machine (cluster deletion order): deletion ends with a Warning naming it', async () => {
+    await createMachine(world, 'pc-0', 'hb');
+    await waitMachineNetworkReady(world, 'pc-0');
+    await kubectl('delete', 'packetcluster', CLUSTER);
+    try {
+      await kubectl('delete', 'packetmachine', 'pc-0', '--wait=false');
+      await machineNetworkGone('pc-0');
+      expect(await claimsOf('pc-0')).toEqual([]);
+      const warning = eventsOf('pc-0').find((e) => e.reason === 'VLANsNotChecked');
+      expect(warning?.message).toContain(`PacketCluster ${world.ns}/${CLUSTER}`);
+    } finally {
+      // CAPP needs it to finish deleting the PacketMachine (CAPI removes it only after the machines).
+      await world.objects.create(netKinds.packetCluster, {
+        metadata: { name: CLUSTER, namespace: world.ns },
+        spec: { projectID: PROJECT_ID, metro: METRO },
+      });
+    }
+    // The fixture does not watch PacketClusters: a touch of the PacketMachine wakes it.
+    await kubectl('annotate', 'packetmachine', 'pc-0', 'test.metal-l2/nudge=1');
+    await waitFor(
+      'CAPP to finish the PacketMachine',
+      async () => (await world.objects.get(netKinds.packetMachine, 'pc-0', world.ns)) === undefined,
+      {
+        timeoutMs: 60_000,
+      },
+    );
+  });
+
+  test(
+    'namespace deletion with the credentials Secret deleted first ends: nothing waits for the Secret',
+    async () => {
+      await createMachine(world, 'ns-0', 'hb');
+      await waitMachineNetworkReady(world, 'ns-0');
+      // CAPI's and CAPP's finalizers on the Machine, Cluster and PacketCluster (no CAPI
+      // controller runs here): they keep them until the PacketMachine is gone, so CAPP can
+      // delete the device.
+      const held = [
+        [netKinds.machine, 'ns-0', 'machine.cluster.x-k8s.io'],
+        [netKinds.cluster, CLUSTER, 'cluster.cluster.x-k8s.io'],
+        [netKinds.packetCluster, CLUSTER, 'packetcluster.infrastructure.cluster.x-k8s.io'],
+      ] as const;
+      for (const [kind, name, finalizer] of held) {
+        await world.objects.patch(kind, name, world.ns, { metadata: { finalizers: [finalizer] } });
+      }
+      const ns = world.ns;
+      await kubectl('delete', 'secret', CREDENTIALS_SECRET);
+      await kubectl('delete', 'namespace', ns, '--wait=false');
+
+      await waitFor(
+        'the PacketMachine to be gone',
+        async () => (await world.objects.get(netKinds.packetMachine, 'ns-0', ns)) === undefined,
+        {
+          timeoutMs: 60_000,
+        },
+      );
+      await machineNetworkGone('ns-0', 60_000);
+      // Play CAPI: the PacketMachine is gone, the Machine and the cluster objects may go.
+      for (const [kind, name] of held) await world.objects.patch(kind, name, ns, { metadata: { finalizers: null } });
+      const core = world.kc.makeApiClient(k8s.CoreV1Api);
+      await waitFor(
+        'the namespace to be gone',
+        async () => {
+          try {
+            const found = await core.readNamespace({ name: ns });
+            throw new Error(JSON.stringify(found.status?.conditions ?? found.status));
+          } catch (err: unknown) {
+            if (err instanceof k8s.ApiException && err.code === 404) return true;
+            throw err;
+          }
+        },
+        { timeoutMs: 120_000, intervalMs: 500 },
+      );
+    },
+    testTimeout(60_000, 60_000, 60_000, 120_000),
+  );
+});

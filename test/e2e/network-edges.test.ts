@@ -1,0 +1,228 @@
+import { execFile } from 'node:child_process';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { beforeAll, describe, expect, test } from '@jest/globals';
+import * as k8s from '@kubernetes/client-node';
+import { testKubeconfigPath } from '@metal-l2/test-support/cluster';
+import type { Obj } from '@metal-l2/test-support/objects';
+import { waitFor } from '@metal-l2/test-support/wait-for';
+import {
+  CLUSTER,
+  cabpkCloudConfig,
+  condition,
+  createMachine,
+  createPool,
+  createTemplate,
+  createVlans,
+  machineNetwork,
+  netKinds,
+  poolRef,
+  useNetworkWorld,
+} from './support/network-world.js';
+
+// The edges of one machine's flow: names as long as Kubernetes allows, a claim or a Secret write
+// the API server would refuse, a link to a template that does not exist and its removal with
+// kubectl. Each ends in a condition or an annotation a user can read, never a silent wait.
+
+const world = useNetworkWorld('net-edges');
+const run = promisify(execFile);
+
+/** The real kubectl, as a user runs it against this namespace. */
+async function kubectl(...args: string[]): Promise<string> {
+  const bin = join(process.env['METAL_L2_TEST_BIN_DIR'] ?? '', 'kubectl');
+  const { stdout } = await run(bin, ['--kubeconfig', testKubeconfigPath(), '--namespace', world.ns, ...args]);
+  return stdout;
+}
+
+/**
+ * The Events the controller emitted for an object, as its event sink received them (the world
+ * logs them, one JSON line each, where a deployment's recorder posts them to the API server).
+ */
+function eventsOf(name: string): { reason?: string; message?: string; type?: string }[] {
+  return (
+    world.logLines
+      .flatMap((chunk) => chunk.split('\n'))
+      .filter((line) => line.startsWith('{'))
+      .map((line) => JSON.parse(line) as { msg?: string; object?: string; reason?: string; type?: string })
+      // The logger folds the Event's message into msg: "event <message>".
+      .filter((line) => line.msg?.startsWith('event ') === true && line.object === name)
+      .map((line) => ({ ...line, message: (line.msg ?? '').slice('event '.length) }))
+  );
+}
+
+async function claimsOwnedBy(machine: string): Promise<Obj[]> {
+  const claims = await world.objects.list(netKinds.claim, world.ns);
+  return claims.filter((c) => (c.metadata.ownerReferences ?? []).some((o) => (o as { name?: string }).name === machine));
+}
+
+async function waitAddressesAllocated(name: string, timeoutMs = 60_000): Promise<void> {
+  await waitFor(
+    `MachineNetwork ${name.slice(0, 20)}… to get its addresses`,
+    async () => {
+      const mn = await machineNetwork(world, name);
+      if (condition(mn, 'AddressesAllocated')?.status === 'True') return true;
+      throw new Error(mn === undefined ? 'no MachineNetwork' : JSON.stringify(mn.status?.conditions ?? 'no conditions'));
+    },
+    { timeoutMs, intervalMs: 200 },
+  );
+}
+
+const PAUSED = 'cluster.x-k8s.io/paused';
+const HOLD = 'network.metal.x-k8s.io/hold';
+const HOLD_REASON = 'network.metal.x-k8s.io/hold-reason';
+
+beforeAll(async () => {
+  await createVlans(world, [1000]);
+  await createPool(world, 'edges', 40);
+  await createTemplate(world, 'edges', [{ name: 'bond0', vlans: [{ vxlan: 1000, addressesFromPools: [poolRef('edges')] }] }]);
+}, 60_000);
+
+describe('long names', () => {
+  test('a 69-character PacketMachine name gets its address: the claim label fits in 63 characters', async () => {
+    const name = `long-${'a'.repeat(64)}`;
+    expect(name).toHaveLength(69);
+    await createMachine(world, name, 'edges');
+    await waitAddressesAllocated(name);
+    const [claim] = await claimsOwnedBy(name);
+    const label = claim?.metadata?.labels?.['network.metal.x-k8s.io/machine-network'] ?? '';
+    expect(label.length).toBeGreaterThan(0);
+    expect(label.length).toBeLessThanOrEqual(63);
+  });
+
+  test('a 253-character PacketMachine name gets its address (claim name and label shortened with a hash)', async () => {
+    const name = `max-${'b'.repeat(249)}`;
+    expect(name).toHaveLength(253);
+    await createMachine(world, name, 'edges', { secretName: 'max-bootstrap' });
+    await waitAddressesAllocated(name);
+    const claims = await claimsOwnedBy(name);
+    expect(claims).toHaveLength(1);
+    expect(claims[0]?.metadata?.name?.length).toBeLessThanOrEqual(253);
+  });
+
+  test('a claim the API server refuses is reported as ClaimRefused with its message, and the machine goes on once allowed', async () => {
+    const core = world.kc.makeApiClient(k8s.CoreV1Api);
+    const resource = 'count/ipaddressclaims.ipam.cluster.x-k8s.io';
+    await core.createNamespacedResourceQuota({
+      namespace: world.ns,
+      body: { metadata: { name: 'no-claims' }, spec: { hard: { [resource]: '0' } } },
+    });
+    // Play the quota controller (this control plane runs none): usage computed, none left.
+    await core.replaceNamespacedResourceQuotaStatus({
+      namespace: world.ns,
+      name: 'no-claims',
+      body: {
+        ...(await core.readNamespacedResourceQuota({ namespace: world.ns, name: 'no-claims' })),
+        status: { hard: { [resource]: '0' }, used: { [resource]: '0' } },
+      },
+    });
+    await createMachine(world, 'refused-0', 'edges');
+    const mn = await waitFor(
+      'the refused claim to be reported',
+      async () => {
+        const found = await machineNetwork(world, 'refused-0');
+        return condition(found, 'AddressesAllocated')?.reason === 'ClaimRefused' ? found : false;
+      },
+      { timeoutMs: 30_000 },
+    );
+    expect(condition(mn, 'AddressesAllocated')?.status).toBe('False');
+    expect(condition(mn, 'AddressesAllocated')?.message).toContain('exceeded quota');
+    expect(condition(mn, 'Ready')).toMatchObject({ status: 'False', reason: 'ClaimRefused' });
+
+    await core.deleteNamespacedResourceQuota({ namespace: world.ns, name: 'no-claims' });
+    await waitAddressesAllocated('refused-0', 90_000);
+  }, 180_000);
+});
+
+describe('the template link', () => {
+  test('a machine linked to a template that does not exist is held and says why on the PacketMachine and in an Event', async () => {
+    await createMachine(world, 'typo-0', 'edgse');
+    const pm = await waitFor(
+      'the hold reason on the PacketMachine',
+      async () => {
+        const found = await world.objects.get(netKinds.packetMachine, 'typo-0', world.ns);
+        return (found?.metadata.annotations?.[HOLD_REASON] ?? '') === '' ? false : found;
+      },
+      { timeoutMs: 30_000 },
+    );
+    expect(pm.metadata.annotations?.[HOLD_REASON]).toContain('TemplateNotFound');
+    expect(pm.metadata.annotations?.[HOLD_REASON]).toContain('edgse');
+    expect(pm.metadata.annotations?.[PAUSED]).toBeDefined();
+    const events = eventsOf('typo-0');
+    expect(events.some((e) => e.type === 'Warning' && e.reason === 'TemplateNotFound')).toBe(true);
+    expect(await machineNetwork(world, 'typo-0')).toBeUndefined();
+  });
+
+  test('removing the link of a held machine with kubectl releases our pause, and CAPP goes on', async () => {
+    await createMachine(world, 'typo-1', 'edgse');
+    await waitFor('the TemplateNotFound Event', () => eventsOf('typo-1').some((e) => e.reason === 'TemplateNotFound'), {
+      timeoutMs: 30_000,
+    });
+    await kubectl('annotate', 'packetmachine', 'typo-1', 'network.metal.x-k8s.io/template-');
+
+    const released = await waitFor(
+      'the pause to be released',
+      async () => {
+        const found = await world.objects.get(netKinds.packetMachine, 'typo-1', world.ns);
+        const annotations = found?.metadata.annotations ?? {};
+        return annotations[PAUSED] === undefined && annotations[HOLD] === undefined ? found : false;
+      },
+      { timeoutMs: 30_000 },
+    );
+    expect(released.metadata.annotations?.[HOLD_REASON]).toBeUndefined();
+    const events = eventsOf('typo-1');
+    expect(events.find((e) => e.reason === 'PauseReleased')?.message).toContain('no longer linked');
+    // Unpaused, CAPP creates the device; no MachineNetwork was ever made for it.
+    await waitFor(
+      'CAPP to create the device',
+      async () => ((await world.objects.get(netKinds.packetMachine, 'typo-1', world.ns))?.spec?.providerID ?? '') !== '',
+      { timeoutMs: 60_000 },
+    );
+    expect(await machineNetwork(world, 'typo-1')).toBeUndefined();
+  }, 180_000);
+});
+
+describe('bootstrap Secrets the API server would refuse to write', () => {
+  test('a Secret the injection would take over 1 MiB is refused before the patch, with the sizes', async () => {
+    // Just under the API server's 1 MiB limit (data values, decoded, summed): our part does not fit.
+    const padding = 1024 * 1024 - 400;
+    const value = `${cabpkCloudConfig('big-0')}# ${'x'.repeat(padding - cabpkCloudConfig('big-0').length - 3)}\n`;
+    await createMachine(world, 'big-0', 'edges', { value });
+    const mn = await waitFor(
+      'the size refusal',
+      async () => {
+        const found = await machineNetwork(world, 'big-0');
+        return condition(found, 'UserDataInjected')?.reason === 'BootstrapSecretTooLarge' ? found : false;
+      },
+      { timeoutMs: 60_000 },
+    );
+    expect(condition(mn, 'UserDataInjected')?.message).toContain('1048576');
+    const secret = await world.kc.makeApiClient(k8s.CoreV1Api).readNamespacedSecret({ namespace: world.ns, name: 'big-0-bootstrap' });
+    expect(Buffer.from(secret.data?.['value'] ?? '', 'base64').toString('utf8')).toBe(value);
+    const pm = await world.objects.get(netKinds.packetMachine, 'big-0', world.ns);
+    expect(pm?.metadata.annotations?.[PAUSED]).toBeDefined();
+  });
+
+  test('an immutable Secret is refused before the patch', async () => {
+    const core = world.kc.makeApiClient(k8s.CoreV1Api);
+    await core.createNamespacedSecret({
+      namespace: world.ns,
+      body: {
+        metadata: { name: 'frozen-0-bootstrap', labels: { 'cluster.x-k8s.io/cluster-name': CLUSTER } },
+        type: 'cluster.x-k8s.io/secret',
+        immutable: true,
+        stringData: { value: cabpkCloudConfig('frozen-0'), format: 'cloud-config' },
+      },
+    });
+    await createMachine(world, 'frozen-0', 'edges', { skipSecret: true });
+    const mn = await waitFor(
+      'the immutable refusal',
+      async () => {
+        const found = await machineNetwork(world, 'frozen-0');
+        return condition(found, 'UserDataInjected')?.reason === 'BootstrapSecretImmutable' ? found : false;
+      },
+      { timeoutMs: 60_000 },
+    );
+    expect(condition(mn, 'UserDataInjected')?.message).toContain('immutable');
+    expect(condition(mn, 'Ready')).toMatchObject({ status: 'False', reason: 'BootstrapSecretImmutable' });
+  });
+});
