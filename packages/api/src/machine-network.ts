@@ -1,4 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
+import { PORT_NETWORK_TYPES, type PortNetworkType } from '@metal-l2/metal-api';
 import { ConditionsSchema } from './condition.js';
 import { buildCrd, type CrdManifest, type PrinterColumn } from './crd.js';
 import type { ObjectMeta, ResourceType } from './object-meta.js';
@@ -278,8 +279,9 @@ export const MachineNetworkSpecSchema = Type.Object(
 );
 export type MachineNetworkSpec = Static<typeof MachineNetworkSpecSchema>;
 
-export const NETWORK_TYPES = ['layer3', 'hybrid-bonded', 'hybrid', 'layer2-bonded', 'layer2-individual'] as const;
-export type NetworkMode = (typeof NETWORK_TYPES)[number];
+/** The network types, named as the Metal API names them: its enum is the one list. */
+export const NETWORK_TYPES = PORT_NETWORK_TYPES;
+export type NetworkMode = PortNetworkType;
 
 export const ClaimRecordSchema = Type.Object({
   name: Type.String({ description: 'the IPAddressClaim (owned by this MachineNetwork).' }),

@@ -15,6 +15,7 @@ import {
   type PacketMachine,
 } from '@metal-l2/api';
 import { PatchHelper, done, isAlreadyExists, isNotFound, requeueAfter, type ReconcileContext, type ReconcileResult } from '@metal-l2/kube';
+import { portCountOf } from '@metal-l2/metal-api';
 import { IndexNames, type NetworkContext } from '../context.js';
 import { templateNameFor } from '../template-link.js';
 import { configurePorts } from './configure-ports.js';
@@ -188,7 +189,10 @@ export async function reconcileMachineNetwork(
   warnShortHealthCheck(scope);
   const outcome = await runSteps(scope, normalSteps);
   const status = (working.status ??= {});
-  const mode = desiredNetworkMode(working.spec);
+  // On the device's plan once its ports were seen (a 2-port-looking template on a 4-port server
+  // leaves bond1 as it was), else on the family the template names.
+  const seen = status.ports ?? [];
+  const mode = desiredNetworkMode(working.spec, seen.length === 0 ? undefined : portCountOf(seen.map((p) => p.name)));
   if (mode !== undefined) status.networkType = mode;
   status.observedGeneration = working.metadata.generation ?? 0;
   summarizeReady(working, scope.now, holdTimedOut(scope));
