@@ -1,5 +1,5 @@
 import { describe, expect, test } from '@jest/globals';
-import { bondNetworkType, keepsLayer3 } from './network-type.js';
+import { bondNetworkType, deviceNetworkType, keepsLayer3 } from './network-type.js';
 
 describe('bondNetworkType', () => {
   test.each([
@@ -20,5 +20,25 @@ describe('bondNetworkType', () => {
       false,
       false,
     ]);
+  });
+});
+
+describe('deviceNetworkType', () => {
+  const l3 = { layer2: false, membersBonded: [true, true], bondVlanCount: 0 };
+  const l3Vlans = { ...l3, bondVlanCount: 1 };
+  const l3PortOut = { ...l3, membersBonded: [true, false] };
+  const l2 = { layer2: true, membersBonded: [true, true], bondVlanCount: 1 };
+  const l2Individual = { ...l2, membersBonded: [false, false] };
+  test.each([
+    ['one bond: its own type', [l3Vlans], 'hybrid-bonded'],
+    ['two layer-3 bonds', [l3, l3], 'layer3'],
+    ['VLANs on either layer-3 bond', [l3, l3Vlans], 'hybrid-bonded'],
+    ['a port out of bond1', [l3, l3PortOut], 'hybrid'],
+    ['bond1 in layer 2 beside a layer-3 bond0', [l3, l2], 'hybrid'],
+    ['bond0 in layer 2 beside a layer-3 bond1', [l2, l3], 'hybrid'],
+    ['both in layer 2', [l2, l2], 'layer2-bonded'],
+    ['both in layer 2, one broken up', [l2, l2Individual], 'layer2-individual'],
+  ] as const)('%s is %s', (_name, bonds, want) => {
+    expect(deviceNetworkType(bonds)).toBe(want);
   });
 });

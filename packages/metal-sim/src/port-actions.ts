@@ -129,7 +129,7 @@ export function disbondPort(store: SimulatorStore, port: Port, bulk: boolean): v
 
 /** Whether this bond carries the device's management addresses (bond0 does; bond1 never has any). */
 function carriesAddresses(store: SimulatorStore, bond: Port): boolean {
-  return store.devicePorts(store.deviceOfPort(bond)).find((p) => p.kind === 'bond')?.id === bond.id;
+  return store.addressBond(store.deviceOfPort(bond)).id === bond.id;
 }
 
 /** "IP assignments of the port will be removed"; an optional vnid is assigned in the same call. */

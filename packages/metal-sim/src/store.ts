@@ -26,7 +26,7 @@ import type {
   VlanAssignmentBatch,
   Vrf,
 } from './models.js';
-import { bondNetworkType, type NetworkType } from './network-type.js';
+import { bondNetworkType, deviceNetworkType, type BondShape, type NetworkType } from './network-type.js';
 import type { SeedConfig } from './seed.js';
 
 /** How long the state machines take. All in simulated time (the store's clock). */
@@ -255,18 +255,27 @@ export class SimulatorStore {
 
   /** The API's `network_type` for a bond port. */
   networkTypeOf(bond: Port): NetworkType {
-    return bondNetworkType({
-      layer2: bond.layer2,
-      membersBonded: this.bondMembers(bond).map((m) => m.bonded),
-      bondVlanCount: bond.vlans.length,
-    });
+    return bondNetworkType(this.bondShape(bond));
   }
 
-  /** The device's type is its first bond's (bond0 carries the management addresses). */
+  private bondShape(bond: Port): BondShape {
+    return { layer2: bond.layer2, membersBonded: this.bondMembers(bond).map((m) => m.bonded), bondVlanCount: bond.vlans.length };
+  }
+
+  /** The device's `network_type`: over every bond (bond0 and, on 4-port plans, bond1). */
   deviceNetworkType(device: Device): NetworkType {
+    return deviceNetworkType(
+      this.devicePorts(device)
+        .filter((p) => p.kind === 'bond')
+        .map((b) => this.bondShape(b)),
+    );
+  }
+
+  /** bond0: the bond that carries the management addresses (and so the metadata service's reach). */
+  addressBond(device: Device): Port {
     const bond0 = this.devicePorts(device).find((p) => p.kind === 'bond');
     if (bond0 === undefined) throw new Error(`internal: device ${device.id} has no bond`);
-    return this.networkTypeOf(bond0);
+    return bond0;
   }
 
   vlanOf(id: string): VirtualNetwork {

@@ -36,9 +36,11 @@ function reachableDevice(store: SimulatorStore, deviceId: string): Device {
   if (device === undefined) throw notFound('no such device');
   if (device.state !== 'active')
     throw notFound(`device ${device.hostname} is ${device.state}: the metadata service answers once it is active`);
-  const type = store.deviceNetworkType(device);
+  // bond0 carries the addresses: a layer-2 bond1 beside it (4-port plans) does not cut the host off.
+  const bond0 = store.addressBond(device);
+  const type = store.networkTypeOf(bond0);
   if (!keepsLayer3(type))
-    throw notFound(`device ${device.hostname} is in ${type} mode: the metadata service is not reachable without layer 3`);
+    throw notFound(`device ${device.hostname} is in ${type} mode on ${bond0.name}: the metadata service is not reachable without layer 3`);
   return device;
 }
 
