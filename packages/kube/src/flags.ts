@@ -20,6 +20,7 @@ export const runtimeFlagOptions = {
   'log-level': { type: 'string', default: 'info' },
   'log-format': { type: 'string', default: 'json' },
   'graceful-shutdown-timeout-seconds': { type: 'string', default: '30' },
+  'reconcile-timeout-seconds': { type: 'string', default: '60' },
 } as const satisfies NonNullable<ParseArgsConfig['options']>;
 
 export interface RuntimeFlags {
@@ -40,6 +41,8 @@ export interface RuntimeFlags {
    * terminationGracePeriodSeconds must be longer, or the kubelet kills it mid-reconcile.
    */
   readonly gracefulShutdownTimeoutSeconds: number;
+  /** How long one reconcile may run before its signal aborts and it is retried with backoff. */
+  readonly reconcileTimeoutSeconds: number;
 }
 
 /**
@@ -85,6 +88,11 @@ export function readRuntimeFlags(values: Record<string, unknown>): RuntimeFlags 
     gracefulShutdownTimeoutSeconds: intFlag(
       typeof values['graceful-shutdown-timeout-seconds'] === 'string' ? values['graceful-shutdown-timeout-seconds'] : '30',
       'graceful-shutdown-timeout-seconds',
+      1,
+    ),
+    reconcileTimeoutSeconds: intFlag(
+      typeof values['reconcile-timeout-seconds'] === 'string' ? values['reconcile-timeout-seconds'] : '60',
+      'reconcile-timeout-seconds',
       1,
     ),
   };

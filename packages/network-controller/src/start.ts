@@ -63,6 +63,7 @@ export const DEFAULT_TIMINGS: NetworkTimings = {
   batchPollMs: 1_500,
   devicePollMs: 5_000,
   metalRetryMs: 5_000,
+  metalRetryMaxMs: 300_000,
   wakeIntervalMs: 15_000,
 };
 
@@ -72,6 +73,8 @@ export interface NetworkControllerOptions {
   readonly namespace?: string | undefined;
   readonly logger: Logger;
   readonly concurrency?: number;
+  /** The deadline of one reconcile (the runtime's default when absent). */
+  readonly reconcileTimeoutMs?: number;
   readonly metrics?: RuntimeMetrics;
   readonly events?: EventSink;
   readonly webhook?: { readonly port: number; readonly certDir: string; readonly host?: string } | undefined;
@@ -162,11 +165,13 @@ export async function createNetworkController(options: NetworkControllerOptions 
     lastWrites: new LastWrites(),
     healthCheckWarned: new Set(),
     batchChecks: new Map(),
+    metalStreaks: new Map(),
   };
 
   const controller = new Controller({
     name: 'machinenetwork',
     concurrency: options.concurrency ?? 10,
+    ...(options.reconcileTimeoutMs === undefined ? {} : { reconcileTimeoutMs: options.reconcileTimeoutMs }),
     // A Metal outage fails every machine's step for a while: after it ends, machines should move
     // within a minute, not after the runtime's default 5-minute backoff cap.
     rateLimiter: new MaxOfRateLimiter([

@@ -6,11 +6,12 @@ import {
   MachineNetworkType,
   type IPAddressClaim,
 } from '@metal-l2/api';
-import { isMetalHttpError, observePorts, type DesiredPort, type Device, type MetalClient } from '@metal-l2/metal-api';
+import { isMetalGone, observePorts, type DesiredPort, type Device, type MetalClient } from '@metal-l2/metal-api';
 import { isNotFound } from '@metal-l2/kube';
 import { IndexNames } from '../context.js';
 import { machineMetal } from '../metal/machine-metal.js';
 import { DEVICE_INCLUDES, drivePorts, pollPendingBatch } from './port-driver.js';
+import { afterMetalError } from './metal-retry.js';
 import { describe, failed, proceed, waitFor, type MachineNetworkScope, type StepOutcome } from './scope.js';
 import { markCondition } from './status.js';
 
@@ -28,7 +29,7 @@ async function readDevice(metal: MetalClient, id: string, signal: AbortSignal): 
     // A device on its way out takes its VLAN assignments with it.
     return device.state === 'deprovisioning' || device.state === 'deleted' ? undefined : device;
   } catch (err: unknown) {
-    if (isMetalHttpError(err) && err.status === 404) return undefined;
+    if (isMetalGone(err)) return undefined;
     throw err;
   }
 }
@@ -107,7 +108,7 @@ export async function unassignVlans(scope: MachineNetworkScope): Promise<StepOut
     const message = `unassign VLANs of device ${deviceId}: ${err instanceof Error ? err.message : String(err)}`;
     deleting(scope, message);
     ctx.events.event(mn, { type: 'Warning', reason: MachineNetworkEventReasons.metalAPIError, message });
-    return failed(new Error(`unassign VLANs of device ${deviceId}`, { cause: err }));
+    return afterMetalError(scope, `unassign VLANs of device ${deviceId}`, err);
   }
 }
 

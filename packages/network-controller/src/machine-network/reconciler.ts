@@ -21,6 +21,7 @@ import { templateNameFor } from '../template-link.js';
 import { configurePorts } from './configure-ports.js';
 import { releaseClaims, removeFinalizer, unassignVlans } from './deletion.js';
 import { keepRecord, restoreRecord } from './durable-record.js';
+import { afterMetalWait } from './metal-retry.js';
 import { desiredNetworkMode } from './desired-ports.js';
 import { ensureClaims } from './ensure-claims.js';
 import { shortNodeStartupWarning } from './health-check-warning.js';
@@ -31,9 +32,9 @@ import { summarizeReady } from './status.js';
 import { waitForAddresses } from './wait-for-addresses.js';
 
 /** DESIGN §3.3, steps 2–5: each states its postcondition; a finished step reads and writes nothing. */
-const normalSteps: readonly Step[] = [ensureClaims, waitForAddresses, ensureUserDataInjected, releasePause, configurePorts];
+const normalSteps: readonly Step[] = [ensureClaims, waitForAddresses, ensureUserDataInjected, releasePause, afterMetalWait(configurePorts)];
 /** Step 7: what we assigned goes, the addresses go back, then the object may go. */
-const deleteSteps: readonly Step[] = [unassignVlans, releaseClaims, removeFinalizer];
+const deleteSteps: readonly Step[] = [afterMetalWait(unassignVlans), releaseClaims, removeFinalizer];
 
 async function runSteps(scope: MachineNetworkScope, steps: readonly Step[]): Promise<StepOutcome> {
   for (const step of steps) {
