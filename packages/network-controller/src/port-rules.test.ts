@@ -71,7 +71,7 @@ describe('resolvePorts: 4-port servers (bond0 = eth0+eth2, bond1 = eth1+eth3)', 
       { name: 'bond1', layer2: true, bonded: false },
       { name: 'eth2', vlans: [vlan(1000)] },
     ];
-    expect(settled(ports).eth2).toEqual({ bonded: false, layer2: false });
+    expect(settled(ports)['eth2']).toEqual({ bonded: false, layer2: false });
     expect(resolvePorts(ports).mode).toBe('layer2-individual');
   });
 

@@ -211,6 +211,7 @@ export async function createNetworkController(options: NetworkControllerOptions 
           handlers: {
             [NetworkWebhookPaths.packetMachine]: packetMachineAdmissionHandler({
               client,
+              ...(ns === undefined ? {} : { namespace: ns }),
               logger: logger.child({ component: 'webhook' }),
               now,
             }),
@@ -232,11 +233,20 @@ export async function createNetworkController(options: NetworkControllerOptions 
   return { informers: all, controllers: [controller], webhook };
 }
 
-/** Adds the wired controller to a manager: caches and webhook on every replica, the controller on the leader. */
+/**
+ * Adds the wired controller to a manager: caches and webhook on every replica, the controller on
+ * the leader. Readiness is the webhook's alone: it reads PacketMachineTemplates live and
+ * templates need no cache, so no informer (the optional MachineHealthCheck one included) gates
+ * it; with failurePolicy Fail an unready pod would refuse every linked PacketMachine CREATE.
+ */
 export function addToManager(manager: Manager, runnables: NetworkRunnables): void {
+  for (const informer of runnables.informers) manager.addInformer(informer, { gatesReadiness: false });
   for (const controller of runnables.controllers) manager.addController(controller);
-  for (const informer of runnables.informers) manager.addInformer(informer);
-  if (runnables.webhook !== undefined) manager.add(runnables.webhook, { name: 'webhook', needsLeaderElection: false });
+  const webhook = runnables.webhook;
+  if (webhook !== undefined) {
+    manager.add(webhook, { name: 'webhook', needsLeaderElection: false });
+    manager.addReadinessCheck('webhook-serving', () => webhook.port() !== 0);
+  }
 }
 
 export interface RunningNetworkController {
