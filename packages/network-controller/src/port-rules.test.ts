@@ -1,7 +1,7 @@
 import { describe, expect, test } from '@jest/globals';
 import type { Port, Vlan } from '@metal-l2/api';
 import { networkConfigOf } from './machine-network/network-config.js';
-import { desiredNetworkMode } from './machine-network/desired-ports.js';
+import { desiredNetworkMode, removesLayer3 } from './machine-network/desired-ports.js';
 import { resolvePorts } from './port-rules.js';
 import { validateTemplate } from './webhook/template-validation.js';
 
@@ -80,6 +80,14 @@ describe('resolvePorts: 4-port servers (bond0 = eth0+eth2, bond1 = eth1+eth3)', 
     expect(resolvePorts(ports).mode).toBe('layer2-bonded');
     expect(resolvePorts(ports, 4).mode).toBe('hybrid');
     expect(desiredNetworkMode({ ports }, 4)).toBe('hybrid');
+  });
+
+  test('a layer-2 bond0 beside a layer-3 bond1 is hybrid, yet takes the metadata service away', () => {
+    const ports: Port[] = [{ name: 'bond0', layer2: true, vlans: [vlan(1000), vlan(1001)] }, { name: 'bond1' }];
+    expect(resolvePorts(ports)).toMatchObject({ portCount: 4, mode: 'hybrid', removesLayer3: true });
+    expect(removesLayer3({ ports })).toBe(true);
+    expect(removesLayer3({ ports: bond1Individual })).toBe(false);
+    expect(removesLayer3({ ports: [{ name: 'bond0', layer2: true, bonded: false }] })).toBe(true);
   });
 
   test('the webhook, the reconciler and the renderer input agree', () => {

@@ -26,6 +26,11 @@ export interface ResolvedPorts {
   /** Index-aligned with the listed ports. */
   readonly ports: readonly ResolvedPort[];
   readonly mode: NetworkMode | undefined;
+  /**
+   * bond0 ends in layer 2, so the device loses its management addresses and the metadata service:
+   * in layer2-* modes, and in a 4-port hybrid whose bond0 (not bond1) goes to layer 2.
+   */
+  readonly removesLayer3: boolean;
 }
 
 /**
@@ -42,7 +47,8 @@ export function resolvePorts(ports: readonly Port[], portCount: PortCount = port
     const e = byName.get(port.name);
     return { port, isBond, bonded: e?.bonded ?? port.bonded ?? isBond, layer2: e?.layer2 ?? (isBond && port.layer2 === true) };
   });
-  return { portCount, desired, ports: resolved, mode: deriveNetworkType(effective) };
+  const removesLayer3 = byName.get('bond0')?.layer2 === true;
+  return { portCount, desired, ports: resolved, mode: deriveNetworkType(effective), removesLayer3 };
 }
 
 /** A template port as the Metal planner takes it: VLANs by vxlan, the native one named. */

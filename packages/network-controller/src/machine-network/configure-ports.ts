@@ -134,7 +134,7 @@ export async function configurePorts(scope: MachineNetworkScope): Promise<StepOu
   // Before layer 3 goes the boot script must have the metadata; while waiting for it only the
   // events are read, not the device.
   if (
-    removesLayer3(desiredNetworkMode(mn.spec)) &&
+    removesLayer3(mn.spec) &&
     status.bootScript?.code !== UserStateCode.MetadataCaptured &&
     status.bootScript?.code !== UserStateCode.Configured
   ) {

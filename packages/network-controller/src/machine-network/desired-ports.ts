@@ -15,7 +15,10 @@ export function desiredNetworkMode(spec: Pick<MachineNetworkSpec, 'ports'>, port
   return resolvePorts(spec.ports, portCount).mode;
 }
 
-/** Modes in which bond0 loses layer 3, so the metadata service goes away with it. */
-export function removesLayer3(mode: NetworkMode | undefined): boolean {
-  return mode === 'layer2-bonded' || mode === 'layer2-individual';
+/**
+ * Whether the spec takes bond0 to layer 2, so the metadata service goes away with it: the layer2-*
+ * modes, and a 4-port hybrid with bond0 (not bond1) in layer 2, which the mode alone does not tell.
+ */
+export function removesLayer3(spec: Pick<MachineNetworkSpec, 'ports'>): boolean {
+  return resolvePorts(spec.ports).removesLayer3;
 }
