@@ -92,7 +92,7 @@ describe('4-port servers', () => {
     expect(mn.status.networkType).toBe('hybrid');
     const { ports, userdata } = await device('b1i-0');
     const byName = new Map(ports.map((p) => [p.name, p]));
-    expect(byName.get('bond0')).toMatchObject({ bonded: true, networkType: 'hybrid' });
+    expect(byName.get('bond0')).toMatchObject({ bonded: true, networkType: 'layer3' });
     expect(byName.get('eth0')?.bonded).toBe(true);
     expect(byName.get('eth2')?.bonded).toBe(true);
     expect(byName.get('bond1')?.bonded).toBe(false);
