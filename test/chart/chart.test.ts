@@ -1062,6 +1062,12 @@ describe("the chart's RBAC is exactly enough", () => {
 });
 
 describe('the network edges on the real API server', () => {
+  // A fresh release: the tests above pointed its webhooks at local processes (url), which a Helm
+  // upgrade cannot merge with the chart's Service reference.
+  beforeAll(async () => {
+    await helmRun(['uninstall', release, '-n', releaseNs, '--wait']).catch(() => undefined);
+  }, 120_000);
+
   /** A PacketMachine as a user writes one; `annotations` decide whether it may be linked. */
   function packetMachine(name: string, namespace: string, annotations: Record<string, string>, spec: Record<string, unknown> = {}): Obj {
     return {
