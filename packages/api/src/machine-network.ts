@@ -166,7 +166,14 @@ export const VlanSchema = Type.Object({
     }),
   ),
   routes: Type.Optional(Type.Array(RouteSchema, { maxItems: 32 })),
-  mtu: Type.Optional(Type.Integer({ minimum: 1280, maximum: 9000, description: 'MTU of the VLAN interface (1280-9000). Its parent (the bond, whose slaves follow it, or a NIC out of the bond) is raised to the largest MTU of its VLANs, never lowered.' })),
+  mtu: Type.Optional(
+    Type.Integer({
+      minimum: 1280,
+      maximum: 9000,
+      description:
+        'MTU of the VLAN interface (1280-9000). Its parent (the bond, whose slaves follow it, or a NIC out of the bond) is raised to the largest MTU of its VLANs, never lowered.',
+    }),
+  ),
   nameservers: Type.Optional(
     Type.Object({
       addresses: Type.Optional(
