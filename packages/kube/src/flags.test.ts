@@ -21,7 +21,7 @@ describe('runtime flags', () => {
       logLevel: 'info',
       logFormat: 'json',
       gracefulShutdownTimeoutSeconds: 30,
-      reconcileTimeoutSeconds: 60,
+      reconcileTimeoutSeconds: undefined,
     });
   });
 
@@ -53,7 +53,7 @@ describe('runtime flags', () => {
       metricsBindAddress: '0',
       healthProbeBindAddress: '127.0.0.1:9440',
       gracefulShutdownTimeoutSeconds: 20,
-      reconcileTimeoutSeconds: 60,
+      reconcileTimeoutSeconds: undefined,
     });
   });
 

@@ -67,13 +67,19 @@ export const DEFAULT_TIMINGS: NetworkTimings = {
   wakeIntervalMs: 15_000,
 };
 
+/**
+ * One machine's reconcile: a device read, a VLAN batch, a poll, a few API writes. A minute is
+ * ample; a call hung longer is aborted and the machine retried, instead of holding a worker.
+ */
+export const NETWORK_RECONCILE_TIMEOUT_MS = 60_000;
+
 export interface NetworkControllerOptions {
   /** client-node's KubeConfig, or what loadKubeConfig returns. */
   readonly kubeConfig: ClusterAccess;
   readonly namespace?: string | undefined;
   readonly logger: Logger;
   readonly concurrency?: number;
-  /** The deadline of one reconcile (the runtime's default when absent). */
+  /** The deadline of one reconcile (NETWORK_RECONCILE_TIMEOUT_MS when absent). */
   readonly reconcileTimeoutMs?: number;
   readonly metrics?: RuntimeMetrics;
   readonly events?: EventSink;
@@ -171,7 +177,7 @@ export async function createNetworkController(options: NetworkControllerOptions 
   const controller = new Controller({
     name: 'machinenetwork',
     concurrency: options.concurrency ?? 10,
-    ...(options.reconcileTimeoutMs === undefined ? {} : { reconcileTimeoutMs: options.reconcileTimeoutMs }),
+    reconcileTimeoutMs: options.reconcileTimeoutMs ?? NETWORK_RECONCILE_TIMEOUT_MS,
     // A Metal outage fails every machine's step for a while: after it ends, machines should move
     // within a minute, not after the runtime's default 5-minute backoff cap.
     rateLimiter: new MaxOfRateLimiter([

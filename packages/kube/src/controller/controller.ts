@@ -37,8 +37,8 @@ export interface ControllerOptions {
   readonly reconcileTimeoutMs?: number;
 }
 
-/** Default deadline of one reconcile (flag --reconcile-timeout-seconds). */
-export const DEFAULT_RECONCILE_TIMEOUT_MS = 60_000;
+/** Default deadline of one reconcile (a controller may set its own; flag --reconcile-timeout-seconds). */
+export const DEFAULT_RECONCILE_TIMEOUT_MS = 300_000;
 
 /** Retries logged at warn before they are logged at error (a human probably has to look). */
 const quietRetries = 5;
