@@ -1067,3 +1067,140 @@ describe("the chart's RBAC is exactly enough", () => {
     for (const key of ['ipam', 'network'] as const) expect(running[key]?.output.join('') ?? '').not.toContain(TOKEN);
   }, 300_000);
 });
+
+describe('the network edges on the real API server', () => {
+  // A fresh release: the tests above pointed its webhooks at local processes (url), which a Helm
+  // upgrade cannot merge with the chart's Service reference.
+  beforeAll(async () => {
+    await helmRun(['uninstall', release, '-n', releaseNs, '--wait']).catch(() => undefined);
+  }, 120_000);
+
+  /** A PacketMachine as a user writes one; `annotations` decide whether it may be linked. */
+  function packetMachine(name: string, namespace: string, annotations: Record<string, string>, spec: Record<string, unknown> = {}): Obj {
+    return {
+      metadata: { name, namespace, annotations },
+      spec: { machineType: 'c3.small.x86', metro: METRO, os: 'ubuntu_22_04', billingCycle: 'hourly', ...spec },
+    };
+  }
+
+  test('with watchNamespace, the PacketMachine webhook sees only that namespace; unlinked machines are created while it is down, linked and cloned ones refused', async () => {
+    const objects = new Objects(kc);
+    const scoped = await createTestNamespace(kc, 'chart-scope');
+    const other = await createTestNamespace(kc, 'chart-other');
+    await helmRun([
+      'upgrade',
+      '--install',
+      release,
+      chart,
+      '-n',
+      releaseNs,
+      '--create-namespace',
+      '--reuse-values',
+      '--set',
+      `network.watchNamespace=${scoped}`,
+    ]);
+    const mutating = await kc
+      .makeApiClient(k8s.AdmissionregistrationV1Api)
+      .readMutatingWebhookConfiguration({ name: controllers.network.sa });
+    const hook = mutating.webhooks?.[0];
+    expect(hook?.namespaceSelector?.matchExpressions).toEqual([{ key: 'kubernetes.io/metadata.name', operator: 'In', values: [scoped] }]);
+    expect(hook?.failurePolicy).toBe('Fail');
+
+    // No network controller runs: the webhook is down (its Service has no endpoints, or the
+    // redirect of an earlier test points at a stopped process).
+    const unlinked = await objects.create(netKinds.packetMachine, packetMachine('unlinked', scoped, {}));
+    expect(unlinked.metadata.annotations?.['cluster.x-k8s.io/paused']).toBeUndefined();
+    const emptyLink = await objects.create(
+      netKinds.packetMachine,
+      packetMachine('empty-link', scoped, { 'network.metal.x-k8s.io/template': '' }),
+    );
+    expect(emptyLink.metadata.uid).toBeDefined();
+    // clusterctl move recreates provisioned machines: they never need the webhook.
+    const moved = await objects.create(
+      netKinds.packetMachine,
+      packetMachine(
+        'moved',
+        scoped,
+        { 'network.metal.x-k8s.io/template': 'hb' },
+        { providerID: 'equinixmetal://5a7b1c2d-0000-4000-8000-000000000001' },
+      ),
+    );
+    expect(moved.metadata.uid).toBeDefined();
+    // Another namespace is not the controller's: nothing would ever release a hold there.
+    const elsewhere = await objects.create(
+      netKinds.packetMachine,
+      packetMachine('linked', other, { 'network.metal.x-k8s.io/template': 'hb' }),
+    );
+    expect(elsewhere.metadata.annotations?.['cluster.x-k8s.io/paused']).toBeUndefined();
+
+    await expect(
+      objects.create(netKinds.packetMachine, packetMachine('linked', scoped, { 'network.metal.x-k8s.io/template': 'hb' })),
+    ).rejects.toThrow(/failed calling webhook\W+packetmachine\.network\.metal\.x-k8s\.io/);
+    // CEL cannot read the PacketMachineTemplate a clone came from, so every clone asks the webhook.
+    await expect(
+      objects.create(netKinds.packetMachine, packetMachine('cloned', scoped, { 'cluster.x-k8s.io/cloned-from-name': 'pmt' })),
+    ).rejects.toThrow(/failed calling webhook\W+packetmachine\.network\.metal\.x-k8s\.io/);
+    expect(await objects.get(netKinds.packetMachine, 'linked', scoped)).toBeUndefined();
+  }, 120_000);
+
+  test("the network controller's ServiceAccount may change bootstrap data Secrets and no other Secret, although RBAC lets it patch them", async () => {
+    const scoped = await createTestNamespace(kc, 'chart-secrets');
+    await helmRun([
+      'upgrade',
+      '--install',
+      release,
+      chart,
+      '-n',
+      releaseNs,
+      '--create-namespace',
+      '--reuse-values',
+      '--set',
+      `network.watchNamespace=${scoped}`,
+    ]);
+    const core = kc.makeApiClient(k8s.CoreV1Api);
+    await core.createNamespacedSecret({
+      namespace: scoped,
+      body: {
+        metadata: { name: 'm-0-bootstrap' },
+        type: 'cluster.x-k8s.io/secret',
+        stringData: { value: '#cloud-config\n', format: 'cloud-config' },
+      },
+    });
+    await core.createNamespacedSecret({ namespace: scoped, body: { metadata: { name: 'app-db' }, stringData: { password: 'hunter2' } } });
+    const asNetwork = kubeConfigFor(await saToken(controllers.network.sa)).makeApiClient(k8s.CoreV1Api);
+    const patch = (name: string, value: string): Promise<k8s.V1Secret> =>
+      asNetwork.patchNamespacedSecret(
+        { namespace: scoped, name, body: { metadata: { annotations: { 'metal-l2.test/touched': value } } } },
+        k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
+      );
+
+    // RBAC grants it: the Role in the watched namespace.
+    const review = await kc.makeApiClient(k8s.AuthorizationV1Api).createSubjectAccessReview({
+      body: {
+        spec: { user: userOf('network'), resourceAttributes: { namespace: scoped, verb: 'patch', resource: 'secrets', name: 'app-db' } },
+      },
+    });
+    expect(review.status?.allowed).toBe(true);
+    // The policy takes a moment to reach the API server's admission chain after install.
+    const refusal = await waitFor(
+      'the Secret policy to refuse a patch of an Opaque Secret',
+      async () => {
+        try {
+          await patch('app-db', String(Date.now()));
+          return undefined;
+        } catch (err: unknown) {
+          if (err instanceof k8s.ApiException && err.code === 403) return String(err.body);
+          throw err;
+        }
+      },
+      { timeoutMs: 30_000, intervalMs: 500 },
+    );
+    expect(refusal).toContain('may change bootstrap data Secrets (type cluster.x-k8s.io/secret) only');
+    expect(refusal).toContain(`Secret ${scoped}/app-db`);
+    const after = await core.readNamespacedSecret({ namespace: scoped, name: 'app-db' });
+    expect(Buffer.from(after.data?.['password'] ?? '', 'base64').toString()).toBe('hunter2');
+
+    const patched = await patch('m-0-bootstrap', 'injected');
+    expect(patched.metadata?.annotations?.['metal-l2.test/touched']).toBe('injected');
+  }, 120_000);
+});

@@ -85,3 +85,19 @@ annotations:
 {{- define "metal-l2.webhook.any" -}}
 {{- if and .Values.webhook.enabled (or .Values.ipam.enabled .Values.network.enabled) }}true{{ end -}}
 {{- end -}}
+
+{{/*
+The network webhooks' namespaceSelector: the user's (network.webhook.namespaceSelector), narrowed
+to network.watchNamespace when the controller watches one namespace, so the webhook never holds a
+machine the controller would never release.
+*/}}
+{{- define "metal-l2.network.namespaceSelector" -}}
+{{- $selector := deepCopy (.Values.network.webhook.namespaceSelector | default dict) -}}
+{{- with .Values.network.watchNamespace -}}
+{{- $scope := dict "key" "kubernetes.io/metadata.name" "operator" "In" "values" (list .) -}}
+{{- $_ := set $selector "matchExpressions" (append ($selector.matchExpressions | default list) $scope) -}}
+{{- end -}}
+{{- with $selector }}
+namespaceSelector: {{- toYaml . | nindent 2 }}
+{{- end -}}
+{{- end -}}

@@ -1,4 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
+import { PORT_NETWORK_TYPES, type PortNetworkType } from '@metal-l2/metal-api';
 import { ConditionsSchema } from './condition.js';
 import { buildCrd, type CrdManifest, type PrinterColumn } from './crd.js';
 import type { ObjectMeta, ResourceType } from './object-meta.js';
@@ -181,7 +182,14 @@ export const VlanSchema = Type.Object({
     }),
   ),
   routes: Type.Optional(Type.Array(RouteSchema, { maxItems: 32 })),
-  mtu: Type.Optional(Type.Integer({ minimum: 1280, maximum: 9000, description: 'MTU of the VLAN interface (1280-9000).' })),
+  mtu: Type.Optional(
+    Type.Integer({
+      minimum: 1280,
+      maximum: 9000,
+      description:
+        'MTU of the VLAN interface (1280-9000). Its parent (the bond, whose slaves follow it, or a NIC out of the bond) is raised to the largest MTU of its VLANs, never lowered.',
+    }),
+  ),
   nameservers: Type.Optional(
     Type.Object({
       addresses: Type.Optional(
@@ -294,8 +302,9 @@ export const MachineNetworkSpecSchema = Type.Object(
 );
 export type MachineNetworkSpec = Static<typeof MachineNetworkSpecSchema>;
 
-export const NETWORK_TYPES = ['layer3', 'hybrid-bonded', 'hybrid', 'layer2-bonded', 'layer2-individual'] as const;
-export type NetworkMode = (typeof NETWORK_TYPES)[number];
+/** The network types, named as the Metal API names them: its enum is the one list. */
+export const NETWORK_TYPES = PORT_NETWORK_TYPES;
+export type NetworkMode = PortNetworkType;
 
 export const ClaimRecordSchema = Type.Object({
   name: Type.String({ description: 'the IPAddressClaim (owned by this MachineNetwork).' }),

@@ -19,6 +19,7 @@ process.exitCode = await runControllerMain({
       metrics,
       events,
       concurrency: flags.concurrency,
+      ...(flags.reconcileTimeoutSeconds === undefined ? {} : { reconcileTimeoutMs: flags.reconcileTimeoutSeconds * 1000 }),
       clusterIdentity: flags.clusterIdentity,
       statusBudgetBytes: flags.poolStatusBudgetBytes,
       webhook: flags.webhookPort === 0 ? undefined : { port: flags.webhookPort, certDir: flags.webhookCertDir },

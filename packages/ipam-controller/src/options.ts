@@ -37,6 +37,8 @@ export const usage = `metal-l2-ipam-controller: a Cluster API IPAM provider with
   --log-format json|text             (default json)
   --graceful-shutdown-timeout-seconds N wait up to N s for running reconciles on SIGTERM (default 30;
                                      the pod's terminationGracePeriodSeconds must be longer)
+  --reconcile-timeout-seconds N      one pool's reconcile is aborted (and retried with backoff) after N s
+                                     (default 300)
   --metal-api-url URL                Equinix Metal API base URL (default ${DEFAULT_BASE_URL})
   --controller-namespace NS          default namespace of global pools' credentials Secrets
                                      (default: POD_NAMESPACE, else the pod's service account namespace)

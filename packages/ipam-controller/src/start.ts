@@ -49,6 +49,8 @@ export interface IpamControllerOptions {
   readonly namespace?: string | undefined;
   readonly logger: Logger;
   readonly concurrency?: number;
+  /** The deadline of one pool reconcile (the runtime's DEFAULT_RECONCILE_TIMEOUT_MS when absent). */
+  readonly reconcileTimeoutMs?: number;
   readonly metrics?: RuntimeMetrics;
   readonly events?: EventSink;
   readonly webhook?: { readonly port: number; readonly certDir: string; readonly host?: string } | undefined;
@@ -148,6 +150,7 @@ export async function createIpamController(options: IpamControllerOptions & { cl
     const controller = new Controller({
       name: kind.toLowerCase(),
       concurrency: options.concurrency ?? 4,
+      ...(options.reconcileTimeoutMs === undefined ? {} : { reconcileTimeoutMs: options.reconcileTimeoutMs }),
       logger,
       ...(options.metrics === undefined ? {} : { metrics: options.metrics }),
       reconciler: {

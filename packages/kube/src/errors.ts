@@ -241,6 +241,17 @@ export function isForbidden(err: unknown): boolean {
 export function isTooManyRequests(err: unknown): boolean {
   return hasReason(err, 'TooManyRequests');
 }
-export function isTerminalError(err: unknown): err is TerminalError {
-  return err instanceof TerminalError;
+/** A TerminalError itself or anywhere along `err`'s cause chain (callers wrap it with context). */
+export function isTerminalError(err: unknown): boolean {
+  return terminalErrorIn(err) !== undefined;
+}
+
+/** The TerminalError behind `err`, itself or along its causes. */
+export function terminalErrorIn(err: unknown): TerminalError | undefined {
+  const seen = new Set<unknown>();
+  for (let at: unknown = err; at instanceof Error && !seen.has(at); at = at.cause) {
+    if (at instanceof TerminalError) return at;
+    seen.add(at);
+  }
+  return undefined;
 }

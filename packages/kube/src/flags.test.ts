@@ -21,6 +21,7 @@ describe('runtime flags', () => {
       logLevel: 'info',
       logFormat: 'json',
       gracefulShutdownTimeoutSeconds: 30,
+      reconcileTimeoutSeconds: undefined,
     });
   });
 
@@ -52,6 +53,7 @@ describe('runtime flags', () => {
       metricsBindAddress: '0',
       healthProbeBindAddress: '127.0.0.1:9440',
       gracefulShutdownTimeoutSeconds: 20,
+      reconcileTimeoutSeconds: undefined,
     });
   });
 

@@ -20,6 +20,8 @@ export const runtimeFlagOptions = {
   'log-level': { type: 'string', default: 'info' },
   'log-format': { type: 'string', default: 'json' },
   'graceful-shutdown-timeout-seconds': { type: 'string', default: '30' },
+  // No default here: each controller has its own (a pool reconcile may handle thousands of claims).
+  'reconcile-timeout-seconds': { type: 'string' },
 } as const satisfies NonNullable<ParseArgsConfig['options']>;
 
 export interface RuntimeFlags {
@@ -40,6 +42,8 @@ export interface RuntimeFlags {
    * terminationGracePeriodSeconds must be longer, or the kubelet kills it mid-reconcile.
    */
   readonly gracefulShutdownTimeoutSeconds: number;
+  /** How long one reconcile may run before its signal aborts and it is retried; absent: the controller's default. */
+  readonly reconcileTimeoutSeconds: number | undefined;
 }
 
 /**
@@ -87,6 +91,10 @@ export function readRuntimeFlags(values: Record<string, unknown>): RuntimeFlags 
       'graceful-shutdown-timeout-seconds',
       1,
     ),
+    reconcileTimeoutSeconds:
+      typeof values['reconcile-timeout-seconds'] === 'string'
+        ? intFlag(values['reconcile-timeout-seconds'], 'reconcile-timeout-seconds', 1)
+        : undefined,
   };
 }
 

@@ -9,7 +9,7 @@ export type { CacheEvent, CacheEventType } from './cache/store.js';
 export { BucketRateLimiter, ItemExponentialRateLimiter, MaxOfRateLimiter, WorkQueue, defaultControllerRateLimiter } from './queue/index.js';
 export type { RateLimiter, WorkQueueHooks, WorkQueueOptions } from './queue/index.js';
 
-export { Controller, done, requeueAfter, soonest } from './controller/index.js';
+export { Controller, DEFAULT_RECONCILE_TIMEOUT_MS, done, requeueAfter, soonest } from './controller/index.js';
 export type {
   ControllerOptions,
   ControllerWatchOptions,
@@ -30,6 +30,7 @@ export {
   isKubeApiError,
   isNotFound,
   isTerminalError,
+  terminalErrorIn,
   isTimeout,
   isTooManyRequests,
   toKubeApiError,

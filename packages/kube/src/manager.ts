@@ -69,12 +69,14 @@ export class Manager {
   readonly metrics: RuntimeMetrics;
   private readonly entries: Entry[] = [];
   private readonly informers: InformerHandle[] = [];
+  /** The informers /readyz waits for: all, unless added with gatesReadiness false. */
+  private readonly readinessInformers: InformerHandle[] = [];
   private readonly healthChecks = new Map<string, Check>([['ping', () => true]]);
   private readonly readinessChecks = new Map<string, Check>([
-    ['informers-synced', () => this.informers.every((i) => i.hasSynced())],
+    ['informers-synced', () => this.readinessInformers.every((i) => i.hasSynced())],
     // A cache that stopped following the server (its loop ended, or lists and watches keep
     // failing) serves stale answers: the webhook must not be sent traffic it would answer from it.
-    ['informers-healthy', () => this.informers.every((i) => i.isHealthy())],
+    ['informers-healthy', () => this.readinessInformers.every((i) => i.isHealthy())],
   ]);
   private probeServer: ServerHandle | undefined;
   private metricsServer: ServerHandle | undefined;
@@ -89,10 +91,16 @@ export class Manager {
     this.entries.push({ runnable, name: options.name, needsLeaderElection: options.needsLeaderElection ?? true });
   }
 
-  /** Runs the informer on every replica (a standby keeps warm caches) and gates /readyz on its sync. */
-  addInformer(informer: InformerHandle): void {
+  /**
+   * Runs the informer on every replica (a standby keeps warm caches) and gates /readyz on its sync
+   * and health, unless `gatesReadiness` is false: readiness is what sends a pod webhook traffic,
+   * and a cache the webhooks do not read must not take them down (the controller itself waits for
+   * its caches before it reconciles). The first call for an informer decides.
+   */
+  addInformer(informer: InformerHandle, options: { readonly gatesReadiness?: boolean } = {}): void {
     if (this.informers.includes(informer)) return;
     this.informers.push(informer);
+    if (options.gatesReadiness ?? true) this.readinessInformers.push(informer);
     const resource = informer.type.group === '' ? informer.type.plural : `${informer.type.plural}.${informer.type.group}`;
     this.add(
       {

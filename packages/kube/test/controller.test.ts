@@ -155,6 +155,52 @@ describe('Controller against the API server', () => {
     ).toBeGreaterThanOrEqual(6);
   });
 
+  test('a TerminalError wrapped in a cause is still terminal; a reconcile past its deadline is aborted and retried', async () => {
+    await createLabelled('deadline', 'wrapped');
+    await createLabelled('deadline', 'hung');
+    const attempts = new Map<string, number>();
+    const aborted: string[] = [];
+    const metrics = createRuntimeMetrics();
+    const controller = new Controller({
+      name: 'deadline',
+      logger,
+      metrics,
+      reconcileTimeoutMs: 300,
+      reconciler: {
+        reconcile: (key: ObjectKey, ctx: ReconcileContext): Promise<ReconcileResult> => {
+          const n = (attempts.get(key.name) ?? 0) + 1;
+          attempts.set(key.name, n);
+          if (key.name === 'wrapped') {
+            const terminal = new TerminalError('spec.addresses is empty', { reason: 'InvalidSpec' });
+            return Promise.reject(new Error('reconcile ConfigMap wrapped', { cause: terminal }));
+          }
+          if (n >= 2) return Promise.resolve(done());
+          // Hangs until its signal aborts: only the deadline can end it.
+          return new Promise((_resolve, reject) => {
+            ctx.signal.addEventListener('abort', () => {
+              aborted.push(key.name);
+              reject(new Error('hung call aborted', { cause: ctx.signal.reason }));
+            });
+          });
+        },
+      },
+    });
+    const informer = configMapInformer('deadline');
+    controller.watch(informer);
+    const stop = new AbortController();
+    const running = controller.start(stop.signal);
+
+    await waitFor('the hung reconcile to be aborted and retried', () => attempts.get('hung') === 2, { timeoutMs: timeouts.watchEvent });
+    expect(aborted).toEqual(['hung']);
+    await staysTrue('wrapped is not retried', () => attempts.get('wrapped') === 1, 500);
+
+    stop.abort();
+    await running;
+    await informer.stopped();
+    expect(await metricValue(metrics, 'controller_runtime_reconcile_total', { controller: 'deadline', result: 'terminal_error' })).toBe(1);
+    expect(await metricValue(metrics, 'controller_runtime_reconcile_total', { controller: 'deadline', result: 'error' })).toBe(1);
+  });
+
   test('events on one kind map to keys of another, and each reconcile logs with its own context', async () => {
     const stream = new PassThrough();
     const lines: string[] = [];

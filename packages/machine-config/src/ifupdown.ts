@@ -31,6 +31,8 @@ function ifupdownStanzas(iface: PlannedInterface): string {
   const v6 = vlan?.addresses.filter((a) => isIPv6(a.address)) ?? [];
   const linkLines: string[] = [];
   if (iface.role === 'vlan' && iface.parent !== undefined && iface.vlanId !== undefined) {
+    // The image owns a bond's stanza: its MTU is raised here, before the VLAN can be as large.
+    if (iface.parentMtu !== undefined) linkLines.push(`pre-up ip link set dev ${iface.parent} mtu ${iface.parentMtu}`);
     linkLines.push(`pre-up ip link add link ${iface.parent} name ${name} type vlan id ${iface.vlanId} || true`);
   }
   if (iface.detached) {
@@ -43,7 +45,7 @@ function ifupdownStanzas(iface: PlannedInterface): string {
       `iface ${name} inet manual`,
       ...indent([
         ...linkLines,
-        ...mtuLines(name, vlan, true),
+        ...mtuLines(name, iface.mtu, true),
         `up ip link set dev ${name} up`,
         ...routeLines(name, vlan),
         ...downLines(iface),
@@ -62,7 +64,7 @@ function ifupdownStanzas(iface: PlannedInterface): string {
     if (i === 0) opts.push(...linkLines);
     opts.push(`address ${first.address}/${first.prefix}`);
     if (i === 0) {
-      opts.push(...mtuLines(name, vlan, false));
+      opts.push(...mtuLines(name, iface.mtu, false));
       if (vlan?.nameservers !== undefined && vlan.nameservers.addresses.length > 0) {
         opts.push(`dns-nameservers ${vlan.nameservers.addresses.join(' ')}`);
       }
@@ -89,9 +91,9 @@ function ifupdownStanzas(iface: PlannedInterface): string {
   return lines.join('\n') + '\n';
 }
 
-function mtuLines(name: string, vlan: VlanConfig | undefined, manual: boolean): string[] {
-  if (vlan?.mtu === undefined) return [];
-  return manual ? [`up ip link set dev ${name} mtu ${vlan.mtu}`] : [`mtu ${vlan.mtu}`];
+function mtuLines(name: string, mtu: number | undefined, manual: boolean): string[] {
+  if (mtu === undefined) return [];
+  return manual ? [`up ip link set dev ${name} mtu ${mtu}`] : [`mtu ${mtu}`];
 }
 
 function routeLines(name: string, vlan: VlanConfig | undefined, include: (route: NetworkRoute) => boolean = () => true): string[] {

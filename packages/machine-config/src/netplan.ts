@@ -11,26 +11,23 @@ export const NETPLAN_FILE = '/etc/netplan/60-metal-l2.yaml';
 
 export function renderNetplan(interfaces: readonly PlannedInterface[]): RendererOutput {
   const ethernets = interfaces.filter((i) => i.role === 'parent' && i.portKind === 'nic');
-  const bonds = interfaces.filter((i) => i.role === 'parent' && i.portKind === 'bond' && i.vlan !== undefined);
+  // A bond is named when a native VLAN puts addresses on it or its VLANs raise its MTU (netplan
+  // merges the definition with the image's).
+  const bonds = interfaces.filter((i) => i.role === 'parent' && i.portKind === 'bond' && (i.vlan !== undefined || i.mtu !== undefined));
   const vlans = interfaces.filter((i) => i.role === 'vlan');
   const lines = [`# ${GENERATED_HEADER}`, 'network:', '  version: 2'];
   if (ethernets.length > 0) {
     lines.push('  ethernets:');
-    for (const e of ethernets) lines.push(`    ${q(e.name)}:`, ...settings(e.vlan, 6, { dhcp: true }));
+    for (const e of ethernets) lines.push(`    ${q(e.name)}:`, ...settings(e, 6, { dhcp: true }));
   }
   if (bonds.length > 0) {
     lines.push('  bonds:');
-    for (const b of bonds) lines.push(`    ${q(b.name)}:`, ...settings(b.vlan, 6, { dhcp: false }));
+    for (const b of bonds) lines.push(`    ${q(b.name)}:`, ...settings(b, 6, { dhcp: false }));
   }
   if (vlans.length > 0) {
     lines.push('  vlans:');
     for (const v of vlans) {
-      lines.push(
-        `    ${q(v.name)}:`,
-        `      id: ${v.vlanId ?? 0}`,
-        `      link: ${q(v.parent ?? '')}`,
-        ...settings(v.vlan, 6, { dhcp: true }),
-      );
+      lines.push(`    ${q(v.name)}:`, `      id: ${v.vlanId ?? 0}`, `      link: ${q(v.parent ?? '')}`, ...settings(v, 6, { dhcp: true }));
     }
   }
   // netplan warns about (and newer versions refuse) world-readable files.
@@ -40,11 +37,12 @@ export function renderNetplan(interfaces: readonly PlannedInterface[]): Renderer
   };
 }
 
-function settings(vlan: VlanConfig | undefined, depth: number, opts: { dhcp: boolean }): string[] {
+function settings(iface: PlannedInterface, depth: number, opts: { dhcp: boolean }): string[] {
   const pad = ' '.repeat(depth);
   const lines: string[] = [];
+  const vlan: VlanConfig | undefined = iface.vlan;
   if (opts.dhcp) lines.push(`${pad}dhcp4: false`, `${pad}dhcp6: false`, `${pad}accept-ra: false`);
-  if (vlan === undefined) return lines;
+  if (vlan === undefined) return [...lines, ...(iface.mtu === undefined ? [] : [`${pad}mtu: ${iface.mtu}`])];
   if (vlan.addresses.length > 0) {
     lines.push(`${pad}addresses:`, ...vlan.addresses.map((a) => `${pad}  - ${q(`${a.address}/${a.prefix}`)}`));
   }
@@ -55,7 +53,7 @@ function settings(vlan: VlanConfig | undefined, depth: number, opts: { dhcp: boo
       if (r.metric !== undefined) lines.push(`${pad}    metric: ${r.metric}`);
     }
   }
-  if (vlan.mtu !== undefined) lines.push(`${pad}mtu: ${vlan.mtu}`);
+  if (iface.mtu !== undefined) lines.push(`${pad}mtu: ${iface.mtu}`);
   const ns = vlan.nameservers;
   if (ns !== undefined && (ns.addresses.length > 0 || (ns.search?.length ?? 0) > 0)) {
     lines.push(`${pad}nameservers:`);

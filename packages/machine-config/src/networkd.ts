@@ -17,7 +17,7 @@ export function renderNetworkd(interfaces: readonly PlannedInterface[]): Rendere
     if (iface.role === 'vlan') {
       files.push(
         file(`${NETWORKD_DIR}/60-metal-l2-${stem}.netdev`, [
-          ['NetDev', [`Name=${iface.name}`, 'Kind=vlan', ...(iface.vlan?.mtu === undefined ? [] : [`MTUBytes=${iface.vlan.mtu}`])]],
+          ['NetDev', [`Name=${iface.name}`, 'Kind=vlan', ...(iface.mtu === undefined ? [] : [`MTUBytes=${iface.mtu}`])]],
           ['VLAN', [`Id=${iface.vlanId ?? 0}`]],
         ]),
       );
@@ -48,7 +48,9 @@ type Section = [string, string[]];
 function networkSections(iface: PlannedInterface, opts: { ownsLink: boolean }): Section[] {
   const vlan: VlanConfig | undefined = iface.vlan;
   const sections: Section[] = [];
-  if (opts.ownsLink && vlan?.mtu !== undefined) sections.push(['Link', [`MTUBytes=${vlan.mtu}`]]);
+  // A bond's drop-in sets the MTU too when its VLANs need it raised (the bonding driver sets the
+  // slaves to the bond's MTU); otherwise the image's settings of the link stay.
+  if (iface.mtu !== undefined && (opts.ownsLink || iface.role === 'parent')) sections.push(['Link', [`MTUBytes=${iface.mtu}`]]);
   const network: string[] = [];
   if (opts.ownsLink) network.push('DHCP=no', 'IPv6AcceptRA=no');
   network.push(...iface.taggedVlanIds.map((id) => `VLAN=${iface.name}.${id}`));

@@ -97,7 +97,7 @@ describe('ifupdown', () => {
       name: 'IPv6, extra address, routes with metric and default, mtu, nameservers',
       ports: fullFeatured,
       want: [
-        'iface @port:bond0@.1000 inet static\n    pre-up ip link add link @port:bond0@ name @port:bond0@.1000 type vlan id 1000 || true\n    address 192.168.10.5/24\n    mtu 9000\n    dns-nameservers 10.60.0.2 2001:db8:10::53\n    dns-search example.internal\n    up ip addr replace 192.168.20.5/24 dev @port:bond0@.1000\n    up ip route replace 10.60.0.0/16 via 192.168.10.1 dev @port:bond0@.1000 metric 100\n',
+        'iface @port:bond0@.1000 inet static\n    pre-up ip link set dev @port:bond0@ mtu 9000\n    pre-up ip link add link @port:bond0@ name @port:bond0@.1000 type vlan id 1000 || true\n    address 192.168.10.5/24\n    mtu 9000\n    dns-nameservers 10.60.0.2 2001:db8:10::53\n    dns-search example.internal\n    up ip addr replace 192.168.20.5/24 dev @port:bond0@.1000\n    up ip route replace 10.60.0.0/16 via 192.168.10.1 dev @port:bond0@.1000 metric 100\n',
         'iface @port:bond0@.1000 inet6 static\n    address 2001:db8:10::5/64\n    up ip -6 route replace ::/0 via 2001:db8:10::1 dev @port:bond0@.1000\n',
       ],
       // The address's gateway never becomes a default route: hybrid modes keep theirs on bond0.

@@ -38,6 +38,23 @@ export interface PlannedInterface {
   taggedVlanIds: number[];
   /** The VLAN whose addresses, routes, MTU and nameservers sit on this interface (native on a parent). */
   vlan?: VlanConfig;
+  /** The MTU the link is set to, when one is asked for (see parentMtu); undefined leaves it as it is. */
+  mtu?: number;
+  /** For a VLAN: its parent's MTU when we set one (it must be raised before the VLAN can be). */
+  parentMtu?: number;
+}
+
+/** The MTU Metal's ports come up with. */
+export const DEFAULT_MTU = 1500;
+
+/**
+ * A parent's MTU: a VLAN cannot be larger than its parent, so the parent takes the largest MTU of
+ * its tagged VLANs when that is above its own (the native VLAN's, or Metal's 1500). A smaller one
+ * never lowers it: the parent may carry other traffic (bond0's public addresses).
+ */
+export function parentMtu(native: VlanConfig | undefined, tagged: readonly VlanConfig[]): number | undefined {
+  const largest = Math.max(...tagged.map((v) => v.mtu ?? 0));
+  return largest > (native?.mtu ?? DEFAULT_MTU) ? largest : native?.mtu;
 }
 
 export function bootPorts(ports: readonly PortConfig[]): BootPort[] {
@@ -54,6 +71,7 @@ export function planInterfaces(ports: readonly PortConfig[]): PlannedInterface[]
     const portKind = isBondPort(port.name) ? 'bond' : 'nic';
     const native = port.vlans.find((v) => v.native);
     const tagged = port.vlans.filter((v) => !v.native);
+    const mtu = parentMtu(native, tagged);
     parents.push({
       name: parentName,
       port: port.name,
@@ -62,6 +80,7 @@ export function planInterfaces(ports: readonly PortConfig[]): PlannedInterface[]
       detached: portKind === 'nic' && !port.bonded,
       taggedVlanIds: tagged.map((v) => v.vxlan),
       ...(native === undefined ? {} : { vlan: native }),
+      ...(mtu === undefined ? {} : { mtu }),
     });
     for (const vlan of tagged) {
       vlans.push({
@@ -74,6 +93,8 @@ export function planInterfaces(ports: readonly PortConfig[]): PlannedInterface[]
         vlanId: vlan.vxlan,
         taggedVlanIds: [],
         vlan,
+        ...(vlan.mtu === undefined ? {} : { mtu: vlan.mtu }),
+        ...(mtu === undefined ? {} : { parentMtu: mtu }),
       });
     }
   }

@@ -22,6 +22,8 @@ export {
 } from './errors.js';
 export type { MetalApiErrorCode, MetalRequestInfo } from './errors.js';
 
+export { DEFAULT_METAL_BACKOFF, findCause, isMetalGone, judgeMetalError, metalBackoffMs, metalErrorIn } from './error-policy.js';
+export type { MetalBackoff, MetalErrorVerdict } from './error-policy.js';
 export { DEFAULT_RETRY_POLICY, decideRetry, backoffDelayMs, parseRetryAfterMs } from './retry.js';
 export type { RetryPolicy, RetryReason, RetryDecision, AttemptFailure } from './retry.js';
 export { TokenBucket, DEFAULT_RATE_LIMIT } from './rate-limit.js';
@@ -121,8 +123,15 @@ export {
   describePortCall,
   deriveNetworkType,
   observePorts,
-  NETWORK_TYPES,
   PORT_PLAN_ISSUE_CODES,
+  desiredNetworkType,
+  effectivePorts,
+  FOUR_PORT_ONLY,
+  isBondName,
+  PORT_LAYOUTS,
+  portCountOf,
+  portNamesOf,
+  settleDefaults,
 } from './port-plan/index.js';
 export type {
   PortPlan,
@@ -136,6 +145,8 @@ export type {
   PortPlanIssueCode,
   NetworkType,
   PortShape,
+  EffectivePort,
+  PortCount,
   ObservedPort,
   PortSettings,
   VlanRef,

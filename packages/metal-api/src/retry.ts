@@ -21,7 +21,9 @@ export const DEFAULT_RETRY_POLICY: Readonly<RetryPolicy> = {
   maxAttempts: 4,
   baseDelayMs: 250,
   maxDelayMs: 8_000,
-  maxRetryAfterMs: 60_000,
+  // Longer waits end the call: the controllers requeue after the Retry-After (error-policy) rather
+  // than hold a worker that long.
+  maxRetryAfterMs: 5_000,
 };
 
 export type RetryReason = 'rate-limited' | 'server-error' | 'network' | 'timeout';

@@ -1,3 +1,4 @@
+import type { MetalStreak } from './machine-network/metal-retry.js';
 import type {
   CapiCoreVersion,
   CapiIpamVersion,
@@ -61,8 +62,10 @@ export interface NetworkTimings {
   readonly batchPollMs: number;
   /** Waiting for the device or the boot script's user-state event. */
   readonly devicePollMs: number;
-  /** After a Metal error, before trying again (doubled by the queue's backoff when thrown). */
+  /** After a Metal error, before trying again; doubles with each failure in a row (error-policy). */
   readonly metalRetryMs: number;
+  /** The cap of that backoff. */
+  readonly metalRetryMaxMs: number;
   /** How often the Machine is woken again while Cluster API has not adopted the unpaused PacketMachine. */
   readonly wakeIntervalMs: number;
   /**
@@ -92,6 +95,8 @@ export interface NetworkContext {
   readonly lastWrites: LastWrites;
   /** When each pending VLAN batch (by id) was started or last polled, in ms. */
   readonly batchChecks: Map<string, number>;
+  /** Metal failures in a row per MachineNetwork (by uid) and the wait they impose; cleared when the ports converge. */
+  readonly metalStreaks: Map<string, MetalStreak>;
   /** MachineNetworks (by uid) already warned about a short MachineHealthCheck nodeStartupTimeout. */
   readonly healthCheckWarned: Set<string>;
 }

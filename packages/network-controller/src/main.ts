@@ -19,6 +19,7 @@ process.exitCode = await runControllerMain({
       metrics,
       events,
       concurrency: flags.concurrency,
+      ...(flags.reconcileTimeoutSeconds === undefined ? {} : { reconcileTimeoutMs: flags.reconcileTimeoutSeconds * 1000 }),
       webhook: flags.webhookPort === 0 ? undefined : { port: flags.webhookPort, certDir: flags.webhookCertDir },
       // One observer for every client (one per token): the metrics are registered once.
       metal: { baseUrl: flags.metalApiUrl, observer: createPrometheusObserver(metrics.registry) },

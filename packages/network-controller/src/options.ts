@@ -34,6 +34,8 @@ export const usage = `metal-l2-network-controller: VLANs, port modes and first-b
   --log-format json|text               (default json)
   --graceful-shutdown-timeout-seconds N wait up to N s for running reconciles on SIGTERM (default 30;
                                        the pod's terminationGracePeriodSeconds must be longer)
+  --reconcile-timeout-seconds N        one machine's reconcile is aborted (and retried with backoff) after N s
+                                       (default 60), so a hung call cannot hold a worker
   --metal-api-url URL                  Equinix Metal API base URL (default ${DEFAULT_BASE_URL})
   --metal-credentials-secret NS/NAME   Secret with the default Metal API token (key apiToken); a template's
                                        credentialsSecretRef overrides it

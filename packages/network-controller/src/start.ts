@@ -63,9 +63,16 @@ export const DEFAULT_TIMINGS: NetworkTimings = {
   batchPollMs: 1_500,
   devicePollMs: 5_000,
   metalRetryMs: 5_000,
+  metalRetryMaxMs: 300_000,
   wakeIntervalMs: 15_000,
   unassignGiveUpMs: 600_000,
 };
+
+/**
+ * One machine's reconcile: a device read, a VLAN batch, a poll, a few API writes. A minute is
+ * ample; a call hung longer is aborted and the machine retried, instead of holding a worker.
+ */
+export const NETWORK_RECONCILE_TIMEOUT_MS = 60_000;
 
 export interface NetworkControllerOptions {
   /** client-node's KubeConfig, or what loadKubeConfig returns. */
@@ -73,6 +80,8 @@ export interface NetworkControllerOptions {
   readonly namespace?: string | undefined;
   readonly logger: Logger;
   readonly concurrency?: number;
+  /** The deadline of one reconcile (NETWORK_RECONCILE_TIMEOUT_MS when absent). */
+  readonly reconcileTimeoutMs?: number;
   readonly metrics?: RuntimeMetrics;
   readonly events?: EventSink;
   readonly webhook?: { readonly port: number; readonly certDir: string; readonly host?: string } | undefined;
@@ -163,11 +172,13 @@ export async function createNetworkController(options: NetworkControllerOptions 
     lastWrites: new LastWrites(),
     healthCheckWarned: new Set(),
     batchChecks: new Map(),
+    metalStreaks: new Map(),
   };
 
   const controller = new Controller({
     name: 'machinenetwork',
     concurrency: options.concurrency ?? 10,
+    reconcileTimeoutMs: options.reconcileTimeoutMs ?? NETWORK_RECONCILE_TIMEOUT_MS,
     // A Metal outage fails every machine's step for a while: after it ends, machines should move
     // within a minute, not after the runtime's default 5-minute backoff cap.
     rateLimiter: new MaxOfRateLimiter([
@@ -207,6 +218,7 @@ export async function createNetworkController(options: NetworkControllerOptions 
           handlers: {
             [NetworkWebhookPaths.packetMachine]: packetMachineAdmissionHandler({
               client,
+              ...(ns === undefined ? {} : { namespace: ns }),
               logger: logger.child({ component: 'webhook' }),
               now,
             }),
@@ -228,11 +240,20 @@ export async function createNetworkController(options: NetworkControllerOptions 
   return { informers: all, controllers: [controller], webhook };
 }
 
-/** Adds the wired controller to a manager: caches and webhook on every replica, the controller on the leader. */
+/**
+ * Adds the wired controller to a manager: caches and webhook on every replica, the controller on
+ * the leader. Readiness is the webhook's alone: it reads PacketMachineTemplates live and
+ * templates need no cache, so no informer (the optional MachineHealthCheck one included) gates
+ * it; with failurePolicy Fail an unready pod would refuse every linked PacketMachine CREATE.
+ */
 export function addToManager(manager: Manager, runnables: NetworkRunnables): void {
+  for (const informer of runnables.informers) manager.addInformer(informer, { gatesReadiness: false });
   for (const controller of runnables.controllers) manager.addController(controller);
-  for (const informer of runnables.informers) manager.addInformer(informer);
-  if (runnables.webhook !== undefined) manager.add(runnables.webhook, { name: 'webhook', needsLeaderElection: false });
+  const webhook = runnables.webhook;
+  if (webhook !== undefined) {
+    manager.add(webhook, { name: 'webhook', needsLeaderElection: false });
+    manager.addReadinessCheck('webhook-serving', () => webhook.port() !== 0);
+  }
 }
 
 export interface RunningNetworkController {

@@ -25,6 +25,8 @@ export const TOKEN = 'metal-tok-4b7e1f9a2c-never-log-me';
 export const METRO = 'da';
 export const CLUSTER = 'wl';
 export const CREDENTIALS_SECRET = 'metal-credentials';
+/** A 4-port plan (bond0 = eth0+eth2, bond1 = eth1+eth3); createMachine's machineType picks it. */
+export const FOUR_PORT_PLAN = 'n3.xlarge.x86';
 /** The network controller's User-Agent prefix in the simulator's request log. */
 export const CONTROLLER_AGENT = 'metal-l2-network-controller';
 
@@ -229,7 +231,10 @@ export function useNetworkWorld(prefix: string, options: NetworkWorldOptions = {
       seed: prefix,
       seedConfig: {
         metros: [{ code: METRO }, { code: 'sv' }],
-        plans: [{ slug: 'c3.small.x86', ports: 2 }],
+        plans: [
+          { slug: 'c3.small.x86', ports: 2 },
+          { slug: FOUR_PORT_PLAN, ports: 4 },
+        ],
         projects: [{ name: 'capi', id: PROJECT_ID }],
         tokens: [{ token: TOKEN }],
       },
@@ -354,6 +359,7 @@ export async function createMachine(
     readonly skipSecret?: boolean;
     /** A control-plane Machine (CAPI's control-plane label), as KubeadmControlPlane makes them. */
     readonly controlPlane?: boolean;
+    readonly machineType?: string;
   } = {},
 ): Promise<Obj> {
   const { objects, ns } = world;
@@ -365,7 +371,7 @@ export async function createMachine(
       labels: { 'cluster.x-k8s.io/cluster-name': CLUSTER },
       annotations: { 'network.metal.x-k8s.io/template': template },
     },
-    spec: { machineType: 'c3.small.x86', metro: METRO, os: 'ubuntu_22_04', billingCycle: 'hourly' },
+    spec: { machineType: options.machineType ?? 'c3.small.x86', metro: METRO, os: 'ubuntu_22_04', billingCycle: 'hourly' },
   });
   if (options.skipSecret !== true) {
     const core = world.kc.makeApiClient(k8s.CoreV1Api);

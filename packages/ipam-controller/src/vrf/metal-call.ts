@@ -1,4 +1,4 @@
-import { METAL_API_ERROR_CODES, isMetalApiError, isMetalHttpError, type MetalApiError } from '@metal-l2/metal-api';
+import { isMetalApiError, isMetalGone, isMetalHttpError, judgeMetalError, type MetalApiError } from '@metal-l2/metal-api';
 
 /**
  * A Metal call a VRF step made failed. The message says what was attempted, on which object, and
@@ -19,9 +19,11 @@ export class VrfMetalError extends Error {
 
   constructor(what: string, cause: MetalApiError) {
     super(`${what}: ${cause.message}`, { cause });
-    this.retryAfterMs = isMetalHttpError(cause) ? cause.retryAfterMs : undefined;
+    // The shared Metal error policy (metal-api) decides; the VRF steps add their own backoff.
+    const verdict = judgeMetalError(cause, { failures: 1 });
+    this.retryAfterMs = verdict.kind === 'retry' && verdict.retryAfter ? verdict.afterMs : undefined;
     this.status = isMetalHttpError(cause) ? cause.status : undefined;
-    this.mayHaveActed = isMetalHttpError(cause) ? cause.status >= 500 : cause.code !== METAL_API_ERROR_CODES.aborted;
+    this.mayHaveActed = verdict.kind === 'retry' && verdict.mayHaveActed;
   }
 }
 
@@ -44,7 +46,7 @@ export async function metalCallOrGone<T>(what: string, call: () => Promise<T>): 
   try {
     return await call();
   } catch (err: unknown) {
-    if (isMetalHttpError(err, 404)) return undefined;
+    if (isMetalGone(err)) return undefined;
     if (isMetalApiError(err)) throw new VrfMetalError(what, err);
     throw err;
   }

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Informer, InformerEventName, InformerHandle } from '../cache/informer.js';
 import type { CacheEvent } from '../cache/store.js';
 import { realClock, type Clock } from '../clock.js';
-import { isConflict, TerminalError } from '../errors.js';
+import { isConflict, isTerminalError } from '../errors.js';
 import { errorFields, type Logger } from '../log.js';
 import type { RuntimeMetrics } from '../metrics.js';
 import type { RateLimiter } from '../queue/rate-limiter.js';
@@ -30,7 +30,15 @@ export interface ControllerOptions {
   readonly metrics?: RuntimeMetrics;
   readonly rateLimiter?: RateLimiter;
   readonly clock?: Clock;
+  /**
+   * How long one reconcile may run before its signal aborts (it then fails and retries with
+   * backoff): a hung call cannot hold a worker for minutes. Default DEFAULT_RECONCILE_TIMEOUT_MS.
+   */
+  readonly reconcileTimeoutMs?: number;
 }
+
+/** Default deadline of one reconcile (a controller may set its own; flag --reconcile-timeout-seconds). */
+export const DEFAULT_RECONCILE_TIMEOUT_MS = 300_000;
 
 /** Retries logged at warn before they are logged at error (a human probably has to look). */
 const quietRetries = 5;
@@ -150,13 +158,22 @@ export class Controller {
     const clock = this.options.clock ?? realClock;
     const startedAt = clock.monotonic();
     metrics?.activeWorkers.inc({ controller });
+    const timeoutMs = this.options.reconcileTimeoutMs ?? DEFAULT_RECONCILE_TIMEOUT_MS;
+    const deadline = new AbortController();
+    const cancelDeadline = clock.schedule(
+      () => deadline.abort(new Error(`the reconcile of ${key} exceeded its ${timeoutMs} ms deadline`)),
+      timeoutMs,
+    );
     let result: ReconcileResult;
     try {
-      result = await this.options.reconciler.reconcile(objectKey, { logger, reconcileID, signal });
+      const reconcileSignal = AbortSignal.any([signal, deadline.signal]);
+      result = await this.options.reconciler.reconcile(objectKey, { logger, reconcileID, signal: reconcileSignal });
     } catch (err: unknown) {
+      if (deadline.signal.aborted && !signal.aborted) logger.warn('reconcile exceeded its deadline', { timeoutMs });
       this.onError({ key, err, logger, signal });
       return;
     } finally {
+      cancelDeadline();
       metrics?.activeWorkers.dec({ controller });
       metrics?.reconcileTime.observe({ controller }, (clock.monotonic() - startedAt) / 1000);
     }
@@ -183,7 +200,7 @@ export class Controller {
       logger.debug('reconcile interrupted by shutdown', { err: errorFields(err) });
       return;
     }
-    if (err instanceof TerminalError) {
+    if (isTerminalError(err)) {
       metrics?.reconcileTotal.inc({ controller, result: 'terminal_error' });
       metrics?.terminalReconcileErrors.inc({ controller });
       logger.error('reconcile failed terminally, not retrying', { err: errorFields(err) });

@@ -5,6 +5,7 @@
 import type { VirtualNetwork } from '../types.js';
 import { PORT_PLAN_ISSUE_CODES } from './issues.js';
 import type { PortPlanIssue } from './issues.js';
+import { settleDefaults } from './port-layout.js';
 import { sortVlans } from './port-state.js';
 import type { ObservedPort, PortSettings, VlanRef } from './port-state.js';
 
@@ -50,15 +51,12 @@ export function resolveDesired(
   // Bond ports first: physical ports default to their bond's setting.
   for (const port of observed.filter((p) => p.isBond)) {
     const spec = specs.get(port.name);
-    const bonded = spec?.port.bonded ?? true;
-    const layer2 = spec?.port.layer2 ?? false;
-    settings.set(port.name, { bonded, layer2, ...resolveVlans(spec, context, issues) });
+    settings.set(port.name, { ...settleDefaults(true, spec?.port, undefined), ...resolveVlans(spec, context, issues) });
   }
   for (const port of observed.filter((p) => !p.isBond)) {
     const spec = specs.get(port.name);
     const bond = port.bondName === undefined ? undefined : settings.get(port.bondName);
-    const bonded = spec?.port.bonded ?? bond?.bonded ?? false;
-    settings.set(port.name, { bonded, layer2: false, ...resolveVlans(spec, context, issues) });
+    settings.set(port.name, { ...settleDefaults(false, spec?.port, bond), ...resolveVlans(spec, context, issues) });
   }
 
   for (const port of observed) {

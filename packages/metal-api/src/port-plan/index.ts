@@ -8,7 +8,18 @@ export { resolveDesired } from './desired.js';
 export type { DesiredPort, ResolveContext } from './desired.js';
 export { PORT_PLAN_ISSUE_CODES } from './issues.js';
 export type { PortPlanIssue, PortPlanIssueCode } from './issues.js';
-export { deriveNetworkType, NETWORK_TYPES } from './network-type.js';
+export { deriveNetworkType } from './network-type.js';
+export {
+  desiredNetworkType,
+  effectivePorts,
+  FOUR_PORT_ONLY,
+  isBondName,
+  PORT_LAYOUTS,
+  portCountOf,
+  portNamesOf,
+  settleDefaults,
+} from './port-layout.js';
+export type { EffectivePort, PortCount } from './port-layout.js';
 export type { NetworkType, PortShape } from './network-type.js';
 export { observePorts } from './port-state.js';
 export type { ObservedPort, PortSettings, VlanRef } from './port-state.js';

@@ -2,9 +2,10 @@
 // packngo's Device.GetNetworkType name it. Used for observed ports and for desired ports alike,
 // so the type is never written down twice.
 
-/** The five network types of an Equinix Metal server. */
-export const NETWORK_TYPES = ['layer3', 'hybrid-bonded', 'hybrid', 'layer2-bonded', 'layer2-individual'] as const;
-export type NetworkType = (typeof NETWORK_TYPES)[number];
+import type { PortNetworkType } from '../types.js';
+
+/** One of the five network types of an Equinix Metal server (PORT_NETWORK_TYPES, the API's enum). */
+export type NetworkType = PortNetworkType;
 
 /** What the derivation needs to know about a port. */
 export interface PortShape {

@@ -1,11 +1,12 @@
 import { MachineNetworkConditionTypes, MachineNetworkEventReasons, MachineNetworkReasons, deviceIdOf } from '@metal-l2/api';
-import { isMetalHttpError, type Device, type Event as MetalEvent, type MetalClient } from '@metal-l2/metal-api';
+import { isMetalGone, type Device, type Event as MetalEvent, type MetalClient } from '@metal-l2/metal-api';
 import { UserStateCode } from '@metal-l2/machine-config';
 import { machineMetal } from '../metal/machine-metal.js';
 import { desiredNetworkMode, desiredPorts, removesLayer3 } from './desired-ports.js';
 import { DEVICE_INCLUDES, drivePorts, pollPendingBatch, portRecords, projectedPorts } from './port-driver.js';
+import { afterMetalError, afterMetalFailure, metalSucceeded } from './metal-retry.js';
 import { conditionIs } from './status.js';
-import { failed, proceed, waitFor, type MachineNetworkScope, type StepOutcome } from './scope.js';
+import { proceed, waitFor, type MachineNetworkScope, type StepOutcome } from './scope.js';
 import { markCondition } from './status.js';
 
 function notConfigured(scope: MachineNetworkScope, reason: string, message: string): void {
@@ -24,7 +25,7 @@ async function readDevice(metal: MetalClient, id: string, signal: AbortSignal): 
   try {
     return await metal.devices.get(id, { include: DEVICE_INCLUDES, signal });
   } catch (err: unknown) {
-    if (isMetalHttpError(err) && err.status === 404) return undefined;
+    if (isMetalGone(err)) return undefined;
     throw err;
   }
 }
@@ -54,7 +55,7 @@ function metalError(scope: MachineNetworkScope, what: string, err: unknown): Ste
   const message = `${what}: ${err instanceof Error ? err.message : String(err)}`;
   notConfigured(scope, MachineNetworkReasons.metalAPIError, message);
   scope.ctx.events.event(scope.machineNetwork, { type: 'Warning', reason: MachineNetworkEventReasons.metalAPIError, message });
-  return failed(new Error(what, { cause: err }));
+  return afterMetalError(scope, what, err);
 }
 
 /**
@@ -122,7 +123,7 @@ export async function configurePorts(scope: MachineNetworkScope): Promise<StepOu
     case 'failed':
       notConfigured(scope, MachineNetworkReasons.metalAPIError, polled.message);
       ctx.events.event(mn, { type: 'Warning', reason: MachineNetworkEventReasons.metalAPIError, message: polled.message });
-      return waitFor(ctx.timings.metalRetryMs);
+      return afterMetalFailure(scope);
     case 'completed':
       if (polled.final) return done(scope);
       break;
@@ -133,7 +134,7 @@ export async function configurePorts(scope: MachineNetworkScope): Promise<StepOu
   // Before layer 3 goes the boot script must have the metadata; while waiting for it only the
   // events are read, not the device.
   if (
-    removesLayer3(desiredNetworkMode(mn.spec)) &&
+    removesLayer3(mn.spec) &&
     status.bootScript?.code !== UserStateCode.MetadataCaptured &&
     status.bootScript?.code !== UserStateCode.Configured
   ) {
@@ -216,6 +217,7 @@ export async function configurePorts(scope: MachineNetworkScope): Promise<StepOu
 
 function done(scope: MachineNetworkScope): StepOutcome {
   const mn = scope.machineNetwork;
+  metalSucceeded(scope);
   const mode = desiredNetworkMode(mn.spec);
   if (!conditionIs(mn, MachineNetworkConditionTypes.portsConfigured, 'True')) {
     scope.ctx.events.event(mn, {

@@ -6,11 +6,20 @@ import {
   MachineNetworkType,
   type IPAddressClaim,
 } from '@metal-l2/api';
-import { isMetalHttpError, observePorts, type DesiredPort, type Device, type MetalClient } from '@metal-l2/metal-api';
+import {
+  isMetalGone,
+  isMetalHttpError,
+  metalErrorIn,
+  observePorts,
+  type DesiredPort,
+  type Device,
+  type MetalClient,
+} from '@metal-l2/metal-api';
 import { isNotFound } from '@metal-l2/kube';
 import { IndexNames } from '../context.js';
 import { machineMetal } from '../metal/machine-metal.js';
 import { DEVICE_INCLUDES, drivePorts, pollPendingBatch, type BatchPoll } from './port-driver.js';
+import { afterMetalError } from './metal-retry.js';
 import { describe, failed, proceed, waitFor, type MachineNetworkScope, type StepOutcome } from './scope.js';
 import { markCondition } from './status.js';
 
@@ -28,7 +37,7 @@ async function readDevice(metal: MetalClient, id: string, signal: AbortSignal): 
     // A device on its way out takes its VLAN assignments with it.
     return device.state === 'deprovisioning' || device.state === 'deleted' ? undefined : device;
   } catch (err: unknown) {
-    if (isMetalHttpError(err) && err.status === 404) return undefined;
+    if (isMetalGone(err)) return undefined;
     throw err;
   }
 }
@@ -39,7 +48,7 @@ async function pollBatchOfDeletion(scope: MachineNetworkScope, metal: MetalClien
   try {
     return await pollPendingBatch(scope, metal);
   } catch (err: unknown) {
-    if (!(isMetalHttpError(err) && err.status === 404) || status.pendingBatch === undefined) throw err;
+    if (!isMetalGone(err) || status.pendingBatch === undefined) throw err;
     scope.ctx.batchChecks.delete(status.pendingBatch.batchID);
     delete status.pendingBatch;
     return { kind: 'none' };
@@ -48,7 +57,8 @@ async function pollBatchOfDeletion(scope: MachineNetworkScope, metal: MetalClien
 
 /** Metal answered that the token may not do this: no retry will change that, only a user. */
 function tokenRefused(err: unknown): boolean {
-  return isMetalHttpError(err) && (err.status === 401 || err.status === 403);
+  const metal = metalErrorIn(err);
+  return isMetalHttpError(metal) && (metal.status === 401 || metal.status === 403);
 }
 
 /**
@@ -162,7 +172,7 @@ export async function unassignVlans(scope: MachineNetworkScope): Promise<StepOut
     const message = `unassign VLANs of device ${deviceId}: ${err instanceof Error ? err.message : String(err)}`;
     deleting(scope, message);
     ctx.events.event(mn, { type: 'Warning', reason: MachineNetworkEventReasons.metalAPIError, message });
-    return failed(new Error(`unassign VLANs of device ${deviceId}`, { cause: err }));
+    return afterMetalError(scope, `unassign VLANs of device ${deviceId}`, err);
   }
 }
 

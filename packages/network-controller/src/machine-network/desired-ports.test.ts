@@ -25,7 +25,7 @@ describe('desiredNetworkMode', () => {
 });
 
 describe('desiredPorts', () => {
-  test('names VLANs by vxlan and the native one; layer2 only on bonds', () => {
+  test('names VLANs by vxlan and the native one; the planner fills in the defaults', () => {
     expect(
       desiredPorts({
         ports: [
@@ -34,7 +34,7 @@ describe('desiredPorts', () => {
         ],
       }),
     ).toEqual([
-      { name: 'bond0', layer2: false, vlans: [1000] },
+      { name: 'bond0', vlans: [1000] },
       { name: 'eth1', bonded: false, vlans: [1001], nativeVlan: 1001 },
     ]);
   });

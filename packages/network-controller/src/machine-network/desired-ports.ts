@@ -1,43 +1,24 @@
-import type { MachineNetworkSpec, NetworkMode, Port } from '@metal-l2/api';
-import { deriveNetworkType, type DesiredPort, type PortShape } from '@metal-l2/metal-api';
+import type { MachineNetworkSpec, NetworkMode } from '@metal-l2/api';
+import type { DesiredPort, PortCount } from '@metal-l2/metal-api';
+import { resolvePorts } from '../port-rules.js';
 
-/** The spec's ports as the Metal planner takes them: VLANs by vxlan, the native one named. */
+/** The spec's ports as the Metal planner takes them (see port-rules). */
 export function desiredPorts(spec: Pick<MachineNetworkSpec, 'ports'>): DesiredPort[] {
-  return spec.ports.map((port) => {
-    const vlans = (port.vlans ?? []).map((v) => v.vxlan);
-    const native = (port.vlans ?? []).find((v) => v.native === true)?.vxlan;
-    return {
-      name: port.name,
-      ...(port.bonded === undefined ? {} : { bonded: port.bonded }),
-      ...(port.name.startsWith('bond') ? { layer2: port.layer2 ?? false } : {}),
-      vlans,
-      ...(native === undefined ? {} : { nativeVlan: native }),
-    };
-  });
+  return [...resolvePorts(spec.ports).desired];
 }
-
-const isBond = (name: string): boolean => name.startsWith('bond');
 
 /**
- * The network type the spec asks for, named the way the Metal API names it. Ports the spec does
- * not list take the defaults of a 2-port server (bond0 over eth0 and eth1), which every plan has.
+ * The network type the spec asks for, named the way the Metal API names it, on a server of
+ * `portCount` ports when known, else of the family the spec's port names imply.
  */
-export function desiredNetworkMode(spec: Pick<MachineNetworkSpec, 'ports'>): NetworkMode | undefined {
-  const byName = new Map<string, Port>(spec.ports.map((p) => [p.name, p]));
-  const names = new Set(['bond0', 'eth0', 'eth1', ...byName.keys()]);
-  const bondOf = (name: string): Port | undefined =>
-    byName.get(name === 'eth1' && names.has('bond1') && names.has('eth3') ? 'bond1' : 'bond0');
-  const shapes: PortShape[] = [...names].map((name) => {
-    const port = byName.get(name);
-    const vlanCount = port?.vlans?.length ?? 0;
-    if (isBond(name)) return { isBond: true, bonded: port?.bonded ?? true, layer2: port?.layer2 ?? false, vlanCount };
-    const bond = bondOf(name);
-    return { isBond: false, bonded: port?.bonded ?? bond?.bonded ?? true, layer2: false, vlanCount };
-  });
-  return deriveNetworkType(shapes);
+export function desiredNetworkMode(spec: Pick<MachineNetworkSpec, 'ports'>, portCount?: PortCount): NetworkMode | undefined {
+  return resolvePorts(spec.ports, portCount).mode;
 }
 
-/** Modes in which bond0 loses layer 3, so the metadata service goes away with it. */
-export function removesLayer3(mode: NetworkMode | undefined): boolean {
-  return mode === 'layer2-bonded' || mode === 'layer2-individual';
+/**
+ * Whether the spec takes bond0 to layer 2, so the metadata service goes away with it: the layer2-*
+ * modes, and a 4-port hybrid with bond0 (not bond1) in layer 2, which the mode alone does not tell.
+ */
+export function removesLayer3(spec: Pick<MachineNetworkSpec, 'ports'>): boolean {
+  return resolvePorts(spec.ports).removesLayer3;
 }

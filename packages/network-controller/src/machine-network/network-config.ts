@@ -1,22 +1,22 @@
 import type { AddressRecord, MachineNetworkSpec } from '@metal-l2/api';
 import type { MachineNetworkConfig, PortConfig } from '@metal-l2/machine-config';
+import { resolvePorts } from '../port-rules.js';
 
 /**
  * The machine-config input for a MachineNetwork: its spec snapshot with the allocated addresses
- * filled in per (port, VLAN). Physical ports the spec lists without `bonded` follow their bond.
+ * filled in per (port, VLAN). Physical ports the spec lists without `bonded` follow their bond
+ * (port-rules: on 4-port plans eth1 and eth3 follow bond1).
  */
 export function networkConfigOf(
   spec: Pick<MachineNetworkSpec, 'ports' | 'os'>,
   addresses: readonly AddressRecord[],
   metadataUrl: string,
 ): MachineNetworkConfig {
-  const bond0 = spec.ports.find((p) => p.name === 'bond0');
-  const ports: PortConfig[] = spec.ports.map((port) => {
-    const isBond = port.name.startsWith('bond');
+  const ports: PortConfig[] = resolvePorts(spec.ports).ports.map(({ port, bonded, layer2 }) => {
     return {
       name: port.name,
-      bonded: port.bonded ?? (isBond ? true : (bond0?.bonded ?? true)),
-      layer2: isBond ? (port.layer2 ?? false) : false,
+      bonded,
+      layer2,
       vlans: (port.vlans ?? []).map((vlan) => ({
         vxlan: vlan.vxlan,
         native: vlan.native ?? false,

@@ -14,11 +14,13 @@ import {
   type PacketMachine,
 } from '@metal-l2/api';
 import { PatchHelper, done, isAlreadyExists, isNotFound, requeueAfter, type ReconcileContext, type ReconcileResult } from '@metal-l2/kube';
+import { portCountOf } from '@metal-l2/metal-api';
 import { IndexNames, type NetworkContext } from '../context.js';
 import { linkStateOf } from '../template-link.js';
 import { configurePorts } from './configure-ports.js';
 import { releaseClaims, removeFinalizer, unassignVlans } from './deletion.js';
 import { keepRecord, restoreRecord } from './durable-record.js';
+import { afterMetalWait } from './metal-retry.js';
 import { desiredNetworkMode } from './desired-ports.js';
 import { ensureClaims } from './ensure-claims.js';
 import { clearHoldReason, isHeldByUs, keepHeld, releaseUnlinked, type HeldMachine } from './hold-without-network.js';
@@ -30,9 +32,9 @@ import { summarizeReady } from './status.js';
 import { waitForAddresses } from './wait-for-addresses.js';
 
 /** DESIGN §3.3, steps 2–5: each states its postcondition; a finished step reads and writes nothing. */
-const normalSteps: readonly Step[] = [ensureClaims, waitForAddresses, ensureUserDataInjected, releasePause, configurePorts];
+const normalSteps: readonly Step[] = [ensureClaims, waitForAddresses, ensureUserDataInjected, releasePause, afterMetalWait(configurePorts)];
 /** Step 7: what we assigned goes, the addresses go back, then the object may go. */
-const deleteSteps: readonly Step[] = [unassignVlans, releaseClaims, removeFinalizer];
+const deleteSteps: readonly Step[] = [afterMetalWait(unassignVlans), releaseClaims, removeFinalizer];
 
 async function runSteps(scope: MachineNetworkScope, steps: readonly Step[]): Promise<StepOutcome> {
   for (const step of steps) {
@@ -195,7 +197,10 @@ export async function reconcileMachineNetwork(
   warnShortHealthCheck(scope);
   const outcome = await runSteps(scope, normalSteps);
   const status = (working.status ??= {});
-  const mode = desiredNetworkMode(working.spec);
+  // On the device's plan once its ports were seen (a 2-port-looking template on a 4-port server
+  // leaves bond1 as it was), else on the family the template names.
+  const seen = status.ports ?? [];
+  const mode = desiredNetworkMode(working.spec, seen.length === 0 ? undefined : portCountOf(seen.map((p) => p.name)));
   if (mode !== undefined) status.networkType = mode;
   status.observedGeneration = working.metadata.generation ?? 0;
   summarizeReady(working, scope.now, holdTimedOut(scope));

@@ -132,6 +132,22 @@ describe('packetMachineAdmissionHandler', () => {
     });
   });
 
+  test('with a watched namespace, a linked machine elsewhere passes untouched and nothing is read', async () => {
+    const asked: unknown[] = [];
+    const handler = packetMachineAdmissionHandler({
+      ...deps((type, key) => {
+        asked.push([type.kind, key]);
+        return Promise.resolve(annotatedTemplate as never);
+      }),
+      namespace: 'team-a',
+    });
+    const linked = { metadata: { name: 'm-1', annotations: { [TEMPLATE]: 'l2' } }, spec: {} };
+    expect(await handler(request(linked, { namespace: 'team-b' }))).toEqual({ allowed: true });
+    expect(asked).toEqual([]);
+    const held = await handler(request(linked, { namespace: 'team-a' }));
+    expect(held).toMatchObject({ allowed: true, patch: expect.any(Array) });
+  });
+
   test('refuses the machine, saying why, when the PacketMachineTemplate cannot be read', async () => {
     const forbidden = new KubeApiError({
       action: 'get PacketMachineTemplate ns/workers',

@@ -35,6 +35,11 @@ export interface PacketMachineWebhookDeps {
   readonly now: () => Date;
   readonly readTimeoutMs?: number;
   readonly logger?: Logger;
+  /**
+   * The namespace the controller watches, when it watches one: machines elsewhere pass, since the
+   * controller would never release a hold there (the chart's namespaceSelector says the same).
+   */
+  readonly namespace?: string;
 }
 
 /** What the webhook does with one new PacketMachine, and why (for logs and tests). */
@@ -98,6 +103,10 @@ export function packetMachineAdmissionHandler(deps: PacketMachineWebhookDeps): A
     const machine = asPacketMachine(request);
     if (machine === undefined) return { allowed: false, message: 'the request carries no PacketMachine object' };
     const described = `PacketMachine ${machine.metadata.namespace ?? ''}/${machine.metadata.name ?? machine.metadata.generateName ?? ''}`;
+    if (deps.namespace !== undefined && machine.metadata.namespace !== deps.namespace) {
+      deps.logger?.debug('PacketMachine passes', { machine: described, why: 'out-of-scope' });
+      return { allowed: true };
+    }
 
     const signal = AbortSignal.timeout(timeoutMs);
     let templateName: string | undefined;

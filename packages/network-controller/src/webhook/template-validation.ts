@@ -7,13 +7,19 @@
 import { isIPv6 } from 'node:net';
 import type { MachineNetworkTemplateSpec, NetworkMode, Port } from '@metal-l2/api';
 import {
+  effectivePorts,
+  FOUR_PORT_ONLY,
+  PORT_LAYOUTS,
   planPortChanges,
+  portNamesOf,
   type Device,
-  type DesiredPort,
+  type EffectivePort,
   type Port as MetalPort,
+  type PortCount,
   type PortPlanIssue,
   type VirtualNetwork,
 } from '@metal-l2/metal-api';
+import { resolvePorts } from '../port-rules.js';
 
 export const TEMPLATE_ISSUE_CODES = {
   /** A port name no Metal server plan has (2-port: bond0, eth0, eth1; 4-port: also bond1, eth2, eth3). */
@@ -48,23 +54,7 @@ export interface TemplateValidation {
   readonly networkType: NetworkMode | undefined;
 }
 
-type PortCount = 2 | 4;
-
-/** Which bond each eth port belongs to on a Metal server: 2-port and 4-port plans differ. */
-const BOND_OF: Readonly<Record<PortCount, Readonly<Record<string, string>>>> = {
-  2: { eth0: 'bond0', eth1: 'bond0' },
-  4: { eth0: 'bond0', eth1: 'bond1', eth2: 'bond0', eth3: 'bond1' },
-};
-const FOUR_PORT_ONLY = ['bond1', 'eth2', 'eth3'];
-const KNOWN_PORTS = new Set(['bond0', 'bond1', 'eth0', 'eth1', 'eth2', 'eth3']);
-
-/** The effective settings of one port once defaults are applied. */
-interface Effective {
-  readonly isBond: boolean;
-  readonly bond: string | undefined;
-  readonly bonded: boolean;
-  readonly layer2: boolean;
-}
+const KNOWN_PORTS = new Set(portNamesOf(4));
 
 /**
  * Called for a new template (the webhook) or a template a machine uses (the reconciler). Assumes
@@ -73,8 +63,9 @@ interface Effective {
 export function validateTemplate(spec: Pick<MachineNetworkTemplateSpec, 'ports'>): TemplateValidation {
   const issues: TemplateIssue[] = [];
   const ports = spec.ports;
+  const resolved = resolvePorts(ports);
+  const portCount = resolved.portCount;
   const fourPortNames = ports.map((p) => p.name).filter((name) => FOUR_PORT_ONLY.includes(name));
-  const portCount: PortCount = fourPortNames.length > 0 ? 4 : 2;
   const warnings = fourPortNames.map(
     (name) => `port ${name} exists on 4-port servers only (bond0 = eth0+eth2, bond1 = eth1+eth3); 2-port machines cannot use this template`,
   );
@@ -88,7 +79,7 @@ export function validateTemplate(spec: Pick<MachineNetworkTemplateSpec, 'ports'>
       });
     }
   });
-  const effective = effectivePorts(ports, portCount);
+  const effective = new Map(effectivePorts(resolved.desired, portCount).map((e) => [e.name, e]));
   ports.forEach((port, i) => checkPort({ port, index: i, effective }, issues));
   checkDefaultRoutes(ports, issues);
   checkPools(ports, issues);
@@ -96,7 +87,7 @@ export function validateTemplate(spec: Pick<MachineNetworkTemplateSpec, 'ports'>
   const known = ports.map((port, index) => ({ port, index })).filter(({ port }) => KNOWN_PORTS.has(port.name));
   const plan = planPortChanges({
     device: freshDevice(portCount),
-    desired: known.map(({ port }) => desiredPortOf(port)),
+    desired: resolved.desired.filter((_, index) => KNOWN_PORTS.has(ports[index]?.name ?? '')),
     virtualNetworks: vlansOf(ports),
     metro: METRO,
   });
@@ -119,28 +110,10 @@ export function validateTemplate(spec: Pick<MachineNetworkTemplateSpec, 'ports'>
   return { issues, warnings, networkType: issues.length === 0 ? networkType : undefined };
 }
 
-function effectivePorts(ports: readonly Port[], portCount: PortCount): Map<string, Effective> {
-  const byName = new Map(ports.map((p) => [p.name, p]));
-  const result = new Map<string, Effective>();
-  const bondOf = BOND_OF[portCount];
-  for (const name of new Set([...Object.values(bondOf), ...byName.keys()])) {
-    if (!name.startsWith('bond')) continue;
-    const port = byName.get(name);
-    result.set(name, { isBond: true, bond: undefined, bonded: port?.bonded ?? true, layer2: port?.layer2 ?? false });
-  }
-  for (const name of new Set([...Object.keys(bondOf), ...byName.keys()])) {
-    if (name.startsWith('bond')) continue;
-    const bond = bondOf[name];
-    const bondPort = bond === undefined ? undefined : result.get(bond);
-    result.set(name, { isBond: false, bond, bonded: byName.get(name)?.bonded ?? bondPort?.bonded ?? false, layer2: false });
-  }
-  return result;
-}
-
 interface PortCheck {
   readonly port: Port;
   readonly index: number;
-  readonly effective: ReadonlyMap<string, Effective>;
+  readonly effective: ReadonlyMap<string, EffectivePort>;
 }
 
 function checkPort(c: PortCheck, issues: TemplateIssue[]): void {
@@ -182,7 +155,7 @@ function checkPort(c: PortCheck, issues: TemplateIssue[]): void {
   }
 }
 
-function membersOf(bond: string, effective: ReadonlyMap<string, Effective>): string[] {
+function membersOf(bond: string, effective: ReadonlyMap<string, EffectivePort>): string[] {
   return [...effective.entries()].filter(([, e]) => e.bond === bond).map(([name]) => name);
 }
 
@@ -234,19 +207,6 @@ function checkPools(ports: readonly Port[], issues: TemplateIssue[]): void {
   );
 }
 
-/** A template port as the Metal planner takes it. */
-function desiredPortOf(port: Port): DesiredPort {
-  const vlans = (port.vlans ?? []).map((v) => v.vxlan);
-  const native = (port.vlans ?? []).find((v) => v.native === true)?.vxlan;
-  return {
-    name: port.name,
-    ...(port.bonded === undefined ? {} : { bonded: port.bonded }),
-    ...(port.layer2 === undefined ? {} : { layer2: port.layer2 }),
-    vlans,
-    ...(native === undefined ? {} : { nativeVlan: native }),
-  };
-}
-
 // A freshly provisioned server (layer 3, everything bonded) in a placeholder metro, with every
 // VLAN the template names: the planner then judges only the ports, not the project.
 const METRO = 'template';
@@ -257,7 +217,7 @@ function vlansOf(ports: readonly Port[]): VirtualNetwork[] {
 }
 
 function freshDevice(portCount: PortCount): Pick<Device, 'network_frozen' | 'metro' | 'network_ports'> {
-  const bondOf = BOND_OF[portCount];
+  const bondOf = PORT_LAYOUTS[portCount];
   const bonds = [...new Set(Object.values(bondOf))];
   const port = (name: string, isBond: boolean): MetalPort => ({
     id: `port-${name}`,

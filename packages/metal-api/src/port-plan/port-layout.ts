@@ -1,0 +1,79 @@
+// The ports a Metal server has, by plan family, and the settings each ends up with once the
+// defaults are applied to a partial description. The one place that knows which eth port belongs
+// to which bond and how an unlisted port behaves: the planner (against a real device), the
+// network controller's admission check and its renderers all ask here.
+
+import { deriveNetworkType, type NetworkType, type PortShape } from './network-type.js';
+import type { DesiredPort } from './desired.js';
+
+/** Metal server plans come with 2 or 4 physical ports. */
+export type PortCount = 2 | 4;
+
+/** Which bond each physical port belongs to: 2-port bond0 = eth0+eth1; 4-port bond0 = eth0+eth2, bond1 = eth1+eth3. */
+export const PORT_LAYOUTS: Readonly<Record<PortCount, Readonly<Record<string, string>>>> = {
+  2: { eth0: 'bond0', eth1: 'bond0' },
+  4: { eth0: 'bond0', eth1: 'bond1', eth2: 'bond0', eth3: 'bond1' },
+};
+
+/** Port names only 4-port plans have. */
+export const FOUR_PORT_ONLY: readonly string[] = ['bond1', 'eth2', 'eth3'];
+
+/** Bond ports are named bond0, bond1, ... by the Metal API. */
+export function isBondName(name: string): boolean {
+  return /^bond[0-9]+$/.test(name);
+}
+
+/** Every port name of a plan family, bonds first: bond0, (bond1,) eth0, eth1, ... */
+export function portNamesOf(portCount: PortCount): string[] {
+  const layout = PORT_LAYOUTS[portCount];
+  return [...new Set(Object.values(layout))].sort().concat(Object.keys(layout).sort());
+}
+
+/** The plan family a description is written for: 4-port as soon as it names a 4-port-only port. */
+export function portCountOf(names: Iterable<string>): PortCount {
+  for (const name of names) if (FOUR_PORT_ONLY.includes(name)) return 4;
+  return 2;
+}
+
+/**
+ * The defaults, in one rule: a bond port is bonded in layer 3 unless told otherwise; a physical
+ * port follows its bond (and is unbonded without one).
+ */
+export function settleDefaults(
+  isBond: boolean,
+  spec: Pick<DesiredPort, 'bonded' | 'layer2'> | undefined,
+  bond: { readonly bonded: boolean } | undefined,
+): { bonded: boolean; layer2: boolean } {
+  if (isBond) return { bonded: spec?.bonded ?? true, layer2: spec?.layer2 ?? false };
+  return { bonded: spec?.bonded ?? bond?.bonded ?? false, layer2: false };
+}
+
+/** One port of the plan family with the defaults applied. */
+export interface EffectivePort extends PortShape {
+  readonly name: string;
+  /** Physical ports: the bond they belong to. */
+  readonly bond: string | undefined;
+}
+
+/**
+ * Every port of the plan family as `desired` leaves it, in portNamesOf order. Desired ports the
+ * family has no port for are left out (the planner names them against the real device).
+ */
+export function effectivePorts(desired: readonly DesiredPort[], portCount: PortCount): EffectivePort[] {
+  const layout = PORT_LAYOUTS[portCount];
+  const byName = new Map(desired.map((p) => [p.name, p]));
+  const settled = new Map<string, { bonded: boolean; layer2: boolean }>();
+  return portNamesOf(portCount).map((name) => {
+    const isBond = isBondName(name);
+    const spec = byName.get(name);
+    const bond = isBond ? undefined : layout[name];
+    const settings = settleDefaults(isBond, spec, bond === undefined ? undefined : settled.get(bond));
+    if (isBond) settled.set(name, settings);
+    return { name, isBond, bond, ...settings, vlanCount: spec?.vlans?.length ?? 0 };
+  });
+}
+
+/** The network type `desired` amounts to on a server of the plan family. */
+export function desiredNetworkType(desired: readonly DesiredPort[], portCount: PortCount): NetworkType | undefined {
+  return deriveNetworkType(effectivePorts(desired, portCount));
+}

@@ -1,0 +1,65 @@
+// A template's ports, resolved once: what the Metal planner is asked for (DesiredPort[]), the
+// network type they amount to, and the settings each listed port ends up with (what the OS
+// renderers are told). The admission webhook, the reconciler and the renderer input all come
+// from here, so a port's defaults (a physical port follows ITS bond, which on 4-port plans may be
+// bond1) are applied one way. The Metal facts themselves (layouts, defaults, the type) live in
+// metal-api's port layout; this module only maps the API's Port onto them, which metal-api
+// cannot do (it does not know the CRD types: dependencies point from the controllers down).
+
+import type { NetworkMode, Port } from '@metal-l2/api';
+import { effectivePorts, isBondName, portCountOf, deriveNetworkType, type DesiredPort, type PortCount } from '@metal-l2/metal-api';
+
+/** A listed port with its defaults applied. */
+export interface ResolvedPort {
+  readonly port: Port;
+  readonly isBond: boolean;
+  /** Bond ports: the bond is up. Physical ports: the port stays in its bond. */
+  readonly bonded: boolean;
+  readonly layer2: boolean;
+}
+
+export interface ResolvedPorts {
+  /** The plan family the ports were resolved for. */
+  readonly portCount: PortCount;
+  /** Index-aligned with the listed ports. */
+  readonly desired: readonly DesiredPort[];
+  /** Index-aligned with the listed ports. */
+  readonly ports: readonly ResolvedPort[];
+  readonly mode: NetworkMode | undefined;
+  /**
+   * bond0 ends in layer 2, so the device loses its management addresses and the metadata service:
+   * in layer2-* modes, and in a 4-port hybrid whose bond0 (not bond1) goes to layer 2.
+   */
+  readonly removesLayer3: boolean;
+}
+
+/**
+ * `portCount` is the server's when it is known (the device's ports); otherwise the family the
+ * ports name (4-port as soon as bond1, eth2 or eth3 is listed).
+ */
+export function resolvePorts(ports: readonly Port[], portCount: PortCount = portCountOf(ports.map((p) => p.name))): ResolvedPorts {
+  const desired = ports.map(desiredPortOf);
+  const effective = effectivePorts(desired, portCount);
+  const byName = new Map(effective.map((e) => [e.name, e]));
+  const resolved = ports.map((port): ResolvedPort => {
+    const isBond = isBondName(port.name);
+    // A name the plan family lacks keeps what it says; the planner refuses it against the device.
+    const e = byName.get(port.name);
+    return { port, isBond, bonded: e?.bonded ?? port.bonded ?? isBond, layer2: e?.layer2 ?? (isBond && port.layer2 === true) };
+  });
+  const removesLayer3 = byName.get('bond0')?.layer2 === true;
+  return { portCount, desired, ports: resolved, mode: deriveNetworkType(effective), removesLayer3 };
+}
+
+/** A template port as the Metal planner takes it: VLANs by vxlan, the native one named. */
+function desiredPortOf(port: Port): DesiredPort {
+  const vlans = (port.vlans ?? []).map((v) => v.vxlan);
+  const native = (port.vlans ?? []).find((v) => v.native === true)?.vxlan;
+  return {
+    name: port.name,
+    ...(port.bonded === undefined ? {} : { bonded: port.bonded }),
+    ...(port.layer2 === undefined ? {} : { layer2: port.layer2 }),
+    vlans,
+    ...(native === undefined ? {} : { nativeVlan: native }),
+  };
+}
