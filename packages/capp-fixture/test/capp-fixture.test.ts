@@ -3,8 +3,9 @@ import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import * as k8s from '@kubernetes/client-node';
 import { createLogger } from '@metal-l2/kube';
 import type { OwnedControlPlane } from '@metal-l2/local-control-plane';
-import { ContractValidator, specAvailable, startSimulator, type Simulator } from '@metal-l2/metal-sim';
+import { startSimulator, type Simulator } from '@metal-l2/metal-sim';
 import { createTestNamespace, loadKubeConfig } from '@metal-l2/test-support/cluster';
+import { expectNoContractViolations, loadContract } from '@metal-l2/test-support/contract';
 import { installCrds, upstreamCrds } from '@metal-l2/test-support/crds';
 import { Objects, type Kind, type Obj } from '@metal-l2/test-support/objects';
 import { startPrivateControlPlane, stopPrivateControlPlane } from '@metal-l2/test-support/test-control-planes';
@@ -75,7 +76,7 @@ beforeAll(async () => {
       tokens: [{ token: TOKEN }],
     },
     delays: { deviceQueuedMs: 100, deviceProvisioningMs: 300, batchQueuedMs: 50, batchInProgressMs: 50 },
-    ...(specAvailable() ? { contract: await ContractValidator.load() } : {}),
+    ...(await loadContract()),
   });
   const stream = new Writable({
     write(chunk: Buffer | string, _encoding, callback): void {
@@ -108,12 +109,11 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await fixture?.stop();
-  const report = sim.contract?.report();
   await sim.contract?.close();
   await sim.close();
   await stopPrivateControlPlane(plane);
   expect(logLines.join('')).not.toContain(TOKEN);
-  if (report !== undefined) expect(report.violations).toEqual([]);
+  expectNoContractViolations(sim.contract);
 });
 
 async function createMachine(name: string, options: { userData: string; paused?: boolean; controlPlane?: boolean }): Promise<void> {
