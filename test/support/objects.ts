@@ -53,6 +53,7 @@ export type Obj = {
     annotations?: Record<string, string>;
     finalizers?: string[];
     deletionTimestamp?: string;
+    generation?: number;
     ownerReferences?: object[];
   };
   spec?: any;

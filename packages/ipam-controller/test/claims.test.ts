@@ -1,8 +1,8 @@
 import { beforeAll, describe, expect, test } from '@jest/globals';
 import { claimObject, kinds, poolObject, readyCondition, type Obj } from '@metal-l2/test-support/objects';
 import { timeouts } from '@metal-l2/test-support/timeouts';
-import { staysTrue, waitFor } from '@metal-l2/test-support/wait-for';
-import { boundAddress as bound } from './support/claims.js';
+import { waitFor } from '@metal-l2/test-support/wait-for';
+import { boundAddress as bound, expectUnallocated, sentinelBound } from './support/claims.js';
 import { runController } from './support/running-controller.js';
 import { useIpamNamespace } from './support/ipam-namespace.js';
 
@@ -20,7 +20,8 @@ beforeAll(async () => {
 });
 
 const addressOf = (a: Obj): string => a.spec.address as string;
-const boundAddress = (claim: string): Promise<Obj> => bound({ objects, namespace: ns }, claim);
+const site = () => ({ objects, namespace: ns });
+const boundAddress = (claim: string): Promise<Obj> => bound(site(), claim);
 
 describe('allocation', () => {
   test('a claim gets an IPAddress named like it, owned by claim and pool, with finalizers and the cluster label', async () => {
@@ -88,18 +89,13 @@ describe('allocation', () => {
 
   test("a claim for another provider's pool kind is left alone", async () => {
     await objects.create(claimKind, claimObject('foreign', ns, { pool: 'alloc', apiGroup: 'ipam.cluster.x-k8s.io' }));
-    await staysTrue(
-      'the foreign claim to stay untouched',
-      async () => {
-        const c = await objects.get(claimKind, 'foreign', ns);
-        return (
-          c?.status === undefined &&
-          (c?.metadata.finalizers ?? []).length === 0 &&
-          (await objects.get(addressKind, 'foreign', ns)) === undefined
-        );
-      },
-      2_000,
-    );
+    // A claim of ours on the same pool name, created after it, is bound: the controller had the
+    // foreign claim in view when it decided the pool's claims.
+    await sentinelBound(site(), { pool: 'alloc', name: 'foreign-sentinel' });
+    const foreign = await objects.get(claimKind, 'foreign', ns);
+    expect(foreign?.status).toBeUndefined();
+    expect(foreign?.metadata.finalizers ?? []).toEqual([]);
+    expect(await objects.get(addressKind, 'foreign', ns)).toBeUndefined();
   });
 
   test('the requested-address annotation asks for one address', async () => {
@@ -226,12 +222,25 @@ describe('deletion', () => {
     await objects.create(claimKind, claimObject('going-1', ns, { pool: 'going' }));
     await boundAddress('going-1');
     await objects.delete(kinds.pool, 'going', ns);
-    await staysTrue(
-      'the pool to stay, Terminating',
-      async () => (await objects.get(kinds.pool, 'going', ns))?.metadata.deletionTimestamp !== undefined,
-      1_500,
+    // The controller saw the deletion: the pool's Ready says Deleting (a pool gone already fails below).
+    await waitFor(
+      'the pool to say Deleting',
+      async () => {
+        const p = await objects.get(kinds.pool, 'going', ns);
+        return p === undefined || readyCondition(p)?.reason === 'Deleting';
+      },
+      { timeoutMs: timeouts.claimBound },
     );
-    expect((await objects.get(kinds.pool, 'going', ns))?.metadata.finalizers).toContain('ipam.metal.x-k8s.io/protect-pool');
+    // And the pass that wrote it is over: one pool's reconciles run one at a time, and a claim
+    // created now is decided by a later one (it waits: the pool allocates nothing while deleting).
+    await objects.create(claimKind, claimObject('going-sentinel', ns, { pool: 'going' }));
+    await waitFor('the sentinel claim decided', async () => readyCondition(await objects.get(claimKind, 'going-sentinel', ns)), {
+      timeoutMs: timeouts.claimBound,
+    });
+    const terminating = await objects.get(kinds.pool, 'going', ns);
+    expect(terminating?.metadata.deletionTimestamp).toBeDefined();
+    expect(terminating?.metadata.finalizers).toContain('ipam.metal.x-k8s.io/protect-pool');
+    await objects.delete(claimKind, 'going-sentinel', ns);
     await objects.delete(claimKind, 'going-1', ns);
     await waitFor(
       'the pool gone once its last address is released',
@@ -262,17 +271,21 @@ describe('pause and cluster linkage', () => {
     await objects.create(kinds.pool, poolObject('pause', { addresses: ['10.10.0.10-10.10.0.20'], prefix: 24 }, ns));
     await objects.create(clusterKind, { metadata: { name: 'paused', namespace: ns }, spec: { paused: true } });
     await objects.create(claimKind, claimObject('paused-1', ns, { pool: 'pause', clusterName: 'paused' }));
-    await staysTrue('no IPAddress while paused', async () => (await objects.get(addressKind, 'paused-1', ns)) === undefined, 2_000);
+    await expectUnallocated(
+      site(),
+      await sentinelBound(site(), { pool: 'pause', name: 'paused-sentinel', linkCluster: 'clusterName' }),
+      'paused-1',
+    );
     await objects.patch(clusterKind, 'paused', ns, { spec: { paused: false } });
     await boundAddress('paused-1');
   });
 
   test('a claim naming a Cluster that does not exist waits until the Cluster is created', async () => {
     await objects.create(claimKind, claimObject('nocluster-1', ns, { pool: 'pause', clusterName: 'absent' }));
-    await staysTrue(
-      'no IPAddress without the Cluster',
-      async () => (await objects.get(addressKind, 'nocluster-1', ns)) === undefined,
-      2_000,
+    await expectUnallocated(
+      site(),
+      await sentinelBound(site(), { pool: 'pause', name: 'nocluster-sentinel', linkCluster: 'clusterName' }),
+      'nocluster-1',
     );
     await objects.create(clusterKind, { metadata: { name: 'absent', namespace: ns }, spec: { paused: false } });
     await boundAddress('nocluster-1');
@@ -284,10 +297,10 @@ describe('pause and cluster linkage', () => {
       spec: { paused: false },
     });
     await objects.create(claimKind, claimObject('label-1', ns, { pool: 'pause', labels: { 'cluster.x-k8s.io/cluster-name': 'labelled' } }));
-    await staysTrue(
-      'no IPAddress while the Cluster carries the paused annotation',
-      async () => (await objects.get(addressKind, 'label-1', ns)) === undefined,
-      2_000,
+    await expectUnallocated(
+      site(),
+      await sentinelBound(site(), { pool: 'pause', name: 'label-sentinel', linkCluster: 'label' }),
+      'label-1',
     );
     await objects.patch(clusterKind, 'labelled', ns, { metadata: { annotations: { 'cluster.x-k8s.io/paused': null } } });
     await boundAddress('label-1');

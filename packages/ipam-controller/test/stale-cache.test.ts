@@ -1,8 +1,8 @@
-import { describe, test } from '@jest/globals';
+import { describe, expect, test } from '@jest/globals';
 import type { KubeClient, KubeObject, ResourceType, WatchEvent, WatchOptions } from '@metal-l2/kube';
 import { claimObject, kinds, poolObject, type Obj } from '@metal-l2/test-support/objects';
 import { timeouts } from '@metal-l2/test-support/timeouts';
-import { staysTrue, waitFor } from '@metal-l2/test-support/wait-for';
+import { waitFor } from '@metal-l2/test-support/wait-for';
 import { boundAddress } from './support/claims.js';
 import { useIpamNamespace } from './support/ipam-namespace.js';
 import { runController } from './support/running-controller.js';
@@ -60,19 +60,26 @@ describe('a claims cache that lags', () => {
       } finally {
         await current.stop();
       }
-      // Wake the lagging replica once more, now that it is the only writer.
-      await objects.patch(kinds.pool, 'lag', space.ns, { metadata: { annotations: { 'test.metal-l2/poke': '1' } } });
+      // Wake the lagging replica once more, now that it is the only writer, with a spec change it
+      // must acknowledge (a new generation; the excluded address is not lag-1's). Once status
+      // says it observed that generation, the replica has committed a whole pass over the pool
+      // without lag-1 in its cache: the pass that would have released lag-1 had it taken the
+      // missing claim for a deleted one.
       const ip = address.spec.address as string;
-      await staysTrue(
-        `lag-1 keeps ${ip} in status and its IPAddress`,
+      const poked = await objects.patch(kinds.pool, 'lag', space.ns, { spec: { excludedAddresses: ['10.82.0.254'] } });
+      expect(ip).not.toBe('10.82.0.254');
+      const pool = await waitFor(
+        'the lagging replica to observe the new generation',
         async () => {
-          const pool = await objects.get(kinds.pool, 'lag', space.ns);
-          const now = await objects.get(kinds.address(), 'lag-1', space.ns);
-          if (now === undefined || now.metadata.uid !== address.metadata.uid || now.metadata.deletionTimestamp !== undefined) return false;
-          return (pool?.status?.allocations as Record<string, string> | undefined)?.[ip] === 'lag-1';
+          const p = await objects.get(kinds.pool, 'lag', space.ns);
+          return p?.status?.observedGeneration === poked.metadata.generation ? p : undefined;
         },
-        timeouts.nothingHappens + 1_000,
+        { timeoutMs: timeouts.claimBound },
       );
+      expect((pool.status?.allocations as Record<string, string> | undefined)?.[ip]).toBe('lag-1');
+      const now = await objects.get(kinds.address(), 'lag-1', space.ns);
+      expect(now?.metadata.uid).toBe(address.metadata.uid);
+      expect(now?.metadata.deletionTimestamp).toBeUndefined();
       // Once the claim is really gone (its finalizer removed by hand, then deleted), the same
       // replica, which never saw it, releases the address and removes the IPAddress.
       await objects.patch(kinds.claim(), 'lag-1', space.ns, { metadata: { finalizers: [] } });

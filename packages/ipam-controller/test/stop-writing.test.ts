@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { builtinTypes, KubeClient, type Lease } from '@metal-l2/kube';
 import type { FaultRule, Simulator } from '@metal-l2/metal-sim';
 import { testKubeconfigPath } from '@metal-l2/test-support/cluster';
+import { expectNoContractViolations } from '@metal-l2/test-support/contract';
 import { kinds } from '@metal-l2/test-support/objects';
 import { repoRoot } from '@metal-l2/test-support/paths';
 import { timeouts } from '@metal-l2/test-support/timeouts';
@@ -37,10 +38,9 @@ beforeAll(async () => {
 
 afterAll(async () => {
   client.close();
-  const report = sim.contract?.report();
   await sim.contract?.close();
   await sim.close();
-  if (report !== undefined) expect(report.violations).toEqual([]);
+  expectNoContractViolations(sim.contract);
 });
 
 async function namespaceWithSecret(prefix: string): Promise<string> {

@@ -5,9 +5,10 @@ import { reserveClusterEndpoint, startCappFixture } from '@metal-l2/capp-fixture
 import { startIpamController, type RunningIpamController } from '@metal-l2/ipam-controller';
 import { createLogger, type Logger } from '@metal-l2/kube';
 import { createMetalClient, type MetalClient } from '@metal-l2/metal-api';
-import { ContractValidator, specAvailable, startSimulator, type FaultRuleInput, type SimDelays, type Simulator } from '@metal-l2/metal-sim';
+import { startSimulator, type FaultRuleInput, type SimDelays, type Simulator } from '@metal-l2/metal-sim';
 import { startNetworkController, type NetworkTimings, type RunningNetworkController } from '@metal-l2/network-controller';
 import { makeServingCertificate } from '@metal-l2/test-support/certificates';
+import { expectNoContractViolations, loadContract } from '@metal-l2/test-support/contract';
 import { createTestNamespace, deleteTestNamespace, loadKubeConfig } from '@metal-l2/test-support/cluster';
 import { installCrds, projectCrds, upstreamCrds } from '@metal-l2/test-support/crds';
 import { Objects, type Kind, type Obj } from '@metal-l2/test-support/objects';
@@ -15,7 +16,7 @@ import { timeouts } from '@metal-l2/test-support/timeouts';
 import { waitFor } from '@metal-l2/test-support/wait-for';
 
 // The whole system for one test file: the shared real control plane (CAPI v1.14 and CAPP CRDs,
-// ours), a Metal simulator checked against the OpenAPI spec, both controllers in this process,
+// ours), a Metal simulator checked against the OpenAPI spec (the file fails on any violation), both controllers in this process,
 // our PacketMachine webhook registered with the API server for this namespace only, and the CAPP
 // fixture creating devices. Builders make the objects a Cluster API user (or CAPI itself) makes.
 
@@ -240,7 +241,7 @@ export function useNetworkWorld(prefix: string, options: NetworkWorldOptions = {
       },
       delays: { ...FAST_DELAYS, ...options.delays },
       ...(options.faults === undefined ? {} : { faults: [...options.faults] }),
-      ...(specAvailable() ? { contract: await ContractValidator.load() } : {}),
+      ...(await loadContract()),
     });
     const core = kc.makeApiClient(k8s.CoreV1Api);
     await core.createNamespacedSecret({ namespace: ns, body: { metadata: { name: CREDENTIALS_SECRET }, stringData: { apiToken: TOKEN } } });
@@ -291,6 +292,10 @@ export function useNetworkWorld(prefix: string, options: NetworkWorldOptions = {
     await ipam?.stop();
     if (ns !== '') await deleteTestNamespace(kc, ns);
     await sim?.close();
+    await sim?.contract?.close();
+    // Last, once every caller stopped: any call (ours, the fixture's, the simulator's answers) that
+    // broke the Metal spec fails the file.
+    if (sim !== undefined) expectNoContractViolations(sim.contract);
   }, 120_000);
 
   return {

@@ -100,3 +100,45 @@ export async function poolGone(site: ClaimSite, name: string, timeoutMs: number 
     },
   );
 }
+
+/**
+ * Proof that the controller has decided every claim of `pool` written before this call, for a
+ * "nothing happens" check to follow: a sentinel claim created now in the same pool is bound. The
+ * claims cache applies the API server's events in order, so the pass that bound the sentinel had
+ * every earlier claim of the pool in view; and one pass decides all of a pool's claims in one
+ * status commit, so what it did to them is in that commit. With `linkCluster`, the sentinel links
+ * (by spec.clusterName or, for v1beta1, the cluster-name label) to an unpaused Cluster of its own,
+ * created now: the Clusters cache had every earlier Cluster too. Returns the pool as read after
+ * that pass.
+ */
+export async function sentinelBound(
+  site: ClaimSite,
+  options: { readonly pool: string; readonly name: string; readonly linkCluster?: 'clusterName' | 'label' },
+): Promise<Obj> {
+  const { objects, namespace } = site;
+  const link = options.linkCluster;
+  if (link !== undefined) {
+    await objects.create(kinds.cluster(site.version), { metadata: { name: options.name, namespace }, spec: { paused: false } });
+  }
+  await objects.create(
+    kinds.claim(site.version),
+    claimObject(options.name, namespace, {
+      pool: options.pool,
+      ...(link === 'clusterName' ? { clusterName: options.name } : {}),
+      ...(link === 'label' ? { labels: { 'cluster.x-k8s.io/cluster-name': options.name } } : {}),
+    }),
+  );
+  await boundAddress(site, options.name);
+  const pool = await objects.get(kinds.pool, options.pool, namespace);
+  if (pool === undefined) throw new Error(`pool ${namespace}/${options.pool} is gone`);
+  return pool;
+}
+
+/** Asserts that the claim holds nothing: no address in the pool's allocations, no addressRef, no IPAddress. */
+export async function expectUnallocated(site: ClaimSite, pool: Obj, claim: string): Promise<void> {
+  const holders = Object.values((pool.status?.allocations ?? {}) as Record<string, string>);
+  expect(holders).not.toContain(claim);
+  expect(holders).not.toContain(`${site.namespace}/${claim}`);
+  expect((await site.objects.get(kinds.claim(site.version), claim, site.namespace))?.status?.addressRef).toBeUndefined();
+  expect(await site.objects.get(kinds.address(site.version), claim, site.namespace)).toBeUndefined();
+}

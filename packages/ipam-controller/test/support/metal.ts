@@ -2,7 +2,8 @@ import { Writable } from 'node:stream';
 import * as k8s from '@kubernetes/client-node';
 import { EventRecorder, KubeClient, createLogger, type Logger } from '@metal-l2/kube';
 import { createMetalClient, type MetalClient } from '@metal-l2/metal-api';
-import { ContractValidator, specAvailable, startSimulator, type FaultRuleInput, type Simulator } from '@metal-l2/metal-sim';
+import { startSimulator, type FaultRuleInput, type Simulator } from '@metal-l2/metal-sim';
+import { loadContract } from '@metal-l2/test-support/contract';
 import { kinds, type Objects, type Obj } from '@metal-l2/test-support/objects';
 import { timeouts } from '@metal-l2/test-support/timeouts';
 import { waitFor } from '@metal-l2/test-support/wait-for';
@@ -27,20 +28,8 @@ export async function startMetal(options: { seed: string; faults?: FaultRuleInpu
       tokens: [{ token: TOKEN }],
     },
     ...(options.faults === undefined ? {} : { faults: options.faults }),
-    ...(await contractValidator()),
+    ...(await loadContract()),
   });
-}
-
-/**
- * The Metal contract checked on every call. A missing spec fails the test file, as the simulator's
- * own contract suite does, unless METAL_L2_NO_CONTRACT=1 says to run without the checks.
- */
-async function contractValidator(): Promise<{ contract?: ContractValidator }> {
-  if (specAvailable()) return { contract: await ContractValidator.load() };
-  if (process.env['METAL_L2_NO_CONTRACT'] === '1') return {};
-  throw new Error(
-    'the Metal OpenAPI spec is missing (clone ../shared beside the repository or set METAL_L2_SHARED); METAL_L2_NO_CONTRACT=1 runs without the contract checks',
-  );
 }
 
 /** A client of the simulator for the test's own moves (adopted objects, drift by hand). */

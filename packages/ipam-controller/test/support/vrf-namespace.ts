@@ -2,6 +2,7 @@ import { afterAll, beforeAll, expect } from '@jest/globals';
 import type * as k8s from '@kubernetes/client-node';
 import type { Logger } from '@metal-l2/kube';
 import type { Simulator } from '@metal-l2/metal-sim';
+import { expectNoContractViolations } from '@metal-l2/test-support/contract';
 import { kinds } from '@metal-l2/test-support/objects';
 import { timeouts } from '@metal-l2/test-support/timeouts';
 import { waitFor } from '@metal-l2/test-support/wait-for';
@@ -60,10 +61,9 @@ export function useVrfNamespace(prefix: string, options: { seed: string }): VrfN
     sim = await startMetal({ seed: options.seed });
   });
   afterAll(async () => {
-    const report = sim?.contract?.report();
     await sim?.contract?.close();
     await sim?.close();
-    if (report !== undefined) expect(report.violations).toEqual([]);
+    if (sim !== undefined) expectNoContractViolations(sim.contract);
     expect(lines.join('')).not.toContain(TOKEN);
   });
 

@@ -16,6 +16,7 @@ function machine(clock: { ms: number }): MachineNetworkScope {
       metalRetryMs: 5_000,
       metalRetryMaxMs: 60_000,
       wakeIntervalMs: 15_000,
+      unassignGiveUpMs: 600_000,
     },
     metalStreaks: new Map<string, MetalStreak>(),
     now: () => new Date(clock.ms),

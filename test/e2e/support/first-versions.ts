@@ -1,0 +1,72 @@
+import * as k8s from '@kubernetes/client-node';
+import type { Kind, Obj } from '@metal-l2/test-support/objects';
+import { waitFor } from '@metal-l2/test-support/wait-for';
+
+// What an object looked like when it was created (after mutating admission: what a webhook made
+// of it), from a watch opened before anyone creates it. A read at some later moment shows what
+// the controllers have made of it since, so "our webhook paused it" read back later passes or
+// fails by timing; the ADDED event of a watch started from a list's resourceVersion is the
+// created version itself.
+
+export interface FirstVersions {
+  /** Waits for the first version the API server reported of the object `name` created after the watch began. */
+  of(name: string, timeoutMs: number): Promise<Obj>;
+  stop(): void;
+}
+
+/** Opens the watch on `kind` in `namespace` (from a list's resourceVersion, so nothing created after this call is missed). */
+export async function watchFirstVersions(kc: k8s.KubeConfig, kind: Kind, namespace: string): Promise<FirstVersions> {
+  const path = `/apis/${kind.group}/${kind.version}/namespaces/${namespace}/${kind.plural}`;
+  const list = (await kc
+    .makeApiClient(k8s.CustomObjectsApi)
+    .listNamespacedCustomObject({ group: kind.group, version: kind.version, plural: kind.plural, namespace })) as {
+    metadata?: { resourceVersion?: string };
+    items: Obj[];
+  };
+  const existing = new Set(list.items.map((o) => o.metadata.name));
+  const first = new Map<string, Obj>();
+  let resourceVersion = list.metadata?.resourceVersion ?? '';
+  let failure: unknown;
+  let stopped = false;
+  let request: AbortController | undefined;
+
+  const open = async (): Promise<void> => {
+    request = await new k8s.Watch(kc).watch(
+      path,
+      { resourceVersion, allowWatchBookmarks: true },
+      (phase: string, obj: Obj) => {
+        if (phase === 'ERROR') {
+          failure = new Error(`the ${kind.plural} watch failed: ${JSON.stringify(obj)}`);
+          return;
+        }
+        resourceVersion = obj.metadata.resourceVersion ?? resourceVersion;
+        if (phase === 'ADDED' && !first.has(obj.metadata.name)) first.set(obj.metadata.name, obj);
+      },
+      (err: unknown) => {
+        // The API server ends watches now and then: go on from the last version seen.
+        if (stopped) return;
+        if (err !== null && err !== undefined && !(err instanceof Error && err.name === 'AbortError')) failure = err;
+        if (failure === undefined) open().catch((e: unknown) => (failure = e));
+      },
+    );
+  };
+  await open();
+
+  return {
+    async of(name, timeoutMs) {
+      if (existing.has(name)) throw new Error(`${kind.kind} ${namespace}/${name} existed before the watch began`);
+      return waitFor(
+        `the first version of ${kind.kind} ${namespace}/${name}`,
+        () => {
+          if (failure !== undefined) throw new Error(`the ${kind.plural} watch broke`, { cause: failure });
+          return first.get(name);
+        },
+        { timeoutMs },
+      );
+    },
+    stop() {
+      stopped = true;
+      request?.abort();
+    },
+  };
+}
