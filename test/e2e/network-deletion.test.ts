@@ -9,6 +9,7 @@ import { testTimeout, timeouts } from '@metal-l2/test-support/timeouts';
 import { waitFor } from '@metal-l2/test-support/wait-for';
 import {
   CLUSTER,
+  CONTROLLER_AGENT,
   CREDENTIALS_SECRET,
   PROJECT_ID,
   METRO,
@@ -23,12 +24,14 @@ import {
   poolRef,
   useNetworkWorld,
   waitMachineNetworkReady,
+  type NetworkWorld,
 } from './support/network-world.js';
 
 // Deletion always ends (DESIGN §3.3 step 7): a device that disappears under a pending VLAN batch,
 // a token Metal no longer accepts, a PacketCluster or a credentials Secret deleted first (as
 // cluster and namespace deletion do) end it with a Warning Event naming what could not be
-// checked, never with a finalizer that stays. The last test deletes the namespace itself.
+// checked, never with a finalizer that stays. The last test of "deletion ends" deletes its
+// namespace itself; a device deprovisioning in Metal (still readable) has a world of its own.
 
 const world = useNetworkWorld('net-del');
 const run = promisify(execFile);
@@ -66,8 +69,8 @@ async function deviceGone(deviceId: string): Promise<boolean> {
   }
 }
 
-async function claimsOf(machine: string): Promise<string[]> {
-  return (await world.objects.list(netKinds.claim, world.ns))
+async function claimsOf(machine: string, w: NetworkWorld = world): Promise<string[]> {
+  return (await w.objects.list(netKinds.claim, w.ns))
     .filter((c) => (c.metadata.ownerReferences ?? []).some((o) => (o as { name?: string }).name === machine))
     .map((c) => c.metadata.name);
 }
@@ -225,5 +228,54 @@ describe('deletion ends', () => {
       );
     },
     testTimeout(60_000, 60_000, 60_000, 120_000),
+  );
+});
+
+// A world of its own: its simulator keeps a deleted device readable, in state deprovisioning, long
+// enough for the machine's whole deletion (the file's world makes it 404 within half a second).
+const DEPROVISIONING_MS = 20_000;
+
+describe('a device deprovisioning in Metal', () => {
+  const slow = useNetworkWorld('net-del-deprov', { delays: { deviceDeprovisioningMs: DEPROVISIONING_MS } });
+
+  beforeAll(async () => {
+    await createVlans(slow, [1000]);
+    await createPool(slow, 'del', 51);
+    await createTemplate(slow, 'hb', [{ name: 'bond0', vlans: [{ vxlan: 1000, addressesFromPools: [poolRef('del')] }] }]);
+  }, 60_000);
+
+  test(
+    'the machine deleted after its device: deletion reads the deprovisioning device, makes no port or VLAN call for it, releases the claims',
+    async () => {
+      await createMachine(slow, 'dep-0', 'hb');
+      await waitMachineNetworkReady(slow, 'dep-0');
+      const deviceId = await deviceIdOfMachine(slow, 'dep-0');
+      const mark = slow.sim.requests.lastSeq();
+      // Someone deletes the server in Metal (the console, another tool) before Cluster API deletes the machine.
+      await slow.metal.devices.delete(deviceId, { forceDelete: true });
+      expect((await slow.metal.devices.get(deviceId)).state).toBe('deprovisioning');
+      await slow.objects.delete(netKinds.packetMachine, 'dep-0', slow.ns);
+
+      await waitFor('MachineNetwork dep-0 to be gone', async () => (await machineNetwork(slow, 'dep-0')) === undefined, {
+        timeoutMs: 30_000,
+        intervalMs: 200,
+      });
+      const ours = slow.sim.requests.entries({ afterSeq: mark, deviceId, userAgent: CONTROLLER_AGENT });
+      // The deletion looked at the device, and Metal answered with it: the device was still
+      // there, deprovisioning, not gone (a 404 is another branch).
+      expect(ours.some((e) => e.operationId === 'findDeviceById' && e.status === 200)).toBe(true);
+      expect((await slow.metal.devices.get(deviceId)).state).toBe('deprovisioning');
+      // Its VLAN assignments go with the device: nothing to unassign, no port touched.
+      expect(ours.filter((e) => e.path.includes('/ports/')).map((e) => `${e.method} ${e.path} ${e.status}`)).toEqual([]);
+      expect(await claimsOf('dep-0', slow)).toEqual([]);
+
+      // CAPP finishes the PacketMachine once Metal is done with the device.
+      await waitFor(
+        'CAPP to finish the PacketMachine',
+        async () => (await slow.objects.get(netKinds.packetMachine, 'dep-0', slow.ns)) === undefined,
+        { timeoutMs: DEPROVISIONING_MS + 60_000 },
+      );
+    },
+    testTimeout(60_000, timeouts.claimBound, 30_000, DEPROVISIONING_MS + 60_000),
   );
 });
