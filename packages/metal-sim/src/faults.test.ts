@@ -46,6 +46,11 @@ describe('FaultInjector', () => {
     [{ fault: 'latency', path: '' }, 'path must be a non-empty string'],
     [{ fault: 'server-error', count: 2 }, 'unknown key count'],
     [{ fault: 'latency', html: true }, 'html applies to rate-limit and server-error rules only'],
+    [{ fault: 'server-error', message: 'x' }, 'message applies to batch-failed rules only'],
+    [{ fault: 'batch-failed', message: '' }, 'message must be a non-empty string'],
+    [{ fault: 'batch-failed', operationId: 'assignPort' }, 'batch-failed rules match createPortVlanAssignmentBatch only, not assignPort'],
+    [{ fault: 'batch-failed', method: 'GET' }, 'batch-failed rules match POST only, not GET'],
+    [{ fault: 'batch-failed', status: 500 }, 'status applies to server-error rules only'],
   ])('refuses %j', (rule, message) => {
     expect(() => parseFaultRules([rule])).toThrow(FaultSpecError);
     expect(() => parseFaultRules([rule])).toThrow(message);

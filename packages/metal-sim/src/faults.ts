@@ -1,12 +1,18 @@
 // Fault injection: rules that make matching calls answer 429 with Retry-After, answer 5xx, wait
-// first, or drop the connection. Rules match by operationId and/or method and path pattern, and
+// first, or drop the connection, and rules that let a VLAN assignment batch be accepted and then
+// end `failed` (what no call-level fault can make Metal do). Rules match by operationId and/or method and path pattern, and
 // fire always, with a probability (dice from a PRNG seeded like the ids, so a seeded run fails the
 // same calls every time), for the next N matching calls, or both.
 
 import { Prng } from './ids.js';
 import { unknownKeysProblem } from './known-keys.js';
 
-export type FaultKind = 'rate-limit' | 'server-error' | 'latency' | 'drop';
+export type FaultKind = 'rate-limit' | 'server-error' | 'latency' | 'drop' | 'batch-failed';
+
+/** The only call a batch-failed rule can match: the one that creates a VLAN assignment batch. */
+export const BATCH_CREATE = { operationId: 'createPortVlanAssignmentBatch', method: 'POST' } as const;
+
+const DEFAULT_BATCH_FAILURE = 'VLAN assignment failed (injected)';
 
 export interface FaultRuleInput {
   readonly fault: FaultKind;
@@ -31,6 +37,8 @@ export interface FaultRuleInput {
   readonly times?: number;
   /** rate-limit/server-error: answer with an HTML page, as a load balancer in front of the API does. */
   readonly html?: boolean;
+  /** batch-failed: the batch's `error_messages` entry (default "VLAN assignment failed (injected)"). */
+  readonly message?: string;
 }
 
 export interface FaultRule extends FaultRuleInput {
@@ -67,7 +75,7 @@ export class FaultSpecError extends Error {
   override readonly name = 'FaultSpecError';
 }
 
-const KINDS: readonly FaultKind[] = ['rate-limit', 'server-error', 'latency', 'drop'];
+const KINDS: readonly FaultKind[] = ['rate-limit', 'server-error', 'latency', 'drop', 'batch-failed'];
 
 function isRecord(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -86,12 +94,22 @@ const NUMBER_FIELDS: Readonly<Record<string, { readonly min: number; readonly ma
 
 const HTML_KINDS: readonly FaultKind[] = ['rate-limit', 'server-error'];
 
-const RULE_KEYS: readonly string[] = ['fault', ...MATCH_KEYS, ...Object.keys(NUMBER_FIELDS), 'html'];
+const RULE_KEYS: readonly string[] = ['fault', ...MATCH_KEYS, ...Object.keys(NUMBER_FIELDS), 'html', 'message'];
 
 /** A field given for a kind it does nothing for is refused: it is a mistake, not an option. */
 function checkApplies(field: string, fault: FaultKind, kinds: readonly FaultKind[] | undefined): void {
   if (kinds !== undefined && !kinds.includes(fault)) {
     throw new FaultSpecError(`${field} applies to ${kinds.join(' and ')} rules only, not ${fault}`);
+  }
+}
+
+/** A batch-failed rule naming another operation or method could never fire: refused, not armed. */
+function checkBatchTarget(rule: Record<string, unknown>, where: string): void {
+  for (const key of ['operationId', 'method'] as const) {
+    const v = rule[key];
+    if (typeof v === 'string' && v !== BATCH_CREATE[key]) {
+      throw new FaultSpecError(`${where}: batch-failed rules match ${BATCH_CREATE[key]} only, not ${v}`);
+    }
   }
 }
 
@@ -125,6 +143,13 @@ export function parseFaultRule(raw: unknown, where = 'fault'): FaultRuleInput {
     checkApplies(`${where}.html`, kind, HTML_KINDS);
     out['html'] = raw['html'];
   }
+  if (raw['message'] !== undefined) {
+    if (typeof raw['message'] !== 'string' || raw['message'] === '')
+      throw new FaultSpecError(`${where}.message must be a non-empty string`);
+    checkApplies(`${where}.message`, kind, ['batch-failed']);
+    out['message'] = raw['message'];
+  }
+  if (kind === 'batch-failed') checkBatchTarget(out, where);
   return out as unknown as FaultRuleInput;
 }
 
@@ -190,7 +215,8 @@ export class FaultInjector {
     const latencyRuleIds: string[] = [];
     let terminal: TerminalFault | undefined;
     for (const rule of this.rules) {
-      if (!this.matches(rule, target)) continue;
+      // Those act on the batch a call creates, once it was accepted (batchFailure).
+      if (rule.fault === 'batch-failed' || !this.matches(rule, target)) continue;
       // A latency rule stacks; once a terminal fault is chosen, later terminal rules do not roll.
       if (rule.fault !== 'latency' && terminal !== undefined) continue;
       rule.matched++;
@@ -215,6 +241,24 @@ export class FaultInjector {
       }
     }
     return { latencyMs, latencyRuleIds, terminal };
+  }
+
+  /**
+   * Called once a VLAN assignment batch passed every check and is about to be created: the error
+   * message it must end `failed` with, if the first matching batch-failed rule fires. A call
+   * refused before that (a 422, a fault's answer) leaves the rules untouched.
+   */
+  batchFailure(target: FaultTarget): { readonly ruleId: string; readonly message: string } | undefined {
+    for (const rule of this.rules) {
+      if (rule.fault !== 'batch-failed' || !this.matches(rule, target)) continue;
+      rule.matched++;
+      if (rule.remaining !== undefined && rule.remaining <= 0) continue;
+      if (rule.probability !== undefined && this.prng.nextFloat() >= rule.probability) continue;
+      rule.fired++;
+      if (rule.remaining !== undefined) rule.remaining--;
+      return { ruleId: rule.id, message: rule.message ?? DEFAULT_BATCH_FAILURE };
+    }
+    return undefined;
   }
 
   private matches(rule: FaultRule, t: FaultTarget): boolean {

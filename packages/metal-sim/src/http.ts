@@ -3,6 +3,7 @@
 // I/O behind a request, and synchronous handlers make every request atomic with respect to timers.
 
 import type { IncomingHttpHeaders } from 'node:http';
+import type { FaultInjector } from './faults.js';
 import type { SimulatorStore } from './store.js';
 import type { TokenGrant } from './models.js';
 
@@ -37,6 +38,8 @@ export interface RouteContext {
   readonly grant: TokenGrant;
   /** Base for absolute URLs the API hands out (metadata's user_state_url, api_url). */
   readonly publicUrl: string;
+  /** The fault rules, for those that act inside a call (a batch that ends failed). */
+  readonly faults: FaultInjector;
 }
 
 export interface RouteDef {

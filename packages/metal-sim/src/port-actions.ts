@@ -202,12 +202,19 @@ function batchProblems(store: SimulatorStore, port: Port, items: readonly BatchI
 /**
  * Creates a batch (queued); it moves to in_progress and then completed or failed as the clock
  * advances. Its assignments apply all at once when it completes; if the port changed meanwhile so
- * that one no longer applies, none apply and the batch fails with the reasons.
+ * that one no longer applies, none apply and the batch fails with the reasons. `injected` is asked
+ * once the batch passed every check: a failure it returns (a batch-failed fault rule) ends the
+ * batch `failed` with that message where it would have completed.
  */
-export function createBatch(store: SimulatorStore, port: Port, inputs: readonly BatchItemInput[]): VlanAssignmentBatch {
+export function createBatch(
+  store: SimulatorStore,
+  port: Port,
+  options: { readonly inputs: readonly BatchItemInput[]; readonly injected?: () => { readonly message: string } | undefined },
+): VlanAssignmentBatch {
   const device = store.deviceOfPort(port);
   enforcePortChangeAllowed(device);
   enforce(checkNoBatchInProgress({ port: port.name, openBatchIds: store.openBatches({ portId: port.id }).map((b) => b.id) }));
+  const { inputs } = options;
   if (inputs.length === 0) throw unprocessable('vlan_assignments must not be empty');
   const items: BatchItem[] = inputs.map((i) => {
     const vlan = resolveVlanRef(store, device, i.vlan);
@@ -223,6 +230,7 @@ export function createBatch(store: SimulatorStore, port: Port, inputs: readonly 
   const problems = batchProblems(store, port, items);
   if (problems.length > 0) throw unprocessable(problems.join('; '));
 
+  const failure = options.injected?.();
   const now = store.nowIso();
   const batch: VlanAssignmentBatch = {
     id: store.ids.uuid(),
@@ -239,7 +247,9 @@ export function createBatch(store: SimulatorStore, port: Port, inputs: readonly 
     if (batch.state !== 'queued') return;
     store.setBatchState(batch, 'in_progress');
     store.schedule(store.delays.batchInProgressMs, () => {
-      if (batch.state === 'in_progress') runBatch(store, batch);
+      if (batch.state !== 'in_progress') return;
+      if (failure === undefined) runBatch(store, batch);
+      else store.setBatchState(batch, 'failed', [failure.message]);
     });
   });
   return batch;

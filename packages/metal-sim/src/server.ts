@@ -361,6 +361,7 @@ function dispatch(
     route: r.route,
     grant,
     publicUrl: parts.publicUrl,
+    faults: parts.faults,
     req: { method: r.route.method, path: r.subPath, query: r.query, headers: r.headers, body: r.body, params: r.params },
   });
 }

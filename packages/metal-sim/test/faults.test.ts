@@ -6,7 +6,17 @@ import { beforeEach, describe, expect, test } from '@jest/globals';
 import type { FaultRule } from '../src/faults.js';
 import type { RequestLogEntry } from '../src/request-log.js';
 import { startSimulator } from '../src/server.js';
-import { Api, createActiveDevice, describeContract, portByName, useSimulator, type TestSim } from './support/harness.js';
+import type { BatchWire, PortWire } from '../src/wire.js';
+import {
+  Api,
+  BATCH_MS,
+  createActiveDevice,
+  createVlan,
+  describeContract,
+  portByName,
+  useSimulator,
+  type TestSim,
+} from './support/harness.js';
 
 const sim = useSimulator();
 
@@ -113,6 +123,69 @@ describe('fault injection', () => {
     expect(failures).toBeGreaterThan(3);
     expect(failures).toBeLessThan(25);
     expect(await pattern('other-dice')).not.toEqual(a);
+  });
+
+  test('batch-failed: the next N VLAN assignment batches are accepted, then end failed with the message; the port is unchanged; later batches complete', async () => {
+    const t = sim();
+    const d = await createActiveDevice(t);
+    const vlan = await createVlan(t, { vxlan: 1300 });
+    const bond0 = portByName(d, 'bond0').id;
+    const rule = await addFault(t, { fault: 'batch-failed', times: 2, message: 'switch unreachable (injected)' });
+    const batch = async (): Promise<BatchWire> => {
+      const created = await t.api.post<BatchWire>(`/ports/${bond0}/vlan-assignments/batches`, {
+        vlan_assignments: [{ vlan: vlan.id, state: 'assigned' }],
+      });
+      expect(created.status).toBe(201);
+      expect(created.body.state).toBe('queued');
+      t.clock.advance(BATCH_MS);
+      return (await t.api.get<BatchWire>(`/ports/${bond0}/vlan-assignments/batches/${created.body.id}`)).body;
+    };
+    for (let i = 0; i < 2; i++) {
+      expect(await batch()).toMatchObject({ state: 'failed', error_messages: ['switch unreachable (injected)'] });
+      expect((await t.api.get<PortWire>(`/ports/${bond0}`)).body.virtual_networks).toEqual([]);
+    }
+    expect(await batch()).toMatchObject({ state: 'completed', error_messages: [] });
+    expect((await admin<{ faults: FaultRule[] }>(t, 'GET', '/faults')).body.faults.find((f) => f.id === rule.id)).toMatchObject({
+      fired: 2,
+      remaining: 0,
+    });
+    // The calls themselves were answered by the API, not by the fault: no rule id in the log.
+    expect(t.sim.requests.entries({ operationId: 'createPortVlanAssignmentBatch' }).map((e) => [e.status, e.faultRuleId])).toEqual([
+      [201, undefined],
+      [201, undefined],
+      [201, undefined],
+    ]);
+    await admin(t, 'DELETE', '/faults');
+  });
+
+  test('batch-failed until cleared, on one port only (path); a batch refused with 422 does not use up the rule', async () => {
+    const t = sim();
+    const d = await createActiveDevice(t);
+    const vlan = await createVlan(t, { vxlan: 1301 });
+    const [bond0, eth1] = [portByName(d, 'bond0').id, portByName(d, 'eth1').id];
+    const wrong = await admin<{ error: string }>(t, 'POST', '/faults', { fault: 'batch-failed', operationId: 'assignPort' });
+    expect(wrong.status).toBe(400);
+    expect(wrong.body.error).toContain('batch-failed rules match createPortVlanAssignmentBatch only, not assignPort');
+    expect((await admin<{ faults: FaultRule[] }>(t, 'GET', '/faults')).body.faults).toEqual([]);
+    const rule = await addFault(t, { fault: 'batch-failed', path: `/ports/${bond0}/vlan-assignments/batches` });
+    const post = (port: string, items: unknown[]) =>
+      t.api.post<BatchWire>(`/ports/${port}/vlan-assignments/batches`, { vlan_assignments: items });
+    expect((await post(bond0, [])).status).toBe(422);
+    const failing = await post(bond0, [{ vlan: vlan.id, state: 'assigned' }]);
+    t.clock.advance(BATCH_MS);
+    const got = (await t.api.get<BatchWire>(`/ports/${bond0}/vlan-assignments/batches/${failing.body.id}`)).body;
+    expect(got.state).toBe('failed');
+    expect(got.error_messages[0]).toContain('injected');
+    expect(t.sim.faults.list().find((f) => f.id === rule.id)).toMatchObject({ fired: 1 });
+    // Another port's batch is not matched by the path.
+    expect((await t.api.post(`/ports/${eth1}/disbond`)).status).toBe(200);
+    const other = await post(eth1, [{ vlan: vlan.id, state: 'assigned' }]);
+    t.clock.advance(BATCH_MS);
+    expect((await t.api.get<BatchWire>(`/ports/${eth1}/vlan-assignments/batches/${other.body.id}`)).body.state).toBe('completed');
+    expect((await admin(t, 'DELETE', `/faults/${rule.id}`)).status).toBe(204);
+    const passing = await post(bond0, [{ vlan: vlan.id, state: 'assigned' }]);
+    t.clock.advance(BATCH_MS);
+    expect((await t.api.get<BatchWire>(`/ports/${bond0}/vlan-assignments/batches/${passing.body.id}`)).body.state).toBe('completed');
   });
 
   test('the admin endpoint refuses a malformed rule and removes rules by id', async () => {

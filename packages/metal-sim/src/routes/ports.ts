@@ -112,7 +112,10 @@ export const portRoutes: readonly RouteDef[] = [
   }),
   route('createPortVlanAssignmentBatch', 'POST /ports/{id}/vlan-assignments/batches', (ctx) => {
     const { port } = requirePort(ctx, param(ctx, 'id'));
-    const batch = createBatch(ctx.store, port, readBatchItems(ctx));
+    const batch = createBatch(ctx.store, port, {
+      inputs: readBatchItems(ctx),
+      injected: () => ctx.faults.batchFailure({ operationId: ctx.route.operationId, method: ctx.req.method, path: ctx.req.path }),
+    });
     return json(201, renderBatch(ctx.store, batch, queryList(ctx.req.query, 'include')));
   }),
   route('findPortVlanAssignmentBatchByPortIdAndBatchId', 'GET /ports/{id}/vlan-assignments/batches/{batch_id}', (ctx) => {
