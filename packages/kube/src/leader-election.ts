@@ -196,9 +196,9 @@ export class LeaderElector {
       leaseDurationSeconds: this.leaseDurationMs / 1000,
       acquireTime: wasHolder ? (previous?.acquireTime ?? nowText) : nowText,
       renewTime: nowText,
-      leaseTransitions: wasHolder
-        ? (previous?.leaseTransitions ?? 0)
-        : (previous?.leaseTransitions ?? 0) + (previous?.holderIdentity ? 1 : 0),
+      // As client-go counts them: every change of holder, a released lease (empty holder) taken
+      // included; only the Lease's creation starts at 0.
+      leaseTransitions: wasHolder || previous === undefined ? (previous?.leaseTransitions ?? 0) : (previous.leaseTransitions ?? 0) + 1,
     };
   }
 

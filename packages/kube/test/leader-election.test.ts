@@ -131,9 +131,11 @@ describe('LeaderElector against the API server', () => {
     expect(leader.seen.stopped).toBe(1);
     await waitFor('the standby to lead', () => standby.elector.isLeader(), { timeoutMs: timeouts.watchEvent + fast.leaseDurationMs });
     const lease = await readLease('two');
+    // The holder changed (as client-go counts it: a release is no exception): one transition.
     expect(lease?.spec).toMatchObject({
       holderIdentity: standby === a ? 'a' : 'b',
       leaseDurationSeconds: fast.leaseDurationMs / 1000,
+      leaseTransitions: 1,
     });
     expect(lease?.spec?.renewTime).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/);
     // Released, not expired: the standby acquired the lease before the leader's last renewal
@@ -142,6 +144,15 @@ describe('LeaderElector against the API server', () => {
 
     standby.stop.abort();
     await standby.run;
+    const released = await readLease('two');
+    expect(released?.spec).toMatchObject({ holderIdentity: '', leaseTransitions: 1 });
+
+    // A released lease taken again, by the first holder: a second transition.
+    const again = candidate({ lease: 'two', identity: leaderId });
+    await waitFor(`${leaderId} to lead again`, () => again.elector.isLeader(), { timeoutMs: timeouts.watchEvent });
+    expect((await readLease('two'))?.spec).toMatchObject({ holderIdentity: leaderId, leaseTransitions: 2 });
+    again.stop.abort();
+    await again.run;
     expect(await holder('two')).toBe('');
   });
 
