@@ -25,11 +25,7 @@ process.exitCode = await runControllerMain({
       metal: { baseUrl: flags.metalApiUrl, observer: createPrometheusObserver(metrics.registry) },
       defaultCredentials: flags.metalCredentialsSecret,
       metadataUrl: flags.metadataUrl,
-      timings: {
-        holdTimeoutMs: flags.holdTimeoutSeconds * 1000,
-        provisioningEstimateMs: flags.provisioningEstimateSeconds * 1000,
-        unassignGiveUpMs: flags.unassignGiveUpSeconds * 1000,
-      },
+      timings: { holdTimeoutMs: flags.holdTimeoutSeconds * 1000, provisioningEstimateMs: flags.provisioningEstimateSeconds * 1000 },
     });
     addToManager(manager, runnables);
   },

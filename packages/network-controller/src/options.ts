@@ -16,7 +16,6 @@ export type NetworkFlags = RuntimeFlags & {
   readonly metadataUrl: string;
   readonly holdTimeoutSeconds: number;
   readonly provisioningEstimateSeconds: number;
-  readonly unassignGiveUpSeconds: number;
 };
 
 export const usage = `metal-l2-network-controller: VLANs, port modes and first-boot network configuration for CAPP machines
@@ -43,9 +42,6 @@ export const usage = `metal-l2-network-controller: VLANs, port modes and first-b
   --metadata-url URL                   where the boot script reads the metadata (default ${DEFAULT_METADATA_URL})
   --hold-timeout-seconds N             report HoldTimeout when a machine stays paused longer (default 300)
   --provisioning-estimate-seconds N    bare-metal provisioning time, for the MachineHealthCheck warning (default 600)
-  --unassign-give-up-seconds N         a MachineNetwork deleted while its PacketMachine lives retries checking
-                                       VLANs it cannot check (no credentials, no PacketCluster, a refused token)
-                                       for N s, then is deleted without (default 600; 0 goes on at once)
 `;
 
 function secretRef(value: string | undefined): { namespace: string; name: string } | undefined {
@@ -72,7 +68,6 @@ export function parseFlags(argv: readonly string[]): NetworkFlags | 'help' {
       'metadata-url': { type: 'string', default: DEFAULT_METADATA_URL },
       'hold-timeout-seconds': { type: 'string', default: '300' },
       'provisioning-estimate-seconds': { type: 'string', default: '600' },
-      'unassign-give-up-seconds': { type: 'string', default: '600' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -88,6 +83,5 @@ export function parseFlags(argv: readonly string[]): NetworkFlags | 'help' {
     metadataUrl: urlFlag(values['metadata-url'], 'metadata-url'),
     holdTimeoutSeconds: intFlag(values['hold-timeout-seconds'], 'hold-timeout-seconds', 1),
     provisioningEstimateSeconds: intFlag(values['provisioning-estimate-seconds'], 'provisioning-estimate-seconds', 0),
-    unassignGiveUpSeconds: intFlag(values['unassign-give-up-seconds'], 'unassign-give-up-seconds', 0),
   };
 }
