@@ -65,6 +65,10 @@ export interface NetworkTimings {
   readonly metalRetryMs: number;
   /** How often the Machine is woken again while Cluster API has not adopted the unpaused PacketMachine. */
   readonly wakeIntervalMs: number;
+  /** How often a configured machine's device is read again to find changes made outside the controller (jittered). */
+  readonly driftCheckMs: number;
+  /** How long a layer-2 mode waits for the boot script's "metadata captured" before reporting BootScriptTimeout. */
+  readonly bootScriptTimeoutMs: number;
 }
 
 /** Everything the MachineNetwork reconciler needs from outside, handed in by start.ts (or a test). */
@@ -86,6 +90,8 @@ export interface NetworkContext {
   readonly lastWrites: LastWrites;
   /** When each pending VLAN batch (by id) was started or last polled, in ms. */
   readonly batchChecks: Map<string, number>;
+  /** When each configured machine (by namespace/name) has its device read next, in ms (drift checks). */
+  readonly driftChecks: Map<string, number>;
   /** MachineNetworks (by uid) already warned about a short MachineHealthCheck nodeStartupTimeout. */
   readonly healthCheckWarned: Set<string>;
 }

@@ -64,6 +64,8 @@ export const DEFAULT_TIMINGS: NetworkTimings = {
   devicePollMs: 5_000,
   metalRetryMs: 5_000,
   wakeIntervalMs: 15_000,
+  driftCheckMs: 600_000,
+  bootScriptTimeoutMs: 900_000,
 };
 
 export interface NetworkControllerOptions {
@@ -162,6 +164,7 @@ export async function createNetworkController(options: NetworkControllerOptions 
     lastWrites: new LastWrites(),
     healthCheckWarned: new Set(),
     batchChecks: new Map(),
+    driftChecks: new Map(),
   };
 
   const controller = new Controller({
