@@ -43,9 +43,12 @@ export async function kubectl(args: readonly string[], timeoutMs = 60_000): Prom
   return promisify(execFile)(bin, ['--kubeconfig', testKubeconfigPath(), ...args], { timeout: timeoutMs });
 }
 
-/** Event lines the network controller logged (the test world's event sink) with this reason for this object. */
+/**
+ * Event lines the network controller logged (the test world's event sink logs each Event as
+ * "event <message>" with its type and reason) with this reason for this object.
+ */
 export function loggedEvents(world: NetworkWorld, reason: string, name: string): string[] {
   return world.logLines.filter(
-    (l) => l.includes('"msg":"event"') && l.includes(`"reason":"${reason}"`) && l.includes(`"object":"${name}"`),
+    (l) => l.includes('"msg":"event ') && l.includes(`"reason":"${reason}"`) && l.includes(`"object":"${name}"`),
   );
 }

@@ -9,7 +9,6 @@ import {
   NetworkAnnotations,
   NetworkFinalizers,
   PacketMachineType,
-  deviceIdOf,
   type Machine,
   type MachineNetwork,
   type PacketMachine,
@@ -24,15 +23,18 @@ import { desiredNetworkMode } from './desired-ports.js';
 import { ensureClaims } from './ensure-claims.js';
 import { shortNodeStartupWarning } from './health-check-warning.js';
 import { ensureUserDataInjected } from './inject-user-data.js';
+import { adoptClaims, handOverNetwork, handedOverRecord, machineOutlivesNetwork } from './keep-network.js';
 import { releasePause } from './release-pause.js';
 import type { MachineNetworkScope, Step, StepOutcome } from './scope.js';
 import { summarizeReady } from './status.js';
 import { waitForAddresses } from './wait-for-addresses.js';
 
 /** DESIGN §3.3, steps 2–5: each states its postcondition; a finished step reads and writes nothing. */
-const normalSteps: readonly Step[] = [ensureClaims, waitForAddresses, ensureUserDataInjected, releasePause, configurePorts];
+const normalSteps: readonly Step[] = [adoptClaims, ensureClaims, waitForAddresses, ensureUserDataInjected, releasePause, configurePorts];
 /** Step 7: what we assigned goes, the addresses go back, then the object may go. */
 const deleteSteps: readonly Step[] = [unassignVlans, releaseClaims, removeFinalizer];
+/** The MachineNetwork alone is deleted while its machine lives: the network stays, for the next one to adopt. */
+const keepSteps: readonly Step[] = [handOverNetwork, removeFinalizer];
 
 async function runSteps(scope: MachineNetworkScope, steps: readonly Step[]): Promise<StepOutcome> {
   for (const step of steps) {
@@ -69,6 +71,8 @@ function newMachineNetwork(pm: PacketMachine, templateName: string, spec: Omit<M
       name: pm.metadata.name ?? '',
       namespace: pm.metadata.namespace ?? '',
       ...(clusterLabel === undefined ? {} : { labels: { [CapiLabels.clusterName]: clusterLabel } }),
+      // A MachineNetwork deleted before this one left the record of the VLANs that are ours.
+      annotations: handedOverRecord(pm),
       finalizers: [NetworkFinalizers.machineNetwork],
       ownerReferences: [
         {
@@ -100,8 +104,13 @@ async function ensureMachineNetwork(
     });
     return requeueAfter(30_000);
   }
+  // Read live: a MachineNetwork deleted a moment ago may have left its VLAN record on the
+  // PacketMachine, which the cache may not show yet (keep-network.ts).
+  const pm = await ctx.client.get<PacketMachine>(PacketMachineType, { namespace: at.namespace, name: at.name }, { signal: at.rctx.signal });
+  if (pm === undefined || pm.metadata.deletionTimestamp !== undefined) return done();
+  if (pm.metadata.uid !== at.pm.metadata.uid) return requeueAfter(1_000); // the cache is behind: a new PacketMachine of that name
   try {
-    const created = await ctx.client.create(MachineNetworkType, newMachineNetwork(at.pm, templateName, template.spec), {
+    const created = await ctx.client.create(MachineNetworkType, newMachineNetwork(pm, templateName, template.spec), {
       signal: at.rctx.signal,
     });
     at.rctx.logger.info('created MachineNetwork', { template: templateName });
@@ -175,9 +184,9 @@ export async function reconcileMachineNetwork(
     now: ctx.now(),
   };
 
-  restoreRecord(working, pm === undefined ? undefined : deviceIdOf(pm), scope.now);
+  restoreRecord(working);
   if (working.metadata.deletionTimestamp !== undefined) {
-    const outcome = await runSteps(scope, deleteSteps);
+    const outcome = await runSteps(scope, machineOutlivesNetwork(scope) ? keepSteps : deleteSteps);
     if (outcome.kind === 'continue') {
       ctx.lastWrites.forget(`${namespace}/${name}`);
       return done(); // finalizer removed: the object is gone
