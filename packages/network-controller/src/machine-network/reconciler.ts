@@ -170,7 +170,7 @@ export async function reconcileMachineNetwork(
     mn = ensured;
   }
 
-  const patch = PatchHelper.snapshot(MachineNetworkType, mn);
+  const writes: Writes = { patch: PatchHelper.snapshot(MachineNetworkType, mn), before: mn, written: [] };
   const working = structuredClone(mn);
   const scope: MachineNetworkScope = {
     ctx,
@@ -182,6 +182,7 @@ export async function reconcileMachineNetwork(
     machine: pm === undefined ? undefined : findMachine(ctx, namespace, name),
     clusterName,
     now: ctx.now(),
+    checkpoint: () => write(scope, writes),
   };
 
   restoreRecord(working);
@@ -191,7 +192,7 @@ export async function reconcileMachineNetwork(
       ctx.lastWrites.forget(`${namespace}/${name}`);
       return done(); // finalizer removed: the object is gone
     }
-    return finish(scope, { patch, before: mn }, outcome);
+    return finish(scope, writes, outcome);
   }
 
   warnShortHealthCheck(scope);
@@ -201,7 +202,7 @@ export async function reconcileMachineNetwork(
   if (mode !== undefined) status.networkType = mode;
   status.observedGeneration = working.metadata.generation ?? 0;
   summarizeReady(working, scope.now, holdTimedOut(scope));
-  return finish(scope, { patch, before: mn }, outcome);
+  return finish(scope, writes, outcome);
 }
 
 /** Once per machine while it is held: a MachineHealthCheck that would remediate it before it can join. */
@@ -243,19 +244,27 @@ function holdTimedOut(scope: MachineNetworkScope): { reason: string; message: st
   return { reason: MachineNetworkReasons.holdTimeout, message };
 }
 
-async function finish(
-  scope: MachineNetworkScope,
-  at: { patch: PatchHelper<MachineNetwork>; before: MachineNetwork },
-  outcome: StepOutcome,
-): Promise<ReconcileResult> {
-  const { patch, before } = at;
+/** What this reconcile wrote of its MachineNetwork: the snapshot the next patch diffs against, and every write so far. */
+interface Writes {
+  patch: PatchHelper<MachineNetwork>;
+  /** The version the reconcile started from. */
+  readonly before: MachineNetwork;
+  readonly written: MachineNetwork[];
+}
+
+/** Sends what changed since the last write (and the durable record with it); the next write diffs against its result. */
+async function write(scope: MachineNetworkScope, writes: Writes): Promise<void> {
   if (scope.machineNetwork.metadata.deletionTimestamp === undefined) keepRecord(scope.machineNetwork);
-  const writes: MachineNetwork[] = [];
-  await patch.patch(scope.ctx.client, scope.machineNetwork, {
+  const current = await writes.patch.patch(scope.ctx.client, scope.machineNetwork, {
     signal: scope.rctx.signal,
-    onWrite: (w) => writes.push(w as MachineNetwork),
+    onWrite: (w) => writes.written.push(w as MachineNetwork),
   });
-  scope.ctx.lastWrites.remember(`${scope.namespace}/${scope.name}`, before, writes);
+  writes.patch = PatchHelper.snapshot(MachineNetworkType, current);
+  scope.ctx.lastWrites.remember(`${scope.namespace}/${scope.name}`, writes.before, writes.written);
+}
+
+async function finish(scope: MachineNetworkScope, writes: Writes, outcome: StepOutcome): Promise<ReconcileResult> {
+  await write(scope, writes);
   switch (outcome.kind) {
     case 'continue':
       return done();
