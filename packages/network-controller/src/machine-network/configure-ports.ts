@@ -89,6 +89,7 @@ export async function configurePorts(scope: MachineNetworkScope): Promise<StepOu
     delete status.ports;
     delete status.pendingBatch;
     delete status.bootScript;
+    delete status.bootScriptWaitingSince;
   } else if (conditionIs(mn, MachineNetworkConditionTypes.portsConfigured, 'True') && status.pendingBatch === undefined) {
     return proceed;
   }
@@ -143,19 +144,15 @@ export async function configurePorts(scope: MachineNetworkScope): Promise<StepOu
     } catch (err: unknown) {
       return metalError(scope, `read the events of device ${deviceId}`, err);
     }
-    if (event !== undefined) status.bootScript = event;
+    if (event !== undefined) {
+      status.bootScript = event;
+      delete status.bootScriptWaitingSince;
+    }
     if (event?.code === UserStateCode.Failed) {
       notConfigured(scope, MachineNetworkReasons.bootScriptFailed, `the boot script failed: ${event.message}`);
       return waitFor(ctx.timings.devicePollMs);
     }
-    if (event === undefined) {
-      notConfigured(
-        scope,
-        MachineNetworkReasons.waitingForBootScript,
-        'waiting for the boot script to save the metadata before layer 3 goes away',
-      );
-      return waitFor(ctx.timings.devicePollMs);
-    }
+    if (event === undefined) return waitForBootScript(scope);
   }
 
   let device: Device | undefined;
@@ -206,6 +203,36 @@ export async function configurePorts(scope: MachineNetworkScope): Promise<StepOu
       if (driven.callCount > 0) status.ports = projectedPorts({ device, desired, vlans });
       return done(scope);
   }
+}
+
+/**
+ * No report from the boot script yet. Layer 3 stays (it is what the script needs to read the
+ * metadata); past the budget the wait is reported, with what to check, and goes on: a late report
+ * still lets the machine proceed.
+ */
+function waitForBootScript(scope: MachineNetworkScope): StepOutcome {
+  const { ctx, machineNetwork: mn } = scope;
+  const status = (mn.status ??= {});
+  status.bootScriptWaitingSince ??= scope.now.toISOString();
+  const waitedMs = scope.now.getTime() - Date.parse(status.bootScriptWaitingSince);
+  const budgetMs = ctx.timings.bootScriptTimeoutMs;
+  if (!(waitedMs >= budgetMs)) {
+    notConfigured(
+      scope,
+      MachineNetworkReasons.waitingForBootScript,
+      'waiting for the boot script to save the metadata before layer 3 goes away',
+    );
+    return waitFor(Math.min(ctx.timings.devicePollMs, Math.max(budgetMs - waitedMs, 1)));
+  }
+  const message =
+    `no "metadata captured" (user-state 1001) from the boot script after ${Math.round(waitedMs / 1000)} s (budget ${Math.round(budgetMs / 1000)} s); ` +
+    'layer 3 stays until it reports. Check that the server booted (Metal SOS console), that its user data ran ' +
+    `(/var/log/cloud-init-output.log), that the image has python3, and that it reaches the metadata service ${ctx.metadataUrl}`;
+  const previous = mn.status?.conditions?.find((c) => c.type === MachineNetworkConditionTypes.portsConfigured);
+  if (previous?.reason !== MachineNetworkReasons.bootScriptTimeout)
+    ctx.events.event(mn, { type: 'Warning', reason: MachineNetworkEventReasons.bootScriptTimeout, message });
+  notConfigured(scope, MachineNetworkReasons.bootScriptTimeout, message);
+  return waitFor(ctx.timings.devicePollMs);
 }
 
 function done(scope: MachineNetworkScope): StepOutcome {
