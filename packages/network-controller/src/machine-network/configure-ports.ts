@@ -1,9 +1,17 @@
-import { MachineNetworkConditionTypes, MachineNetworkEventReasons, MachineNetworkReasons, deviceIdOf } from '@metal-l2/api';
+import {
+  MachineNetworkConditionTypes,
+  MachineNetworkEventReasons,
+  MachineNetworkReasons,
+  deviceIdOf,
+  type MachineNetwork,
+} from '@metal-l2/api';
+import { getCondition } from '@metal-l2/kube';
 import { isMetalHttpError, type Device, type Event as MetalEvent, type MetalClient } from '@metal-l2/metal-api';
 import { UserStateCode } from '@metal-l2/machine-config';
 import { machineMetal } from '../metal/machine-metal.js';
 import { desiredNetworkMode, desiredPorts, removesLayer3 } from './desired-ports.js';
 import { DEVICE_INCLUDES, drivePorts, pollPendingBatch, portRecords, projectedPorts } from './port-driver.js';
+import { driftCheckDelayMs, driftCheckDue, findDrift, noteDeviceRead, portsSettled, type Drift } from './drift-check.js';
 import { conditionIs } from './status.js';
 import { failed, proceed, waitFor, type MachineNetworkScope, type StepOutcome } from './scope.js';
 import { markCondition } from './status.js';
@@ -59,14 +67,16 @@ function metalError(scope: MachineNetworkScope, what: string, err: unknown): Ste
 
 /**
  * Postcondition: the device's ports are in the template's mode with its VLANs assigned, and
- * status.ports shows them. Costs, for a hybrid-bonded machine: one device read, one VLAN batch,
- * one poll; and nothing at all once PortsConfigured is True (steady-state resyncs make no call).
+ * status.ports shows them as read. Costs, for a hybrid-bonded machine: one device read, one VLAN
+ * batch, one poll; once configured, one device read per drift period (drift-check.ts) and nothing
+ * else (resyncs and restarts make no call).
  * Modes that take layer 3 away wait for the boot script's "metadata captured" event first.
  */
 export async function configurePorts(scope: MachineNetworkScope): Promise<StepOutcome> {
   const { ctx, machineNetwork: mn, packetMachine: pm } = scope;
   const status = (mn.status ??= {});
   const deviceId = pm === undefined ? undefined : deviceIdOf(pm);
+  let checking = false;
   if (pm?.status?.failureReason !== undefined) {
     notConfigured(
       scope,
@@ -90,8 +100,10 @@ export async function configurePorts(scope: MachineNetworkScope): Promise<StepOu
     delete status.pendingBatch;
     delete status.bootScript;
     delete status.bootScriptWaitingSince;
-  } else if (conditionIs(mn, MachineNetworkConditionTypes.portsConfigured, 'True') && status.pendingBatch === undefined) {
-    return proceed;
+  } else if (portsSettled(mn)) {
+    // Configured: the device is read again only when its drift check is due.
+    if (!driftCheckDue(scope)) return settled(scope);
+    checking = true;
   }
   if (pm?.status?.ready !== true) {
     notConfigured(scope, MachineNetworkReasons.waitingForDevice, `device ${deviceId} is being provisioned`);
@@ -162,6 +174,7 @@ export async function configurePorts(scope: MachineNetworkScope): Promise<StepOu
     return metalError(scope, `read device ${deviceId}`, err);
   }
   if (device === undefined) {
+    if (checking) return deviceGone(scope, deviceId);
     notConfigured(scope, MachineNetworkReasons.waitingForDevice, `device ${deviceId} not found in the Metal API`);
     return waitFor(ctx.timings.devicePollMs);
   }
@@ -178,7 +191,13 @@ export async function configurePorts(scope: MachineNetworkScope): Promise<StepOu
   } catch (err: unknown) {
     return metalError(scope, `list the VLANs of project ${access.projectId} in ${metro}`, err);
   }
+  // What the device shows, from this read: never from the record.
   status.ports = portRecords(device, vlans);
+  noteDeviceRead(scope);
+  if (checking) {
+    const judged = judgeDrift(scope, findDrift({ device, desired, vlans }));
+    if (judged !== undefined) return judged;
+  }
 
   let driven;
   try {
@@ -203,6 +222,54 @@ export async function configurePorts(scope: MachineNetworkScope): Promise<StepOu
       if (driven.callCount > 0) status.ports = projectedPorts({ device, desired, vlans });
       return done(scope);
   }
+}
+
+/** A settled machine between drift checks: nothing is read; a reported drift stays reported. */
+function settled(scope: MachineNetworkScope): StepOutcome {
+  if (conditionIs(scope.machineNetwork, MachineNetworkConditionTypes.portsConfigured, 'True')) return proceed;
+  return waitFor(driftCheckDelayMs(scope));
+}
+
+/** The configured device is gone from the Metal API while the machine lives: said, and looked at again next period. */
+function deviceGone(scope: MachineNetworkScope, deviceId: string): StepOutcome {
+  noteDeviceRead(scope);
+  const message = `device ${deviceId} of this machine is no longer in the Metal API (deleted outside Cluster API?)`;
+  if (!hasReason(scope.machineNetwork, MachineNetworkReasons.deviceNotFound))
+    scope.ctx.events.event(scope.machineNetwork, { type: 'Warning', reason: MachineNetworkEventReasons.deviceNotFound, message });
+  notConfigured(scope, MachineNetworkReasons.deviceNotFound, message);
+  return waitFor(driftCheckDelayMs(scope));
+}
+
+/**
+ * A drift check's verdict: in sync is PortsConfigured (again); VLANs of the template gone missing
+ * are assigned again (undefined: the caller drives the ports), with a Warning Event; any other
+ * difference is reported, not undone, until the device matches again.
+ */
+function judgeDrift(scope: MachineNetworkScope, drift: Drift): StepOutcome | undefined {
+  const mn = scope.machineNetwork;
+  switch (drift.kind) {
+    case 'none':
+      return done(scope);
+    case 'repair':
+      scope.ctx.events.event(mn, {
+        type: 'Warning',
+        reason: MachineNetworkEventReasons.portDriftRepaired,
+        message: `VLAN ${drift.missing.join(', ')} was unassigned outside the controller; assigning it again`,
+      });
+      return undefined;
+    case 'report': {
+      const message = `the ports were changed outside the controller and are left as they are: ${drift.differences.join('; ')}`;
+      const previous = getCondition(mn.status?.conditions, MachineNetworkConditionTypes.portsConfigured);
+      if (previous?.reason !== MachineNetworkReasons.portDrift || previous.message !== message)
+        scope.ctx.events.event(mn, { type: 'Warning', reason: MachineNetworkEventReasons.portDrift, message });
+      notConfigured(scope, MachineNetworkReasons.portDrift, message);
+      return waitFor(driftCheckDelayMs(scope));
+    }
+  }
+}
+
+function hasReason(mn: MachineNetwork, reason: string): boolean {
+  return getCondition(mn.status?.conditions, MachineNetworkConditionTypes.portsConfigured)?.reason === reason;
 }
 
 /**

@@ -20,6 +20,7 @@ import { configurePorts } from './configure-ports.js';
 import { releaseClaims, removeFinalizer, unassignVlans } from './deletion.js';
 import { keepRecord, restoreRecord } from './durable-record.js';
 import { desiredNetworkMode } from './desired-ports.js';
+import { driftCheckDelayMs, forgetDriftCheck } from './drift-check.js';
 import { ensureClaims } from './ensure-claims.js';
 import { shortNodeStartupWarning } from './health-check-warning.js';
 import { ensureUserDataInjected } from './inject-user-data.js';
@@ -190,6 +191,7 @@ export async function reconcileMachineNetwork(
     const outcome = await runSteps(scope, machineOutlivesNetwork(scope) ? keepSteps : deleteSteps);
     if (outcome.kind === 'continue') {
       ctx.lastWrites.forget(`${namespace}/${name}`);
+      forgetDriftCheck(scope);
       return done(); // finalizer removed: the object is gone
     }
     return finish(scope, writes, outcome);
@@ -266,8 +268,11 @@ async function write(scope: MachineNetworkScope, writes: Writes): Promise<void> 
 async function finish(scope: MachineNetworkScope, writes: Writes, outcome: StepOutcome): Promise<ReconcileResult> {
   await write(scope, writes);
   switch (outcome.kind) {
-    case 'continue':
-      return done();
+    case 'continue': {
+      // A configured machine comes back for its next drift check.
+      const drift = scope.machineNetwork.metadata.deletionTimestamp === undefined ? driftCheckDelayMs(scope) : undefined;
+      return drift === undefined ? done() : requeueAfter(drift);
+    }
     case 'wait': {
       const hold = scope.packetMachine !== undefined && isHeldByUs(scope.packetMachine) ? scope.ctx.timings.holdTimeoutMs : undefined;
       // A held machine comes back when its hold budget runs out, to report it.
