@@ -66,8 +66,8 @@ async function setOwners(scope: MachineNetworkScope, claim: IPAddressClaim, owne
 
 /**
  * Postcondition: no claim is owned by this MachineNetwork any more (each is owned by the
- * PacketMachine instead), and the PacketMachine carries the assigned-VLANs record. Nothing is
- * called on the device and nothing is released.
+ * PacketMachine instead), and the PacketMachine carries the assigned-VLANs record, as the cache
+ * shows it. Nothing is called on the device and nothing is released.
  */
 export async function handOverNetwork(scope: MachineNetworkScope): Promise<StepOutcome> {
   const { ctx, machineNetwork: mn, packetMachine: pm } = scope;
@@ -75,8 +75,9 @@ export async function handOverNetwork(scope: MachineNetworkScope): Promise<StepO
   const uid = mn.metadata.uid;
   let moved = 0;
   let recorded = false;
+  const claims = ctx.caches.claims.byIndex(IndexNames.claimByMachineNetwork, `${scope.namespace}/${scope.name}`);
   try {
-    for (const claim of ctx.caches.claims.byIndex(IndexNames.claimByMachineNetwork, `${scope.namespace}/${scope.name}`)) {
+    for (const claim of claims) {
       const owners = claim.metadata.ownerReferences ?? [];
       if (claim.metadata.deletionTimestamp !== undefined || !owners.some((o) => o.uid === uid)) continue;
       await setOwners(scope, claim, [...owners.filter((o) => o.uid !== uid && o.uid !== pm.metadata.uid), packetMachineRef(pm)]);
@@ -95,14 +96,17 @@ export async function handOverNetwork(scope: MachineNetworkScope): Promise<StepO
   } catch (err: unknown) {
     return failed(new Error(`hand the network of ${describe(scope)} over to its PacketMachine`, { cause: err }));
   }
-  // Said once: a second pass over a stale copy of the deleted object finds nothing left to move.
-  if (moved === 0 && !recorded) return proceed;
-  ctx.events.event(pm, {
-    type: 'Normal',
-    reason: MachineNetworkEventReasons.networkKept,
-    message: `MachineNetwork ${scope.name} was deleted while the machine lives: its VLANs stay on the device and its ${moved} address claim(s) pass to a new MachineNetwork`,
-  });
-  return proceed;
+  // Said once, by the pass that moved the claims (or wrote the record of a machine without any):
+  // later passes over stale copies find nothing left to move.
+  if (moved > 0 || (recorded && claims.length === 0))
+    ctx.events.event(pm, {
+      type: 'Normal',
+      reason: MachineNetworkEventReasons.networkKept,
+      message: `MachineNetwork ${scope.name} was deleted while the machine lives: its VLANs stay on the device and its ${moved} address claim(s) pass to a new MachineNetwork`,
+    });
+  // The finalizer goes once the cache shows the record (the PacketMachine's update event brings it
+  // back here): the new MachineNetwork is made from the cached PacketMachine and must find it.
+  return recorded ? waitFor(1_000) : proceed;
 }
 
 /**

@@ -105,13 +105,8 @@ async function ensureMachineNetwork(
     });
     return requeueAfter(30_000);
   }
-  // Read live: a MachineNetwork deleted a moment ago may have left its VLAN record on the
-  // PacketMachine, which the cache may not show yet (keep-network.ts).
-  const pm = await ctx.client.get<PacketMachine>(PacketMachineType, { namespace: at.namespace, name: at.name }, { signal: at.rctx.signal });
-  if (pm === undefined || pm.metadata.deletionTimestamp !== undefined) return done();
-  if (pm.metadata.uid !== at.pm.metadata.uid) return requeueAfter(1_000); // the cache is behind: a new PacketMachine of that name
   try {
-    const created = await ctx.client.create(MachineNetworkType, newMachineNetwork(pm, templateName, template.spec), {
+    const created = await ctx.client.create(MachineNetworkType, newMachineNetwork(at.pm, templateName, template.spec), {
       signal: at.rctx.signal,
     });
     at.rctx.logger.info('created MachineNetwork', { template: templateName });
