@@ -2,6 +2,7 @@ import {
   MachineNetworkConditionTypes,
   MachineNetworkEventReasons,
   MachineNetworkReasons,
+  NetworkAnnotations,
   deviceIdOf,
   type MachineNetwork,
 } from '@metal-l2/api';
@@ -105,7 +106,10 @@ export async function configurePorts(scope: MachineNetworkScope): Promise<StepOu
     if (!driftCheckDue(scope)) return settled(scope);
     checking = true;
   }
-  if (pm?.status?.ready !== true) {
+  // A moved or restored machine whose record says this device was configured is read at once:
+  // its PacketMachine's status (ready) did not travel either.
+  const recorded = mn.metadata.annotations?.[NetworkAnnotations.portsConfigured] === deviceId;
+  if (pm?.status?.ready !== true && !recorded) {
     notConfigured(scope, MachineNetworkReasons.waitingForDevice, `device ${deviceId} is being provisioned`);
     return waitFor();
   }
