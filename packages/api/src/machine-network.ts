@@ -84,6 +84,8 @@ export const MachineNetworkReasons = {
   bootstrapSecretTooLarge: 'BootstrapSecretTooLarge',
   /** The bootstrap Secret is `immutable: true`: it cannot carry the network configuration. */
   bootstrapSecretImmutable: 'BootstrapSecretImmutable',
+  /** The device booted with a configuration other than what the addresses render now (e.g. another address). */
+  injectedConfigurationDiffers: 'InjectedConfigurationDiffers',
   holdTimeout: 'HoldTimeout',
   // PortsConfigured
   waitingForDevice: 'WaitingForDevice',
@@ -97,6 +99,12 @@ export const MachineNetworkReasons = {
   credentialsMissing: 'CredentialsMissing',
   packetClusterNotFound: 'PacketClusterNotFound',
   bootScriptFailed: 'BootScriptFailed',
+  /** A layer-2 mode waited longer than --boot-script-timeout-seconds for the boot script's report. */
+  bootScriptTimeout: 'BootScriptTimeout',
+  /** A drift check found the ports changed outside the controller in a way it does not repair. */
+  portDrift: 'PortDrift',
+  /** The configured device is no longer in the Metal API. */
+  deviceNotFound: 'DeviceNotFound',
   // Ready and all
   ready: 'Ready',
   templateNotFound: 'TemplateNotFound',
@@ -123,6 +131,15 @@ export const MachineNetworkEventReasons = {
   injectionRefused: 'InjectionRefused',
   invalidPortPlan: 'InvalidPortPlan',
   nodeStartupTimeoutTooShort: 'NodeStartupTimeoutTooShort',
+  injectedConfigurationDiffers: 'InjectedConfigurationDiffers',
+  bootScriptTimeout: 'BootScriptTimeout',
+  /** Warning: a drift check found a change it reports and does not repair. */
+  portDrift: 'PortDrift',
+  /** Warning: a drift check found one of the template's VLANs unassigned and assigned it again. */
+  portDriftRepaired: 'PortDriftRepaired',
+  deviceNotFound: 'DeviceNotFound',
+  /** The MachineNetwork was deleted while its PacketMachine lives: the network stays, a new object adopts it. */
+  networkKept: 'NetworkKept',
 } as const;
 
 /** The renderer that writes the OS configuration; ifupdown is what Equinix's Debian and Ubuntu images use. */
@@ -381,6 +398,12 @@ export const MachineNetworkStatusSchema = Type.Object({
       { state: Type.String(), code: Type.Integer(), message: Type.String() },
       { description: "the boot script's last user-state event, as the Metal API reported it." },
     ),
+  ),
+  bootScriptWaitingSince: Type.Optional(
+    Type.String({
+      format: 'date-time',
+      description: 'when the controller began waiting for the boot script (layer-2 modes), for --boot-script-timeout-seconds.',
+    }),
   ),
   conditions: Type.Optional(ConditionsSchema),
   observedGeneration: Type.Optional(Type.Integer({ format: 'int64' })),

@@ -68,12 +68,10 @@ export interface NetworkTimings {
   readonly metalRetryMaxMs: number;
   /** How often the Machine is woken again while Cluster API has not adopted the unpaused PacketMachine. */
   readonly wakeIntervalMs: number;
-  /**
-   * How long deletion of a MachineNetwork whose PacketMachine lives keeps trying to check its
-   * VLANs without credentials, a PacketCluster or a token Metal accepts, before it goes on
-   * without (a Warning Event says so). A deleted PacketMachine does not wait: its device goes.
-   */
-  readonly unassignGiveUpMs: number;
+  /** How often a configured machine's device is read again to find changes made outside the controller (jittered). */
+  readonly driftCheckMs: number;
+  /** How long a layer-2 mode waits for the boot script's "metadata captured" before reporting BootScriptTimeout. */
+  readonly bootScriptTimeoutMs: number;
 }
 
 /** Everything the MachineNetwork reconciler needs from outside, handed in by start.ts (or a test). */
@@ -97,6 +95,8 @@ export interface NetworkContext {
   readonly batchChecks: Map<string, number>;
   /** Metal failures in a row per MachineNetwork (by uid) and the wait they impose; cleared when the ports converge. */
   readonly metalStreaks: Map<string, MetalStreak>;
+  /** When each configured machine (by namespace/name) has its device read next, in ms (drift checks). */
+  readonly driftChecks: Map<string, number>;
   /** MachineNetworks (by uid) already warned about a short MachineHealthCheck nodeStartupTimeout. */
   readonly healthCheckWarned: Set<string>;
 }

@@ -25,7 +25,12 @@ process.exitCode = await runControllerMain({
       metal: { baseUrl: flags.metalApiUrl, observer: createPrometheusObserver(metrics.registry) },
       defaultCredentials: flags.metalCredentialsSecret,
       metadataUrl: flags.metadataUrl,
-      timings: { holdTimeoutMs: flags.holdTimeoutSeconds * 1000, provisioningEstimateMs: flags.provisioningEstimateSeconds * 1000 },
+      timings: {
+        holdTimeoutMs: flags.holdTimeoutSeconds * 1000,
+        provisioningEstimateMs: flags.provisioningEstimateSeconds * 1000,
+        driftCheckMs: flags.driftCheckIntervalSeconds * 1000,
+        bootScriptTimeoutMs: flags.bootScriptTimeoutSeconds * 1000,
+      },
     });
     addToManager(manager, runnables);
   },

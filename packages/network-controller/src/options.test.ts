@@ -9,6 +9,8 @@ describe('parseFlags', () => {
       leaderElectionId: 'metal-l2-network-controller',
       webhookPort: 9443,
       holdTimeoutSeconds: 300,
+      driftCheckIntervalSeconds: 600,
+      bootScriptTimeoutSeconds: 900,
       metadataUrl: 'https://metadata.platformequinix.com/metadata',
     });
   });
@@ -22,6 +24,8 @@ describe('parseFlags', () => {
 
   test.each([
     ['--hold-timeout-seconds', '0', '--hold-timeout-seconds takes an integer >= 1'],
+    ['--drift-check-interval-seconds', '5', '--drift-check-interval-seconds takes an integer >= 10'],
+    ['--boot-script-timeout-seconds', '0', '--boot-script-timeout-seconds takes an integer >= 1'],
     ['--metadata-url', 'ftp://x', '--metadata-url takes an http(s) URL'],
   ])('%s %s is refused', (flag, value, message) => {
     expect(() => parseFlags([flag, value])).toThrow(message);

@@ -16,6 +16,8 @@ export type NetworkFlags = RuntimeFlags & {
   readonly metadataUrl: string;
   readonly holdTimeoutSeconds: number;
   readonly provisioningEstimateSeconds: number;
+  readonly driftCheckIntervalSeconds: number;
+  readonly bootScriptTimeoutSeconds: number;
 };
 
 export const usage = `metal-l2-network-controller: VLANs, port modes and first-boot network configuration for CAPP machines
@@ -42,6 +44,10 @@ export const usage = `metal-l2-network-controller: VLANs, port modes and first-b
   --metadata-url URL                   where the boot script reads the metadata (default ${DEFAULT_METADATA_URL})
   --hold-timeout-seconds N             report HoldTimeout when a machine stays paused longer (default 300)
   --provisioning-estimate-seconds N    bare-metal provisioning time, for the MachineHealthCheck warning (default 600)
+  --drift-check-interval-seconds N     read each configured machine's device about this often (jittered) to find
+                                       changes made outside the controller (default 600)
+  --boot-script-timeout-seconds N      report BootScriptTimeout when a layer-2 mode waits longer for the boot
+                                       script's "metadata captured" (default 900)
 `;
 
 function secretRef(value: string | undefined): { namespace: string; name: string } | undefined {
@@ -68,6 +74,8 @@ export function parseFlags(argv: readonly string[]): NetworkFlags | 'help' {
       'metadata-url': { type: 'string', default: DEFAULT_METADATA_URL },
       'hold-timeout-seconds': { type: 'string', default: '300' },
       'provisioning-estimate-seconds': { type: 'string', default: '600' },
+      'drift-check-interval-seconds': { type: 'string', default: '600' },
+      'boot-script-timeout-seconds': { type: 'string', default: '900' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -83,5 +91,7 @@ export function parseFlags(argv: readonly string[]): NetworkFlags | 'help' {
     metadataUrl: urlFlag(values['metadata-url'], 'metadata-url'),
     holdTimeoutSeconds: intFlag(values['hold-timeout-seconds'], 'hold-timeout-seconds', 1),
     provisioningEstimateSeconds: intFlag(values['provisioning-estimate-seconds'], 'provisioning-estimate-seconds', 0),
+    driftCheckIntervalSeconds: intFlag(values['drift-check-interval-seconds'], 'drift-check-interval-seconds', 10),
+    bootScriptTimeoutSeconds: intFlag(values['boot-script-timeout-seconds'], 'boot-script-timeout-seconds', 1),
   };
 }

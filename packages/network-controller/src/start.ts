@@ -65,7 +65,8 @@ export const DEFAULT_TIMINGS: NetworkTimings = {
   metalRetryMs: 5_000,
   metalRetryMaxMs: 300_000,
   wakeIntervalMs: 15_000,
-  unassignGiveUpMs: 600_000,
+  driftCheckMs: 600_000,
+  bootScriptTimeoutMs: 900_000,
 };
 
 /**
@@ -173,6 +174,7 @@ export async function createNetworkController(options: NetworkControllerOptions 
     healthCheckWarned: new Set(),
     batchChecks: new Map(),
     metalStreaks: new Map(),
+    driftChecks: new Map(),
   };
 
   const controller = new Controller({

@@ -554,7 +554,7 @@ describe('metal-l2 with Cluster API v1.7.9 and CAPP v0.9.0', () => {
     expect(eth1?.virtual_networks?.map((v) => v.vxlan).sort()).toEqual([1000, 1001]);
   }, 300_000);
 
-  test('clusterctl move: pause, copy without status to a second control plane, unpause with our controllers there: nothing re-paused, same addresses, no device or VLAN call', async () => {
+  test('clusterctl move: pause, copy without status to a second control plane, unpause with our controllers there: nothing re-paused, same addresses, one device read per machine and no Metal write', async () => {
     const { objects, sim } = world;
     await objects.patch(kinds.cluster, CLUSTER, NS, { spec: { paused: true } });
     const target = await startPrivateControlPlane('capi-move');
@@ -623,6 +623,12 @@ describe('metal-l2 with Cluster API v1.7.9 and CAPP v0.9.0', () => {
       );
       const writes = sim.requests.entries({ afterSeq: mark }).filter((e) => e.method !== 'GET');
       expect(describeCalls(writes)).toEqual([]);
+      // Status does not travel: PortsConfigured comes from one read of each device, not from the record.
+      for (const name of [cpName, workerName]) {
+        const pm = await objectsB.get(kinds.packetMachine, name, NS);
+        const deviceId = (pm?.spec?.providerID as string).replace('equinixmetal://', '');
+        expect(sim.requests.count({ afterSeq: mark, deviceId, operationId: 'findDeviceById', userAgent: OUR_AGENT })).toBe(1);
+      }
       await writeFile(join(outDir, 'metal-calls-move.txt'), describeCalls(sim.requests.entries({ afterSeq: mark })).join('\n') + '\n');
     } finally {
       await writeFile(join(outDir, 'metal-l2-move-target.log'), targetLines.join('')).catch(() => undefined);

@@ -1,10 +1,19 @@
-import { MachineNetworkConditionTypes, MachineNetworkEventReasons, MachineNetworkReasons, deviceIdOf } from '@metal-l2/api';
+import {
+  MachineNetworkConditionTypes,
+  MachineNetworkEventReasons,
+  MachineNetworkReasons,
+  NetworkAnnotations,
+  deviceIdOf,
+  type MachineNetwork,
+} from '@metal-l2/api';
+import { getCondition } from '@metal-l2/kube';
 import { isMetalGone, type Device, type Event as MetalEvent, type MetalClient } from '@metal-l2/metal-api';
 import { UserStateCode } from '@metal-l2/machine-config';
 import { machineMetal } from '../metal/machine-metal.js';
 import { desiredNetworkMode, desiredPorts, removesLayer3 } from './desired-ports.js';
 import { DEVICE_INCLUDES, drivePorts, pollPendingBatch, portRecords, projectedPorts } from './port-driver.js';
 import { afterMetalError, afterMetalFailure, metalSucceeded } from './metal-retry.js';
+import { driftCheckDelayMs, driftCheckDue, findDrift, noteDeviceRead, portsSettled, type Drift } from './drift-check.js';
 import { conditionIs } from './status.js';
 import { proceed, waitFor, type MachineNetworkScope, type StepOutcome } from './scope.js';
 import { markCondition } from './status.js';
@@ -60,14 +69,16 @@ function metalError(scope: MachineNetworkScope, what: string, err: unknown): Ste
 
 /**
  * Postcondition: the device's ports are in the template's mode with its VLANs assigned, and
- * status.ports shows them. Costs, for a hybrid-bonded machine: one device read, one VLAN batch,
- * one poll; and nothing at all once PortsConfigured is True (steady-state resyncs make no call).
+ * status.ports shows them as read. Costs, for a hybrid-bonded machine: one device read, one VLAN
+ * batch, one poll; once configured, one device read per drift period (drift-check.ts) and nothing
+ * else (resyncs and restarts make no call).
  * Modes that take layer 3 away wait for the boot script's "metadata captured" event first.
  */
 export async function configurePorts(scope: MachineNetworkScope): Promise<StepOutcome> {
   const { ctx, machineNetwork: mn, packetMachine: pm } = scope;
   const status = (mn.status ??= {});
   const deviceId = pm === undefined ? undefined : deviceIdOf(pm);
+  let checking = false;
   if (pm?.status?.failureReason !== undefined) {
     notConfigured(
       scope,
@@ -90,10 +101,16 @@ export async function configurePorts(scope: MachineNetworkScope): Promise<StepOu
     delete status.ports;
     delete status.pendingBatch;
     delete status.bootScript;
-  } else if (conditionIs(mn, MachineNetworkConditionTypes.portsConfigured, 'True') && status.pendingBatch === undefined) {
-    return proceed;
+    delete status.bootScriptWaitingSince;
+  } else if (portsSettled(mn)) {
+    // Configured: the device is read again only when its drift check is due.
+    if (!driftCheckDue(scope)) return settled(scope);
+    checking = true;
   }
-  if (pm?.status?.ready !== true) {
+  // A moved or restored machine whose record says this device was configured is read at once:
+  // its PacketMachine's status (ready) did not travel either.
+  const recorded = mn.metadata.annotations?.[NetworkAnnotations.portsConfigured] === deviceId;
+  if (pm?.status?.ready !== true && !recorded) {
     notConfigured(scope, MachineNetworkReasons.waitingForDevice, `device ${deviceId} is being provisioned`);
     return waitFor();
   }
@@ -144,19 +161,15 @@ export async function configurePorts(scope: MachineNetworkScope): Promise<StepOu
     } catch (err: unknown) {
       return metalError(scope, `read the events of device ${deviceId}`, err);
     }
-    if (event !== undefined) status.bootScript = event;
+    if (event !== undefined) {
+      status.bootScript = event;
+      delete status.bootScriptWaitingSince;
+    }
     if (event?.code === UserStateCode.Failed) {
       notConfigured(scope, MachineNetworkReasons.bootScriptFailed, `the boot script failed: ${event.message}`);
       return waitFor(ctx.timings.devicePollMs);
     }
-    if (event === undefined) {
-      notConfigured(
-        scope,
-        MachineNetworkReasons.waitingForBootScript,
-        'waiting for the boot script to save the metadata before layer 3 goes away',
-      );
-      return waitFor(ctx.timings.devicePollMs);
-    }
+    if (event === undefined) return waitForBootScript(scope);
   }
 
   let device: Device | undefined;
@@ -166,6 +179,7 @@ export async function configurePorts(scope: MachineNetworkScope): Promise<StepOu
     return metalError(scope, `read device ${deviceId}`, err);
   }
   if (device === undefined) {
+    if (checking) return deviceGone(scope, deviceId);
     notConfigured(scope, MachineNetworkReasons.waitingForDevice, `device ${deviceId} not found in the Metal API`);
     return waitFor(ctx.timings.devicePollMs);
   }
@@ -188,7 +202,13 @@ export async function configurePorts(scope: MachineNetworkScope): Promise<StepOu
   } catch (err: unknown) {
     return metalError(scope, `list the VLANs of project ${access.projectId} in ${metro}`, err);
   }
+  // What the device shows, from this read: never from the record.
   status.ports = portRecords(device, vlans);
+  noteDeviceRead(scope);
+  if (checking) {
+    const judged = judgeDrift(scope, findDrift({ device, desired, vlans }));
+    if (judged !== undefined) return judged;
+  }
 
   let driven;
   try {
@@ -213,6 +233,84 @@ export async function configurePorts(scope: MachineNetworkScope): Promise<StepOu
       if (driven.callCount > 0) status.ports = projectedPorts({ device, desired, vlans });
       return done(scope);
   }
+}
+
+/** A settled machine between drift checks: nothing is read; a reported drift stays reported. */
+function settled(scope: MachineNetworkScope): StepOutcome {
+  if (conditionIs(scope.machineNetwork, MachineNetworkConditionTypes.portsConfigured, 'True')) return proceed;
+  return waitFor(driftCheckDelayMs(scope));
+}
+
+/** The configured device is gone from the Metal API while the machine lives: said, and looked at again next period. */
+function deviceGone(scope: MachineNetworkScope, deviceId: string): StepOutcome {
+  noteDeviceRead(scope);
+  const message = `device ${deviceId} of this machine is no longer in the Metal API (deleted outside Cluster API?)`;
+  if (!hasReason(scope.machineNetwork, MachineNetworkReasons.deviceNotFound))
+    scope.ctx.events.event(scope.machineNetwork, { type: 'Warning', reason: MachineNetworkEventReasons.deviceNotFound, message });
+  notConfigured(scope, MachineNetworkReasons.deviceNotFound, message);
+  return waitFor(driftCheckDelayMs(scope));
+}
+
+/**
+ * A drift check's verdict: in sync is PortsConfigured (again); VLANs of the template gone missing
+ * are assigned again (undefined: the caller drives the ports), with a Warning Event; any other
+ * difference is reported, not undone, until the device matches again.
+ */
+function judgeDrift(scope: MachineNetworkScope, drift: Drift): StepOutcome | undefined {
+  const mn = scope.machineNetwork;
+  switch (drift.kind) {
+    case 'none':
+      return done(scope);
+    case 'repair':
+      scope.ctx.events.event(mn, {
+        type: 'Warning',
+        reason: MachineNetworkEventReasons.portDriftRepaired,
+        message: `VLAN ${drift.missing.join(', ')} was unassigned outside the controller; assigning it again`,
+      });
+      return undefined;
+    case 'report': {
+      const message = `the ports were changed outside the controller and are left as they are: ${drift.differences.join('; ')}`;
+      const previous = getCondition(mn.status?.conditions, MachineNetworkConditionTypes.portsConfigured);
+      if (previous?.reason !== MachineNetworkReasons.portDrift || previous.message !== message)
+        scope.ctx.events.event(mn, { type: 'Warning', reason: MachineNetworkEventReasons.portDrift, message });
+      notConfigured(scope, MachineNetworkReasons.portDrift, message);
+      return waitFor(driftCheckDelayMs(scope));
+    }
+  }
+}
+
+function hasReason(mn: MachineNetwork, reason: string): boolean {
+  return getCondition(mn.status?.conditions, MachineNetworkConditionTypes.portsConfigured)?.reason === reason;
+}
+
+/**
+ * No report from the boot script yet. Layer 3 stays (it is what the script needs to read the
+ * metadata); past the budget the wait is reported, with what to check, and goes on: a late report
+ * still lets the machine proceed.
+ */
+function waitForBootScript(scope: MachineNetworkScope): StepOutcome {
+  const { ctx, machineNetwork: mn } = scope;
+  const status = (mn.status ??= {});
+  status.bootScriptWaitingSince ??= scope.now.toISOString();
+  const waitedMs = scope.now.getTime() - Date.parse(status.bootScriptWaitingSince);
+  const budgetMs = ctx.timings.bootScriptTimeoutMs;
+  if (!(waitedMs >= budgetMs)) {
+    notConfigured(
+      scope,
+      MachineNetworkReasons.waitingForBootScript,
+      'waiting for the boot script to save the metadata before layer 3 goes away',
+    );
+    return waitFor(Math.min(ctx.timings.devicePollMs, Math.max(budgetMs - waitedMs, 1)));
+  }
+  const message =
+    `no "metadata captured" (user-state 1001) from the boot script after ${Math.round(waitedMs / 1000)} s (budget ${Math.round(budgetMs / 1000)} s); ` +
+    'layer 3 stays until it reports. Check that the server booted (Metal SOS console), that its user data ran ' +
+    `(/var/log/cloud-init-output.log), that the image has python3, and that it reaches the metadata service ${ctx.metadataUrl}`;
+  const previous = mn.status?.conditions?.find((c) => c.type === MachineNetworkConditionTypes.portsConfigured);
+  if (previous?.reason !== MachineNetworkReasons.bootScriptTimeout)
+    ctx.events.event(mn, { type: 'Warning', reason: MachineNetworkEventReasons.bootScriptTimeout, message });
+  notConfigured(scope, MachineNetworkReasons.bootScriptTimeout, message);
+  return waitFor(ctx.timings.devicePollMs);
 }
 
 function done(scope: MachineNetworkScope): StepOutcome {

@@ -63,33 +63,19 @@ function tokenRefused(err: unknown): boolean {
 
 /**
  * What this controller assigned cannot be checked (no credentials, no PacketCluster, a token
- * Metal refuses). Deletion always ends (DESIGN §3.3 step 7): when the PacketMachine is gone or
- * going, CAPP deletes its device, which takes its VLAN assignments with it, so deletion goes on at
- * once; while the PacketMachine lives it retries for `unassignGiveUpMs` after the deletion began,
- * then goes on. Either way a Warning Event names what was not checked.
+ * Metal refuses). Deletion always ends (DESIGN §3.3 step 7), and it unassigns only when the
+ * MachineNetwork's own PacketMachine is deleted or gone (one deleted while its machine lives keeps
+ * the network: keep-network.ts): CAPP then deletes the device, which takes its VLAN assignments
+ * with it. So deletion goes on at once, and a Warning Event names what was not checked.
  */
 function cannotCheck(scope: MachineNetworkScope, why: string): StepOutcome {
-  const { ctx, machineNetwork: mn, packetMachine: pm } = scope;
+  const { ctx, machineNetwork: mn } = scope;
   const status = (mn.status ??= {});
   const what = `VLANs ${(status.assignedVlans ?? []).map((v) => `${v.port}:${v.vxlan}`).join(', ')} of device ${status.deviceID ?? 'unknown'}`;
-  const machineGoing = pm === undefined || pm.metadata.deletionTimestamp !== undefined;
-  const since = Date.parse(mn.metadata.deletionTimestamp ?? '');
-  const left = ctx.timings.unassignGiveUpMs - (scope.now.getTime() - (Number.isNaN(since) ? scope.now.getTime() : since));
-  if (!machineGoing && left > 0) {
-    deleting(
-      scope,
-      `cannot unassign ${what}: ${why}; retrying for ${Math.ceil(left / 1000)} s more, then the MachineNetwork goes without it`,
-    );
-    return waitFor(Math.min(ctx.timings.metalRetryMs * 10, left));
-  }
   ctx.events.event(mn, {
     type: 'Warning',
     reason: MachineNetworkEventReasons.vlansNotChecked,
-    message: `could not check ${what} (${why}); ${
-      machineGoing
-        ? 'the PacketMachine is deleted, and its device with it'
-        : `gave up after ${Math.round(ctx.timings.unassignGiveUpMs / 1000)} s`
-    }: the MachineNetwork is deleted without unassigning them`,
+    message: `could not check ${what} (${why}); the PacketMachine is deleted, and its device with it: the MachineNetwork is deleted without unassigning them`,
   });
   scope.rctx.logger.info('deletion goes on without unassigning VLANs', { why });
   status.assignedVlans = [];

@@ -1,11 +1,5 @@
-import {
-  MachineNetworkConditionTypes,
-  MachineNetworkReasons,
-  NetworkAnnotations,
-  type AssignedVlan,
-  type MachineNetwork,
-} from '@metal-l2/api';
-import { conditionIs, markCondition } from './status.js';
+import { MachineNetworkConditionTypes, NetworkAnnotations, type AssignedVlan, type MachineNetwork } from '@metal-l2/api';
+import { conditionIs } from './status.js';
 
 function parseAssigned(text: string | undefined): AssignedVlan[] | undefined {
   if (text === undefined) return undefined;
@@ -26,12 +20,13 @@ function parseAssigned(text: string | undefined): AssignedVlan[] | undefined {
 }
 
 /**
- * Status lost (a `clusterctl move`, a restore) is taken back from the MachineNetwork's own
- * annotations: the VLANs this controller assigned, and that the ports of this very device were
- * configured. A moved machine then makes no Metal call at all, and a later deletion still
- * unassigns exactly its own VLANs.
+ * Status lost (a `clusterctl move`, a restore, a MachineNetwork re-created over a live machine)
+ * is taken back from the MachineNetwork's own annotations: the VLANs this controller assigned and
+ * the device they are on, so a later deletion still unassigns exactly its own VLANs. That the
+ * ports were configured is not restored: PortsConfigured comes from a read of the device, so the
+ * first reconcile after a restore reads it once (and makes no write when it matches).
  */
-export function restoreRecord(mn: MachineNetwork, deviceId: string | undefined, now: Date): void {
+export function restoreRecord(mn: MachineNetwork): void {
   const annotations = mn.metadata.annotations ?? {};
   const status = (mn.status ??= {});
   if (status.assignedVlans === undefined) {
@@ -39,28 +34,21 @@ export function restoreRecord(mn: MachineNetwork, deviceId: string | undefined, 
     if (assigned !== undefined && assigned.length > 0) status.assignedVlans = assigned;
   }
   const configuredOn = annotations[NetworkAnnotations.portsConfigured];
-  if (configuredOn === undefined || status.deviceID !== undefined) return;
   // The device of the record: a deletion (the PacketMachine may be gone) needs it to unassign.
-  status.deviceID = configuredOn;
-  if (deviceId === configuredOn && status.conditions?.some((c) => c.type === MachineNetworkConditionTypes.portsConfigured) !== true) {
-    markCondition(
-      mn,
-      {
-        type: MachineNetworkConditionTypes.portsConfigured,
-        status: 'True',
-        reason: MachineNetworkReasons.portsConfigured,
-        message: `ports of device ${deviceId} were configured (recorded on this object)`,
-      },
-      now,
-    );
-  }
+  if (configuredOn !== undefined && status.deviceID === undefined) status.deviceID = configuredOn;
+}
+
+/** The assigned-VLANs record of a MachineNetwork, for handing it over to the next one (keep-network.ts). */
+export function assignedRecord(mn: MachineNetwork): string | undefined {
+  const assigned = mn.status?.assignedVlans ?? [];
+  return assigned.length === 0 ? undefined : JSON.stringify(assigned);
 }
 
 /** Writes the record the status holds into the annotations (sent with the same patch). */
 export function keepRecord(mn: MachineNetwork): void {
   const annotations = { ...(mn.metadata.annotations ?? {}) };
-  const assigned = mn.status?.assignedVlans ?? [];
-  if (assigned.length > 0) annotations[NetworkAnnotations.assignedVlans] = JSON.stringify(assigned);
+  const assigned = assignedRecord(mn);
+  if (assigned !== undefined) annotations[NetworkAnnotations.assignedVlans] = assigned;
   else delete annotations[NetworkAnnotations.assignedVlans];
   const deviceId = mn.status?.deviceID;
   if (deviceId !== undefined && conditionIs(mn, MachineNetworkConditionTypes.portsConfigured, 'True'))

@@ -7,8 +7,9 @@ import {
   type MachineNetwork,
 } from '@metal-l2/api';
 import { builtinTypes, type KubeObject } from '@metal-l2/kube';
-import { injectUserData, readInjectionHash, renderMachineNetwork } from '@metal-l2/machine-config';
+import { injectUserData, readInjectionHash, renderMachineNetwork, type RenderedNetwork } from '@metal-l2/machine-config';
 import { IndexNames } from '../context.js';
+import { checkInjected } from './injected-config.js';
 import { networkConfigOf } from './network-config.js';
 import { describe, failed, proceed, waitFor, type MachineNetworkScope, type StepOutcome } from './scope.js';
 import { markCondition } from './status.js';
@@ -97,16 +98,22 @@ export async function ensureUserDataInjected(scope: MachineNetworkScope): Promis
     return waitFor();
   }
   const provisioned = pm !== undefined && deviceIdOf(pm) !== undefined;
-  if (provisioned && status.userData?.hash !== undefined) return proceed;
+  // The device booted with what was injected: the addresses must still render the same.
+  if (provisioned && status.userData?.hash !== undefined)
+    return checkInjected(scope, {
+      network: rendered.network,
+      injected: status.userData.hash,
+      message: `Secret ${status.userData.secretName ?? ''} carries the network configuration (sha256:${status.userData.hash.slice(0, 12)})`,
+    });
 
   if (machine === undefined) {
-    if (provisioned) return adoptProvisioned(scope, undefined);
+    if (provisioned) return adoptProvisioned(scope, undefined, rendered.network);
     notInjected(scope, MachineNetworkReasons.waitingForMachine, 'waiting for the Cluster API Machine that uses this PacketMachine');
     return waitFor();
   }
   const secretName = machine.spec.bootstrap.dataSecretName;
   if (secretName === undefined || secretName === '') {
-    if (provisioned) return adoptProvisioned(scope, undefined);
+    if (provisioned) return adoptProvisioned(scope, undefined, rendered.network);
     notInjected(
       scope,
       MachineNetworkReasons.waitingForBootstrapData,
@@ -124,7 +131,7 @@ export async function ensureUserDataInjected(scope: MachineNetworkScope): Promis
     notInjected(scope, MachineNetworkReasons.bootstrapSecretNotFound, `bootstrap data Secret ${describe(scope, secretName)} not found`);
     return waitFor(10_000);
   }
-  if (provisioned) return adoptProvisioned(scope, secret);
+  if (provisioned) return adoptProvisioned(scope, secret, rendered.network);
   const problem = ownershipProblem(scope, machine, secret);
   if (problem !== undefined) {
     notInjected(scope, MachineNetworkReasons.bootstrapSecretNotOwned, problem);
@@ -211,22 +218,16 @@ function refuse(scope: MachineNetworkScope, problem: { reason: string; message: 
  * move` or a restore (status is not carried), or a machine that was provisioned before it was
  * linked. Its user data is never rewritten; the Secret tells whether it carries our part.
  */
-function adoptProvisioned(scope: MachineNetworkScope, secret: Secret | undefined): StepOutcome {
+function adoptProvisioned(scope: MachineNetworkScope, secret: Secret | undefined, network: RenderedNetwork): StepOutcome {
   const mn: MachineNetwork = scope.machineNetwork;
   const hash = secret === undefined ? undefined : readInjectionHash(decode(secret.data?.['value']) ?? '');
   if (hash !== undefined) {
     (mn.status ??= {}).userData = { ...(secret?.metadata.name === undefined ? {} : { secretName: secret.metadata.name }), hash };
-    markCondition(
-      mn,
-      {
-        type: MachineNetworkConditionTypes.userDataInjected,
-        status: 'True',
-        reason: MachineNetworkReasons.injected,
-        message: `the device was created from user data carrying the network configuration (sha256:${hash.slice(0, 12)})`,
-      },
-      scope.now,
-    );
-    return proceed;
+    return checkInjected(scope, {
+      network,
+      injected: hash,
+      message: `the device was created from user data carrying the network configuration (sha256:${hash.slice(0, 12)})`,
+    });
   }
   notInjected(
     scope,

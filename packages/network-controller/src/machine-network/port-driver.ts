@@ -78,28 +78,42 @@ export type DriveResult =
   | { readonly kind: 'batch-started'; readonly callCount: number }
   | { readonly kind: 'refused'; readonly message: string };
 
-function recordAssignments(
-  mn: MachineNetwork,
-  call: {
-    portId: string;
-    portName: string;
-    vlanAssignments: readonly { vlan: { id: string; vxlan: number | undefined }; state: 'assigned' | 'unassigned' }[];
-  },
-): void {
+type BatchCall = {
+  readonly portId: string;
+  readonly portName: string;
+  readonly vlanAssignments: readonly { vlan: { id: string; vxlan: number | undefined }; state: 'assigned' | 'unassigned' }[];
+};
+
+/** Adds the VLANs a batch is about to assign to the record; true when the record changed. */
+function recordIntent(mn: MachineNetwork, call: BatchCall): boolean {
   const status = (mn.status ??= {});
-  let assigned: AssignedVlan[] = [...(status.assignedVlans ?? [])];
+  const assigned: AssignedVlan[] = [...(status.assignedVlans ?? [])];
+  let added = false;
   for (const a of call.vlanAssignments) {
-    assigned = assigned.filter((v) => !(v.portID === call.portId && v.vlanID === a.vlan.id));
-    if (a.state === 'assigned') assigned.push({ portID: call.portId, port: call.portName, vxlan: a.vlan.vxlan ?? 0, vlanID: a.vlan.id });
+    if (a.state !== 'assigned' || assigned.some((v) => v.portID === call.portId && v.vlanID === a.vlan.id)) continue;
+    assigned.push({ portID: call.portId, port: call.portName, vxlan: a.vlan.vxlan ?? 0, vlanID: a.vlan.id });
+    added = true;
   }
   status.assignedVlans = assigned;
+  return added;
+}
+
+/** Drops the VLANs a batch unassigns from the record, once the batch is accepted (or adopted). */
+function recordUnassigned(mn: MachineNetwork, call: BatchCall): void {
+  const status = (mn.status ??= {});
+  const gone = new Set(call.vlanAssignments.filter((a) => a.state === 'unassigned').map((a) => a.vlan.id));
+  if (gone.size === 0) return;
+  status.assignedVlans = (status.assignedVlans ?? []).filter((v) => !(v.portID === call.portId && gone.has(v.vlanID)));
 }
 
 /**
  * Plans the calls from the device as read to `desired`, then sends them in order. A VLAN batch
  * ends the run: it is recorded as pending (with whether it was the plan's last call) and polled by
- * a later reconcile instead of blocking a worker. VLANs this controller assigns or unassigns are
- * recorded at once, so a deletion knows what is ours even if this process dies right after.
+ * a later reconcile instead of blocking a worker. The VLANs a batch assigns are recorded, and the
+ * record written to the API server, before the batch is sent: a process that dies with the batch in
+ * flight leaves them known as ours, so a deletion unassigns them. (One extra write per batch; an
+ * intent whose batch never ran costs nothing: the deletion finds the VLAN absent.) VLANs a batch
+ * unassigns leave the record once the batch is accepted.
  */
 export async function drivePorts(
   scope: MachineNetworkScope,
@@ -117,7 +131,7 @@ export async function drivePorts(
   for (const [index, call] of plan.calls.entries()) {
     const description = describePortCall(call);
     scope.rctx.logger.info('calling the Metal API for a port', { call: description, device: input.device.id });
-    if (call.operation === 'createPortVlanAssignmentBatch') recordAssignments(mn, call);
+    if (call.operation === 'createPortVlanAssignmentBatch' && recordIntent(mn, call)) await scope.checkpoint();
     let started;
     try {
       started = await applyPortCall(input.metal.ports, call, scope.rctx.signal);
@@ -129,11 +143,13 @@ export async function drivePorts(
           ? await openBatch(input.metal, call.portId, scope.rctx.signal)
           : undefined;
       if (open === undefined) throw err;
+      if (call.operation === 'createPortVlanAssignmentBatch') recordUnassigned(mn, call);
       (mn.status ??= {}).pendingBatch = { portID: call.portId, port: call.portName, batchID: open, final: false };
       scope.rctx.logger.info('adopted an open VLAN batch', { port: call.portName, batch: open });
       return { kind: 'batch-started', callCount: callCount + 1 };
     }
     callCount++;
+    if (call.operation === 'createPortVlanAssignmentBatch') recordUnassigned(mn, call);
     scope.ctx.events.event(mn, { type: 'Normal', reason: MachineNetworkEventReasons.portCall, message: description });
     if (started.kind === 'batch-created') {
       (mn.status ??= {}).pendingBatch = {

@@ -8,7 +8,6 @@ import {
   NetworkAnnotations,
   NetworkFinalizers,
   PacketMachineType,
-  deviceIdOf,
   type Machine,
   type MachineNetwork,
   type PacketMachine,
@@ -22,19 +21,30 @@ import { releaseClaims, removeFinalizer, unassignVlans } from './deletion.js';
 import { keepRecord, restoreRecord } from './durable-record.js';
 import { afterMetalWait } from './metal-retry.js';
 import { desiredNetworkMode } from './desired-ports.js';
+import { driftCheckDelayMs, forgetDriftCheck } from './drift-check.js';
 import { ensureClaims } from './ensure-claims.js';
 import { clearHoldReason, isHeldByUs, keepHeld, releaseUnlinked, type HeldMachine } from './hold-without-network.js';
 import { shortNodeStartupWarning } from './health-check-warning.js';
 import { ensureUserDataInjected } from './inject-user-data.js';
+import { adoptClaims, handOverNetwork, handedOverRecord, machineOutlivesNetwork } from './keep-network.js';
 import { releasePause } from './release-pause.js';
 import type { MachineNetworkScope, Step, StepOutcome } from './scope.js';
 import { summarizeReady } from './status.js';
 import { waitForAddresses } from './wait-for-addresses.js';
 
 /** DESIGN §3.3, steps 2–5: each states its postcondition; a finished step reads and writes nothing. */
-const normalSteps: readonly Step[] = [ensureClaims, waitForAddresses, ensureUserDataInjected, releasePause, afterMetalWait(configurePorts)];
+const normalSteps: readonly Step[] = [
+  adoptClaims,
+  ensureClaims,
+  waitForAddresses,
+  ensureUserDataInjected,
+  releasePause,
+  afterMetalWait(configurePorts),
+];
 /** Step 7: what we assigned goes, the addresses go back, then the object may go. */
 const deleteSteps: readonly Step[] = [afterMetalWait(unassignVlans), releaseClaims, removeFinalizer];
+/** The MachineNetwork alone is deleted while its machine lives: the network stays, for the next one to adopt. */
+const keepSteps: readonly Step[] = [handOverNetwork, removeFinalizer];
 
 async function runSteps(scope: MachineNetworkScope, steps: readonly Step[]): Promise<StepOutcome> {
   for (const step of steps) {
@@ -66,6 +76,8 @@ function newMachineNetwork(pm: PacketMachine, templateName: string, spec: Omit<M
       name: pm.metadata.name ?? '',
       namespace: pm.metadata.namespace ?? '',
       ...(clusterLabel === undefined ? {} : { labels: { [CapiLabels.clusterName]: clusterLabel } }),
+      // A MachineNetwork deleted before this one left the record of the VLANs that are ours.
+      annotations: handedOverRecord(pm),
       finalizers: [NetworkFinalizers.machineNetwork],
       ownerReferences: [
         {
@@ -170,7 +182,7 @@ export async function reconcileMachineNetwork(
   }
   if (pm?.metadata.annotations?.[NetworkAnnotations.holdReason] !== undefined) await clearHoldReason({ ctx, pm, namespace, name, rctx });
 
-  const patch = PatchHelper.snapshot(MachineNetworkType, mn);
+  const writes: Writes = { patch: PatchHelper.snapshot(MachineNetworkType, mn), before: mn, written: [] };
   const working = structuredClone(mn);
   const scope: MachineNetworkScope = {
     ctx,
@@ -182,16 +194,18 @@ export async function reconcileMachineNetwork(
     machine: pm === undefined ? undefined : findMachine(ctx, namespace, name),
     clusterName,
     now: ctx.now(),
+    checkpoint: () => write(scope, writes),
   };
 
-  restoreRecord(working, pm === undefined ? undefined : deviceIdOf(pm), scope.now);
+  restoreRecord(working);
   if (working.metadata.deletionTimestamp !== undefined) {
-    const outcome = await runSteps(scope, deleteSteps);
+    const outcome = await runSteps(scope, machineOutlivesNetwork(scope) ? keepSteps : deleteSteps);
     if (outcome.kind === 'continue') {
       ctx.lastWrites.forget(`${namespace}/${name}`);
+      forgetDriftCheck(scope);
       return done(); // finalizer removed: the object is gone
     }
-    return finish(scope, { patch, before: mn }, outcome);
+    return finish(scope, writes, outcome);
   }
 
   warnShortHealthCheck(scope);
@@ -204,7 +218,7 @@ export async function reconcileMachineNetwork(
   if (mode !== undefined) status.networkType = mode;
   status.observedGeneration = working.metadata.generation ?? 0;
   summarizeReady(working, scope.now, holdTimedOut(scope));
-  return finish(scope, { patch, before: mn }, outcome);
+  return finish(scope, writes, outcome);
 }
 
 /** Once per machine while it is held: a MachineHealthCheck that would remediate it before it can join. */
@@ -246,22 +260,33 @@ function holdTimedOut(scope: MachineNetworkScope): { reason: string; message: st
   return { reason: MachineNetworkReasons.holdTimeout, message };
 }
 
-async function finish(
-  scope: MachineNetworkScope,
-  at: { patch: PatchHelper<MachineNetwork>; before: MachineNetwork },
-  outcome: StepOutcome,
-): Promise<ReconcileResult> {
-  const { patch, before } = at;
+/** What this reconcile wrote of its MachineNetwork: the snapshot the next patch diffs against, and every write so far. */
+interface Writes {
+  patch: PatchHelper<MachineNetwork>;
+  /** The version the reconcile started from. */
+  readonly before: MachineNetwork;
+  readonly written: MachineNetwork[];
+}
+
+/** Sends what changed since the last write (and the durable record with it); the next write diffs against its result. */
+async function write(scope: MachineNetworkScope, writes: Writes): Promise<void> {
   if (scope.machineNetwork.metadata.deletionTimestamp === undefined) keepRecord(scope.machineNetwork);
-  const writes: MachineNetwork[] = [];
-  await patch.patch(scope.ctx.client, scope.machineNetwork, {
+  const current = await writes.patch.patch(scope.ctx.client, scope.machineNetwork, {
     signal: scope.rctx.signal,
-    onWrite: (w) => writes.push(w as MachineNetwork),
+    onWrite: (w) => writes.written.push(w as MachineNetwork),
   });
-  scope.ctx.lastWrites.remember(`${scope.namespace}/${scope.name}`, before, writes);
+  writes.patch = PatchHelper.snapshot(MachineNetworkType, current);
+  scope.ctx.lastWrites.remember(`${scope.namespace}/${scope.name}`, writes.before, writes.written);
+}
+
+async function finish(scope: MachineNetworkScope, writes: Writes, outcome: StepOutcome): Promise<ReconcileResult> {
+  await write(scope, writes);
   switch (outcome.kind) {
-    case 'continue':
-      return done();
+    case 'continue': {
+      // A configured machine comes back for its next drift check.
+      const drift = scope.machineNetwork.metadata.deletionTimestamp === undefined ? driftCheckDelayMs(scope) : undefined;
+      return drift === undefined ? done() : requeueAfter(drift);
+    }
     case 'wait': {
       const hold = scope.packetMachine !== undefined && isHeldByUs(scope.packetMachine) ? scope.ctx.timings.holdTimeoutMs : undefined;
       // A held machine comes back when its hold budget runs out, to report it.

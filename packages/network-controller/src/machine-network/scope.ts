@@ -17,6 +17,11 @@ export interface MachineNetworkScope {
   readonly machine: Machine | undefined;
   readonly clusterName: string | undefined;
   readonly now: Date;
+  /**
+   * Writes the working copy now (with its durable record) instead of only at the end: for what
+   * must be on the API server before an action outside it (a VLAN batch) can happen.
+   */
+  readonly checkpoint: () => Promise<void>;
 }
 
 /**

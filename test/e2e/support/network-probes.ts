@@ -1,0 +1,54 @@
+import { execFile } from 'node:child_process';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { testKubeconfigPath } from '@metal-l2/test-support/cluster';
+import { PROJECT_ID, METRO, netKinds, type NetworkWorld } from './network-world.js';
+
+// What a test reads to judge the network controller from outside: the device as the simulator
+// holds it, the pool's usage, and the real kubectl a user would run.
+
+/** The vxlans on one port of a device, sorted; undefined when the device cannot be read (gone). */
+export async function vxlansOf(world: NetworkWorld, deviceId: string, port: string): Promise<number[] | undefined> {
+  try {
+    const device = await world.metal.devices.get(deviceId, { include: ['network_ports.virtual_networks'] });
+    const found = (device.network_ports ?? []).find((p) => p.name === port);
+    return (found?.virtual_networks ?? []).map((v) => ('vxlan' in v ? (v.vxlan ?? 0) : 0)).sort((a, b) => a - b);
+  } catch {
+    return undefined;
+  }
+}
+
+/** The id of a port of a device, and of a project VLAN by vxlan: what a hand-made change needs. */
+export async function portAndVlan(
+  world: NetworkWorld,
+  deviceId: string,
+  port: string,
+  vxlan: number,
+): Promise<{ portId: string; vlanId: string }> {
+  const device = await world.metal.devices.get(deviceId, { include: ['network_ports'] });
+  const portId = (device.network_ports ?? []).find((p) => p.name === port)?.id;
+  const vlanId = (await world.metal.virtualNetworks.list(PROJECT_ID, { metro: METRO })).find((v) => v.vxlan === vxlan)?.id;
+  if (portId === undefined || vlanId === undefined) throw new Error(`no port ${port} on ${deviceId} or no VLAN ${vxlan}`);
+  return { portId, vlanId };
+}
+
+export async function poolUsed(world: NetworkWorld, name: string): Promise<number | undefined> {
+  const pool = await world.objects.get(netKinds.pool, name, world.ns);
+  return pool?.status?.ipAddresses?.used as number | undefined;
+}
+
+/** Runs the control plane's real kubectl against the test cluster (its defaults: --wait, background cascade). */
+export async function kubectl(args: readonly string[], timeoutMs = 60_000): Promise<{ stdout: string; stderr: string }> {
+  const bin = join(process.env['METAL_L2_TEST_BIN_DIR'] ?? '', 'kubectl');
+  return promisify(execFile)(bin, ['--kubeconfig', testKubeconfigPath(), ...args], { timeout: timeoutMs });
+}
+
+/**
+ * Event lines the network controller logged (the test world's event sink logs each Event as
+ * "event <message>" with its type and reason) with this reason for this object.
+ */
+export function loggedEvents(world: NetworkWorld, reason: string, name: string): string[] {
+  return world.logLines.filter(
+    (l) => l.includes('"msg":"event ') && l.includes(`"reason":"${reason}"`) && l.includes(`"object":"${name}"`),
+  );
+}
