@@ -82,7 +82,10 @@ describe('the network controller at its edges', () => {
     );
     sampling = false;
     await sampler;
-    expect(seen.length).toBeGreaterThan(3);
+    // One sample taken before the delete went out, and one after the new object said Ready (a fast
+    // machine may take no more in between).
+    seen.push(JSON.stringify(await vxlansOf(world, deviceId, 'bond0')));
+    expect(seen.length).toBeGreaterThanOrEqual(2);
     expect(seen.filter((s) => s !== '[1000]')).toEqual([]);
     expect(world.sim.requests.count({ afterSeq: mark, deviceId, operationId: 'createPortVlanAssignmentBatch' })).toBe(0);
 
