@@ -97,8 +97,9 @@ export async function handOverNetwork(scope: MachineNetworkScope): Promise<StepO
     return failed(new Error(`hand the network of ${describe(scope)} over to its PacketMachine`, { cause: err }));
   }
   // Said once, by the pass that moved the claims (or wrote the record of a machine without any):
-  // later passes over stale copies find nothing left to move.
-  if (moved > 0 || (recorded && claims.length === 0))
+  // a later pass over a stale PacketMachine writes the record again but finds the claims moved.
+  const hasClaims = wantedClaims(scope.name, mn.spec).some((w) => ctx.caches.claims.get({ namespace: scope.namespace, name: w.name }));
+  if (moved > 0 || (recorded && !hasClaims))
     ctx.events.event(pm, {
       type: 'Normal',
       reason: MachineNetworkEventReasons.networkKept,
