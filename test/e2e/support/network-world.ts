@@ -118,6 +118,8 @@ export interface NetworkWorld {
   readonly metal: MetalClient;
   /** Every line the network controller logged, for searching (the token must never appear). */
   readonly logLines: string[];
+  /** Every line the CAPP fixture logged (its retries, e.g. a refused elastic-IP assignment). */
+  readonly cappLogLines: string[];
   network(): RunningNetworkController;
   /** Stops the network controller and starts a new one (a restart, or a crash and a new pod). */
   restartNetworkController(): Promise<void>;
@@ -153,6 +155,7 @@ export function useNetworkWorld(prefix: string, options: NetworkWorldOptions = {
   const objects = new Objects(kc);
   const admission = kc.makeApiClient(k8s.AdmissionregistrationV1Api);
   const logLines: string[] = [];
+  const cappLogLines: string[] = [];
   let ns = '';
   let sim: Simulator | undefined;
   let ipam: RunningIpamController | undefined;
@@ -247,7 +250,7 @@ export function useNetworkWorld(prefix: string, options: NetworkWorldOptions = {
       kubeConfig: kc,
       namespace: ns,
       metal: { baseUrl: sim.baseUrl, token: TOKEN },
-      logger: quietLogger(),
+      logger: linesLogger(cappLogLines),
       pollIntervalMs: 300,
     });
     await objects.create(netKinds.packetCluster, {
@@ -292,6 +295,7 @@ export function useNetworkWorld(prefix: string, options: NetworkWorldOptions = {
     kc,
     objects,
     logLines,
+    cappLogLines,
     get ns() {
       return ns;
     },
