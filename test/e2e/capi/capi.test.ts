@@ -618,7 +618,11 @@ describe('metal-l2 with Cluster API v1.7.9 and CAPP v0.9.0', () => {
       async () => (await objects.list(kinds.machineNetwork, NS)).length === 0 && (await objects.list(kinds.claim, NS)).length === 0,
       { timeoutMs: 120_000, intervalMs: 500 },
     );
-    expect([...sim.store.devices.values()].filter((d) => d.projectId === PROJECT_ID)).toEqual([]);
+    // CAPP deleted both devices; the simulator keeps a deleted device deprovisioning for a while
+    // (deviceDeprovisioningMs), as Metal does, before it is gone.
+    const left = () => [...sim.store.devices.values()].filter((d) => d.projectId === PROJECT_ID);
+    expect(left().every((d) => d.state === 'deprovisioning')).toBe(true);
+    await waitFor('the deleted devices gone', () => left().length === 0, { timeoutMs: 30_000, intervalMs: 200 });
     expect([...sim.store.ports.values()].filter((p) => p.vlans.length > 0)).toEqual([]);
     for (const name of ['vlan-1000', 'vlan-1001']) {
       const pool = await waitFor(
