@@ -1,6 +1,7 @@
 import { describe, expect, test } from '@jest/globals';
 import { elasticIpIdentifier } from '@metal-l2/capp-fixture';
 import type { IPReservation } from '@metal-l2/metal-api';
+import type { RequestLogEntry } from '@metal-l2/metal-sim';
 import { waitFor } from '@metal-l2/test-support/wait-for';
 import {
   CLUSTER,
@@ -22,7 +23,9 @@ import {
 // through our flow in each mode. CAPP (the fixture) assigns the cluster's endpoint reservation, the
 // elastic IP, to the first control-plane device once it is active; our controller converts the
 // ports. Asserted: the MachineNetwork, whether the elastic IP is on the device at the end, and
-// the assignment calls CAPP made. Each mode gets its own cluster-wide reservation in turn: the
+// the assignment calls CAPP made. In the layer-2 modes the conversion takes the elastic IP off, and
+// the simulator refuses to assign it to a device whose bond0 is in layer 2 (ip-assignment-needs-layer3),
+// so CAPP logs the refusal and retries every 20 s, for ever, while the machine stays ready. Each mode gets its own cluster-wide reservation in turn: the
 // previous machine is deleted first, and with it its elastic IP (the simulator frees a deleted
 // device's assignments), so every machine is "the first control plane".
 
@@ -34,14 +37,17 @@ interface ModeCase {
   readonly mode: string;
   readonly ports: unknown[];
   readonly bootScript: boolean;
+  /** What happens to the elastic IP once our controller has configured the ports. */
+  readonly after: string;
 }
 
 const cases: readonly ModeCase[] = [
-  { mode: 'layer3', ports: [{ name: 'bond0' }], bootScript: false },
+  { mode: 'layer3', ports: [{ name: 'bond0' }], bootScript: false, after: 'it stays there' },
   {
     mode: 'hybrid-bonded',
     ports: [{ name: 'bond0', vlans: [{ vxlan: 1100, addressesFromPools: [poolRef('cp-1100')] }] }],
     bootScript: false,
+    after: 'it stays there',
   },
   {
     mode: 'hybrid',
@@ -56,6 +62,7 @@ const cases: readonly ModeCase[] = [
       },
     ],
     bootScript: false,
+    after: 'it stays there',
   },
   {
     mode: 'layer2-bonded',
@@ -70,6 +77,7 @@ const cases: readonly ModeCase[] = [
       },
     ],
     bootScript: true,
+    after: 'the conversion takes it off; assigning it again is refused and retried every 20 s, the machine staying ready',
   },
   {
     mode: 'layer2-individual',
@@ -79,6 +87,7 @@ const cases: readonly ModeCase[] = [
       { name: 'eth1', vlans: [{ vxlan: 1101, addressesFromPools: [poolRef('cp-1101')] }] },
     ],
     bootScript: true,
+    after: 'the conversion takes it off; assigning it again is refused and retried every 20 s, the machine staying ready',
   },
 ];
 
@@ -110,7 +119,7 @@ async function deleteMachine(name: string): Promise<void> {
 describe('a CPEM control-plane machine in each mode', () => {
   let previous: string | undefined;
   test.each(cases)(
-    '$mode: the network is configured, and CAPP assigns the elastic IP to the active device',
+    '$mode: the network is configured, CAPP assigns the elastic IP to the active device, and $after',
     async ({ mode, ports, bootScript }) => {
       await setup();
       if (previous !== undefined) await deleteMachine(previous);
@@ -171,26 +180,49 @@ describe('a CPEM control-plane machine in each mode', () => {
       // Converting bond0 to layer 2 takes every layer-3 address off the device, the elastic IP with
       // it; the reservation is unassigned again. CAPP's next reconcile of the machine (here a Machine
       // event; in a real cluster at the latest the 10-minute resync) sees no assignment and assigns
-      // the address again, to the same (now layer-2) device.
+      // the address again, to the same (now layer-2) device: Metal cannot route it to a layer-2
+      // bond0 and refuses. CAPP logs the error and requeues after 20 s without an error, before
+      // SetReady, so the machine keeps the ready status it had, and the retries never end.
       expect(conversion).toBeDefined();
+      const logMark = world.cappLogLines.length;
       await world.objects.patch(netKinds.machine, name, world.ns, { metadata: { annotations: { 'metal-l2.test/resync': '1' } } });
-      const again = await waitFor(
-        `CAPP assigning the elastic IP again after the conversion of ${name}`,
-        () => {
-          const calls = world.sim.requests.entries({
-            operationId: 'createIPAssignment',
-            deviceId,
-            userAgent: CAPP_AGENT,
-            afterSeq: conversion!.seq,
-          });
-          return calls.length > 0 ? calls : undefined;
-        },
-        { timeoutMs: 30_000 },
+      const againCalls = (): RequestLogEntry[] =>
+        world.sim.requests.entries({ operationId: 'createIPAssignment', deviceId, userAgent: CAPP_AGENT, afterSeq: conversion!.seq });
+      const again = await waitFor(`CAPP assigning the elastic IP again after the conversion of ${name}`, () => againCalls()[0], {
+        timeoutMs: 30_000,
+      });
+      expect(again.status).toBe(422);
+      expect(again.rule).toBe('ip-assignment-needs-layer3');
+      await waitFor(
+        `CAPP logging the refused assignment of ${name}`,
+        () =>
+          world.cappLogLines
+            .slice(logMark)
+            .some(
+              (line) => line.includes('err assigining elastic ip to control plane. retrying...') && line.includes(`"machine":"${name}"`),
+            ),
+        { timeoutMs: 10_000 },
       );
-      expect(again[0]?.status).toBe(201);
+      // The wake-ups around the conversion (our controller's writes, the Machine event) may each
+      // bring a reconcile and a refusal within milliseconds; the retry is the call that comes about
+      // 20 s after the one before it, with nothing else waking CAPP.
+      const gapMs = (a: RequestLogEntry, b: RequestLogEntry): number => Date.parse(b.at) - Date.parse(a.at);
+      const retry = await waitFor(
+        `CAPP retrying the elastic IP of ${name} 20 s later`,
+        () => {
+          const calls = againCalls();
+          return calls.find((c, k) => k > 0 && gapMs(calls[k - 1]!, c) >= 19_000);
+        },
+        { timeoutMs: 50_000 },
+      );
+      expect(retry.status).toBe(422);
+      expect(retry.rule).toBe('ip-assignment-needs-layer3');
+      const machine = await world.objects.get(netKinds.packetMachine, name, world.ns);
+      expect(machine?.status?.ready).toBe(true);
       const after = await world.metal.devices.get(deviceId);
       expect((after as { network_type?: string }).network_type).toBe(mode);
-      expect(onDevice(after)).toBe(true);
+      expect(onDevice(after)).toBe(false);
+      expect((await clusterReservation()).assignments ?? []).toHaveLength(0);
     },
   );
 });

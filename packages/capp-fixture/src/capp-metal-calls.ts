@@ -93,3 +93,27 @@ export function createBgpSession(metal: MetalClient, deviceId: string): Promise<
     decode: anObject<unknown>('BGP session'),
   });
 }
+
+/** `GET /projects/{id}/bgp-config`: `{}` while the project has none (the spec's "empty structure"). */
+export function findBgpConfigByProject(metal: MetalClient, projectId: string): Promise<{ id?: string; status?: string }> {
+  return metal.send({
+    operation: 'findBgpConfigByProject',
+    method: 'GET',
+    path: apiPath`/projects/${projectId}/bgp-config`,
+    decode: anObject<{ id?: string; status?: string }>('BGP config'),
+  });
+}
+
+/**
+ * `POST /projects/{id}/bgp-configs` as EnableProjectBGP sends it: local, ASN 65000 (CAPP's default
+ * without METAL_LOCAL_ASN), md5 `""` without METAL_BGP_PASS (a pointer to an empty string).
+ */
+export function requestLocalBgpConfig(metal: MetalClient, projectId: string): Promise<void> {
+  return metal.send({
+    operation: 'requestBgpConfig',
+    method: 'POST',
+    path: apiPath`/projects/${projectId}/bgp-configs`,
+    body: { asn: 65000, md5: '', deployment_type: 'local', use_case: 'kubernetes-load-balancer' },
+    decode: () => undefined,
+  });
+}

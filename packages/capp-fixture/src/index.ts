@@ -12,4 +12,4 @@ export {
   RoleTags,
 } from './capp-api.js';
 export { defaultCreateTags } from './device-request.js';
-export { elasticIpIdentifier, reserveClusterEndpoint } from './vip-manager.js';
+export { elasticIpIdentifier, enableProjectBgp, reserveClusterEndpoint } from './vip-manager.js';

@@ -2,6 +2,7 @@
 // client.go GetIPByClusterIdentifier, EnsureNodeBGPEnabled; packetmachine_controller.go): which
 // reservation CAPP takes for the cluster's endpoint, and how it reads Metal's answers. Pure.
 import type { AnyIPReservation, IPReservation, MetalClient } from '@metal-l2/metal-api';
+import { findBgpConfigByProject, requestLocalBgpConfig } from './capp-metal-calls.js';
 
 /** The tag CAPP's PacketCluster controller puts on the cluster's endpoint reservation (generateElasticIPIdentifier). */
 export function elasticIpIdentifier(clusterName: string): string {
@@ -57,4 +58,16 @@ export function reserveClusterEndpoint(
     fail_on_approval_required: true,
     tags: [elasticIpIdentifier(options.clusterName)],
   });
+}
+
+/**
+ * What CAPP's PacketCluster controller (not played by the fixture) does for a KUBE_VIP cluster
+ * before any machine (client.go EnableProjectBGP): unless the project already has a BGP config
+ * that is not disabled, request local BGP. Tests call it where they create the PacketCluster;
+ * without it every machine's BGP session is refused ("BGP is not enabled").
+ */
+export async function enableProjectBgp(metal: MetalClient, projectId: string): Promise<void> {
+  const config = await findBgpConfigByProject(metal, projectId);
+  if ((config.id ?? '') !== '' && config.status !== 'disabled') return;
+  await requestLocalBgpConfig(metal, projectId);
 }

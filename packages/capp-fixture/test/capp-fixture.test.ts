@@ -12,7 +12,7 @@ import { startPrivateControlPlane, stopPrivateControlPlane } from '@metal-l2/tes
 import { timeouts } from '@metal-l2/test-support/timeouts';
 import { staysTrue, waitFor } from '@metal-l2/test-support/wait-for';
 import { createMetalClient, type IPReservation, type MetalClient } from '@metal-l2/metal-api';
-import { startCappFixture, type RunningCappFixture } from '../src/index.js';
+import { enableProjectBgp, startCappFixture, type RunningCappFixture } from '../src/index.js';
 
 // The CAPP fixture against a CAPP-era management cluster (CAPI v1.7.9 and CAPP CRDs, on a private
 // control plane: the shared one serves CAPI v1.14) and the Metal simulator: the pause holds, the
@@ -139,16 +139,18 @@ afterAll(async () => {
   await sim.close();
   await stopPrivateControlPlane(plane);
   expect(logLines.join('')).not.toContain(TOKEN);
-  // What CAPP sends outside the spec, on purpose here: billing_cycle "" (the spec's enum has no
-  // empty value; CAPP sends it for an unset billingCycle) and the BGP session of a kube-vip machine.
+  // What CAPP sends outside the spec, on purpose here.
   expectNoContractViolations(sim.contract, {
     waive: [
       {
-        why: 'CAPP v0.9.0 sends billing_cycle "" for an unset billingCycle',
+        why: 'CAPP v0.9.0 sends billing_cycle "" for an unset billingCycle (the spec\'s enum has no empty value)',
         matches: (v) =>
           v.operationId === 'createDevice' && v.direction === 'request' && v.messages.some((m) => m.includes('billing_cycle')),
       },
-      { why: 'a KUBE_VIP machine asks for a BGP session', matches: (v) => v.operationId === 'createBgpSession' },
+      {
+        why: 'CAPP v0.9.0 sends md5 "" when it enables project BGP (the spec\'s pattern wants 10-20 characters)',
+        matches: (v) => v.operationId === 'requestBgpConfig' && v.direction === 'request' && v.messages.every((m) => m.includes('/md5')),
+      },
     ],
   });
 });
@@ -480,7 +482,7 @@ describe('what CAPP sends when the PacketMachine leaves fields empty', () => {
 });
 
 describe('a KUBE_VIP cluster', () => {
-  test('every machine asks for a BGP session on its device; the simulator serves none, so CAPP retries and the machine never becomes ready', async () => {
+  test('every machine asks for a BGP session on its device: refused while the project has no BGP (retried, not ready), then one session and the machine is ready', async () => {
     await objects.create(kinds.packetCluster, {
       metadata: { name: 'kv', namespace: ns },
       spec: { projectID: PROJECT_ID, metro: 'da', vipManager: 'KUBE_VIP' },
@@ -497,15 +499,35 @@ describe('a KUBE_VIP cluster', () => {
       );
     await createMachine('kv-0', { userData: '#cloud-config\n', cluster: 'kv' });
     const device = await waitFor('device kv-0', () => devicesNamed('kv-0')[0], { timeoutMs: timeouts.deviceReady });
-    const bgpCalls = (): { status: number }[] =>
-      sim.requests.entries({ method: 'POST' }).filter((e) => e.path === `/metal/v1/devices/${device.id}/bgp/sessions`);
-    await waitFor('CAPP asking for the BGP session again', () => bgpCalls().length >= 3, { timeoutMs: timeouts.deviceReady });
-    expect(new Set(bgpCalls().map((e) => e.status))).toEqual(new Set([404]));
-    const pm = await packetMachine('kv-0');
+    const bgpCalls = (): { status: number; rule: string | undefined }[] =>
+      sim.requests.entries({ operationId: 'createBgpSession', deviceId: device.id });
+    // The PacketCluster controller (not played) would have enabled BGP on the project first; until
+    // then Metal refuses every session and CAPP retries the error.
+    await waitFor('CAPP asking for the BGP session again', () => bgpCalls().length >= 2, { timeoutMs: timeouts.deviceReady });
+    expect(bgpCalls().every((e) => e.status === 422 && e.rule === 'bgp-session-needs-project-bgp')).toBe(true);
+    const waiting = await packetMachine('kv-0');
     // providerID and instanceStatus are written before the BGP step; addresses and ready after it.
-    expect(pm.spec.providerID).toBe(`equinixmetal://${device.id}`);
-    expect(pm.status?.ready).not.toBe(true);
-    expect(pm.status?.addresses ?? []).toEqual([]);
+    expect(waiting.spec.providerID).toBe(`equinixmetal://${device.id}`);
+    expect(waiting.status?.ready).not.toBe(true);
+    expect(waiting.status?.addresses ?? []).toEqual([]);
+
+    await enableProjectBgp(metal, PROJECT_ID);
+    const ready = await waitFor(
+      'kv-0 ready',
+      async () => {
+        const pm = await packetMachine('kv-0');
+        return pm.status?.ready === true ? pm : undefined;
+      },
+      { timeoutMs: timeouts.deviceReady },
+    );
+    expect(ready.status?.addresses ?? []).not.toEqual([]);
+    const created = bgpCalls().filter((e) => e.status === 201);
+    expect(created).toHaveLength(1);
+    // Every later reconcile asks again; "already has session" counts as done.
+    const afterCreate = bgpCalls().slice(bgpCalls().findIndex((e) => e.status === 201) + 1);
+    expect(afterCreate.every((e) => e.status === 422 && e.rule === 'bgp-session-one-per-family')).toBe(true);
+    expect(afterCreate.length).toBeGreaterThan(0);
+    expect(sim.store.devices.get(device.id)?.bgpSessions.map((x) => x.addressFamily)).toEqual(['ipv4']);
   });
 });
 

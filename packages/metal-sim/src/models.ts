@@ -58,6 +58,27 @@ export interface IpAssignment {
   readonly reservationId?: string;
 }
 
+/** A device's BGP session with Metal's routers (createBgpSession); it goes with the device. */
+export interface BgpSession {
+  readonly id: string;
+  readonly addressFamily: 'ipv4' | 'ipv6';
+  readonly defaultRoute: boolean;
+  readonly createdAt: string;
+}
+
+/** A project's BGP configuration (requestBgpConfig); Metal offers no way to remove it. */
+export interface BgpConfig {
+  readonly id: string;
+  readonly projectId: string;
+  readonly asn: number;
+  readonly deploymentType: 'local' | 'global';
+  /** The spec's statuses; `requested` is a global deployment waiting for Metal's review. */
+  readonly status: 'requested' | 'enabled';
+  readonly md5: string | undefined;
+  readonly useCase: string | undefined;
+  readonly createdAt: string;
+}
+
 export interface DeviceEvent {
   readonly id: string;
   readonly type: string;
@@ -88,6 +109,7 @@ export interface Device {
   /** Port ids in display order: bonds first, then physical ports. */
   readonly portIds: readonly string[];
   ipAssignments: IpAssignment[];
+  bgpSessions: BgpSession[];
   /** Newest last; rendered newest first as the API lists events. */
   events: DeviceEvent[];
   /** The VLANs' switch-side view needs the device's switch; one per device is enough here. */

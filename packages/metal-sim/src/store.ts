@@ -11,6 +11,8 @@ import { unknownKeysProblem } from './known-keys.js';
 import { containsCidr, parseCidr, type AddressFamily, type Cidr } from './ip-math.js';
 import type {
   BatchState,
+  BgpConfig,
+  BgpSession,
   Device,
   DeviceEvent,
   DeviceState,
@@ -144,6 +146,8 @@ export class SimulatorStore {
   readonly vrfs = new Map<string, Vrf>();
   readonly reservations = new Map<string, IpReservation>();
   readonly gateways = new Map<string, MetalGateway>();
+  /** By project id. */
+  readonly bgpConfigs = new Map<string, BgpConfig>();
   readonly batches = new Map<string, VlanAssignmentBatch>();
   readonly delays: SimDelays;
   readonly clock: SimClock;
@@ -373,6 +377,7 @@ export class SimulatorStore {
       updatedAt: now,
       portIds,
       ipAssignments: [],
+      bgpSessions: [],
       events: [],
       switchUuid: this.ids.uuid(),
     };
@@ -460,6 +465,15 @@ export class SimulatorStore {
 
   addIpAssignment(device: Device, assignment: IpAssignment): void {
     device.ipAssignments = [...device.ipAssignments, assignment];
+    this.deviceUpdated(device);
+  }
+
+  setBgpConfig(config: BgpConfig): void {
+    this.bgpConfigs.set(config.projectId, config);
+  }
+
+  addBgpSession(device: Device, session: BgpSession): void {
+    device.bgpSessions = [...device.bgpSessions, session];
     this.deviceUpdated(device);
   }
 

@@ -120,10 +120,10 @@ describe('simulator options', () => {
     const own = await ContractValidator.load(validator.specPath);
     try {
       await withSim(await startSimulator({ contract: own }), async (sim) => {
-        const res = await new Api(sim.baseUrl).get('/devices/00000000-0000-4000-8000-000000000000/bgp/sessions');
+        const res = await new Api(sim.baseUrl).get('/devices/00000000-0000-4000-8000-000000000000/bgp/neighbors');
         expect({ status: res.status, body: res.body }).toEqual({ status: 404, body: { error: 'Not found' } });
         expect(own.report().violations).toMatchObject([
-          { operationId: 'findBgpSessions', messages: [expect.stringContaining('does not serve it')] },
+          { operationId: 'getBgpNeighborData', messages: [expect.stringContaining('does not serve it')] },
         ]);
       });
     } finally {

@@ -7,7 +7,7 @@
 // to a second control plane, and deletion. docs/capi-e2e.md describes what this found.
 
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import * as k8s from '@kubernetes/client-node';
@@ -652,7 +652,11 @@ describe('metal-l2 with Cluster API v1.7.9 and CAPP v0.9.0', () => {
       async () => (await objects.list(kinds.machineNetwork, NS)).length === 0 && (await objects.list(kinds.claim, NS)).length === 0,
       { timeoutMs: 120_000, intervalMs: 500 },
     );
-    expect([...sim.store.devices.values()].filter((d) => d.projectId === PROJECT_ID)).toEqual([]);
+    // CAPP deleted both devices; the simulator keeps a deleted device deprovisioning for a while
+    // (deviceDeprovisioningMs), as Metal does, before it is gone.
+    const left = () => [...sim.store.devices.values()].filter((d) => d.projectId === PROJECT_ID);
+    expect(left().every((d) => d.state === 'deprovisioning')).toBe(true);
+    await waitFor('the deleted devices gone', () => left().length === 0, { timeoutMs: 30_000, intervalMs: 200 });
     expect([...sim.store.ports.values()].filter((p) => p.vlans.length > 0)).toEqual([]);
     for (const name of ['vlan-1000', 'vlan-1001']) {
       const pool = await waitFor(
@@ -672,4 +676,191 @@ describe('metal-l2 with Cluster API v1.7.9 and CAPP v0.9.0', () => {
     const mark = sim.requests.lastSeq();
     await staysTrue('no Metal call after deletion', () => sim.requests.entries({ afterSeq: mark }).length === 0, 10_000);
   }, 400_000);
+});
+
+// Issue 18 item 6: a layer-2 control plane under CPEM, with the real CAPP. CAPP puts the cluster's
+// elastic IP on the first control-plane device once it is active; our controller converts bond0
+// to layer 2 only after the boot script reports (code 1001), which on real hardware comes minutes
+// after Metal says active. So the order is CAPP's assignment, then the conversion, which takes the
+// elastic IP off; what CAPP does on its next reconcile is what this records.
+describe('a layer-2 control plane under CPEM (issue 18 item 6)', () => {
+  const pool = (name: string) => ({ apiGroup: 'ipam.metal.x-k8s.io', kind: 'InClusterIPPool', name });
+  const cases = [
+    {
+      mode: 'layer2-bonded',
+      cluster: 'l2b',
+      vxlans: [1100, 1101] as const,
+      ports: [
+        {
+          name: 'bond0',
+          layer2: true,
+          vlans: [
+            { vxlan: 1100, native: true, addressesFromPools: [pool('vlan-1100')] },
+            { vxlan: 1101, addressesFromPools: [pool('vlan-1101')] },
+          ],
+        },
+      ],
+    },
+    {
+      mode: 'layer2-individual',
+      cluster: 'l2i',
+      vxlans: [1102, 1103] as const,
+      ports: [
+        { name: 'bond0', layer2: true, bonded: false },
+        { name: 'eth0', vlans: [{ vxlan: 1102, addressesFromPools: [pool('vlan-1102')] }] },
+        { name: 'eth1', vlans: [{ vxlan: 1103, addressesFromPools: [pool('vlan-1103')] }] },
+      ],
+    },
+  ];
+
+  test.each(cases)(
+    '$mode: CAPP assigns the elastic IP once active; the conversion takes it off; CAPP’s next reconcile is refused (422) and retried every 20 s while the machine stays ready',
+    async ({ mode, cluster: L2, vxlans, ports }) => {
+      const { objects, sim } = world;
+      for (const vxlan of vxlans) {
+        await metal().virtualNetworks.create(PROJECT_ID, { vxlan, metro: METRO, description: `l2 ${vxlan}` });
+        const third = vxlan - 1080;
+        await objects.create(kinds.pool, {
+          metadata: { name: `vlan-${vxlan}`, namespace: NS },
+          spec: { addresses: [`192.168.${third}.10-192.168.${third}.200`], prefix: 24, gateway: `192.168.${third}.1` },
+        });
+      }
+      await objects.create(kinds.template, { metadata: { name: `${L2}-cp-net`, namespace: NS }, spec: { ports } });
+      await objects.create(kinds.packetMachineTemplate, {
+        metadata: { name: `${L2}-control-plane`, namespace: NS, annotations: { [LINK]: `${L2}-cp-net` } },
+        spec: { template: { spec: { os: 'ubuntu_22_04', billingCycle: 'hourly', machineType: 'c3.small.x86', tags: [] } } },
+      });
+      await objects.create(kinds.packetCluster, {
+        metadata: { name: L2, namespace: NS },
+        spec: { projectID: PROJECT_ID, metro: METRO, vipManager: 'CPEM' },
+      });
+      await objects.create(kinds.kcp, {
+        metadata: { name: `${L2}-control-plane`, namespace: NS },
+        spec: {
+          replicas: 1,
+          version: K8S_VERSION,
+          machineTemplate: {
+            infrastructureRef: {
+              apiVersion: 'infrastructure.cluster.x-k8s.io/v1beta1',
+              kind: 'PacketMachineTemplate',
+              name: `${L2}-control-plane`,
+            },
+          },
+          kubeadmConfigSpec,
+        },
+      });
+      await objects.create(kinds.cluster, {
+        metadata: { name: L2, namespace: NS },
+        spec: {
+          clusterNetwork: { pods: { cidrBlocks: ['192.168.0.0/16'] }, services: { cidrBlocks: ['172.26.0.0/16'] } },
+          controlPlaneRef: {
+            apiVersion: 'controlplane.cluster.x-k8s.io/v1beta1',
+            kind: 'KubeadmControlPlane',
+            name: `${L2}-control-plane`,
+          },
+          infrastructureRef: { apiVersion: 'infrastructure.cluster.x-k8s.io/v1beta1', kind: 'PacketCluster', name: L2 },
+        },
+      });
+      const pc = await waitFor(
+        'PacketCluster l2 ready with a control-plane endpoint',
+        async () => {
+          const obj = await objects.get(kinds.packetCluster, L2, NS);
+          return obj?.status?.ready === true && obj.spec?.controlPlaneEndpoint?.host !== undefined ? obj : false;
+        },
+        { timeoutMs: 120_000, intervalMs: 500 },
+      );
+      const l2Vip = pc.spec.controlPlaneEndpoint.host as string;
+      const reservation = () =>
+        [...sim.store.reservations.values()].find((r) => r.tags.includes(`cluster-api-provider-packet:cluster-id:${L2}`));
+      const cp = await waitFor(
+        'KCP to create the l2 control-plane Machine',
+        async () => (await machinesOf((m) => isControlPlane(m) && m.metadata.labels?.['cluster.x-k8s.io/cluster-name'] === L2))[0] ?? false,
+        { timeoutMs: 120_000, intervalMs: 500 },
+      );
+      const name = cp.spec.infrastructureRef.name as string;
+
+      // CAPP: device created, active, elastic IP assigned (201), machine ready; our controller waits for the boot script.
+      const pmReady = await waitFor(
+        `PacketMachine ${name} ready`,
+        async () => {
+          const pm = await objects.get(kinds.packetMachine, name, NS);
+          return pm?.status?.ready === true ? pm : false;
+        },
+        { timeoutMs: 180_000, intervalMs: 500 },
+      );
+      const deviceId = (pmReady.spec.providerID as string).replace('equinixmetal://', '');
+      const assignments = () => sim.requests.entries({ operationId: 'createIPAssignment', deviceId, userAgent: CAPP_AGENT });
+      expect(assignments().map((e) => e.status)).toEqual([201]);
+      expect(sim.store.devices.get(deviceId)?.ipAssignments.some((a) => a.reservationId === reservation()?.id)).toBe(true);
+      const waiting = await waitFor(
+        `MachineNetwork ${name} waiting for the boot script`,
+        async () => {
+          const mn = await objects.get(kinds.machineNetwork, name, NS);
+          return cond(mn, 'PortsConfigured')?.reason === 'WaitingForBootScript' ? mn : false;
+        },
+        { timeoutMs: 120_000, intervalMs: 500 },
+      );
+      expect(waiting).toBeDefined();
+
+      // The boot script reports (code 1001); our controller converts bond0 to layer 2.
+      const event = await fetch(`${sim.url}/metadata/${deviceId}/events`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify({ state: 'running', code: 1001, message: 'metal-l2: metadata captured' }),
+      });
+      expect(event.status).toBe(204);
+      const mn = await waitReady(name);
+      expect(mn.status.networkType).toBe(mode);
+      const conversion = sim.requests.entries({ deviceId, operationId: 'convertLayer2', userAgent: OUR_AGENT })[0];
+      expect(conversion).toBeDefined();
+      expect(sim.store.devices.get(deviceId)?.ipAssignments.some((a) => a.reservationId === reservation()?.id)).toBe(false);
+      expect(reservation()).toBeDefined();
+
+      // CAPP's next reconcile (in a cluster: any event on the machine, at the latest the 10-minute
+      // resync; here an annotation on the PacketMachine) finds the reservation unassigned and assigns
+      // it again to the now layer-2 device: refused, logged, requeued after 20 s, for ever.
+      const cappLog = world.managers.find((m) => m.name === 'capp')?.logFile ?? '';
+      const logMark = (await readFile(cappLog, 'utf8')).length;
+      const patchMark = sim.requests.lastSeq();
+      await objects.patch(kinds.packetMachine, name, NS, { metadata: { annotations: { 'metal-l2.test/resync': '1' } } });
+      const after = () => assignments().filter((e) => e.seq > conversion!.seq);
+      const refused = await waitFor(`CAPP assigning the elastic IP to ${name} again`, () => after()[0] ?? false, {
+        timeoutMs: 60_000,
+        intervalMs: 500,
+      });
+      expect(refused.status).toBe(422);
+      expect(refused.rule).toBe('ip-assignment-needs-layer3');
+      // Nothing woke CAPP between the conversion and the annotation (no reconcile, no call).
+      expect(refused.seq).toBeGreaterThan(patchMark);
+      const gapMs = (a: RequestLogEntry, b: RequestLogEntry): number => Date.parse(b.at) - Date.parse(a.at);
+      const retry = await waitFor(
+        `CAPP retrying ${name}'s elastic IP 20 s later`,
+        () => {
+          const calls = after();
+          return calls.find((c, i) => i > 0 && gapMs(calls[i - 1]!, c) >= 19_000) ?? false;
+        },
+        { timeoutMs: 60_000, intervalMs: 500 },
+      );
+      expect(retry.status).toBe(422);
+      const logged = (await readFile(cappLog, 'utf8')).slice(logMark);
+      expect(logged).toContain('err assigining elastic ip to control plane. retrying...');
+      const pm = await objects.get(kinds.packetMachine, name, NS);
+      expect(pm?.status?.ready).toBe(true);
+      expect(cond(pm, 'InstanceReady')?.status).toBe('True');
+      const machine = await objects.get(kinds.machine, name, NS);
+      await writeFile(
+        join(outDir, `${mode}-control-plane.txt`),
+        [
+          `elastic IP ${l2Vip}; CAPP's createIPAssignment calls: ${assignments()
+            .map((e) => `${e.at} ${e.status}${e.rule === undefined ? '' : ` (${e.rule})`}`)
+            .join(', ')}`,
+          `PacketMachine ready=${String(pm?.status?.ready)} conditions=${JSON.stringify(pm?.status?.conditions)}`,
+          `Machine phase=${String(machine?.status?.phase)} infrastructureReady=${String(machine?.status?.infrastructureReady)}`,
+          ...describeCalls(sim.requests.entries({ deviceId })),
+        ].join('\n') + '\n',
+      );
+      expect(machine?.status?.infrastructureReady).toBe(true);
+    },
+    600_000,
+  );
 });

@@ -121,6 +121,8 @@ export interface NetworkWorld {
   readonly metal: MetalClient;
   /** Every line the network controller logged, for searching (the token must never appear). */
   readonly logLines: string[];
+  /** Every line the CAPP fixture logged (its retries, e.g. a refused elastic-IP assignment). */
+  readonly cappLogLines: string[];
   network(): RunningNetworkController;
   /** Stops the network controller and starts a new one (a restart, or a crash and a new pod). */
   restartNetworkController(): Promise<void>;
@@ -156,6 +158,7 @@ export function useNetworkWorld(prefix: string, options: NetworkWorldOptions = {
   const objects = new Objects(kc);
   const admission = kc.makeApiClient(k8s.AdmissionregistrationV1Api);
   const logLines: string[] = [];
+  const cappLogLines: string[] = [];
   let ns = '';
   let sim: Simulator | undefined;
   let ipam: RunningIpamController | undefined;
@@ -253,7 +256,7 @@ export function useNetworkWorld(prefix: string, options: NetworkWorldOptions = {
       kubeConfig: kc,
       namespace: ns,
       metal: { baseUrl: sim.baseUrl, token: TOKEN },
-      logger: quietLogger(),
+      logger: linesLogger(cappLogLines),
       pollIntervalMs: 300,
     });
     await objects.create(netKinds.packetCluster, {
@@ -302,6 +305,7 @@ export function useNetworkWorld(prefix: string, options: NetworkWorldOptions = {
     kc,
     objects,
     logLines,
+    cappLogLines,
     get ns() {
       return ns;
     },

@@ -16,7 +16,9 @@ export type Collection =
   | 'events'
   | 'locations/metros'
   | 'plans'
-  | 'batches';
+  | 'batches'
+  | 'bgp/sessions'
+  | 'bgp-configs';
 
 export function hrefOf(collection: Collection, id: string): string {
   return `${API_PREFIX}/${collection}/${id}`;

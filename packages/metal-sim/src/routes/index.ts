@@ -1,6 +1,7 @@
 // The API route table: every operation the simulator serves, by the spec's operationId.
 
 import type { RouteDef } from '../http.js';
+import { bgpRoutes } from './bgp.js';
 import { deviceRoutes } from './devices.js';
 import { ipReservationRoutes } from './ip-reservations.js';
 import { metalGatewayRoutes } from './metal-gateways.js';
@@ -17,4 +18,5 @@ export const apiRoutes: readonly RouteDef[] = [
   ...vrfRoutes,
   ...ipReservationRoutes,
   ...metalGatewayRoutes,
+  ...bgpRoutes,
 ];

@@ -2,6 +2,7 @@
 
 import { describe, expect, test } from '@jest/globals';
 import { checkNoBatchInProgress } from './batch-in-progress.js';
+import { checkBgpConfigRequest, checkBgpSessionCreatable } from './bgp.js';
 import { checkBond, checkDisbond } from './bonding.js';
 import { checkDeviceActive } from './device-active.js';
 import { checkDeviceDeletable, checkNotDeprovisioning } from './device-deletion.js';
@@ -10,6 +11,7 @@ import { checkNativeVlanAssigned, checkNativeVlanPortMode } from './native-vlan.
 import { checkNetworkNotFrozen } from './network-frozen.js';
 import { checkConvertLayer2, checkConvertLayer3 } from './port-conversion.js';
 import { checkPortCarriesVlans } from './port-vlan-capable.js';
+import type { BgpConfig } from '../models.js';
 import type { RuleViolation } from './rule.js';
 import { checkUserStateEvent } from './user-state.js';
 import { checkAssignmentChange } from './vlan-assignment-state.js';
@@ -22,6 +24,17 @@ import { checkVxlanRange } from './vxlan-range.js';
 import { checkVxlanUnique } from './vxlan-unique.js';
 
 const member = (name: string, bonded: boolean, isPrimary: boolean, vlanCount = 0) => ({ name, bonded, isPrimary, vlanCount });
+
+const bgpConfig = (status: 'requested' | 'enabled'): BgpConfig => ({
+  id: 'c',
+  projectId: 'p',
+  asn: 65000,
+  deploymentType: status === 'enabled' ? 'local' : 'global',
+  status,
+  md5: undefined,
+  useCase: undefined,
+  createdAt: '2026-01-01T00:00:00Z',
+});
 
 const cases: [string, RuleViolation | null, string | null][] = [
   ['a VLAN of the device metro is allowed', checkVlanInDeviceMetro({ vxlan: 5, vlanMetro: 'da', deviceMetro: 'DA' }), null],
@@ -198,6 +211,28 @@ const cases: [string, RuleViolation | null, string | null][] = [
   ['a deprovisioning device takes no changes', checkNotDeprovisioning({ hostname: 'h', state: 'deprovisioning' }), 'device-deprovisioning'],
   ['a deprovisioning device refuses port changes', checkDeviceActive({ hostname: 'h', state: 'deprovisioning' }), 'device-active'],
   ['a user state code of 1100 is refused', checkUserStateEvent({ state: 'failed', code: 1100 }), 'user-state-event'],
+  [
+    'a BGP session on a project without BGP is refused',
+    checkBgpSessionCreatable({ hostname: 'h', addressFamily: 'ipv4', projectBgp: undefined, existingFamilies: [] }),
+    'bgp-session-needs-project-bgp',
+  ],
+  [
+    'a BGP session while global BGP is only requested is refused',
+    checkBgpSessionCreatable({ hostname: 'h', addressFamily: 'ipv4', projectBgp: bgpConfig('requested'), existingFamilies: [] }),
+    'bgp-session-needs-project-bgp',
+  ],
+  [
+    'a first ipv4 session with BGP enabled is allowed',
+    checkBgpSessionCreatable({ hostname: 'h', addressFamily: 'ipv4', projectBgp: bgpConfig('enabled'), existingFamilies: ['ipv6'] }),
+    null,
+  ],
+  [
+    'a second ipv4 session is refused',
+    checkBgpSessionCreatable({ hostname: 'h', addressFamily: 'ipv4', projectBgp: bgpConfig('enabled'), existingFamilies: ['ipv4'] }),
+    'bgp-session-one-per-family',
+  ],
+  ['a first BGP config is allowed', checkBgpConfigRequest(undefined), null],
+  ['a second BGP config is refused', checkBgpConfigRequest(bgpConfig('enabled')), 'bgp-config-exists'],
 ];
 
 describe('rules', () => {
