@@ -22,7 +22,7 @@ import { DEVICE_INCLUDES, drivePorts, pollPendingBatch, portRecords, projectedPo
 import { afterMetalError, afterMetalFailure, metalSucceeded } from './metal-retry.js';
 import { driftCheckDelayMs, driftCheckDue, findDrift, noteDeviceRead, portsSettled, type Drift } from './drift-check.js';
 import { conditionIs } from './status.js';
-import { proceed, waitFor, type MachineNetworkScope, type StepOutcome } from './scope.js';
+import { proceed, waitFor, type MachineNetworkScope, type Phase, type StepOutcome } from './scope.js';
 import { markCondition } from './status.js';
 
 function notConfigured(scope: MachineNetworkScope, reason: string, message: string): void {
@@ -73,9 +73,6 @@ function metalError(scope: MachineNetworkScope, what: string, err: unknown): Ste
   scope.ctx.events.event(scope.machineNetwork, { type: 'Warning', reason: MachineNetworkEventReasons.metalAPIError, message });
   return afterMetalError(scope, what, err);
 }
-
-/** A phase of configurePorts either ends the step with an outcome or hands the next phase what it needs. */
-type Phase<T> = { readonly stop: StepOutcome } | { readonly next: T };
 
 type OkMetal = Extract<MachineMetal, { kind: 'ok' }>;
 
