@@ -16,7 +16,7 @@ import {
   type VirtualNetwork,
 } from '@metal-l2/metal-api';
 import { UserStateCode } from '@metal-l2/machine-config';
-import { machineMetal, type MachineMetal } from '../metal/machine-metal.js';
+import { machineMetal, type MetalAccess } from '../metal/machine-metal.js';
 import { desiredNetworkMode, desiredPorts, removesLayer3 } from './desired-ports.js';
 import { DEVICE_INCLUDES, drivePorts, pollPendingBatch, portRecords, projectedPorts } from './port-driver.js';
 import { afterMetalError, afterMetalFailure, metalSucceeded } from './metal-retry.js';
@@ -73,8 +73,6 @@ function metalError(scope: MachineNetworkScope, what: string, err: unknown): Ste
   scope.ctx.events.event(scope.machineNetwork, { type: 'Warning', reason: MachineNetworkEventReasons.metalAPIError, message });
   return afterMetalError(scope, what, err);
 }
-
-type OkMetal = Extract<MachineMetal, { kind: 'ok' }>;
 
 /** The device to configure, and whether this run is a drift check of it (configured before). */
 interface Target {
@@ -229,7 +227,11 @@ async function awaitBootScript(scope: MachineNetworkScope, metal: MetalClient, d
 }
 
 /** Reads the device and the VLANs its plan names; status.ports is set from this read, never from the record. */
-async function readDeviceAndVlans(scope: MachineNetworkScope, access: OkMetal, { deviceId, checking }: Target): Promise<Phase<DeviceRead>> {
+async function readDeviceAndVlans(
+  scope: MachineNetworkScope,
+  access: MetalAccess,
+  { deviceId, checking }: Target,
+): Promise<Phase<DeviceRead>> {
   const { ctx, machineNetwork: mn } = scope;
   const signal = scope.rctx.signal;
   let device: Device | undefined;
