@@ -5,15 +5,15 @@ import {
   FOUR_PORT_PLAN,
   condition,
   createMachine,
-  createPool,
   createTemplate,
-  createVlans,
   deviceIdOfMachine,
   machineNetwork,
   playBootScript,
   poolRef,
   useNetworkWorld,
   waitMachineNetworkReady,
+  createTwoVlanPools,
+  onFirstUse,
 } from './support/network-world.js';
 
 // 4-port servers (bond0 = eth0+eth2, bond1 = eth1+eth3) end to end: the webhook, the reconciler
@@ -49,14 +49,7 @@ function bootPorts(userdata: string): { name: string; kind: string; detach: bool
     .ports;
 }
 
-let ready = false;
-async function setup(): Promise<void> {
-  if (ready) return;
-  ready = true;
-  await createVlans(world, [1000, 1001]);
-  await createPool(world, 'vlan-1000', 10);
-  await createPool(world, 'vlan-1001', 11);
-}
+const setup = onFirstUse(() => createTwoVlanPools(world));
 
 describe('4-port servers', () => {
   test('hybrid: eth3 leaves bond1 with its VLAN; bond0, eth0, eth1 and eth2 stay bonded in layer 3', async () => {

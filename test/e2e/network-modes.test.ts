@@ -5,9 +5,7 @@ import {
   TOKEN,
   condition,
   createMachine,
-  createPool,
   createTemplate,
-  createVlans,
   deviceIdOfMachine,
   machineNetwork,
   netKinds,
@@ -15,6 +13,8 @@ import {
   poolRef,
   useNetworkWorld,
   waitMachineNetworkReady,
+  createTwoVlanPools,
+  onFirstUse,
 } from './support/network-world.js';
 
 // Each Metal network mode end to end: our webhook pauses the PacketMachine, the network controller
@@ -54,14 +54,7 @@ function controllerCalls(deviceId: string): Record<string, number> {
   return world.sim.requests.countByOperation({ deviceId, userAgent: CONTROLLER_AGENT });
 }
 
-let vlansReady = false;
-async function setup(): Promise<void> {
-  if (vlansReady) return;
-  vlansReady = true;
-  await createVlans(world, [1000, 1001]);
-  await createPool(world, 'vlan-1000', 10);
-  await createPool(world, 'vlan-1001', 11);
-}
+const setup = onFirstUse(() => createTwoVlanPools(world));
 
 describe('network modes', () => {
   test('hybrid-bonded: a tagged VLAN on bond0 costs one device read, one batch and one poll', async () => {

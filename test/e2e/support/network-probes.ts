@@ -52,3 +52,24 @@ export function loggedEvents(world: NetworkWorld, reason: string, name: string):
     (l) => l.includes('"msg":"event ') && l.includes(`"reason":"${reason}"`) && l.includes(`"object":"${name}"`),
   );
 }
+
+/** kubectl in the world's namespace, as a user runs it there; its stdout. No timeout of its own: the test's bounds it. */
+export async function kubectlInNamespace(world: NetworkWorld, ...args: string[]): Promise<string> {
+  return (await kubectl(['--namespace', world.ns, ...args], 0)).stdout;
+}
+
+/**
+ * The Events the controller emitted for an object, as its event sink received them (the world
+ * logs them, one JSON line each, where a deployment's recorder posts them to the API server).
+ */
+export function eventsOf(world: NetworkWorld, name: string): { reason?: string; message?: string; type?: string }[] {
+  return (
+    world.logLines
+      .flatMap((chunk) => chunk.split('\n'))
+      .filter((line) => line.startsWith('{'))
+      .map((line) => JSON.parse(line) as { msg?: string; object?: string; reason?: string; type?: string })
+      // The logger folds the Event's message into msg: "event <message>".
+      .filter((line) => line.msg?.startsWith('event ') === true && line.object === name)
+      .map((line) => ({ ...line, message: (line.msg ?? '').slice('event '.length) }))
+  );
+}
