@@ -1,12 +1,9 @@
-import { execFile } from 'node:child_process';
-import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { beforeAll, describe, expect, test } from '@jest/globals';
 import * as k8s from '@kubernetes/client-node';
 import { isMetalHttpError } from '@metal-l2/metal-api';
-import { testKubeconfigPath } from '@metal-l2/test-support/cluster';
 import { testTimeout, timeouts } from '@metal-l2/test-support/timeouts';
 import { waitFor } from '@metal-l2/test-support/wait-for';
+import { eventsOf, kubectlInNamespace } from './support/network-probes.js';
 import {
   CLUSTER,
   CONTROLLER_AGENT,
@@ -34,30 +31,7 @@ import {
 // namespace itself; a device deprovisioning in Metal (still readable) has a world of its own.
 
 const world = useNetworkWorld('net-del');
-const run = promisify(execFile);
 const REVOKED = 'metal-tok-revoked-0c4f7a1e9b';
-
-async function kubectl(...args: string[]): Promise<string> {
-  const bin = join(process.env['METAL_L2_TEST_BIN_DIR'] ?? '', 'kubectl');
-  const { stdout } = await run(bin, ['--kubeconfig', testKubeconfigPath(), '--namespace', world.ns, ...args]);
-  return stdout;
-}
-
-/**
- * The Events the controller emitted for an object, as its event sink received them (the world
- * logs them, one JSON line each, where a deployment's recorder posts them to the API server).
- */
-function eventsOf(name: string): { reason?: string; message?: string; type?: string }[] {
-  return (
-    world.logLines
-      .flatMap((chunk) => chunk.split('\n'))
-      .filter((line) => line.startsWith('{'))
-      .map((line) => JSON.parse(line) as { msg?: string; object?: string; reason?: string; type?: string })
-      // The logger folds the Event's message into msg: "event <message>".
-      .filter((line) => line.msg?.startsWith('event ') === true && line.object === name)
-      .map((line) => ({ ...line, message: (line.msg ?? '').slice('event '.length) }))
-  );
-}
 
 async function deviceGone(deviceId: string): Promise<boolean> {
   try {
@@ -138,10 +112,10 @@ describe('deletion ends', () => {
     await waitMachineNetworkReady(world, 'rev-0');
     await setToken(REVOKED);
     try {
-      await kubectl('delete', 'packetmachine', 'rev-0', '--wait=false');
+      await kubectlInNamespace(world, 'delete', 'packetmachine', 'rev-0', '--wait=false');
       await machineNetworkGone('rev-0');
       expect(await claimsOf('rev-0')).toEqual([]);
-      const warning = eventsOf('rev-0').find((e) => e.reason === 'VLANsNotChecked');
+      const warning = eventsOf(world, 'rev-0').find((e) => e.reason === 'VLANsNotChecked');
       expect(warning?.type).toBe('Warning');
       expect(warning?.message).toContain('401');
       expect(warning?.message).toContain('1000');
@@ -157,12 +131,12 @@ describe('deletion ends', () => {
   test('the PacketCluster deleted before the machine (cluster deletion order): deletion ends with a Warning naming it', async () => {
     await createMachine(world, 'pc-0', 'hb');
     await waitMachineNetworkReady(world, 'pc-0');
-    await kubectl('delete', 'packetcluster', CLUSTER);
+    await kubectlInNamespace(world, 'delete', 'packetcluster', CLUSTER);
     try {
-      await kubectl('delete', 'packetmachine', 'pc-0', '--wait=false');
+      await kubectlInNamespace(world, 'delete', 'packetmachine', 'pc-0', '--wait=false');
       await machineNetworkGone('pc-0');
       expect(await claimsOf('pc-0')).toEqual([]);
-      const warning = eventsOf('pc-0').find((e) => e.reason === 'VLANsNotChecked');
+      const warning = eventsOf(world, 'pc-0').find((e) => e.reason === 'VLANsNotChecked');
       expect(warning?.message).toContain(`PacketCluster ${world.ns}/${CLUSTER}`);
     } finally {
       // CAPP needs it to finish deleting the PacketMachine (CAPI removes it only after the machines).
@@ -172,7 +146,7 @@ describe('deletion ends', () => {
       });
     }
     // The fixture does not watch PacketClusters: a touch of the PacketMachine wakes it.
-    await kubectl('annotate', 'packetmachine', 'pc-0', 'test.metal-l2/nudge=1');
+    await kubectlInNamespace(world, 'annotate', 'packetmachine', 'pc-0', 'test.metal-l2/nudge=1');
     await waitFor(
       'CAPP to finish the PacketMachine',
       async () => (await world.objects.get(netKinds.packetMachine, 'pc-0', world.ns)) === undefined,
@@ -199,8 +173,8 @@ describe('deletion ends', () => {
         await world.objects.patch(kind, name, world.ns, { metadata: { finalizers: [finalizer] } });
       }
       const ns = world.ns;
-      await kubectl('delete', 'secret', CREDENTIALS_SECRET);
-      await kubectl('delete', 'namespace', ns, '--wait=false');
+      await kubectlInNamespace(world, 'delete', 'secret', CREDENTIALS_SECRET);
+      await kubectlInNamespace(world, 'delete', 'namespace', ns, '--wait=false');
 
       await waitFor(
         'the PacketMachine to be gone',

@@ -7,14 +7,16 @@ import {
   createMachine,
   createPool,
   createTemplate,
-  createVlans,
   deviceIdOfMachine,
   machineNetwork,
   netKinds,
   poolRef,
   useNetworkWorld,
   waitMachineNetworkReady,
+  waitMachineNetworkReason,
   type NetworkWorld,
+  createHybridBondedTemplate,
+  onFirstUse,
 } from './support/network-world.js';
 
 // The network controller at its edges, judged by what the device shows: a MachineNetwork deleted
@@ -24,14 +26,7 @@ import {
 const BOOT_SCRIPT_TIMEOUT_MS = 3_000;
 const world = useNetworkWorld('net-edges', { timings: { bootScriptTimeoutMs: BOOT_SCRIPT_TIMEOUT_MS } });
 
-let ready = false;
-async function setup(): Promise<void> {
-  if (ready) return;
-  ready = true;
-  await createVlans(world, [1000, 1001]);
-  await createPool(world, 'vlan-1000', 10);
-  await createTemplate(world, 'hb', [{ name: 'bond0', vlans: [{ vxlan: 1000, addressesFromPools: [poolRef('vlan-1000')] }] }]);
-}
+const setup = onFirstUse(() => createHybridBondedTemplate(world));
 
 /** Deletes a PacketMachine while its device outlives it (CAPP's deleteDevice held), and waits for the VLAN to go. */
 async function deleteMachineAndExpectUnassigned(w: NetworkWorld, name: string, deviceId: string): Promise<void> {
@@ -186,12 +181,10 @@ describe('the network controller at its edges', () => {
       { name: 'bond0', layer2: true, vlans: [{ vxlan: 1001, addressesFromPools: [poolRef('vlan-1001')] }] },
     ]);
     await createMachine(world, 'l2b-1', 'l2b');
-    const mn = await waitFor(
-      'BootScriptTimeout',
-      async () => {
-        const found = await machineNetwork(world, 'l2b-1');
-        return condition(found, 'PortsConfigured')?.reason === 'BootScriptTimeout' ? found : false;
-      },
+    const mn = await waitMachineNetworkReason(
+      world,
+      'l2b-1',
+      { type: 'PortsConfigured', reason: 'BootScriptTimeout' },
       { timeoutMs: 60_000 },
     );
     expect(condition(mn, 'PortsConfigured')?.status).toBe('False');

@@ -5,14 +5,12 @@ import {
   CONTROLLER_AGENT,
   condition,
   createMachine,
-  createPool,
-  createTemplate,
-  createVlans,
   deviceIdOfMachine,
-  machineNetwork,
-  poolRef,
   useNetworkWorld,
   waitMachineNetworkReady,
+  waitMachineNetworkReason,
+  createHybridBondedTemplate,
+  onFirstUse,
 } from './support/network-world.js';
 
 // Drift: a configured machine makes no Metal call at rest but its device is still read once per
@@ -22,14 +20,7 @@ import {
 const DRIFT_MS = 2_000;
 const world = useNetworkWorld('net-drift', { timings: { driftCheckMs: DRIFT_MS } });
 
-let ready = false;
-async function setup(): Promise<void> {
-  if (ready) return;
-  ready = true;
-  await createVlans(world, [1000, 1001]);
-  await createPool(world, 'vlan-1000', 10);
-  await createTemplate(world, 'hb', [{ name: 'bond0', vlans: [{ vxlan: 1000, addressesFromPools: [poolRef('vlan-1000')] }] }]);
-}
+const setup = onFirstUse(() => createHybridBondedTemplate(world));
 
 describe('drift', () => {
   test('at rest a machine costs one device read per drift period and nothing else', async () => {
@@ -79,12 +70,10 @@ describe('drift', () => {
     await world.metal.ports.assign(portId, vlanId);
     await world.metal.ports.convertLayer2(portId);
 
-    const mn = await waitFor(
-      'PortDrift',
-      async () => {
-        const found = await machineNetwork(world, 'drift-1');
-        return condition(found, 'PortsConfigured')?.reason === 'PortDrift' ? found : false;
-      },
+    const mn = await waitMachineNetworkReason(
+      world,
+      'drift-1',
+      { type: 'PortsConfigured', reason: 'PortDrift' },
       { timeoutMs: 30_000, intervalMs: 100 },
     );
     expect(condition(mn, 'PortsConfigured')?.status).toBe('False');

@@ -1,11 +1,8 @@
-import { execFile } from 'node:child_process';
-import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { beforeAll, describe, expect, test } from '@jest/globals';
 import * as k8s from '@kubernetes/client-node';
-import { testKubeconfigPath } from '@metal-l2/test-support/cluster';
 import type { Obj } from '@metal-l2/test-support/objects';
 import { waitFor } from '@metal-l2/test-support/wait-for';
+import { eventsOf, kubectlInNamespace } from './support/network-probes.js';
 import {
   CLUSTER,
   cabpkCloudConfig,
@@ -18,6 +15,7 @@ import {
   netKinds,
   poolRef,
   useNetworkWorld,
+  waitMachineNetworkReason,
 } from './support/network-world.js';
 
 // The edges of one machine's flow: names as long as Kubernetes allows, a claim or a Secret write
@@ -25,30 +23,6 @@ import {
 // kubectl. Each ends in a condition or an annotation a user can read, never a silent wait.
 
 const world = useNetworkWorld('net-edges');
-const run = promisify(execFile);
-
-/** The real kubectl, as a user runs it against this namespace. */
-async function kubectl(...args: string[]): Promise<string> {
-  const bin = join(process.env['METAL_L2_TEST_BIN_DIR'] ?? '', 'kubectl');
-  const { stdout } = await run(bin, ['--kubeconfig', testKubeconfigPath(), '--namespace', world.ns, ...args]);
-  return stdout;
-}
-
-/**
- * The Events the controller emitted for an object, as its event sink received them (the world
- * logs them, one JSON line each, where a deployment's recorder posts them to the API server).
- */
-function eventsOf(name: string): { reason?: string; message?: string; type?: string }[] {
-  return (
-    world.logLines
-      .flatMap((chunk) => chunk.split('\n'))
-      .filter((line) => line.startsWith('{'))
-      .map((line) => JSON.parse(line) as { msg?: string; object?: string; reason?: string; type?: string })
-      // The logger folds the Event's message into msg: "event <message>".
-      .filter((line) => line.msg?.startsWith('event ') === true && line.object === name)
-      .map((line) => ({ ...line, message: (line.msg ?? '').slice('event '.length) }))
-  );
-}
 
 async function claimsOwnedBy(machine: string): Promise<Obj[]> {
   const claims = await world.objects.list(netKinds.claim, world.ns);
@@ -116,12 +90,10 @@ describe('long names', () => {
       },
     });
     await createMachine(world, 'refused-0', 'edges');
-    const mn = await waitFor(
-      'the refused claim to be reported',
-      async () => {
-        const found = await machineNetwork(world, 'refused-0');
-        return condition(found, 'AddressesAllocated')?.reason === 'ClaimRefused' ? found : false;
-      },
+    const mn = await waitMachineNetworkReason(
+      world,
+      'refused-0',
+      { type: 'AddressesAllocated', reason: 'ClaimRefused' },
       { timeoutMs: 30_000 },
     );
     expect(condition(mn, 'AddressesAllocated')?.status).toBe('False');
@@ -147,17 +119,17 @@ describe('the template link', () => {
     expect(pm.metadata.annotations?.[HOLD_REASON]).toContain('TemplateNotFound');
     expect(pm.metadata.annotations?.[HOLD_REASON]).toContain('edgse');
     expect(pm.metadata.annotations?.[PAUSED]).toBeDefined();
-    const events = eventsOf('typo-0');
+    const events = eventsOf(world, 'typo-0');
     expect(events.some((e) => e.type === 'Warning' && e.reason === 'TemplateNotFound')).toBe(true);
     expect(await machineNetwork(world, 'typo-0')).toBeUndefined();
   });
 
   test('removing the link of a held machine with kubectl releases our pause, and CAPP goes on', async () => {
     await createMachine(world, 'typo-1', 'edgse');
-    await waitFor('the TemplateNotFound Event', () => eventsOf('typo-1').some((e) => e.reason === 'TemplateNotFound'), {
+    await waitFor('the TemplateNotFound Event', () => eventsOf(world, 'typo-1').some((e) => e.reason === 'TemplateNotFound'), {
       timeoutMs: 30_000,
     });
-    await kubectl('annotate', 'packetmachine', 'typo-1', 'network.metal.x-k8s.io/template-');
+    await kubectlInNamespace(world, 'annotate', 'packetmachine', 'typo-1', 'network.metal.x-k8s.io/template-');
 
     const released = await waitFor(
       'the pause to be released',
@@ -169,7 +141,7 @@ describe('the template link', () => {
       { timeoutMs: 30_000 },
     );
     expect(released.metadata.annotations?.[HOLD_REASON]).toBeUndefined();
-    const events = eventsOf('typo-1');
+    const events = eventsOf(world, 'typo-1');
     expect(events.find((e) => e.reason === 'PauseReleased')?.message).toContain('no longer linked');
     // Unpaused, CAPP creates the device; no MachineNetwork was ever made for it.
     await waitFor(
@@ -187,12 +159,10 @@ describe('bootstrap Secrets the API server would refuse to write', () => {
     const padding = 1024 * 1024 - 400;
     const value = `${cabpkCloudConfig('big-0')}# ${'x'.repeat(padding - cabpkCloudConfig('big-0').length - 3)}\n`;
     await createMachine(world, 'big-0', 'edges', { value });
-    const mn = await waitFor(
-      'the size refusal',
-      async () => {
-        const found = await machineNetwork(world, 'big-0');
-        return condition(found, 'UserDataInjected')?.reason === 'BootstrapSecretTooLarge' ? found : false;
-      },
+    const mn = await waitMachineNetworkReason(
+      world,
+      'big-0',
+      { type: 'UserDataInjected', reason: 'BootstrapSecretTooLarge' },
       { timeoutMs: 60_000 },
     );
     expect(condition(mn, 'UserDataInjected')?.message).toContain('1048576');
@@ -214,12 +184,10 @@ describe('bootstrap Secrets the API server would refuse to write', () => {
       },
     });
     await createMachine(world, 'frozen-0', 'edges', { skipSecret: true });
-    const mn = await waitFor(
-      'the immutable refusal',
-      async () => {
-        const found = await machineNetwork(world, 'frozen-0');
-        return condition(found, 'UserDataInjected')?.reason === 'BootstrapSecretImmutable' ? found : false;
-      },
+    const mn = await waitMachineNetworkReason(
+      world,
+      'frozen-0',
+      { type: 'UserDataInjected', reason: 'BootstrapSecretImmutable' },
       { timeoutMs: 60_000 },
     );
     expect(condition(mn, 'UserDataInjected')?.message).toContain('immutable');

@@ -1,44 +1,26 @@
 import { describe, expect, test } from '@jest/globals';
 import { BOOT_CONFIG_PATH } from '@metal-l2/machine-config';
 import { waitFor } from '@metal-l2/test-support/wait-for';
+import { devicePortViews } from './support/network-probes.js';
 import {
   FOUR_PORT_PLAN,
   condition,
   createMachine,
-  createPool,
   createTemplate,
-  createVlans,
   deviceIdOfMachine,
   machineNetwork,
   playBootScript,
   poolRef,
   useNetworkWorld,
   waitMachineNetworkReady,
+  createTwoVlanPools,
+  onFirstUse,
 } from './support/network-world.js';
 
 // 4-port servers (bond0 = eth0+eth2, bond1 = eth1+eth3) end to end: the webhook, the reconciler
 // and the network files the boot script applies agree on which bond each port follows.
 
 const world = useNetworkWorld('net-four-port');
-
-interface PortView {
-  name: string;
-  bonded: boolean;
-  networkType?: string;
-  vxlans: number[];
-}
-
-async function device(name: string): Promise<{ ports: PortView[]; userdata: string }> {
-  const id = await deviceIdOfMachine(world, name);
-  const found = await world.metal.devices.get(id, { include: ['network_ports.virtual_networks'] });
-  const ports = (found.network_ports ?? []).map((p) => ({
-    name: p.name ?? '',
-    bonded: p.data?.bonded ?? false,
-    ...(p.network_type === undefined ? {} : { networkType: p.network_type }),
-    vxlans: (p.virtual_networks ?? []).map((v) => ('vxlan' in v ? (v.vxlan ?? 0) : 0)).sort((a, b) => a - b),
-  }));
-  return { ports, userdata: found.userdata ?? '' };
-}
 
 /** The boot script's ports (which leave the OS bond) as the injected user data carries them. */
 function bootPorts(userdata: string): { name: string; kind: string; detach: boolean }[] {
@@ -49,14 +31,7 @@ function bootPorts(userdata: string): { name: string; kind: string; detach: bool
     .ports;
 }
 
-let ready = false;
-async function setup(): Promise<void> {
-  if (ready) return;
-  ready = true;
-  await createVlans(world, [1000, 1001]);
-  await createPool(world, 'vlan-1000', 10);
-  await createPool(world, 'vlan-1001', 11);
-}
+const setup = onFirstUse(() => createTwoVlanPools(world));
 
 describe('4-port servers', () => {
   test('hybrid: eth3 leaves bond1 with its VLAN; bond0, eth0, eth1 and eth2 stay bonded in layer 3', async () => {
@@ -67,7 +42,7 @@ describe('4-port servers', () => {
     await createMachine(world, 'hy4-0', 'eth3-out', { machineType: FOUR_PORT_PLAN });
     const mn = await waitMachineNetworkReady(world, 'hy4-0');
     expect(mn.status.networkType).toBe('hybrid');
-    const { ports, userdata } = await device('hy4-0');
+    const { ports, userdata } = await devicePortViews(world, await deviceIdOfMachine(world, 'hy4-0'));
     expect(ports.map((p) => [p.name, p.bonded, p.vxlans])).toEqual([
       ['bond0', true, []],
       ['bond1', true, []],
@@ -90,7 +65,7 @@ describe('4-port servers', () => {
     const mn = await waitMachineNetworkReady(world, 'b1i-0');
     // bond0 keeps layer 3 (and the metadata service): the boot script was not waited for.
     expect(mn.status.networkType).toBe('hybrid');
-    const { ports, userdata } = await device('b1i-0');
+    const { ports, userdata } = await devicePortViews(world, await deviceIdOfMachine(world, 'b1i-0'));
     const byName = new Map(ports.map((p) => [p.name, p]));
     expect(byName.get('bond0')).toMatchObject({ bonded: true, networkType: 'layer3' });
     expect(byName.get('eth0')?.bonded).toBe(true);
@@ -119,7 +94,7 @@ describe('4-port servers', () => {
     await playBootScript(world, 'l2i4-0');
     const mn = await waitMachineNetworkReady(world, 'l2i4-0');
     expect(mn.status.networkType).toBe('layer2-individual');
-    const { ports, userdata } = await device('l2i4-0');
+    const { ports, userdata } = await devicePortViews(world, await deviceIdOfMachine(world, 'l2i4-0'));
     expect(ports.filter((p) => p.name.startsWith('eth')).map((p) => [p.name, p.bonded, p.vxlans])).toEqual([
       ['eth0', false, [1000]],
       ['eth1', false, [1001]],
@@ -146,7 +121,7 @@ describe('4-port servers', () => {
     await playBootScript(world, 'b0l2-0');
     const mn = await waitMachineNetworkReady(world, 'b0l2-0');
     expect(mn.status.networkType).toBe('hybrid');
-    const { ports } = await device('b0l2-0');
+    const { ports } = await devicePortViews(world, await deviceIdOfMachine(world, 'b0l2-0'));
     expect(ports.find((p) => p.name === 'bond0')).toMatchObject({ bonded: true, vxlans: [1000, 1001] });
     expect(ports.find((p) => p.name === 'bond1')).toMatchObject({ bonded: true, vxlans: [] });
   });

@@ -14,6 +14,7 @@ import {
   poolRef,
   useNetworkWorld,
   waitMachineNetworkReady,
+  waitMachineNetworkReason,
 } from './support/network-world.js';
 
 // A machine's life after it is configured: deletion gives back what it took (its VLANs, not
@@ -89,12 +90,10 @@ describe('machine lifecycle', () => {
     await createMachine(world, 'ex-0', 'tiny');
     await waitMachineNetworkReady(world, 'ex-0');
     await createMachine(world, 'ex-1', 'tiny');
-    const waiting = await waitFor(
-      'ex-1 to report the exhausted pool',
-      async () => {
-        const mn = await machineNetwork(world, 'ex-1');
-        return condition(mn, 'AddressesAllocated')?.reason === 'PoolExhausted' ? mn : false;
-      },
+    const waiting = await waitMachineNetworkReason(
+      world,
+      'ex-1',
+      { type: 'AddressesAllocated', reason: 'PoolExhausted' },
       { timeoutMs: 30_000 },
     );
     expect(condition(waiting, 'Ready')).toMatchObject({ status: 'False', reason: 'PoolExhausted' });
@@ -111,12 +110,10 @@ describe('machine lifecycle', () => {
   test('ignition bootstrap data is refused with a reason and the machine stays paused', async () => {
     await createTemplate(world, 'hb-ign', [{ name: 'bond0', vlans: [{ vxlan: 1000 }] }]);
     await createMachine(world, 'ign-0', 'hb-ign', { format: 'ignition', value: '{"ignition":{"version":"2.3.0"}}' });
-    const mn = await waitFor(
-      'the ignition refusal',
-      async () => {
-        const found = await machineNetwork(world, 'ign-0');
-        return condition(found, 'UserDataInjected')?.reason === 'IgnitionNotSupported' ? found : false;
-      },
+    const mn = await waitMachineNetworkReason(
+      world,
+      'ign-0',
+      { type: 'UserDataInjected', reason: 'IgnitionNotSupported' },
       { timeoutMs: 30_000 },
     );
     expect(condition(mn, 'UserDataInjected')?.message).toContain('ignition');
@@ -127,12 +124,10 @@ describe('machine lifecycle', () => {
   test('a bootstrap Secret shared by two Machines is refused', async () => {
     await createMachine(world, 'sh-0', 'hb-ign', { secretName: 'shared-bootstrap' });
     await createMachine(world, 'sh-1', 'hb-ign', { secretName: 'shared-bootstrap', skipSecret: true });
-    const mn = await waitFor(
-      'the shared Secret refusal',
-      async () => {
-        const found = await machineNetwork(world, 'sh-0');
-        return condition(found, 'UserDataInjected')?.reason === 'BootstrapSecretNotOwned' ? found : false;
-      },
+    const mn = await waitMachineNetworkReason(
+      world,
+      'sh-0',
+      { type: 'UserDataInjected', reason: 'BootstrapSecretNotOwned' },
       { timeoutMs: 30_000 },
     );
     expect(condition(mn, 'UserDataInjected')?.message).toContain('sh-1');

@@ -1,13 +1,12 @@
 import { describe, expect, test } from '@jest/globals';
 import { waitFor } from '@metal-l2/test-support/wait-for';
+import { devicePortViews } from './support/network-probes.js';
 import {
   CONTROLLER_AGENT,
   TOKEN,
   condition,
   createMachine,
-  createPool,
   createTemplate,
-  createVlans,
   deviceIdOfMachine,
   machineNetwork,
   netKinds,
@@ -15,6 +14,8 @@ import {
   poolRef,
   useNetworkWorld,
   waitMachineNetworkReady,
+  createTwoVlanPools,
+  onFirstUse,
 } from './support/network-world.js';
 
 // Each Metal network mode end to end: our webhook pauses the PacketMachine, the network controller
@@ -25,43 +26,11 @@ import {
 
 const world = useNetworkWorld('net-modes');
 
-interface PortView {
-  name: string;
-  networkType?: string;
-  bonded: boolean;
-  vxlans: number[];
-  native?: number;
-}
-
-async function devicePorts(deviceId: string): Promise<{ networkType: string | undefined; ports: PortView[]; userdata: string }> {
-  const device = await world.metal.devices.get(deviceId, {
-    include: ['network_ports.virtual_networks', 'network_ports.native_virtual_network'],
-  });
-  const ports = (device.network_ports ?? []).map((p) => ({
-    name: p.name ?? '',
-    ...(p.network_type === undefined ? {} : { networkType: p.network_type }),
-    bonded: p.data?.bonded ?? false,
-    vxlans: (p.virtual_networks ?? []).map((v) => ('vxlan' in v ? (v.vxlan ?? 0) : 0)).sort((a, b) => a - b),
-    ...(p.native_virtual_network !== undefined && 'vxlan' in p.native_virtual_network && p.native_virtual_network.vxlan !== undefined
-      ? { native: p.native_virtual_network.vxlan }
-      : {}),
-  }));
-  const bond0 = ports.find((p) => p.name === 'bond0');
-  return { networkType: bond0?.networkType, ports, userdata: device.userdata ?? '' };
-}
-
 function controllerCalls(deviceId: string): Record<string, number> {
   return world.sim.requests.countByOperation({ deviceId, userAgent: CONTROLLER_AGENT });
 }
 
-let vlansReady = false;
-async function setup(): Promise<void> {
-  if (vlansReady) return;
-  vlansReady = true;
-  await createVlans(world, [1000, 1001]);
-  await createPool(world, 'vlan-1000', 10);
-  await createPool(world, 'vlan-1001', 11);
-}
+const setup = onFirstUse(() => createTwoVlanPools(world));
 
 describe('network modes', () => {
   test('hybrid-bonded: a tagged VLAN on bond0 costs one device read, one batch and one poll', async () => {
@@ -92,7 +61,7 @@ describe('network modes', () => {
     for (const type of ['AddressesAllocated', 'UserDataInjected', 'PortsConfigured']) expect(condition(mn, type)?.status).toBe('True');
 
     const deviceId = await deviceIdOfMachine(world, 'hb-0');
-    const device = await devicePorts(deviceId);
+    const device = await devicePortViews(world, deviceId);
     expect(device.networkType).toBe('hybrid-bonded');
     expect(device.ports.find((p) => p.name === 'bond0')?.vxlans).toEqual([1000]);
     // CAPP created the device from the injected user data, after its Go templating.
@@ -131,7 +100,7 @@ describe('network modes', () => {
     const mn = await waitMachineNetworkReady(world, 'hy-0');
     expect(mn.status.networkType).toBe('hybrid');
     const deviceId = await deviceIdOfMachine(world, 'hy-0');
-    const device = await devicePorts(deviceId);
+    const device = await devicePortViews(world, deviceId);
     expect(device.networkType).toBe('hybrid');
     const eth1 = device.ports.find((p) => p.name === 'eth1');
     expect(eth1).toMatchObject({ bonded: false, vxlans: [1000, 1001], native: 1001 });
@@ -160,7 +129,7 @@ describe('network modes', () => {
     const mn = await waitMachineNetworkReady(world, 'l2b-0');
     for (const convert of convertsBefore) expect(convert.seq).toBeGreaterThan(eventsRead[0]?.seq ?? 0);
     expect(mn.status.networkType).toBe('layer2-bonded');
-    const device = await devicePorts(deviceId);
+    const device = await devicePortViews(world, deviceId);
     expect(device.networkType).toBe('layer2-bonded');
     expect(device.ports.find((p) => p.name === 'bond0')).toMatchObject({ vxlans: [1000, 1001], native: 1000 });
   });
@@ -177,7 +146,7 @@ describe('network modes', () => {
     const mn = await waitMachineNetworkReady(world, 'l2i-0');
     expect(mn.status.networkType).toBe('layer2-individual');
     const deviceId = await deviceIdOfMachine(world, 'l2i-0');
-    const device = await devicePorts(deviceId);
+    const device = await devicePortViews(world, deviceId);
     expect(device.networkType).toBe('layer2-individual');
     expect(device.ports.find((p) => p.name === 'eth0')).toMatchObject({ bonded: false, vxlans: [1000] });
     expect(device.ports.find((p) => p.name === 'eth1')).toMatchObject({ bonded: false, vxlans: [1001] });

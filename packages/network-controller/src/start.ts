@@ -100,7 +100,14 @@ export interface NetworkRunnables {
   readonly webhook?: AdmissionServer | undefined;
 }
 
-async function discover(client: KubeClient): Promise<{ ipam: CapiIpamVersion; core: CapiCoreVersion | undefined; healthChecks: boolean }> {
+/** The Cluster API versions the API server serves, and whether it serves MachineHealthChecks. */
+interface Discovered {
+  readonly ipam: CapiIpamVersion;
+  readonly core: CapiCoreVersion | undefined;
+  readonly healthChecks: boolean;
+}
+
+async function discover(client: KubeClient): Promise<Discovered> {
   const ipam = await client.preferredVersion<CapiIpamVersion>(CAPI_IPAM_GROUP, CAPI_IPAM_VERSIONS);
   if (ipam === undefined) {
     throw new Error(
@@ -118,14 +125,28 @@ async function discover(client: KubeClient): Promise<{ ipam: CapiIpamVersion; co
   return { ipam, core, healthChecks };
 }
 
+type StartOptions = NetworkControllerOptions & { readonly client: KubeClient };
+
+type Informers = NetworkInformers & { packetClusters: Informer<PacketCluster> };
+
 /**
  * Wires the network controller: discovers the served Cluster API versions, builds the informers,
  * the MachineNetwork controller (keyed by PacketMachine) and the webhooks.
  */
-export async function createNetworkController(options: NetworkControllerOptions & { client: KubeClient }): Promise<NetworkRunnables> {
+export async function createNetworkController(options: StartOptions): Promise<NetworkRunnables> {
+  const versions = await discover(options.client);
+  options.logger.info('discovered API versions', { ipam: versions.ipam, clusterAPI: versions.core ?? 'none' });
+  const informers = buildInformers(options, versions);
+  addIndexes(informers);
+  const ctx = buildContext(options, versions, informers);
+  const controller = buildController(options, ctx, informers);
+  const webhook = buildWebhook(options, ctx.now);
+  return { informers: allInformers(informers), controllers: [controller], webhook };
+}
+
+/** One informer per type the controller reads, in the watched namespace when there is one. */
+function buildInformers(options: StartOptions, versions: Discovered): Informers {
   const { client, logger } = options;
-  const versions = await discover(client);
-  logger.info('discovered API versions', { ipam: versions.ipam, clusterAPI: versions.core ?? 'none' });
   const ns = options.namespace;
   const informer = <T extends KubeObject>(type: ResourceType, extra: { labelSelector?: string } = {}): Informer<T> =>
     new Informer<T>({
@@ -137,7 +158,7 @@ export async function createNetworkController(options: NetworkControllerOptions 
       ...(options.metrics === undefined ? {} : { metrics: options.metrics }),
     });
   const core = versions.core;
-  const informers: NetworkInformers & { packetClusters: Informer<PacketCluster> } = {
+  return {
     packetMachines: informer<PacketMachine>(PacketMachineType),
     packetMachineTemplates: informer<PacketMachineTemplate>(PacketMachineTemplateType),
     packetClusters: informer<PacketCluster>(PacketClusterType),
@@ -150,10 +171,14 @@ export async function createNetworkController(options: NetworkControllerOptions 
     clusters: core === undefined ? undefined : informer<Cluster>(clusterType(core)),
     healthChecks: core === undefined || !versions.healthChecks ? undefined : informer<MachineHealthCheck>(machineHealthCheckType(core)),
   };
-  addIndexes(informers);
+}
+
+function buildContext(options: StartOptions, versions: Discovered, informers: Informers): NetworkContext {
+  const { client, logger } = options;
+  const core = versions.core;
   const now = options.now ?? (() => new Date());
   const metalLogger = logger.child({ component: 'metal-api' });
-  const ctx: NetworkContext = {
+  return {
     client,
     versions: { ipam: versions.ipam, core: versions.core },
     types: {
@@ -176,7 +201,10 @@ export async function createNetworkController(options: NetworkControllerOptions 
     metalStreaks: new Map(),
     driftChecks: new Map(),
   };
+}
 
+/** The MachineNetwork controller, keyed by PacketMachine, and what it watches. */
+function buildController(options: StartOptions, ctx: NetworkContext, informers: Informers): Controller {
   const controller = new Controller({
     name: 'machinenetwork',
     concurrency: options.concurrency ?? 10,
@@ -187,7 +215,7 @@ export async function createNetworkController(options: NetworkControllerOptions 
       new ItemExponentialRateLimiter({ baseDelayMs: 5, maxDelayMs: 60_000 }),
       new BucketRateLimiter({ qps: 10, burst: 100 }),
     ]),
-    logger,
+    logger: options.logger,
     ...(options.metrics === undefined ? {} : { metrics: options.metrics }),
     reconciler: {
       // The client bound to the reconcile too: a call that forgets its signal is still cancelled
@@ -208,26 +236,33 @@ export async function createNetworkController(options: NetworkControllerOptions 
   controller.watch(informers.templates, watches.templates);
   if (informers.machines !== undefined) controller.watch(informers.machines, watches.machines);
   if (informers.clusters !== undefined) controller.watch(informers.clusters, watches.clusters);
+  return controller;
+}
 
-  const webhook =
-    options.webhook === undefined || options.webhook.port < 0
-      ? undefined
-      : new AdmissionServer({
-          port: options.webhook.port,
-          ...(options.webhook.host === undefined ? {} : { host: options.webhook.host }),
-          certDir: options.webhook.certDir,
-          logger: logger.child({ component: 'webhook' }),
-          handlers: {
-            [NetworkWebhookPaths.packetMachine]: packetMachineAdmissionHandler({
-              client,
-              ...(ns === undefined ? {} : { namespace: ns }),
-              logger: logger.child({ component: 'webhook' }),
-              now,
-            }),
-            [NetworkWebhookPaths.machineNetworkTemplate]: templateAdmissionHandler(),
-          },
-        });
-  const all = [
+/** The admission server (PacketMachine hold, template validation), unless disabled (no options or a negative port). */
+function buildWebhook(options: StartOptions, now: () => Date): AdmissionServer | undefined {
+  const { client, logger, webhook } = options;
+  const ns = options.namespace;
+  if (webhook === undefined || webhook.port < 0) return undefined;
+  return new AdmissionServer({
+    port: webhook.port,
+    ...(webhook.host === undefined ? {} : { host: webhook.host }),
+    certDir: webhook.certDir,
+    logger: logger.child({ component: 'webhook' }),
+    handlers: {
+      [NetworkWebhookPaths.packetMachine]: packetMachineAdmissionHandler({
+        client,
+        ...(ns === undefined ? {} : { namespace: ns }),
+        logger: logger.child({ component: 'webhook' }),
+        now,
+      }),
+      [NetworkWebhookPaths.machineNetworkTemplate]: templateAdmissionHandler(),
+    },
+  });
+}
+
+function allInformers(informers: Informers): InformerHandle[] {
+  return [
     informers.packetMachines,
     informers.packetMachineTemplates,
     informers.packetClusters,
@@ -239,7 +274,6 @@ export async function createNetworkController(options: NetworkControllerOptions 
     ...(informers.clusters === undefined ? [] : [informers.clusters]),
     ...(informers.healthChecks === undefined ? [] : [informers.healthChecks]),
   ];
-  return { informers: all, controllers: [controller], webhook };
 }
 
 /**

@@ -18,6 +18,36 @@ export async function vxlansOf(world: NetworkWorld, deviceId: string, port: stri
   }
 }
 
+/** One port of a device as a test judges it: its mode, whether it is bonded, its VLANs (sorted) and its native VLAN. */
+export interface PortView {
+  name: string;
+  networkType?: string;
+  bonded: boolean;
+  vxlans: number[];
+  native?: number;
+}
+
+/** A device's ports as the simulator holds them, bond0's network type, and the user data the device was created with. */
+export async function devicePortViews(
+  world: NetworkWorld,
+  deviceId: string,
+): Promise<{ networkType: string | undefined; ports: PortView[]; userdata: string }> {
+  const device = await world.metal.devices.get(deviceId, {
+    include: ['network_ports.virtual_networks', 'network_ports.native_virtual_network'],
+  });
+  const ports = (device.network_ports ?? []).map((p) => ({
+    name: p.name ?? '',
+    ...(p.network_type === undefined ? {} : { networkType: p.network_type }),
+    bonded: p.data?.bonded ?? false,
+    vxlans: (p.virtual_networks ?? []).map((v) => ('vxlan' in v ? (v.vxlan ?? 0) : 0)).sort((a, b) => a - b),
+    ...(p.native_virtual_network !== undefined && 'vxlan' in p.native_virtual_network && p.native_virtual_network.vxlan !== undefined
+      ? { native: p.native_virtual_network.vxlan }
+      : {}),
+  }));
+  const bond0 = ports.find((p) => p.name === 'bond0');
+  return { networkType: bond0?.networkType, ports, userdata: device.userdata ?? '' };
+}
+
 /** The id of a port of a device, and of a project VLAN by vxlan: what a hand-made change needs. */
 export async function portAndVlan(
   world: NetworkWorld,
@@ -50,5 +80,26 @@ export async function kubectl(args: readonly string[], timeoutMs = 60_000): Prom
 export function loggedEvents(world: NetworkWorld, reason: string, name: string): string[] {
   return world.logLines.filter(
     (l) => l.includes('"msg":"event ') && l.includes(`"reason":"${reason}"`) && l.includes(`"object":"${name}"`),
+  );
+}
+
+/** kubectl in the world's namespace, as a user runs it there; its stdout. No timeout of its own: the test's bounds it. */
+export async function kubectlInNamespace(world: NetworkWorld, ...args: string[]): Promise<string> {
+  return (await kubectl(['--namespace', world.ns, ...args], 0)).stdout;
+}
+
+/**
+ * The Events the controller emitted for an object, as its event sink received them (the world
+ * logs them, one JSON line each, where a deployment's recorder posts them to the API server).
+ */
+export function eventsOf(world: NetworkWorld, name: string): { reason?: string; message?: string; type?: string }[] {
+  return (
+    world.logLines
+      .flatMap((chunk) => chunk.split('\n'))
+      .filter((line) => line.startsWith('{'))
+      .map((line) => JSON.parse(line) as { msg?: string; object?: string; reason?: string; type?: string })
+      // The logger folds the Event's message into msg: "event <message>".
+      .filter((line) => line.msg?.startsWith('event ') === true && line.object === name)
+      .map((line) => ({ ...line, message: (line.msg ?? '').slice('event '.length) }))
   );
 }

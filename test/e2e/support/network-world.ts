@@ -333,6 +333,30 @@ export function useNetworkWorld(prefix: string, options: NetworkWorldOptions = {
   };
 }
 
+/** A file's shared fixtures, made by the first test that asks for them: any test of the file can run alone. */
+export function onFirstUse(make: () => Promise<void>): () => Promise<void> {
+  let started = false;
+  return async () => {
+    if (started) return;
+    started = true;
+    await make();
+  };
+}
+
+/** VLANs 1000 and 1001, each with a pool: vlan-1000 (192.168.10.0/24) and vlan-1001 (192.168.11.0/24). */
+export async function createTwoVlanPools(world: NetworkWorld): Promise<void> {
+  await createVlans(world, [1000, 1001]);
+  await createPool(world, 'vlan-1000', 10);
+  await createPool(world, 'vlan-1001', 11);
+}
+
+/** VLANs 1000 and 1001 (1001 left for a test's own template), pool vlan-1000, and template hb: bond0 tagged with VLAN 1000. */
+export async function createHybridBondedTemplate(world: NetworkWorld): Promise<void> {
+  await createVlans(world, [1000, 1001]);
+  await createPool(world, 'vlan-1000', 10);
+  await createTemplate(world, 'hb', [{ name: 'bond0', vlans: [{ vxlan: 1000, addressesFromPools: [poolRef('vlan-1000')] }] }]);
+}
+
 /** A pool on one VLAN's subnet, e.g. 192.168.<third>.0/24 handing out .10-.200 with .1 as gateway. */
 export async function createPool(world: NetworkWorld, name: string, third: number): Promise<void> {
   await world.objects.create(netKinds.pool, {
@@ -433,6 +457,24 @@ export async function waitMachineNetworkReady(world: NetworkWorld, name: string,
       throw new Error(mn === undefined ? 'no MachineNetwork' : JSON.stringify(mn.status?.conditions ?? 'no conditions'));
     },
     { timeoutMs, intervalMs: 200 },
+  );
+}
+
+/** Waits for a MachineNetwork's condition to give this reason; a timeout says the conditions last seen. */
+export async function waitMachineNetworkReason(
+  world: NetworkWorld,
+  name: string,
+  wanted: { readonly type: string; readonly reason: string },
+  options: { readonly timeoutMs?: number; readonly intervalMs?: number } = {},
+): Promise<Obj> {
+  return waitFor(
+    `MachineNetwork ${name} ${wanted.type} ${wanted.reason}`,
+    async () => {
+      const mn = await machineNetwork(world, name);
+      if (mn !== undefined && condition(mn, wanted.type)?.reason === wanted.reason) return mn;
+      throw new Error(mn === undefined ? 'no MachineNetwork' : JSON.stringify(mn.status?.conditions ?? 'no conditions'));
+    },
+    { timeoutMs: 30_000, ...options },
   );
 }
 

@@ -7,15 +7,22 @@ import {
   type MachineNetwork,
 } from '@metal-l2/api';
 import { getCondition } from '@metal-l2/kube';
-import { isMetalGone, type Device, type Event as MetalEvent, type MetalClient } from '@metal-l2/metal-api';
+import {
+  isMetalGone,
+  type Device,
+  type Event as MetalEvent,
+  type DesiredPort,
+  type MetalClient,
+  type VirtualNetwork,
+} from '@metal-l2/metal-api';
 import { UserStateCode } from '@metal-l2/machine-config';
-import { machineMetal } from '../metal/machine-metal.js';
+import { machineMetal, type MetalAccess } from '../metal/machine-metal.js';
 import { desiredNetworkMode, desiredPorts, removesLayer3 } from './desired-ports.js';
 import { DEVICE_INCLUDES, drivePorts, pollPendingBatch, portRecords, projectedPorts } from './port-driver.js';
 import { afterMetalError, afterMetalFailure, metalSucceeded } from './metal-retry.js';
 import { driftCheckDelayMs, driftCheckDue, findDrift, noteDeviceRead, portsSettled, type Drift } from './drift-check.js';
 import { conditionIs } from './status.js';
-import { proceed, waitFor, type MachineNetworkScope, type StepOutcome } from './scope.js';
+import { proceed, waitFor, type MachineNetworkScope, type Phase, type StepOutcome } from './scope.js';
 import { markCondition } from './status.js';
 
 function notConfigured(scope: MachineNetworkScope, reason: string, message: string): void {
@@ -67,6 +74,19 @@ function metalError(scope: MachineNetworkScope, what: string, err: unknown): Ste
   return afterMetalError(scope, what, err);
 }
 
+/** The device to configure, and whether this run is a drift check of it (configured before). */
+interface Target {
+  readonly deviceId: string;
+  readonly checking: boolean;
+}
+
+/** What a read of the device gave: the device as it is, the plan for it and the VLANs it names. */
+interface DeviceRead {
+  readonly device: Device;
+  readonly desired: readonly DesiredPort[];
+  readonly vlans: readonly VirtualNetwork[];
+}
+
 /**
  * Postcondition: the device's ports are in the template's mode with its VLANs assigned, and
  * status.ports shows them as read. Costs, for a hybrid-bonded machine: one device read, one VLAN
@@ -75,7 +95,38 @@ function metalError(scope: MachineNetworkScope, what: string, err: unknown): Ste
  * Modes that take layer 3 away wait for the boot script's "metadata captured" event first.
  */
 export async function configurePorts(scope: MachineNetworkScope): Promise<StepOutcome> {
-  const { ctx, machineNetwork: mn, packetMachine: pm } = scope;
+  const target = deviceToConfigure(scope);
+  if ('stop' in target) return target.stop;
+  const { deviceId, checking } = target.next;
+  const access = await machineMetal(scope.ctx, {
+    machineNetwork: scope.machineNetwork,
+    packetMachine: scope.packetMachine,
+    clusterName: scope.clusterName,
+    rctx: scope.rctx,
+  });
+  if (access.kind === 'missing') {
+    notConfigured(scope, access.reason, access.message);
+    return waitFor(scope.ctx.timings.metalRetryMs * 10);
+  }
+  const batch = await awaitPendingBatch(scope, access.metal, deviceId);
+  if (batch !== undefined) return batch;
+  const bootScript = await awaitBootScript(scope, access.metal, deviceId);
+  if (bootScript !== undefined) return bootScript;
+  const read = await readDeviceAndVlans(scope, access, target.next);
+  if ('stop' in read) return read.stop;
+  if (checking) {
+    const judged = judgeDrift(scope, findDrift(read.next));
+    if (judged !== undefined) return judged;
+  }
+  return applyPortPlan(scope, { metal: access.metal, deviceId }, read.next);
+}
+
+/**
+ * Which device to configure, and whether this is a drift check of a configured one; stops while
+ * CAPP reports a failure, has no device yet or is still provisioning it, and between drift checks.
+ */
+function deviceToConfigure(scope: MachineNetworkScope): Phase<Target> {
+  const { machineNetwork: mn, packetMachine: pm } = scope;
   const status = (mn.status ??= {});
   const deviceId = pm === undefined ? undefined : deviceIdOf(pm);
   let checking = false;
@@ -85,7 +136,7 @@ export async function configurePorts(scope: MachineNetworkScope): Promise<StepOu
       MachineNetworkReasons.deviceFailed,
       `CAPP reports ${pm.status.failureReason}: ${pm.status.failureMessage ?? 'no message'}`,
     );
-    return waitFor();
+    return { stop: waitFor() };
   }
   if (deviceId === undefined) {
     notConfigured(
@@ -93,7 +144,7 @@ export async function configurePorts(scope: MachineNetworkScope): Promise<StepOu
       MachineNetworkReasons.waitingForDevice,
       'waiting for the device: CAPP creates it once the PacketMachine is unpaused',
     );
-    return waitFor();
+    return { stop: waitFor() };
   }
   if (status.deviceID !== deviceId) {
     // A new device (or the first): whatever was observed or pending belongs to another one.
@@ -104,7 +155,7 @@ export async function configurePorts(scope: MachineNetworkScope): Promise<StepOu
     delete status.bootScriptWaitingSince;
   } else if (portsSettled(mn)) {
     // Configured: the device is read again only when its drift check is due.
-    if (!driftCheckDue(scope)) return settled(scope);
+    if (!driftCheckDue(scope)) return { stop: settled(scope) };
     checking = true;
   }
   // A moved or restored machine whose record says this device was configured is read at once:
@@ -112,21 +163,13 @@ export async function configurePorts(scope: MachineNetworkScope): Promise<StepOu
   const recorded = mn.metadata.annotations?.[NetworkAnnotations.portsConfigured] === deviceId;
   if (pm?.status?.ready !== true && !recorded) {
     notConfigured(scope, MachineNetworkReasons.waitingForDevice, `device ${deviceId} is being provisioned`);
-    return waitFor();
+    return { stop: waitFor() };
   }
-  const access = await machineMetal(ctx, {
-    machineNetwork: mn,
-    packetMachine: pm,
-    clusterName: scope.clusterName,
-    rctx: scope.rctx,
-  });
-  if (access.kind === 'missing') {
-    notConfigured(scope, access.reason, access.message);
-    return waitFor(ctx.timings.metalRetryMs * 10);
-  }
-  const { metal } = access;
-  const signal = scope.rctx.signal;
+  return { next: { deviceId, checking } };
+}
 
+/** A VLAN batch sent by an earlier reconcile is polled to its end before anything else is read. */
+async function awaitPendingBatch(scope: MachineNetworkScope, metal: MetalClient, deviceId: string): Promise<StepOutcome | undefined> {
   let polled;
   try {
     polled = await pollPendingBatch(scope, metal);
@@ -139,60 +182,79 @@ export async function configurePorts(scope: MachineNetworkScope): Promise<StepOu
       return waitFor(polled.afterMs);
     case 'failed':
       notConfigured(scope, MachineNetworkReasons.metalAPIError, polled.message);
-      ctx.events.event(mn, { type: 'Warning', reason: MachineNetworkEventReasons.metalAPIError, message: polled.message });
+      scope.ctx.events.event(scope.machineNetwork, {
+        type: 'Warning',
+        reason: MachineNetworkEventReasons.metalAPIError,
+        message: polled.message,
+      });
       return afterMetalFailure(scope);
     case 'completed':
-      if (polled.final) return done(scope);
-      break;
+      return polled.final ? done(scope) : undefined;
     case 'none':
-      break;
+      return undefined;
   }
+}
 
-  // Before layer 3 goes the boot script must have the metadata; while waiting for it only the
-  // events are read, not the device.
+/**
+ * Before layer 3 goes the boot script must have the metadata; while waiting for it only the
+ * events are read, not the device.
+ */
+async function awaitBootScript(scope: MachineNetworkScope, metal: MetalClient, deviceId: string): Promise<StepOutcome | undefined> {
+  const { ctx, machineNetwork: mn } = scope;
+  const status = (mn.status ??= {});
   if (
-    removesLayer3(mn.spec) &&
-    status.bootScript?.code !== UserStateCode.MetadataCaptured &&
-    status.bootScript?.code !== UserStateCode.Configured
-  ) {
-    let event;
-    try {
-      event = await bootScriptEvent(metal, deviceId, signal);
-    } catch (err: unknown) {
-      return metalError(scope, `read the events of device ${deviceId}`, err);
-    }
-    if (event !== undefined) {
-      status.bootScript = event;
-      delete status.bootScriptWaitingSince;
-    }
-    if (event?.code === UserStateCode.Failed) {
-      notConfigured(scope, MachineNetworkReasons.bootScriptFailed, `the boot script failed: ${event.message}`);
-      return waitFor(ctx.timings.devicePollMs);
-    }
-    if (event === undefined) return waitForBootScript(scope);
+    !removesLayer3(mn.spec) ||
+    status.bootScript?.code === UserStateCode.MetadataCaptured ||
+    status.bootScript?.code === UserStateCode.Configured
+  )
+    return undefined;
+  let event;
+  try {
+    event = await bootScriptEvent(metal, deviceId, scope.rctx.signal);
+  } catch (err: unknown) {
+    return metalError(scope, `read the events of device ${deviceId}`, err);
   }
+  if (event !== undefined) {
+    status.bootScript = event;
+    delete status.bootScriptWaitingSince;
+  }
+  if (event?.code === UserStateCode.Failed) {
+    notConfigured(scope, MachineNetworkReasons.bootScriptFailed, `the boot script failed: ${event.message}`);
+    return waitFor(ctx.timings.devicePollMs);
+  }
+  if (event === undefined) return waitForBootScript(scope);
+  return undefined;
+}
 
+/** Reads the device and the VLANs its plan names; status.ports is set from this read, never from the record. */
+async function readDeviceAndVlans(
+  scope: MachineNetworkScope,
+  access: MetalAccess,
+  { deviceId, checking }: Target,
+): Promise<Phase<DeviceRead>> {
+  const { ctx, machineNetwork: mn } = scope;
+  const signal = scope.rctx.signal;
   let device: Device | undefined;
   try {
-    device = await readDevice(metal, deviceId, signal);
+    device = await readDevice(access.metal, deviceId, signal);
   } catch (err: unknown) {
-    return metalError(scope, `read device ${deviceId}`, err);
+    return { stop: metalError(scope, `read device ${deviceId}`, err) };
   }
   if (device === undefined) {
-    if (checking) return deviceGone(scope, deviceId);
+    if (checking) return { stop: deviceGone(scope, deviceId) };
     notConfigured(scope, MachineNetworkReasons.waitingForDevice, `device ${deviceId} not found in the Metal API`);
-    return waitFor(ctx.timings.devicePollMs);
+    return { stop: waitFor(ctx.timings.devicePollMs) };
   }
   if (device.state !== 'active') {
     notConfigured(scope, MachineNetworkReasons.waitingForDevice, `device ${deviceId} is ${device.state ?? 'not active'}`);
-    return waitFor(ctx.timings.devicePollMs);
+    return { stop: waitFor(ctx.timings.devicePollMs) };
   }
   const desired = desiredPorts(mn.spec);
   const metro = device.metro?.code ?? access.metro;
-  if (metro === undefined) return metalError(scope, `device ${deviceId}`, new Error('the device reports no metro'));
+  if (metro === undefined) return { stop: metalError(scope, `device ${deviceId}`, new Error('the device reports no metro')) };
   let vlans;
   try {
-    vlans = await ctx.vlans.list(metal, {
+    vlans = await ctx.vlans.list(access.metal, {
       credentials: access.credentials,
       projectId: access.projectId,
       metro,
@@ -200,19 +262,24 @@ export async function configurePorts(scope: MachineNetworkScope): Promise<StepOu
       signal,
     });
   } catch (err: unknown) {
-    return metalError(scope, `list the VLANs of project ${access.projectId} in ${metro}`, err);
+    return { stop: metalError(scope, `list the VLANs of project ${access.projectId} in ${metro}`, err) };
   }
-  // What the device shows, from this read: never from the record.
-  status.ports = portRecords(device, vlans);
+  (mn.status ??= {}).ports = portRecords(device, vlans);
   noteDeviceRead(scope);
-  if (checking) {
-    const judged = judgeDrift(scope, findDrift({ device, desired, vlans }));
-    if (judged !== undefined) return judged;
-  }
+  return { next: { device, desired, vlans } };
+}
 
+/** Sends the port plan's calls in order (none when the ports already match) and says what the status shows next. */
+async function applyPortPlan(
+  scope: MachineNetworkScope,
+  { metal, deviceId }: { readonly metal: MetalClient; readonly deviceId: string },
+  read: DeviceRead,
+): Promise<StepOutcome> {
+  const { ctx, machineNetwork: mn } = scope;
+  const status = (mn.status ??= {});
   let driven;
   try {
-    driven = await drivePorts(scope, { metal, device, desired, vlans });
+    driven = await drivePorts(scope, { metal, ...read });
   } catch (err: unknown) {
     return metalError(scope, `configure the ports of device ${deviceId}`, err);
   }
@@ -222,7 +289,7 @@ export async function configurePorts(scope: MachineNetworkScope): Promise<StepOu
       ctx.events.event(mn, { type: 'Warning', reason: MachineNetworkEventReasons.invalidPortPlan, message: driven.message });
       return waitFor(ctx.timings.metalRetryMs * 10);
     case 'batch-started':
-      status.ports = projectedPorts({ device, desired, vlans });
+      status.ports = projectedPorts(read);
       notConfigured(
         scope,
         MachineNetworkReasons.configuringPorts,
@@ -230,7 +297,7 @@ export async function configurePorts(scope: MachineNetworkScope): Promise<StepOu
       );
       return waitFor(ctx.timings.batchPollMs);
     case 'converged':
-      if (driven.callCount > 0) status.ports = projectedPorts({ device, desired, vlans });
+      if (driven.callCount > 0) status.ports = projectedPorts(read);
       return done(scope);
   }
 }

@@ -4,6 +4,7 @@ import {
   MachineNetworkReasons,
   NetworkFinalizers,
   MachineNetworkType,
+  type AssignedVlan,
   type IPAddressClaim,
 } from '@metal-l2/api';
 import {
@@ -14,11 +15,12 @@ import {
   type DesiredPort,
   type Device,
   type MetalClient,
+  type ObservedPort,
 } from '@metal-l2/metal-api';
 import { isNotFound } from '@metal-l2/kube';
 import { IndexNames } from '../context.js';
-import { machineMetal } from '../metal/machine-metal.js';
-import { DEVICE_INCLUDES, drivePorts, pollPendingBatch, type BatchPoll } from './port-driver.js';
+import { machineMetal, type MetalAccess } from '../metal/machine-metal.js';
+import { DEVICE_INCLUDES, drivePorts, pollPendingBatch, type BatchPoll, type DriveResult } from './port-driver.js';
 import { afterMetalError } from './metal-retry.js';
 import { describe, failed, proceed, waitFor, type MachineNetworkScope, type StepOutcome } from './scope.js';
 import { markCondition } from './status.js';
@@ -103,62 +105,88 @@ export async function unassignVlans(scope: MachineNetworkScope): Promise<StepOut
   });
   if (access.kind === 'missing') return cannotCheck(scope, access.message);
   try {
-    const polled = await pollBatchOfDeletion(scope, access.metal);
-    if (polled.kind === 'pending') {
-      deleting(scope, 'waiting for a VLAN batch to complete before unassigning');
-      return waitFor(polled.afterMs);
-    }
-    const device = await readDevice(access.metal, deviceId, scope.rctx.signal);
-    if (device === undefined) {
-      status.assignedVlans = [];
-      delete status.pendingBatch;
-      return proceed;
-    }
-    const vlans = await ctx.vlans.list(access.metal, {
-      credentials: access.credentials,
-      projectId: access.projectId,
-      metro: device.metro?.code ?? access.metro ?? '',
-      wanted: [],
-      signal: scope.rctx.signal,
-    });
-    const observed = observePorts(device.network_ports ?? [], vlans).ports;
-    const ourIds = new Set(ours.map((v) => `${v.portID}/${v.vlanID}`));
-    const desired: DesiredPort[] = observed.map((p) => {
-      const keep = p.vlans.filter((v) => !ourIds.has(`${p.id}/${v.id}`));
-      const native = p.nativeVlan !== undefined && !ourIds.has(`${p.id}/${p.nativeVlan.id}`) ? p.nativeVlan.vxlan : undefined;
-      return {
-        name: p.name,
-        bonded: p.bonded,
-        ...(p.isBond ? { layer2: p.layer2 } : {}),
-        vlans: keep.map((v) => v.vxlan).filter((v): v is number => v !== undefined),
-        ...(native === undefined ? {} : { nativeVlan: native }),
-      };
-    });
-    const driven = await drivePorts(scope, { metal: access.metal, device, desired, vlans });
-    switch (driven.kind) {
-      case 'refused':
-        deleting(scope, `cannot unassign VLANs of device ${deviceId}: ${driven.message}`);
-        return waitFor(ctx.timings.metalRetryMs * 10);
-      case 'batch-started':
-        deleting(scope, `unassigning VLANs on ${status.pendingBatch?.port ?? 'a port'}`);
-        return waitFor(ctx.timings.batchPollMs);
-      case 'converged':
-        if (driven.callCount > 0 || ours.length > 0) {
-          ctx.events.event(mn, {
-            type: 'Normal',
-            reason: MachineNetworkEventReasons.vlansUnassigned,
-            message: `unassigned VLANs ${ours.map((v) => `${v.port}:${v.vxlan}`).join(', ')}`,
-          });
-        }
-        status.assignedVlans = [];
-        return proceed;
-    }
+    return await unassignOnDevice(scope, access, { deviceId, ours });
   } catch (err: unknown) {
     if (tokenRefused(err)) return cannotCheck(scope, `Metal refused the token: ${err instanceof Error ? err.message : String(err)}`);
     const message = `unassign VLANs of device ${deviceId}: ${err instanceof Error ? err.message : String(err)}`;
     deleting(scope, message);
     ctx.events.event(mn, { type: 'Warning', reason: MachineNetworkEventReasons.metalAPIError, message });
     return afterMetalError(scope, `unassign VLANs of device ${deviceId}`, err);
+  }
+}
+
+/** What a deletion unassigns: our VLANs as recorded when the step began, and their device. */
+interface Unassigning {
+  readonly deviceId: string;
+  readonly ours: readonly AssignedVlan[];
+}
+
+/** Waits out a pending batch, reads the device and drives its ports to what they are without our VLANs. */
+async function unassignOnDevice(scope: MachineNetworkScope, access: MetalAccess, at: Unassigning): Promise<StepOutcome> {
+  const status = (scope.machineNetwork.status ??= {});
+  const polled = await pollBatchOfDeletion(scope, access.metal);
+  if (polled.kind === 'pending') {
+    deleting(scope, 'waiting for a VLAN batch to complete before unassigning');
+    return waitFor(polled.afterMs);
+  }
+  const device = await readDevice(access.metal, at.deviceId, scope.rctx.signal);
+  if (device === undefined) {
+    status.assignedVlans = [];
+    delete status.pendingBatch;
+    return proceed;
+  }
+  const vlans = await scope.ctx.vlans.list(access.metal, {
+    credentials: access.credentials,
+    projectId: access.projectId,
+    metro: device.metro?.code ?? access.metro ?? '',
+    wanted: [],
+    signal: scope.rctx.signal,
+  });
+  const desired = portsWithoutOurVlans(observePorts(device.network_ports ?? [], vlans).ports, at.ours);
+  const driven = await drivePorts(scope, { metal: access.metal, device, desired, vlans });
+  return afterUnassigning(scope, at, driven);
+}
+
+/** The ports as they are, less the VLANs (tagged or native) this controller assigned. */
+export function portsWithoutOurVlans(
+  observed: readonly ObservedPort[],
+  ours: readonly Pick<AssignedVlan, 'portID' | 'vlanID'>[],
+): DesiredPort[] {
+  const ourIds = new Set(ours.map((v) => `${v.portID}/${v.vlanID}`));
+  return observed.map((p) => {
+    const keep = p.vlans.filter((v) => !ourIds.has(`${p.id}/${v.id}`));
+    const native = p.nativeVlan !== undefined && !ourIds.has(`${p.id}/${p.nativeVlan.id}`) ? p.nativeVlan.vxlan : undefined;
+    return {
+      name: p.name,
+      bonded: p.bonded,
+      ...(p.isBond ? { layer2: p.layer2 } : {}),
+      vlans: keep.map((v) => v.vxlan).filter((v): v is number => v !== undefined),
+      ...(native === undefined ? {} : { nativeVlan: native }),
+    };
+  });
+}
+
+/** What the drive left to do; the Event names the VLANs recorded before it (the drive edits the record). */
+function afterUnassigning(scope: MachineNetworkScope, { deviceId, ours }: Unassigning, driven: DriveResult): StepOutcome {
+  const { ctx, machineNetwork: mn } = scope;
+  const status = (mn.status ??= {});
+  switch (driven.kind) {
+    case 'refused':
+      deleting(scope, `cannot unassign VLANs of device ${deviceId}: ${driven.message}`);
+      return waitFor(ctx.timings.metalRetryMs * 10);
+    case 'batch-started':
+      deleting(scope, `unassigning VLANs on ${status.pendingBatch?.port ?? 'a port'}`);
+      return waitFor(ctx.timings.batchPollMs);
+    case 'converged':
+      if (driven.callCount > 0 || ours.length > 0) {
+        ctx.events.event(mn, {
+          type: 'Normal',
+          reason: MachineNetworkEventReasons.vlansUnassigned,
+          message: `unassigned VLANs ${ours.map((v) => `${v.port}:${v.vxlan}`).join(', ')}`,
+        });
+      }
+      status.assignedVlans = [];
+      return proceed;
   }
 }
 

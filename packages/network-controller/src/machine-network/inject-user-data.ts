@@ -11,7 +11,7 @@ import { injectUserData, readInjectionHash, renderMachineNetwork, type RenderedN
 import { IndexNames } from '../context.js';
 import { checkInjected } from './injected-config.js';
 import { networkConfigOf } from './network-config.js';
-import { describe, failed, proceed, waitFor, type MachineNetworkScope, type StepOutcome } from './scope.js';
+import { describe, failed, proceed, waitFor, type MachineNetworkScope, type Phase, type StepOutcome } from './scope.js';
 import { markCondition } from './status.js';
 
 interface Secret extends KubeObject {
@@ -90,7 +90,7 @@ function ownershipProblem(scope: MachineNetworkScope, machine: Machine, secret: 
  * its user data was consumed at creation.
  */
 export async function ensureUserDataInjected(scope: MachineNetworkScope): Promise<StepOutcome> {
-  const { ctx, machineNetwork: mn, packetMachine: pm, machine } = scope;
+  const { ctx, machineNetwork: mn, packetMachine: pm } = scope;
   const status = (mn.status ??= {});
   const rendered = renderMachineNetwork(networkConfigOf(mn.spec, status.addresses ?? [], ctx.metadataUrl));
   if (rendered.kind === 'invalid') {
@@ -105,23 +105,46 @@ export async function ensureUserDataInjected(scope: MachineNetworkScope): Promis
       injected: status.userData.hash,
       message: `Secret ${status.userData.secretName ?? ''} carries the network configuration (sha256:${status.userData.hash.slice(0, 12)})`,
     });
+  const found = await findBootstrapSecret(scope, provisioned);
+  if ('stop' in found) return found.stop;
+  // Only a provisioned machine goes on without a Secret.
+  if (provisioned || found.next === undefined) return adoptProvisioned(scope, found.next?.secret, rendered.network);
+  const value = writableValue(scope, found.next);
+  if ('stop' in value) return value.stop;
+  const written = await writeInjected(scope, found.next, { value: value.next, network: rendered.network });
+  if ('stop' in written) return written.stop;
+  return recordInjected(scope, found.next.secretName, written.next);
+}
 
+/** The Machine's bootstrap data Secret, as it is now. */
+interface BootstrapSecret {
+  readonly machine: Machine;
+  readonly secretName: string;
+  readonly secret: Secret;
+}
+
+/**
+ * The bootstrap data Secret, read live: a cached Secret could be older than the one CAPP reads
+ * when it creates the device. A provisioned machine without a Machine or a Secret name goes on
+ * with none (undefined) to be adopted; an unprovisioned one waits for them.
+ */
+async function findBootstrapSecret(scope: MachineNetworkScope, provisioned: boolean): Promise<Phase<BootstrapSecret | undefined>> {
+  const { ctx, machine } = scope;
   if (machine === undefined) {
-    if (provisioned) return adoptProvisioned(scope, undefined, rendered.network);
+    if (provisioned) return { next: undefined };
     notInjected(scope, MachineNetworkReasons.waitingForMachine, 'waiting for the Cluster API Machine that uses this PacketMachine');
-    return waitFor();
+    return { stop: waitFor() };
   }
   const secretName = machine.spec.bootstrap.dataSecretName;
   if (secretName === undefined || secretName === '') {
-    if (provisioned) return adoptProvisioned(scope, undefined, rendered.network);
+    if (provisioned) return { next: undefined };
     notInjected(
       scope,
       MachineNetworkReasons.waitingForBootstrapData,
       `waiting for Machine ${describe(scope, machine.metadata.name)} to get its bootstrap data (spec.bootstrap.dataSecretName)`,
     );
-    return waitFor();
+    return { stop: waitFor() };
   }
-  // Read live: a cached Secret could be older than the one CAPP reads when it creates the device.
   const secret = await ctx.client.get<Secret>(
     builtinTypes.secret,
     { namespace: scope.namespace, name: secretName },
@@ -129,17 +152,25 @@ export async function ensureUserDataInjected(scope: MachineNetworkScope): Promis
   );
   if (secret === undefined) {
     notInjected(scope, MachineNetworkReasons.bootstrapSecretNotFound, `bootstrap data Secret ${describe(scope, secretName)} not found`);
-    return waitFor(10_000);
+    return { stop: waitFor(10_000) };
   }
-  if (provisioned) return adoptProvisioned(scope, secret, rendered.network);
+  return { next: { machine, secretName, secret } };
+}
+
+/** The Secret's user data, when the Secret is this Machine's own, may be written and has a value. */
+function writableValue(scope: MachineNetworkScope, { machine, secretName, secret }: BootstrapSecret): Phase<string> {
   const problem = ownershipProblem(scope, machine, secret);
   if (problem !== undefined) {
     notInjected(scope, MachineNetworkReasons.bootstrapSecretNotOwned, problem);
-    ctx.events.event(mn, { type: 'Warning', reason: MachineNetworkEventReasons.injectionRefused, message: problem });
-    return waitFor();
+    scope.ctx.events.event(scope.machineNetwork, {
+      type: 'Warning',
+      reason: MachineNetworkEventReasons.injectionRefused,
+      message: problem,
+    });
+    return { stop: waitFor() };
   }
   const immutable = unwritable(scope, secret, undefined);
-  if (immutable !== undefined) return refuse(scope, immutable);
+  if (immutable !== undefined) return { stop: refuse(scope, immutable) };
   const value = decode(secret.data?.['value']);
   if (value === undefined) {
     notInjected(
@@ -147,22 +178,32 @@ export async function ensureUserDataInjected(scope: MachineNetworkScope): Promis
       MachineNetworkReasons.bootstrapSecretNotFound,
       `bootstrap data Secret ${describe(scope, secretName)} has no key value`,
     );
-    return waitFor();
+    return { stop: waitFor() };
   }
-  const result = injectUserData({ value, format: decode(secret.data?.['format']), network: rendered.network });
+  return { next: value };
+}
+
+/** Wraps the user data around the network configuration and writes it when it changed; gives the configuration's hash. */
+async function writeInjected(
+  scope: MachineNetworkScope,
+  { secretName, secret }: BootstrapSecret,
+  input: { readonly value: string; readonly network: RenderedNetwork },
+): Promise<Phase<string>> {
+  const { ctx, machineNetwork: mn } = scope;
+  const result = injectUserData({ value: input.value, format: decode(secret.data?.['format']), network: input.network });
   switch (result.kind) {
     case 'refused': {
       const reason =
         result.reason === 'IgnitionNotSupported' ? MachineNetworkReasons.ignitionNotSupported : MachineNetworkReasons.unsupportedFormat;
       notInjected(scope, reason, result.message);
       ctx.events.event(mn, { type: 'Warning', reason: MachineNetworkEventReasons.injectionRefused, message: result.message });
-      return waitFor();
+      return { stop: waitFor() };
     }
     case 'unchanged':
-      break;
+      return { next: result.hash };
     case 'injected': {
       const problem = unwritable(scope, secret, result.value);
-      if (problem !== undefined) return refuse(scope, problem);
+      if (problem !== undefined) return { stop: refuse(scope, problem) };
       try {
         await ctx.client.patch(
           builtinTypes.secret,
@@ -174,7 +215,7 @@ export async function ensureUserDataInjected(scope: MachineNetworkScope): Promis
           },
         );
       } catch (err: unknown) {
-        return failed(new Error(`inject the network configuration into Secret ${describe(scope, secretName)}`, { cause: err }));
+        return { stop: failed(new Error(`inject the network configuration into Secret ${describe(scope, secretName)}`, { cause: err })) };
       }
       ctx.events.event(mn, {
         type: 'Normal',
@@ -182,17 +223,20 @@ export async function ensureUserDataInjected(scope: MachineNetworkScope): Promis
         message: `injected network configuration sha256:${result.hash.slice(0, 12)} into Secret ${secretName}`,
       });
       scope.rctx.logger.info('injected network configuration', { secret: secretName, hash: result.hash });
-      break;
+      return { next: result.hash };
     }
   }
-  status.userData = { secretName, hash: result.hash };
+}
+
+function recordInjected(scope: MachineNetworkScope, secretName: string, hash: string): StepOutcome {
+  (scope.machineNetwork.status ??= {}).userData = { secretName, hash };
   markCondition(
-    mn,
+    scope.machineNetwork,
     {
       type: MachineNetworkConditionTypes.userDataInjected,
       status: 'True',
       reason: MachineNetworkReasons.injected,
-      message: `Secret ${secretName} carries the network configuration (sha256:${result.hash.slice(0, 12)})`,
+      message: `Secret ${secretName} carries the network configuration (sha256:${hash.slice(0, 12)})`,
     },
     scope.now,
   );

@@ -158,22 +158,8 @@ export async function reconcileMachineNetwork(
     rctx.logger.debug('cluster is paused', { cluster: clusterName });
     return done();
   }
-
-  const machineGone =
-    pm === undefined ||
-    pm.metadata.deletionTimestamp !== undefined ||
-    (mn !== undefined && pm.metadata.uid !== undefined && !(mn.metadata.ownerReferences ?? []).some((o) => o.uid === pm.metadata.uid));
-  if (mn !== undefined && machineGone && mn.metadata.deletionTimestamp === undefined) {
-    try {
-      await ctx.client.delete(MachineNetworkType, key, {
-        signal: rctx.signal,
-        ...(mn.metadata.uid === undefined ? {} : { preconditions: { uid: mn.metadata.uid } }),
-      });
-    } catch (err: unknown) {
-      if (!isNotFound(err)) throw new Error(`delete MachineNetwork ${namespace}/${name} of a deleted PacketMachine`, { cause: err });
-    }
-    return done();
-  }
+  if (mn !== undefined && machineGone(pm, mn) && mn.metadata.deletionTimestamp === undefined)
+    return deleteWithMachine(ctx, { key, machineNetwork: mn, rctx });
   if (mn === undefined) {
     if (pm === undefined || pm.metadata.deletionTimestamp !== undefined) return done();
     const ensured = await ensureMachineNetwork(ctx, { ctx, pm, machine: findMachine(ctx, namespace, name), namespace, name, rctx });
@@ -182,32 +168,80 @@ export async function reconcileMachineNetwork(
   }
   if (pm?.metadata.annotations?.[NetworkAnnotations.holdReason] !== undefined) await clearHoldReason({ ctx, pm, namespace, name, rctx });
 
-  const writes: Writes = { patch: PatchHelper.snapshot(MachineNetworkType, mn), before: mn, written: [] };
-  const working = structuredClone(mn);
+  const { scope, writes } = startScope(ctx, { key, rctx, packetMachine: pm, machineNetwork: mn, clusterName });
+  restoreRecord(scope.machineNetwork);
+  if (scope.machineNetwork.metadata.deletionTimestamp !== undefined) return runDeletion(scope, writes);
+  return runNormal(scope, writes);
+}
+
+/** The PacketMachine is gone, going, or a new one of the same name (another uid) that does not own this MachineNetwork. */
+function machineGone(pm: PacketMachine | undefined, mn: MachineNetwork): boolean {
+  return (
+    pm === undefined ||
+    pm.metadata.deletionTimestamp !== undefined ||
+    (pm.metadata.uid !== undefined && !(mn.metadata.ownerReferences ?? []).some((o) => o.uid === pm.metadata.uid))
+  );
+}
+
+/** The MachineNetwork of a machine going away is deleted (this very version: uid precondition); its finalizer does the rest. */
+async function deleteWithMachine(
+  ctx: NetworkContext,
+  { key, machineNetwork: mn, rctx }: { key: { namespace: string; name: string }; machineNetwork: MachineNetwork; rctx: ReconcileContext },
+): Promise<ReconcileResult> {
+  try {
+    await ctx.client.delete(MachineNetworkType, key, {
+      signal: rctx.signal,
+      ...(mn.metadata.uid === undefined ? {} : { preconditions: { uid: mn.metadata.uid } }),
+    });
+  } catch (err: unknown) {
+    if (!isNotFound(err)) throw new Error(`delete MachineNetwork ${key.namespace}/${key.name} of a deleted PacketMachine`, { cause: err });
+  }
+  return done();
+}
+
+/** The scope of one reconcile: a working copy of the MachineNetwork, and what was written of it so far. */
+function startScope(
+  ctx: NetworkContext,
+  at: {
+    readonly key: { namespace: string; name: string };
+    readonly rctx: ReconcileContext;
+    readonly packetMachine: PacketMachine | undefined;
+    readonly machineNetwork: MachineNetwork;
+    readonly clusterName: string | undefined;
+  },
+): { scope: MachineNetworkScope; writes: Writes } {
+  const { namespace, name } = at.key;
+  const pm = at.packetMachine;
+  const writes: Writes = { patch: PatchHelper.snapshot(MachineNetworkType, at.machineNetwork), before: at.machineNetwork, written: [] };
   const scope: MachineNetworkScope = {
     ctx,
-    rctx,
+    rctx: at.rctx,
     namespace,
     name,
     packetMachine: pm,
-    machineNetwork: working,
+    machineNetwork: structuredClone(at.machineNetwork),
     machine: pm === undefined ? undefined : findMachine(ctx, namespace, name),
-    clusterName,
+    clusterName: at.clusterName,
     now: ctx.now(),
     checkpoint: () => write(scope, writes),
   };
+  return { scope, writes };
+}
 
-  restoreRecord(working);
-  if (working.metadata.deletionTimestamp !== undefined) {
-    const outcome = await runSteps(scope, machineOutlivesNetwork(scope) ? keepSteps : deleteSteps);
-    if (outcome.kind === 'continue') {
-      ctx.lastWrites.forget(`${namespace}/${name}`);
-      forgetDriftCheck(scope);
-      return done(); // finalizer removed: the object is gone
-    }
-    return finish(scope, writes, outcome);
+/** Step 7, or the network handed over when the machine outlives its MachineNetwork. */
+async function runDeletion(scope: MachineNetworkScope, writes: Writes): Promise<ReconcileResult> {
+  const outcome = await runSteps(scope, machineOutlivesNetwork(scope) ? keepSteps : deleteSteps);
+  if (outcome.kind === 'continue') {
+    scope.ctx.lastWrites.forget(`${scope.namespace}/${scope.name}`);
+    forgetDriftCheck(scope);
+    return done(); // finalizer removed: the object is gone
   }
+  return finish(scope, writes, outcome);
+}
 
+/** Steps 2–5, then the status summary: the network type seen, the generation handled, Ready. */
+async function runNormal(scope: MachineNetworkScope, writes: Writes): Promise<ReconcileResult> {
+  const working = scope.machineNetwork;
   warnShortHealthCheck(scope);
   const outcome = await runSteps(scope, normalSteps);
   const status = (working.status ??= {});

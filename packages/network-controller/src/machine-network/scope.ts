@@ -35,6 +35,9 @@ export type StepOutcome =
 
 export type Step = (scope: MachineNetworkScope) => Promise<StepOutcome>;
 
+/** A phase of a step either ends the step with an outcome or hands the next phase what it needs. */
+export type Phase<T> = { readonly stop: StepOutcome } | { readonly next: T };
+
 export const proceed: StepOutcome = { kind: 'continue' };
 
 export function waitFor(afterMs?: number): StepOutcome {

@@ -17,6 +17,9 @@ export type MachineMetal =
     }
   | { readonly kind: 'missing'; readonly reason: string; readonly message: string };
 
+/** A machine's Metal access that was found. */
+export type MetalAccess = Extract<MachineMetal, { readonly kind: 'ok' }>;
+
 /**
  * The Metal client and project for one machine: the token from the template's
  * credentialsSecretRef (in the machine's namespace) or the controller-wide default Secret, the
