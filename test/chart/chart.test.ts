@@ -962,6 +962,21 @@ describe("the chart's RBAC is exactly enough", () => {
       for (let i = 0; i < 30; i++) await touch(netKinds.claim, name, i);
     });
 
+    // A MachineNetwork deleted while its machine lives hands its claims to the PacketMachine and
+    // the new one takes them back (patch), with the same address.
+    await objects.delete(netKinds.machineNetwork, 'm-0', ns);
+    const kept = await waitFor(
+      'a new MachineNetwork m-0 Ready',
+      async () => {
+        const mn = await objects.get(netKinds.machineNetwork, 'm-0', ns);
+        return mn !== undefined && mn.metadata.uid !== ready.metadata.uid && condition(mn, 'Ready')?.status === 'True' ? mn : false;
+      },
+      { timeoutMs: 90_000, intervalMs: 300 },
+    );
+    expect((kept.status?.addresses as { address: string }[] | undefined)?.[0]?.address).toBe(
+      (ready.status?.addresses as { address: string }[] | undefined)?.[0]?.address,
+    );
+
     // Deletion: the MachineNetwork goes with its machine, the claim and the IPAddress with it.
     await objects.delete(netKinds.packetMachine, 'm-0', ns);
     await waitFor('MachineNetwork m-0 gone', async () => (await objects.get(netKinds.machineNetwork, 'm-0', ns)) === undefined, {
