@@ -23,6 +23,10 @@ describe('recovery', () => {
         timeoutMs: timeouts.claimBound,
       },
     );
+    // The IPAddresses follow the status write: the rebuild reads them, so all three must exist.
+    await waitFor('three IPAddresses', async () => (await objects.list(kinds.address(), space.ns)).length === 3, {
+      timeoutMs: timeouts.claimBound,
+    });
     await first.stop();
 
     // What a move leaves behind: the pool with no status at all.
