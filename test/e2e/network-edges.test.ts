@@ -141,8 +141,13 @@ describe('the template link', () => {
       { timeoutMs: 30_000 },
     );
     expect(released.metadata.annotations?.[HOLD_REASON]).toBeUndefined();
-    const events = eventsOf(world, 'typo-1');
-    expect(events.find((e) => e.reason === 'PauseReleased')?.message).toContain('no longer linked');
+    // The Event is told after the patch that released the pause lands.
+    const releasedEvent = await waitFor(
+      'the PauseReleased Event',
+      () => eventsOf(world, 'typo-1').find((e) => e.reason === 'PauseReleased') ?? false,
+      { timeoutMs: 30_000 },
+    );
+    expect(releasedEvent.message).toContain('no longer linked');
     // Unpaused, CAPP creates the device; no MachineNetwork was ever made for it.
     await waitFor(
       'CAPP to create the device',
