@@ -303,15 +303,16 @@ describe('a machine held by the pause', () => {
       { type: 'InstanceReady', status: 'True' },
     ]);
 
+    // The providerID (spec) and infrastructureReady (the status subresource) are two writes: wait for both.
     const copied = await waitFor(
-      'Machine held with the providerID',
+      'Machine held with the providerID and infrastructureReady',
       async () => {
         const m = await objects.get(kinds.machine, 'held', ns);
-        return m?.spec.providerID === `equinixmetal://${device.id}` ? m : undefined;
+        return m?.spec.providerID === `equinixmetal://${device.id}` && m.status?.infrastructureReady === true ? m : undefined;
       },
       { timeoutMs: timeouts.watchEvent },
     );
-    expect(copied.status?.infrastructureReady).toBe(true);
+    expect(copied.spec.providerID).toBe(`equinixmetal://${device.id}`);
     // One list (no device by tags yet), one create, then reads of the device until it is active.
     const calls = sim.requests.countByOperation({ deviceId: device.id });
     expect(calls['createDevice']).toBe(1);
