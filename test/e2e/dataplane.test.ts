@@ -1,7 +1,7 @@
 import { describe, expect, test } from '@jest/globals';
 import { GUEST_METADATA_URL } from '@metal-l2/dataplane';
 import { waitFor } from '@metal-l2/test-support/wait-for';
-import { useRack } from './support/dataplane-rack.js';
+import { OS_NIC_OF_PORT, useRack } from './support/dataplane-rack.js';
 import {
   createMachine,
   createPool,
@@ -21,9 +21,9 @@ import {
 // into a switch that forwards as the simulator's live port state says. Pings run inside the guests
 // through the image's command agent.
 //
-//   hb   hybrid-bonded       bond0: VLAN 1000 and VLAN 1001, tagged
+//   hb   hybrid-bonded       bond0: VLAN 1000 and VLAN 1001 (mtu 9000), tagged
 //   l2i  layer2-individual   eth0: VLAN 1000 tagged; eth1: VLAN 1002 native (untagged) + 1003 tagged
-//   hy   hybrid              bond0 (eth0): VLAN 1001 tagged; eth1 out of the bond: VLAN 1002 native
+//   hy   hybrid              bond0 (eth0): VLAN 1001 (mtu 9000) tagged; eth1 out of the bond: VLAN 1002 native
 //                            + 1003 tagged (a native VLAN needs another VLAN on its port)
 //
 // The VLAN batches are held (a simulator fault on createPortVlanAssignmentBatch) until the guests
@@ -46,6 +46,17 @@ function address(machine: Machine, vxlan: number): string {
 
 let holdBatches = '';
 const batchCompletedAt = new Map<string, number>(); // portId -> host time the batch completed
+
+/** The MTU of VLAN 1001 on hb's and hy's bond0; Metal's ports (and VLANs without an mtu) are at 1500. */
+const JUMBO = 9000;
+
+/** The MTU of each OS interface, read inside the guest (`cat` prints them in order, one a line). */
+async function guestMtus(machine: Machine, interfaces: readonly string[]): Promise<Record<string, number>> {
+  const r = await rack.run(machine, ['cat', ...interfaces.map((i) => `/sys/class/net/${i}/mtu`)]);
+  expect(r.code).toBe(0);
+  const mtus = r.stdout.trim().split('\n').map(Number);
+  return Object.fromEntries(interfaces.map((i, n) => [i, mtus[n] ?? Number.NaN]));
+}
 
 async function guestHasAddress(machine: Machine, addr: string): Promise<boolean> {
   const r = await rack.run(machine, ['ip', '-o', 'addr', 'show']);
@@ -70,7 +81,7 @@ describe('data plane', () => {
           name: 'bond0',
           vlans: [
             { vxlan: 1000, addressesFromPools: [poolRef('v1000')] },
-            { vxlan: 1001, addressesFromPools: [poolRef('v1001')] },
+            { vxlan: 1001, mtu: JUMBO, addressesFromPools: [poolRef('v1001')] },
           ],
         },
       ]);
@@ -80,7 +91,7 @@ describe('data plane', () => {
         { name: 'eth1', vlans: [{ vxlan: 1002, native: true, addressesFromPools: [poolRef('v1002')] }, { vxlan: 1003 }] },
       ]);
       await createTemplate(world, 'hy', [
-        { name: 'bond0', vlans: [{ vxlan: 1001, addressesFromPools: [poolRef('v1001')] }] },
+        { name: 'bond0', vlans: [{ vxlan: 1001, mtu: JUMBO, addressesFromPools: [poolRef('v1001')] }] },
         { name: 'eth1', bonded: false, vlans: [{ vxlan: 1002, native: true, addressesFromPools: [poolRef('v1002')] }, { vxlan: 1003 }] },
       ]);
       for (const m of MACHINES) await createMachine(world, m, m);
@@ -130,6 +141,24 @@ describe('data plane', () => {
       expect(await rack.ping('l2i', address('hy', 1002))).toBe(false);
       expect(await rack.ping('hb', address('hy', 1001))).toBe(false);
 
+      // mtu 9000 on VLAN 1001 raised bond0 and, through the bonding driver, its slaves; VLAN 1000
+      // (no mtu) stays at Metal's 1500, though it was created on a 9000 bond. On hy the bond has one
+      // slave left (eth1 is out of it, and keeps 1500).
+      const [ens4, ens5] = [OS_NIC_OF_PORT['eth0'] ?? 'eth0', OS_NIC_OF_PORT['eth1'] ?? 'eth1'];
+      expect(await guestMtus('hb', ['bond0.1001', 'bond0', ens4, ens5, 'bond0.1000'])).toEqual({
+        'bond0.1001': JUMBO,
+        bond0: JUMBO,
+        [ens4]: JUMBO,
+        [ens5]: JUMBO,
+        'bond0.1000': 1500,
+      });
+      expect(await guestMtus('hy', ['bond0.1001', 'bond0', ens4, ens5])).toEqual({
+        'bond0.1001': JUMBO,
+        bond0: JUMBO,
+        [ens4]: JUMBO,
+        [ens5]: 1500,
+      });
+
       const hb = rack.server('hb');
       const ipAddr = await rack.run('hb', ['ip', '-d', 'addr']);
       const cfg = await rack.run('hb', ['cat', '/etc/network/interfaces.d/60-metal-l2.cfg']);
@@ -147,12 +176,13 @@ describe('data plane', () => {
     async () => {
       world.sim.faults.remove(holdBatches);
       // The controller backs off after each refused batch (up to 5 minutes, as controller-runtime
-      // does); an annotation wakes each machine now instead of when its backoff ends.
+      // does). The annotation wakes each machine, but no Metal call is made until its wait is over
+      // (docs/network-controller.md, "Metal errors"): Ready may take that long.
       for (const m of MACHINES)
         await world.objects.patch(netKinds.packetMachine, m, world.ns, {
           metadata: { annotations: { 'dataplane.test/released': String(Date.now()) } },
         });
-      for (const m of MACHINES) await waitMachineNetworkReady(world, m, 120_000);
+      for (const m of MACHINES) await waitMachineNetworkReady(world, m, 6 * 60_000);
       const hbPorts = world.sim.store.devices.get(rack.server('hb').deviceId)?.portIds ?? [];
       const completed = await waitFor(
         'the hybrid-bonded batch to complete',
@@ -174,8 +204,13 @@ describe('data plane', () => {
       // a second VLAN on the same bond: hb's bond0.1001 to hy's bond0.1001
       expect(await rack.ping('hb', address('hy', 1001))).toBe(true);
       expect(await rack.ping('hy', address('hb', 1001))).toBe(true);
+      // A jumbo frame crosses VLAN 1001 whole: 8972 bytes of ICMP data + 28 of headers = 9000, don't fragment.
+      expect(await rack.ping('hb', address('hy', 1001), { count: 1, size: JUMBO - 28, dontFragment: true })).toBe(true);
+      expect(await rack.ping('hy', address('hb', 1001), { count: 1, size: JUMBO - 28, dontFragment: true })).toBe(true);
+      // ... and one a byte larger does not leave (the interface's MTU is 9000, not more).
+      expect(await rack.ping('hb', address('hy', 1001), { count: 1, size: JUMBO - 27, dontFragment: true })).toBe(false);
     },
-    5 * 60_000,
+    10 * 60_000,
   );
 
   test(

@@ -36,6 +36,9 @@ const jumboOnDetachedNic: PortConfig[] = [
     vlans: [vlan(1000, '192.168.10.5/24', { native: true }), vlan(1001, '192.168.11.5/24', { mtu: 9000 })],
   },
 ];
+const jumboBesideDefault: PortConfig[] = [
+  { name: 'bond0', bonded: true, layer2: false, vlans: [vlan(1000, '192.168.10.5/24'), vlan(1001, '192.168.11.5/24', { mtu: 9000 })] },
+];
 const smallOnBond: PortConfig[] = [{ name: 'bond0', bonded: true, layer2: false, vlans: [vlan(1000, '192.168.10.5/24', { mtu: 1400 })] }];
 
 describe('a VLAN MTU above its parent raises the parent', () => {
@@ -62,6 +65,19 @@ describe('a VLAN MTU above its parent raises the parent', () => {
     expect(bond).toContain('[Link]\nMTUBytes=9000\n');
     const nic = fileText(render(jumboOnDetachedNic, 'networkd'), '05-metal-l2-eth1.network');
     expect(nic).toContain('[Link]\nMTUBytes=9000\n');
+  });
+
+  // The kernel gives a VLAN created without an MTU its parent's: raised first, VLAN 1000 would be
+  // 9000 while its peers on VLAN 1000 are at 1500.
+  test('a VLAN without an mtu beside a raised one is set to 1500, not left to inherit the raised parent', () => {
+    const ifupdown = fileText(render(jumboBesideDefault, 'ifupdown'), 'interfaces.d');
+    expect(ifupdown).toMatch(/iface @port:bond0@\.1000 inet static\n(?: {4}.*\n)* {4}mtu 1500\n/);
+    expect(ifupdown).toMatch(/iface @port:bond0@\.1001 inet static\n(?: {4}.*\n)* {4}mtu 9000\n/);
+    const netplan = fileText(render(jumboBesideDefault, 'netplan'), 'netplan');
+    expect(netplan).toMatch(/ {4}"@port:bond0@\.1000":\n(?: {6}.*\n)* {6}mtu: 1500\n/);
+    const networkd = render(jumboBesideDefault, 'networkd');
+    expect(fileText(networkd, 'bond0.1000.netdev')).toContain('MTUBytes=1500\n');
+    expect(fileText(networkd, 'bond0.1001.netdev')).toContain('MTUBytes=9000\n');
   });
 
   test.each<RendererName>(['ifupdown', 'netplan', 'networkd'])('%s: a smaller VLAN MTU leaves the parent alone', (renderer) => {

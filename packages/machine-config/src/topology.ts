@@ -57,6 +57,15 @@ export function parentMtu(native: VlanConfig | undefined, tagged: readonly VlanC
   return largest > (native?.mtu ?? DEFAULT_MTU) ? largest : native?.mtu;
 }
 
+/**
+ * A tagged VLAN's MTU: its own, else Metal's 1500 when its parent is set above that. The kernel
+ * gives a VLAN created without one its parent's MTU, so a VLAN beside a jumbo one would be 9000
+ * while its peers are at 1500.
+ */
+export function vlanMtu(vlan: VlanConfig, parent: number | undefined): number | undefined {
+  return vlan.mtu ?? (parent !== undefined && parent > DEFAULT_MTU ? DEFAULT_MTU : undefined);
+}
+
 export function bootPorts(ports: readonly PortConfig[]): BootPort[] {
   return ports.map((p) => ({ name: p.name, kind: isBondPort(p.name) ? 'bond' : 'nic', detach: !p.bonded }));
 }
@@ -83,6 +92,7 @@ export function planInterfaces(ports: readonly PortConfig[]): PlannedInterface[]
       ...(mtu === undefined ? {} : { mtu }),
     });
     for (const vlan of tagged) {
+      const own = vlanMtu(vlan, mtu);
       vlans.push({
         name: `${parentName}.${vlan.vxlan}`,
         port: port.name,
@@ -93,7 +103,7 @@ export function planInterfaces(ports: readonly PortConfig[]): PlannedInterface[]
         vlanId: vlan.vxlan,
         taggedVlanIds: [],
         vlan,
-        ...(vlan.mtu === undefined ? {} : { mtu: vlan.mtu }),
+        ...(own === undefined ? {} : { mtu: own }),
         ...(mtu === undefined ? {} : { parentMtu: mtu }),
       });
     }

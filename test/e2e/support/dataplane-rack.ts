@@ -22,6 +22,15 @@ export interface RackServer {
   boot?: { uptimeSec: number; wallMs: number };
 }
 
+export interface PingOptions {
+  count?: number;
+  from?: string;
+  /** ICMP data bytes (`-s`; ping's default is 56). */
+  size?: number;
+  /** Set don't-fragment (`-M do`): a packet larger than the path's MTU fails instead of being split. */
+  dontFragment?: boolean;
+}
+
 export interface Rack {
   image(): GuestImage;
   switch(): TorSwitch;
@@ -30,7 +39,7 @@ export interface Rack {
   server(machine: string): RackServer;
   run(machine: string, argv: readonly string[], timeoutMs?: number): Promise<CommandResult>;
   /** `ping` from the machine's guest: true when at least one reply came back. */
-  ping(machine: string, address: string, options?: { count?: number; from?: string }): Promise<boolean>;
+  ping(machine: string, address: string, options?: PingOptions): Promise<boolean>;
 }
 
 export function useRack(world: NetworkWorld, options: { imageTimeoutMs: number }): Rack {
@@ -113,6 +122,8 @@ export function useRack(world: NetworkWorld, options: { imageTimeoutMs: number }
         '-W',
         '1',
         ...(pingOptions.from === undefined ? [] : ['-I', pingOptions.from]),
+        ...(pingOptions.size === undefined ? [] : ['-s', String(pingOptions.size)]),
+        ...(pingOptions.dontFragment === true ? ['-M', 'do'] : []),
         address,
       ];
       const r = await rack.run(machine, argv, 20_000);
