@@ -122,8 +122,10 @@ describe('machine lifecycle', () => {
   });
 
   test('a bootstrap Secret shared by two Machines is refused', async () => {
-    await createMachine(world, 'sh-0', 'hb-ign', { secretName: 'shared-bootstrap' });
+    // sh-1's Machine exists before the Secret does, so sh-0 can never be injected before the
+    // second Machine naming the same Secret is there to be seen.
     await createMachine(world, 'sh-1', 'hb-ign', { secretName: 'shared-bootstrap', skipSecret: true });
+    await createMachine(world, 'sh-0', 'hb-ign', { secretName: 'shared-bootstrap' });
     const mn = await waitMachineNetworkReason(
       world,
       'sh-0',
