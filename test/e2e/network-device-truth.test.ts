@@ -55,15 +55,12 @@ describe('the network controller at its edges', () => {
     const address = before.status.addresses[0].address as string;
     expect(await poolUsed(world, 'vlan-1000')).toBe(1);
 
-    // Sample the device all through the delete and the re-creation.
-    const seen: string[] = [];
-    let sampling = true;
-    const sampler = (async (): Promise<void> => {
-      while (sampling) {
-        seen.push(JSON.stringify(await vxlansOf(world, deviceId, 'bond0')));
-        await new Promise((resolve) => setTimeout(resolve, 100));
-      }
-    })();
+    // The device's VLANs read before the delete, after every change to its ports while the
+    // MachineNetwork goes and comes back, and once more after the new one says Ready.
+    const reads: Promise<number[] | undefined>[] = [vxlansOf(world, deviceId, 'bond0')];
+    const unsubscribe = world.sim.store.subscribe((change) => {
+      if (change.kind === 'port' && change.deviceId === deviceId) reads.push(vxlansOf(world, deviceId, 'bond0'));
+    });
     const mark = world.sim.requests.lastSeq();
     await kubectl(['delete', 'machinenetwork', 'hb-1', '-n', world.ns]);
 
@@ -75,11 +72,9 @@ describe('the network controller at its edges', () => {
       },
       { timeoutMs: 60_000 },
     );
-    sampling = false;
-    await sampler;
-    // One sample taken before the delete went out, and one after the new object said Ready (a fast
-    // machine may take no more in between).
-    seen.push(JSON.stringify(await vxlansOf(world, deviceId, 'bond0')));
+    unsubscribe();
+    reads.push(vxlansOf(world, deviceId, 'bond0'));
+    const seen = (await Promise.all(reads)).map((v) => JSON.stringify(v));
     expect(seen.length).toBeGreaterThanOrEqual(2);
     expect(seen.filter((s) => s !== '[1000]')).toEqual([]);
     expect(world.sim.requests.count({ afterSeq: mark, deviceId, operationId: 'createPortVlanAssignmentBatch' })).toBe(0);
