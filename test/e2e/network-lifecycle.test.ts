@@ -1,5 +1,6 @@
 import { describe, expect, test } from '@jest/globals';
 import { waitFor } from '@metal-l2/test-support/wait-for';
+import { vxlansOf } from './support/network-probes.js';
 import {
   CONTROLLER_AGENT,
   PROJECT_ID,
@@ -22,16 +23,6 @@ import {
 
 const world = useNetworkWorld('net-life');
 
-async function vxlansOf(deviceId: string, port: string): Promise<number[] | undefined> {
-  try {
-    const device = await world.metal.devices.get(deviceId, { include: ['network_ports.virtual_networks'] });
-    const found = (device.network_ports ?? []).find((p) => p.name === port);
-    return (found?.virtual_networks ?? []).map((v) => ('vxlan' in v ? (v.vxlan ?? 0) : 0)).sort((a, b) => a - b);
-  } catch {
-    return undefined;
-  }
-}
-
 async function poolUsed(name: string): Promise<number | undefined> {
   const pool = await world.objects.get(netKinds.pool, name, world.ns);
   return pool?.status?.ipAddresses?.used as number | undefined;
@@ -52,7 +43,7 @@ describe('machine lifecycle', () => {
     const bond0 = (device.network_ports ?? []).find((p) => p.name === 'bond0');
     const vlan1099 = (await world.metal.virtualNetworks.list(PROJECT_ID, { metro: 'da' })).find((v) => v.vxlan === 1099);
     await world.metal.ports.assign(bond0?.id ?? '', vlan1099?.id ?? '');
-    await waitFor('VLAN 1099 assigned by hand', async () => JSON.stringify(await vxlansOf(deviceId, 'bond0')) === '[1000,1099]', {
+    await waitFor('VLAN 1099 assigned by hand', async () => JSON.stringify(await vxlansOf(world, deviceId, 'bond0')) === '[1000,1099]', {
       timeoutMs: 10_000,
     });
 
@@ -62,7 +53,7 @@ describe('machine lifecycle', () => {
 
     await waitFor(
       'VLAN 1000 unassigned while the device still exists',
-      async () => JSON.stringify(await vxlansOf(deviceId, 'bond0')) === '[1099]',
+      async () => JSON.stringify(await vxlansOf(world, deviceId, 'bond0')) === '[1099]',
       { timeoutMs: 30_000 },
     );
     await waitFor('the MachineNetwork gone', async () => (await machineNetwork(world, 'del-0')) === undefined, { timeoutMs: 30_000 });
@@ -70,7 +61,7 @@ describe('machine lifecycle', () => {
     expect(await world.objects.list(netKinds.claim, world.ns)).toEqual([]);
 
     world.sim.faults.remove(rule.id);
-    await waitFor('CAPP to delete the device', async () => (await vxlansOf(deviceId, 'bond0')) === undefined, { timeoutMs: 60_000 });
+    await waitFor('CAPP to delete the device', async () => (await vxlansOf(world, deviceId, 'bond0')) === undefined, { timeoutMs: 60_000 });
     const mark = world.sim.requests.lastSeq();
     // A later machine handled from start to end: the controller went through its device polls,
     // batch polls and wake-ups meanwhile, and none of them was for the deleted machine.
