@@ -6,8 +6,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-echo "== Debian packages the tests need (qemu, mmdebstrap, umoci, skopeo, ...; only when missing)"
-bash hack/install-debian-packages.sh
+# Only what the demo itself uses: the tests' packages (QEMU, a kernel, image tools) come with `npm test`'s
+# setup (.ci/run), or `bash hack/install-debian-packages.sh all`.
+echo "== Debian packages the demo needs (openssl, iproute2; only when missing)"
+bash hack/install-debian-packages.sh demo
 if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
   echo "== npm ci"
   npm ci --no-audit --no-fund

@@ -1,11 +1,31 @@
 #!/usr/bin/env bash
-# Installs the Debian packages the tests and the demo use, when they are missing (root and apt):
-# openssl (webhook certificates), iproute2, dash and python3-yaml (the boot script and the real
-# cloud-init that judges user data), QEMU, Debian's kernel and what builds the guest image (the
-# data-plane suite), mmdebstrap, umoci and skopeo (the container image). Go and Node come first.
+# Installs the Debian packages one purpose needs, only those missing (root and apt). Purposes:
+#   demo       openssl (webhook certificates) and iproute2: all `npm run demo` needs
+#   cloud-init dash, python3 and python3-yaml: the boot script and the real cloud-init that judge
+#              injected user data (machine-config tests)
+#   dataplane  QEMU, Debian's kernel and what builds the guest image (`npm run e2e:dataplane`)
+#   image      mmdebstrap, umoci and skopeo (`npm run image`)
+#   all        every purpose above (what `npm test` needs)
+# Usage: bash hack/install-debian-packages.sh <purpose> [<purpose> ...]   (default: demo)
 set -euo pipefail
 
-packages=(openssl iproute2 dash python3 python3-yaml qemu-system-x86 linux-image-amd64 mmdebstrap e2fsprogs socat busybox-static cpio kmod umoci skopeo debian-archive-keyring)
+packages_for() {
+  case "$1" in
+    demo) echo openssl iproute2 ;;
+    cloud-init) echo dash python3 python3-yaml ;;
+    dataplane) echo qemu-system-x86 linux-image-amd64 mmdebstrap e2fsprogs socat busybox-static cpio kmod ;;
+    image) echo mmdebstrap umoci skopeo debian-archive-keyring ;;
+    all) for p in demo cloud-init dataplane image; do packages_for "$p"; done ;;
+    *) echo "unknown purpose '$1' (demo, cloud-init, dataplane, image, all)" >&2; return 1 ;;
+  esac
+}
+
+packages=()
+for purpose in "${@:-demo}"; do
+  list="$(packages_for "$purpose")"
+  read -r -a more <<<"$(echo $list)"
+  packages+=("${more[@]}")
+done
 missing=()
 for pkg in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed' || missing+=("$pkg")
@@ -14,8 +34,8 @@ if [ "${#missing[@]}" -eq 0 ]; then
   exit 0
 fi
 if [ "$(id -u)" -ne 0 ] || ! command -v apt-get >/dev/null 2>&1; then
-  echo "missing Debian packages: ${missing[*]} (install them as root with apt-get; the demo runs without them, some tests do not)" >&2
-  exit 0
+  echo "missing Debian packages: ${missing[*]} (install them as root with apt-get)" >&2
+  exit 1
 fi
 echo "installing Debian packages: ${missing[*]}"
 apt-get update -qq
