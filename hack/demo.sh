@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 
 # Only what the demo itself uses: the tests' packages (QEMU, a kernel, image tools) come with `npm test`'s
 # setup (.ci/run), or `bash hack/install-debian-packages.sh all`.
-echo "== Debian packages the demo needs (openssl, iproute2; only when missing)"
+echo "== Debian packages the demo needs (openssl; only when missing)"
 bash hack/install-debian-packages.sh demo
 if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
   echo "== npm ci"

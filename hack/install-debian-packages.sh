@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Installs the Debian packages one purpose needs, only those missing (root and apt). Purposes:
-#   demo       openssl (webhook certificates) and iproute2: all `npm run demo` needs
-#   cloud-init dash, python3 and python3-yaml: the boot script and the real cloud-init that judge
-#              injected user data (machine-config tests)
+#   demo       openssl (the webhook certificates): all `npm run demo` needs
+#   cloud-init dash, python3, python3-yaml and iproute2: the boot script and the real cloud-init that
+#              judge injected user data (machine-config tests)
 #   dataplane  QEMU, Debian's kernel and what builds the guest image (`npm run e2e:dataplane`)
 #   image      mmdebstrap, umoci and skopeo (`npm run image`)
 #   all        every purpose above (what `npm test` needs)
@@ -11,8 +11,8 @@ set -euo pipefail
 
 packages_for() {
   case "$1" in
-    demo) echo openssl iproute2 ;;
-    cloud-init) echo dash python3 python3-yaml ;;
+    demo) echo openssl ;;
+    cloud-init) echo dash python3 python3-yaml iproute2 ;;
     dataplane) echo qemu-system-x86 linux-image-amd64 mmdebstrap e2fsprogs socat busybox-static cpio kmod ;;
     image) echo mmdebstrap umoci skopeo debian-archive-keyring ;;
     all) for p in demo cloud-init dataplane image; do packages_for "$p"; done ;;
@@ -22,8 +22,8 @@ packages_for() {
 
 packages=()
 for purpose in "${@:-demo}"; do
-  list="$(packages_for "$purpose")"
-  read -r -a more <<<"$(echo $list)"
+  list="$(packages_for "$purpose")" # a separate assignment, so that an unknown purpose stops the script
+  read -r -a more <<<"${list//$'\n'/ }"
   packages+=("${more[@]}")
 done
 missing=()
