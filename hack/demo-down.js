@@ -8,7 +8,9 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('../', import.meta.url));
-const local = join(root, '.local');
+// METAL_L2_LOCAL moves the demo's state (kubeconfig, bin/, demo/) elsewhere: test/demo runs the demo
+// on a control plane of its own without touching a demo a user has up in .local.
+const local = process.env['METAL_L2_LOCAL'] ?? join(root, '.local');
 const kubeconfig = join(local, 'kubeconfig');
 const stateFile = join(local, 'demo', 'state.json');
 const sleep = (/** @type {number} */ ms) => new Promise((resolve) => setTimeout(resolve, ms));

@@ -9,9 +9,13 @@ import { closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync, write
 import { createServer } from 'node:net';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { reserveClusterEndpoint } from '@metal-l2/capp-fixture';
+import { createMetalClient } from '@metal-l2/metal-api';
 
 const root = fileURLToPath(new URL('../', import.meta.url));
-const local = join(root, '.local');
+// METAL_L2_LOCAL moves the demo's state (kubeconfig, bin/, demo/) elsewhere: test/demo runs the demo
+// on a control plane of its own without touching a demo a user has up in .local.
+const local = process.env['METAL_L2_LOCAL'] ?? join(root, '.local');
 const kubeconfig = join(local, 'kubeconfig');
 const demoDir = join(local, 'demo');
 const stateFile = join(demoDir, 'state.json');
@@ -385,6 +389,14 @@ spec:
   infrastructureRef: {apiGroup: infrastructure.cluster.x-k8s.io, kind: PacketCluster, name: ${CLUSTER}}
 `,
 );
+// CAPP's PacketCluster controller (which the fixture does not play) reserves the cluster's elastic IP
+// first (CPEM, the default vipManager); CAPP v0.9.0 fails every active machine without it.
+const endpoint = await reserveClusterEndpoint(createMetalClient({ token: TOKEN, baseUrl: metalUrl, rateLimit: false }), {
+  projectId: PROJECT_ID,
+  clusterName: CLUSTER,
+  metro: METRO,
+});
+console.log(`  elastic IP ${endpoint.address ?? '?'} reserved for the cluster, as CAPP's PacketCluster controller does`);
 kubectl([
   'patch',
   'cluster.cluster.x-k8s.io',

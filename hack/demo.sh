@@ -14,7 +14,7 @@ if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.j
   echo "== npm ci"
   npm ci --no-audit --no-fund
 fi
-echo "== local control plane binaries (built from the Go module proxy on the first run, about 8 minutes; cached after)"
+echo "== local control plane binaries (built from the Go module proxy on the first run, about 12 minutes on 2 cores; cached after)"
 bash hack/build-control-plane.sh >/dev/null
 echo "== build"
 npm run build --silent
