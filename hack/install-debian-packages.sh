@@ -17,7 +17,7 @@ packages_for() {
     cloud-init) echo dash python3 python3-yaml iproute2 ;;
     dataplane) echo qemu-system-x86 linux-image-amd64 mmdebstrap e2fsprogs socat busybox-static cpio kmod ;;
     image) echo mmdebstrap umoci skopeo debian-archive-keyring ;;
-    node) echo containerd runc containernetworking-plugins iptables conntrack busybox-static umoci skopeo mount ;;
+    node) echo containerd runc containernetworking-plugins iptables conntrack iproute2 openssl busybox-static umoci skopeo mount ;;
     all) for p in demo cloud-init dataplane image node; do packages_for "$p"; done ;;
     *) echo "unknown purpose '$1' (demo, cloud-init, dataplane, image, node, all)" >&2; return 1 ;;
   esac
