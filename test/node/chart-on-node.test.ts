@@ -19,6 +19,7 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import {
   buildImage,
+  rebuildImage,
   deploymentAvailable,
   helm,
   importImage,
@@ -136,13 +137,9 @@ function restarts(pods: readonly k8s.V1Pod[]): number {
 beforeAll(async () => {
   if (process.getuid?.() !== 0) throw new Error('the node suite runs containerd and a kubelet: run it as root (CI does)');
   imageDir = await mkdtemp(join(repoRoot, '.local', 'node-image-'));
-  // The rebuilt image (for the upgrade) has another SOURCE_DATE_EPOCH: same content, other
-  // timestamps, so another digest. Both build while the node starts.
-  [image, rebuilt, world] = await Promise.all([
-    buildImage(join(imageDir, 'first')),
-    buildImage(join(imageDir, 'rebuilt'), 1735689600 + 86_400),
-    startNodeWorld(),
-  ]);
+  [image, world] = await Promise.all([buildImage(join(imageDir, 'first')), startNodeWorld()]);
+  rebuilt = await rebuildImage(image, join(imageDir, 'rebuilt'), 'rebuilt');
+
   await importImage(world, image);
   kc = loadKubeConfig(world.cluster.kubeconfig);
   objects = new Objects(kc);
@@ -235,11 +232,17 @@ describe('helm install onto a real node', () => {
     expect(refusal).toMatch(
       /admission webhook .{0,8}inclusterippool\.ipam\.metal\.x-k8s\.io.{0,8} denied the request: .*outside the pool's subnet/s,
     );
-    // The network controller's mutating webhook holds a linked machine (a pause annotation).
-    await objects.create(netKinds.template, {
-      metadata: { name: 'probe', namespace: ns },
-      spec: { ports: [{ name: 'bond0', vlans: [{ vxlan: 1 }] }] },
-    });
+    // The network controller's webhooks, through their Service: a template is validated (once
+    // kube-proxy leads the Service to the pod), then a linked machine is held (a pause annotation).
+    await waitFor(
+      'the network webhook to admit a template through its Service',
+      async () =>
+        objects.create(netKinds.template, {
+          metadata: { name: 'probe', namespace: ns },
+          spec: { ports: [{ name: 'bond0', vlans: [{ vxlan: 2 }] }] },
+        }),
+      { timeoutMs: 30_000, intervalMs: 500 },
+    );
     const held = await objects.create(netKinds.packetMachine, {
       metadata: { name: 'webhook-probe', namespace: ns, annotations: { 'network.metal.x-k8s.io/template': 'probe' } },
       spec: { machineType: 'c3.small.x86', metro: METRO, os: 'ubuntu_22_04', billingCycle: 'hourly' },
@@ -382,7 +385,7 @@ describe('helm install onto a real node', () => {
     const w = need();
     if (sim === undefined) throw new Error('no simulator');
     expect(rebuilt.ociDigest).not.toBe(image.ociDigest);
-    const digests = [await importImage(w, rebuilt, 'rebuilt'), await importImage(w, image)];
+    const digests = [await importImage(w, rebuilt), await importImage(w, image)];
     expect(digests[0]).not.toBe(digests[1]);
     const names = ['u-0', 'u-1', 'u-2', 'u-3'];
     for (const name of names.slice(0, 2)) await createMachine(name, 'hb');

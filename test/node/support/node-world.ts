@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { readFile } from 'node:fs/promises';
+import { cp, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import type * as k8s from '@kubernetes/client-node';
@@ -30,14 +30,13 @@ export interface BuiltImage {
 
 /**
  * `npm run image` into a directory of this test's own (test/image builds .local/image at the same
- * time in another worker). `epoch` changes the image's timestamps, hence its digest: a rebuilt image.
+ * time in another worker).
  */
-export async function buildImage(outDir: string, epoch?: number): Promise<BuiltImage> {
+export async function buildImage(outDir: string): Promise<BuiltImage> {
   await run(process.execPath, [join(repoRoot, 'hack/build-image.js'), '--out', outDir, '--no-archive'], {
     cwd: repoRoot,
     timeout: 900_000,
     maxBuffer: 16 * 1024 * 1024,
-    env: { ...process.env, ...(epoch === undefined ? {} : { SOURCE_DATE_EPOCH: String(epoch) }) },
   });
   const info = JSON.parse(await readFile(join(outDir, 'image.json'), 'utf8')) as {
     reference: string;
@@ -52,6 +51,31 @@ export async function buildImage(outDir: string, epoch?: number): Promise<BuiltI
     compressedBytes: info.compressedBytes,
     uncompressedBytes: info.uncompressedBytes,
   };
+}
+
+/**
+ * The image rebuilt as a release pipeline would re-tag a rebuild: the same layers under a new
+ * config (another revision label), so another manifest digest. (A second build-image.js run with
+ * another SOURCE_DATE_EPOCH would change the cached base's recipe and rebuild it from Debian, minutes.)
+ */
+export async function rebuildImage(image: BuiltImage, outDir: string, revision: string): Promise<BuiltImage> {
+  await cp(image.layoutDir, join(outDir, 'oci'), { recursive: true });
+  const layoutDir = join(outDir, 'oci');
+  await run('umoci', [
+    'config',
+    '--image',
+    `${layoutDir}:${image.tag}`,
+    '--tag',
+    revision,
+    '--config.label',
+    `org.opencontainers.image.revision=${revision}`,
+  ]);
+  const index = JSON.parse(await readFile(join(layoutDir, 'index.json'), 'utf8')) as {
+    manifests: { digest: string; annotations?: Record<string, string> }[];
+  };
+  const entry = index.manifests.find((m) => m.annotations?.['org.opencontainers.image.ref.name'] === revision);
+  if (entry === undefined) throw new Error(`umoci wrote no ${revision} tag in ${layoutDir}`);
+  return { ...image, layoutDir, tag: revision, ociDigest: entry.digest };
 }
 
 export interface NodeWorld {
