@@ -1,20 +1,30 @@
 #!/usr/bin/env bash
 # Builds the local control plane (etcd, kube-apiserver, kube-controller-manager, kubectl, helm)
 # from the Go module proxy only, with pinned versions, into a cache outside the work tree.
-# A second run with the same versions finds the binaries and returns at once.
+# With --node it builds the one-node cluster's programs instead (kubelet, kube-scheduler,
+# kube-proxy, from the same k8s.io/kubernetes module setup) into their own versioned cache.
+# A second run with the same versions finds the binaries and returns at once; the last line of
+# the output is the bin directory.
 set -euo pipefail
+
+MODE=control-plane
+[ "${1:-}" = "--node" ] && MODE=node
 
 K8S_VERSION="${K8S_VERSION:-v1.34.4}"
 ETCD_VERSION="${ETCD_VERSION:-v3.6.13}"
 HELM_VERSION="${HELM_VERSION:-v3.19.0}"
 CACHE_ROOT="${METAL_L2_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/metal-l2}"
-KEY="k8s-${K8S_VERSION}_etcd-${ETCD_VERSION}_helm-${HELM_VERSION}"
-OUT="$CACHE_ROOT/control-plane/$KEY"
+if [ "$MODE" = node ]; then
+  OUT="$CACHE_ROOT/node/k8s-${K8S_VERSION}"
+  want=(kubelet kube-scheduler kube-proxy)
+else
+  OUT="$CACHE_ROOT/control-plane/k8s-${K8S_VERSION}_etcd-${ETCD_VERSION}_helm-${HELM_VERSION}"
+  want=(etcd kube-apiserver kube-controller-manager kubectl helm)
+fi
 BIN="$OUT/bin"
 
 log() { printf '[build-control-plane] %s\n' "$*" >&2; }
 
-want=(etcd kube-apiserver kube-controller-manager kubectl helm)
 have_all() { for b in "${want[@]}"; do [ -x "$BIN/$b" ] || return 1; done; }
 
 if have_all; then
@@ -32,7 +42,7 @@ export CGO_ENABLED=0 GOFLAGS=-mod=mod
 k8s_minor="$(echo "$K8S_VERSION" | cut -d. -f2)"
 staging_version="v0.${K8S_VERSION#v1.}"
 
-build_kubernetes() {
+build_kubernetes() { # cmd...: programs under k8s.io/kubernetes/cmd/
   local dir="$WORK/kubernetes"
   mkdir -p "$dir"
   cd "$dir"
@@ -48,24 +58,18 @@ build_kubernetes() {
   mods="$(sed -n 's#^[[:space:]]*\(k8s.io/[a-z0-9-]*\) => ./staging/src/.*#\1#p' "$gomod")"
   for m in $mods; do go mod edit "-replace=${m}=${m}@${staging_version}"; done
   go mod edit "-require=k8s.io/kubernetes@${K8S_VERSION}"
-  cat > tools.go <<'GO'
-//go:build tools
-
-package tools
-
-import (
-	_ "k8s.io/kubernetes/cmd/kube-apiserver"
-	_ "k8s.io/kubernetes/cmd/kube-controller-manager"
-	_ "k8s.io/kubernetes/cmd/kubectl"
-)
-GO
+  {
+    printf '//go:build tools\n\npackage tools\n\nimport (\n'
+    for cmd in "$@"; do printf '\t_ "k8s.io/kubernetes/cmd/%s"\n' "$cmd"; done
+    printf ')\n'
+  } > tools.go
   go mod tidy >/dev/null
   local ld="-s -w"
   for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
     ld="$ld -X $pkg.gitVersion=${K8S_VERSION} -X $pkg.gitMajor=1 -X $pkg.gitMinor=${k8s_minor}"
     ld="$ld -X $pkg.gitTreeState=clean -X $pkg.buildDate=1970-01-01T00:00:00Z"
   done
-  for cmd in kube-apiserver kube-controller-manager kubectl; do
+  for cmd in "$@"; do
     log "building $cmd ${K8S_VERSION}"
     go build -trimpath -ldflags "$ld" -o "$BIN/$cmd" "k8s.io/kubernetes/cmd/$cmd"
   done
@@ -98,10 +102,14 @@ build_helm() {
   build_from_module helm helm.sh/helm/v3 "$HELM_VERSION" helm.sh/helm/v3/cmd/helm "$ld"
 }
 
-[ -x "$BIN/etcd" ] || build_etcd
-[ -x "$BIN/helm" ] || build_helm
-if [ ! -x "$BIN/kube-apiserver" ] || [ ! -x "$BIN/kube-controller-manager" ] || [ ! -x "$BIN/kubectl" ]; then
-  build_kubernetes
+if [ "$MODE" = node ]; then
+  build_kubernetes kubelet kube-scheduler kube-proxy
+else
+  [ -x "$BIN/etcd" ] || build_etcd
+  [ -x "$BIN/helm" ] || build_helm
+  if [ ! -x "$BIN/kube-apiserver" ] || [ ! -x "$BIN/kube-controller-manager" ] || [ ! -x "$BIN/kubectl" ]; then
+    build_kubernetes kube-apiserver kube-controller-manager kubectl
+  fi
 fi
 have_all || { log "build incomplete in $BIN"; exit 1; }
 log "built: $BIN"

@@ -1,5 +1,7 @@
 #!/usr/bin/env node
-// `metal-l2-cluster up|down|status`: the long-lived local control plane behind `npm run cluster:up`.
+// `metal-l2-cluster up [--node]|down|status`: the long-lived local control plane behind
+// `npm run cluster:up`; with --node a one-node cluster (kube-scheduler, containerd, kube-proxy, a
+// kubelet) that runs pods, for `helm install` of the chart (needs root and the `node` Debian packages).
 // State lives in <repo>/.local/cluster; the kubeconfig is copied to .local/kubeconfig and kubectl
 // and helm are linked into .local/bin so the README's commands work as written.
 import { copyFile, mkdir, rm, symlink } from 'node:fs/promises';
@@ -7,6 +9,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { resolveBinaries } from './binaries.js';
 import { isRunning, readControlPlaneState, startControlPlane, stopControlPlane } from './control-plane.js';
+import { resolveNodeBinaries, startNodeCluster } from './node.js';
 
 const repoRoot = fileURLToPath(new URL('../../../', import.meta.url));
 const local = join(repoRoot, '.local');
@@ -23,15 +26,25 @@ async function up(): Promise<void> {
   }
   if (existing !== undefined) console.log('found a stopped or partly running control plane; cleaning it up');
   const binaries = await resolveBinaries(repoRoot);
-  const state = await startControlPlane({ binaries, stateDir });
+  const withNode = process.argv.includes('--node');
+  const nodeBinaries = withNode ? await resolveNodeBinaries(repoRoot) : undefined;
+  const node = nodeBinaries === undefined ? undefined : await startNodeCluster({ binaries, nodeBinaries, stateDir });
+  const state = node ?? (await startControlPlane({ binaries, stateDir }));
   await copyFile(state.kubeconfig, kubeconfigLink);
   await mkdir(binDir, { recursive: true });
-  for (const tool of ['kubectl', 'helm', 'etcd', 'kube-apiserver', 'kube-controller-manager'] as const) {
+  const links: [string, string][] = [
+    ...(['kubectl', 'helm', 'etcd', 'kube-apiserver', 'kube-controller-manager'] as const).map((t): [string, string] => [t, binaries[t]]),
+    ...(nodeBinaries === undefined
+      ? []
+      : (['kubelet', 'kube-scheduler', 'kube-proxy'] as const).map((t): [string, string] => [t, nodeBinaries[t]])),
+  ];
+  for (const [tool, target] of links) {
     const link = join(binDir, tool);
     await rm(link, { force: true });
-    await symlink(binaries[tool], link);
+    await symlink(target, link);
   }
   console.log(`control plane ready at ${state.server}`);
+  if (node !== undefined) console.log(`node ${node.node.name} Ready; pods reach this host at ${node.node.hostAddress}`);
   printWhere(state.logDir);
 }
 
@@ -64,7 +77,7 @@ async function status(): Promise<void> {
 const commands: Record<string, () => Promise<void>> = { up, down, status };
 const command = commands[process.argv[2] ?? ''];
 if (command === undefined) {
-  console.error('usage: metal-l2-cluster up|down|status');
+  console.error('usage: metal-l2-cluster up [--node]|down|status');
   process.exitCode = 2;
 } else {
   command().catch((err: unknown) => {

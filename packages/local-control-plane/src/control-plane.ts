@@ -3,6 +3,8 @@ import { existsSync } from 'node:fs';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Binaries } from './binaries.js';
+import { nodeLayout } from './node-layout.js';
+import { teardownNode, type NodeProcesses } from './node-teardown.js';
 import { freePort } from './free-port.js';
 import { probeOnce, waitHealthy } from './health.js';
 import { renderKubeconfig } from './kubeconfig.js';
@@ -29,6 +31,66 @@ export interface StartOptions {
   readonly startTimeoutMs?: number;
   /** More kube-apiserver flags (an audit log, admission plugins), after the defaults. */
   readonly extraApiServerArgs?: readonly string[];
+  /** Serve a kubelet: see NodeAccess. Without it there are no nodes and no pods. */
+  readonly node?: NodeAccess;
+}
+
+/**
+ * What the API server and kube-controller-manager need for a real node (node.ts): pods reach the
+ * API server through the `kubernetes` Service at the node bridge's address, the kubelet and
+ * kube-proxy authenticate with their own tokens, the API server authenticates to the kubelet with a
+ * client certificate (kubectl logs/exec), and ServiceAccount admission and token signing work.
+ */
+export interface NodeAccess {
+  readonly advertiseAddress: string;
+  readonly serviceClusterIpRange: string;
+  /** PEM: the API server's client certificate and key towards the kubelet. */
+  readonly kubeletClientCert: string;
+  readonly kubeletClientKey: string;
+  readonly tokens: readonly { readonly token: string; readonly user: string; readonly groups: readonly string[] }[];
+}
+
+/** The kube-controller-manager controllers behind Deployments, Services, ServiceAccounts, PDBs and nodes. */
+const NODE_CONTROLLERS = [
+  'garbagecollector',
+  'namespace',
+  'deployment',
+  'replicaset',
+  'endpoint',
+  'endpointslice',
+  'endpointslicemirroring',
+  'serviceaccount',
+  'serviceaccount-token',
+  'root-ca-cert-publisher',
+  'disruption',
+  'nodelifecycle',
+  'podgc',
+  'ttl',
+];
+
+function apiServerNodeArgs(node: NodeAccess | undefined, pki: string): string[] {
+  if (node === undefined) {
+    return [
+      '--bind-address=127.0.0.1',
+      '--advertise-address=127.0.0.1',
+      '--endpoint-reconciler-type=none',
+      '--service-cluster-ip-range=10.0.0.0/24',
+      '--authorization-mode=RBAC',
+      '--disable-admission-plugins=ServiceAccount',
+    ];
+  }
+  return [
+    // Pods reach the API server at the bridge address, the host's clients at 127.0.0.1.
+    '--bind-address=0.0.0.0',
+    `--advertise-address=${node.advertiseAddress}`,
+    '--endpoint-reconciler-type=lease',
+    `--service-cluster-ip-range=${node.serviceClusterIpRange}`,
+    '--authorization-mode=Node,RBAC',
+    '--enable-admission-plugins=NodeRestriction',
+    `--kubelet-client-certificate=${join(pki, 'kubelet-client.crt')}`,
+    `--kubelet-client-key=${join(pki, 'kubelet-client.key')}`,
+    '--kubelet-preferred-address-types=InternalIP',
+  ];
 }
 
 const STATE_FILE = 'state.json';
@@ -53,7 +115,15 @@ export async function startControlPlane(options: StartOptions): Promise<ControlP
   const saKey = join(pki, 'sa.key');
   await writeFile(saKey, privateKey.export({ type: 'pkcs8', format: 'pem' }), { mode: 0o600 });
   const tokenFile = join(pki, 'tokens.csv');
-  await writeFile(tokenFile, `${token},admin,admin,"system:masters"\n`, { mode: 0o600 });
+  const tokenLines = [
+    `${token},admin,admin,"system:masters"`,
+    ...(options.node?.tokens ?? []).map((t) => `${t.token},${t.user},${t.user},"${t.groups.join(',')}"`),
+  ];
+  await writeFile(tokenFile, `${tokenLines.join('\n')}\n`, { mode: 0o600 });
+  if (options.node !== undefined) {
+    await writeFile(join(pki, 'kubelet-client.crt'), options.node.kubeletClientCert);
+    await writeFile(join(pki, 'kubelet-client.key'), options.node.kubeletClientKey, { mode: 0o600 });
+  }
 
   const processes: SpawnedProcess[] = [];
   const record = async (extra: Partial<ControlPlaneState> = {}): Promise<void> => {
@@ -87,25 +157,22 @@ export async function startControlPlane(options: StartOptions): Promise<ControlP
     await waitHealthy({ url: `${etcdUrl}/health` }, { timeoutMs, what: 'etcd', logFile: etcdLog, isStillRunning: () => isAlive(etcd.pid) });
 
     const apiPort = await freePort();
-    const server = `https://127.0.0.1:${apiPort}`;
+    // The self-signed serving certificate names the advertise address (and the Service IP), not
+    // 127.0.0.1 when a node advertises the bridge's: clients then use that address too.
+    const server = `https://${options.node?.advertiseAddress ?? '127.0.0.1'}:${apiPort}`;
     const apiLog = join(logDir, 'kube-apiserver.log');
     const apiserver = spawnLogged({
       name: 'kube-apiserver',
       command: binaries['kube-apiserver'],
       args: [
         `--etcd-servers=${etcdUrl}`,
-        '--bind-address=127.0.0.1',
-        '--advertise-address=127.0.0.1',
-        '--endpoint-reconciler-type=none',
+        ...apiServerNodeArgs(options.node, pki),
         `--secure-port=${apiPort}`,
         `--cert-dir=${pki}`,
         `--service-account-issuer=${server}`,
         `--service-account-key-file=${saKey}`,
         `--service-account-signing-key-file=${saKey}`,
-        '--service-cluster-ip-range=10.0.0.0/24',
-        '--authorization-mode=RBAC',
         `--token-auth-file=${tokenFile}`,
-        '--disable-admission-plugins=ServiceAccount',
         '--allow-privileged=true',
         '--v=1',
         ...(options.extraApiServerArgs ?? []),
@@ -131,7 +198,15 @@ export async function startControlPlane(options: StartOptions): Promise<ControlP
       command: binaries['kube-controller-manager'],
       args: [
         `--kubeconfig=${kubeconfig}`,
-        '--controllers=garbagecollector,namespace',
+        ...(options.node === undefined
+          ? ['--controllers=garbagecollector,namespace']
+          : [
+              `--controllers=${NODE_CONTROLLERS.join(',')}`,
+              `--root-ca-file=${join(pki, 'apiserver.crt')}`,
+              `--service-account-private-key-file=${saKey}`,
+              `--service-cluster-ip-range=${options.node.serviceClusterIpRange}`,
+              '--node-monitor-grace-period=40s',
+            ]),
         '--leader-elect=false',
         '--bind-address=127.0.0.1',
         `--secure-port=${kcmPort}`,
@@ -175,12 +250,25 @@ export async function readControlPlaneState(stateDir: string): Promise<ControlPl
 
 /** True when every process of the recorded control plane runs and the API server answers /readyz. */
 export async function isRunning(state: ControlPlaneState): Promise<boolean> {
-  if (state.processes.length !== 3 || !state.processes.every((p) => isAlive(p.pid))) return false;
+  if (state.processes.length < 3 || !state.processes.every((p) => isAlive(p.pid))) return false;
   return (await probeOnce({ url: `${state.server}/readyz`, token: state.token })) === 200;
 }
 
-/** Stops whatever state.json records (in reverse start order) and removes the state directory. */
+/** Writes state.json (node.ts records the node's processes beside the control plane's). */
+export async function writeControlPlaneState(stateDir: string, state: ControlPlaneState): Promise<void> {
+  await writeFile(join(stateDir, STATE_FILE), JSON.stringify(state, null, 2));
+}
+
+/**
+ * Stops whatever state.json records (in reverse start order) and removes the state directory; a
+ * node (node.json) is torn down first, so that no mount, cgroup, link or iptables chain stays.
+ */
 export async function stopControlPlane(stateDir: string): Promise<void> {
+  const layout = nodeLayout(stateDir);
+  if (existsSync(layout.stateFile)) {
+    const processes = JSON.parse(await readFile(layout.stateFile, 'utf8').catch(() => '{}')) as NodeProcesses;
+    await teardownNode(layout, processes);
+  }
   const state = await readControlPlaneState(stateDir);
   if (state !== undefined) {
     for (const p of [...state.processes].reverse()) await stopProcess(p.pid);
