@@ -28,7 +28,15 @@ export const ClusterEndpointAnnotations = {
    * pause carrying this marker is ever removed by the network controller.
    */
   hold: 'network.metal.x-k8s.io/endpoint-hold',
+  /**
+   * On a Cluster we hold that has no ClusterEndpoint yet (its template is not found): why it waits,
+   * as `<Reason>: <message>`. Removed once the ClusterEndpoint exists (its conditions say the rest).
+   */
+  holdReason: 'network.metal.x-k8s.io/endpoint-hold-reason',
 } as const;
+
+/** Label on the endpoint IPAddressClaim: the Cluster it is for (shortened with a hash beyond 63 characters). */
+export const CLUSTER_ENDPOINT_LABEL = 'network.metal.x-k8s.io/cluster-endpoint';
 
 export const ClusterEndpointFinalizers = {
   /** On a ClusterEndpoint: its claim is released before it may go. */

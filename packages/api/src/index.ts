@@ -109,6 +109,7 @@ export {
   ClusterEndpointSpecSchema,
   ClusterEndpointStatusSchema,
   DEFAULT_ENDPOINT_PORT,
+  CLUSTER_ENDPOINT_LABEL,
   clusterEndpointCrds,
 } from './cluster-endpoint.js';
 export type {
