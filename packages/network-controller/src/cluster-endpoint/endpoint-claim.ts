@@ -1,7 +1,6 @@
 import {
   CAPI_IPAM_GROUP,
   CLUSTER_ENDPOINT_LABEL,
-  CapiLabels,
   ClusterEndpointConditionTypes,
   ClusterEndpointEventReasons,
   ClusterEndpointReasons,
@@ -17,7 +16,13 @@ function ownedByCluster(claim: IPAddressClaim, scope: EndpointScope): boolean {
   return (claim.metadata.ownerReferences ?? []).some((o) => o.controller === true && o.uid === scope.cluster.metadata.uid);
 }
 
-/** The endpoint claim: controller-owned by the Cluster (owner GC releases it with the Cluster), with spec.clusterName, so any IPAM provider serves it. */
+/**
+ * The endpoint claim: controller-owned by the Cluster, so owner GC releases it with the Cluster,
+ * and made against the template's pool through the CAPI IPAM contract, so any IPAM provider
+ * serves it. It is deliberately not linked to the Cluster (no spec.clusterName, no cluster-name
+ * label): providers that follow the contract (the in-cluster provider, ours) leave the claims of
+ * a paused Cluster alone, and the Cluster stays paused by our hold until this address is there.
+ */
 function claimObject(scope: EndpointScope, name: string): IPAddressClaim {
   const { cluster, endpoint } = scope;
   return {
@@ -26,7 +31,7 @@ function claimObject(scope: EndpointScope, name: string): IPAddressClaim {
     metadata: {
       name,
       namespace: scope.namespace,
-      labels: { [CLUSTER_ENDPOINT_LABEL]: nameLabelValue(scope.name), [CapiLabels.clusterName]: nameLabelValue(scope.name) },
+      labels: { [CLUSTER_ENDPOINT_LABEL]: nameLabelValue(scope.name) },
       ownerReferences: [
         {
           apiVersion: apiVersionOf(scope.ctx.types.cluster),
@@ -38,8 +43,7 @@ function claimObject(scope: EndpointScope, name: string): IPAddressClaim {
         },
       ],
     },
-    // v1beta1 (CAPI ≤ 1.9) claims have no clusterName: the API server prunes it there.
-    spec: { poolRef: { ...endpoint.spec.addressFromPool }, clusterName: scope.name },
+    spec: { poolRef: { ...endpoint.spec.addressFromPool } },
   };
 }
 
