@@ -42,6 +42,8 @@ export function renderKeepalivedConf(p: KeepalivedParams): string {
     `    script "${APISERVER_CHECK_PATH}"`,
     `    interval ${p.advertIntervalSec}`,
     `    timeout ${p.advertIntervalSec}`,
+    // Failed until its first run: no machine claims the VIP before its API server answers.
+    '    init_fail',
     '    rise 1',
     '    fall 2',
     '}',
