@@ -2,7 +2,20 @@ import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import type { Obj } from '@metal-l2/test-support/objects';
 import { waitFor } from '@metal-l2/test-support/wait-for';
 import { watchFirstVersions, type FirstVersions } from './support/first-versions.js';
-import { condition, netKinds, poolRef, useNetworkWorld } from './support/network-world.js';
+import * as k8s from '@kubernetes/client-node';
+import {
+  CLUSTER,
+  condition,
+  createMachine,
+  createPool,
+  createTemplate,
+  createVlans,
+  netKinds,
+  poolRef,
+  useNetworkWorld,
+  waitMachineNetworkReady,
+  waitMachineNetworkReason,
+} from './support/network-world.js';
 
 // A Cluster whose control-plane endpoint is an address on a VLAN from a pool: our webhook holds
 // it at creation, the controller claims the address (a claim owned by the Cluster), writes it into
@@ -23,10 +36,10 @@ beforeAll(async () => {
 
 afterAll(() => firstVersions?.stop());
 
-async function createEndpointPool(name: string, addresses: string[]): Promise<void> {
+async function createEndpointPool(name: string, addresses: string[], gateway = '192.168.40.1'): Promise<void> {
   await world.objects.create(netKinds.pool, {
     metadata: { name, namespace: world.ns },
-    spec: { addresses, prefix: 24, gateway: '192.168.40.1' },
+    spec: { addresses, prefix: 24, gateway },
   });
 }
 
@@ -176,4 +189,43 @@ describe('cluster endpoint from a pool', () => {
     await waitFor('Cluster ex-2 released', async () => (await cluster('ex-2')).spec?.paused !== true, { timeoutMs: 10_000 });
     expect(await world.objects.get(netKinds.clusterEndpoint, 'ex-1', world.ns)).toBeUndefined();
   });
+
+  test('a control-plane machine waits for its Cluster endpoint, then carries the VIP announcer; a worker carries none', async () => {
+    await createVlans(world, [1000, 1001]);
+    await createPool(world, 'vlan-1000', 10);
+    await createPool(world, 'vlan-1001', 11);
+    await createTemplate(world, 'hb', [{ name: 'bond0', vlans: [{ vxlan: 1000, addressesFromPools: [poolRef('vlan-1000')] }] }]);
+    await createTemplate(world, 'hb-1001', [{ name: 'bond0', vlans: [{ vxlan: 1001, addressesFromPools: [poolRef('vlan-1001')] }] }]);
+    // The world's Cluster, linked after its creation (so not held) to a template that does not exist yet.
+    await world.objects.patch(netKinds.cluster, CLUSTER, world.ns, { metadata: { annotations: { [TEMPLATE_ANNOTATION]: 'cp-vip' } } });
+    await createMachine(world, 'cp-0', 'hb', { controlPlane: true });
+    await createMachine(world, 'wk-0', 'hb');
+    await waitMachineNetworkReason(world, 'cp-0', { type: 'UserDataInjected', reason: 'WaitingForEndpoint' });
+    // The worker goes on meanwhile, with nothing of the announcer.
+    await waitMachineNetworkReady(world, 'wk-0');
+    expect(await injectedText('wk-0')).not.toContain('keepalived');
+
+    // The VIP on VLAN 1000's subnet, from its own pool.
+    await createEndpointPool('cp-vip', ['192.168.10.250'], '192.168.10.1');
+    await createEndpointTemplate('cp-vip', 'cp-vip', { virtualRouterID: 77 });
+    await waitMachineNetworkReady(world, 'cp-0');
+    const injected = await injectedText('cp-0');
+    expect(injected).toContain('systemctl enable keepalived');
+    expect(injected).toMatch(/virtual_router_id 77/);
+    expect(injected).toContain('192.168.10.250/24');
+    expect((await cluster(CLUSTER)).spec.controlPlaneEndpoint).toEqual({ host: '192.168.10.250', port: 6443 });
+
+    // A control plane whose template does not carry the endpoint's VLAN is told so.
+    await createMachine(world, 'cp-x', 'hb-1001', { controlPlane: true });
+    const refused = await waitMachineNetworkReason(world, 'cp-x', { type: 'UserDataInjected', reason: 'EndpointVLANNotOnMachine' });
+    expect(condition(refused, 'UserDataInjected')?.message).toContain('1000');
+  });
 });
+
+/** The bootstrap data of a machine as the controller left it, with every base64 file content decoded beside it. */
+async function injectedText(machine: string): Promise<string> {
+  const secret = await world.kc.makeApiClient(k8s.CoreV1Api).readNamespacedSecret({ namespace: world.ns, name: `${machine}-bootstrap` });
+  const value = Buffer.from(secret.data?.['value'] ?? '', 'base64').toString('utf8');
+  const decoded = [...value.matchAll(/content: ([A-Za-z0-9+/=]+)$/gm)].map((m) => Buffer.from(m[1] ?? '', 'base64').toString('utf8'));
+  return [value, ...decoded].join('\n');
+}

@@ -219,7 +219,7 @@ function buildContext(options: StartOptions, versions: Discovered, informers: In
       address: ipAddressType(versions.ipam),
       machine: core === undefined ? undefined : machineType(core),
     },
-    caches: { ...informers },
+    caches: { ...informers, clusterEndpoints: informers.endpoint?.endpoints },
     events: options.events ?? { event: (obj, e) => logger.info('event', { object: obj.metadata.name, ...e }) },
     logger,
     now,
@@ -269,6 +269,8 @@ function buildController(options: StartOptions, ctx: NetworkContext, informers: 
   controller.watch(informers.templates, watches.templates);
   if (informers.machines !== undefined) controller.watch(informers.machines, watches.machines);
   if (informers.clusters !== undefined) controller.watch(informers.clusters, watches.clusters);
+  // A Cluster's endpoint getting its address wakes its machines (the control planes wait for it).
+  if (informers.endpoint !== undefined) controller.watch(informers.endpoint.endpoints, watches.clusterEndpoints);
   return controller;
 }
 
