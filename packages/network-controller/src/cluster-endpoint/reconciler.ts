@@ -46,13 +46,17 @@ export async function reconcileClusterEndpoint(
     if (!('apiVersion' in ensured)) return ensured;
     endpoint = ensured;
   }
-  if (cluster.metadata.annotations?.[ClusterEndpointAnnotations.holdReason] !== undefined)
+  if (cluster.metadata.annotations?.[ClusterEndpointAnnotations.holdReason] !== undefined) {
+    // The ClusterEndpoint's conditions say the rest now. The Cluster's update brings us back with
+    // its new version (the endpoint write below is guarded by the version it reads).
     await ctx.client.patch(
       ctx.types.cluster,
       key,
       { metadata: { annotations: { [ClusterEndpointAnnotations.holdReason]: null } } },
       { signal: rctx.signal },
     );
+    return done();
+  }
 
   const patch = PatchHelper.snapshot(ClusterEndpointType, endpoint);
   const scope: EndpointScope = { ctx, rctx, ...key, cluster, endpoint: structuredClone(endpoint), now: ctx.now(), logger: rctx.logger };
