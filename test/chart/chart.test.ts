@@ -255,7 +255,15 @@ describe('helm chart', () => {
       '/validate-ipam-metal-x-k8s-io-v1alpha1-inclusterippool',
     ]);
     const mutating = await admission.readMutatingWebhookConfiguration({ name: controllers.network.sa });
-    expect(mutating.webhooks).toHaveLength(1);
+    expect(mutating.webhooks?.map((w) => w.clientConfig.service?.path)).toEqual([
+      '/mutate-infrastructure-cluster-x-k8s-io-v1beta1-packetmachine',
+      '/mutate-cluster-x-k8s-io-cluster',
+    ]);
+    expect(mutating.webhooks?.[1]).toMatchObject({
+      failurePolicy: 'Fail',
+      rules: [{ apiGroups: ['cluster.x-k8s.io'], apiVersions: ['*'], operations: ['CREATE'], resources: ['clusters'] }],
+    });
+    expect(mutating.webhooks?.[1]?.matchConditions?.map((c) => c.name)).toEqual(['linked', 'no-endpoint']);
     expect(mutating.webhooks?.[0]).toMatchObject({
       failurePolicy: 'Fail',
       sideEffects: 'None',
@@ -358,6 +366,7 @@ const ownerKinds: Record<string, string> = {
   ipaddressclaims: 'IPAddressClaim',
   packetmachines: 'PacketMachine',
   machinenetworks: 'MachineNetwork',
+  clusters: 'Cluster',
 };
 
 /**
@@ -873,6 +882,32 @@ describe("the chart's RBAC is exactly enough", () => {
     expect(pm?.metadata.annotations?.['cluster.x-k8s.io/paused']).toBeUndefined();
     const injected = await core.readNamespacedSecret({ namespace: ns, name: 'm-0-bootstrap' });
     expect(Buffer.from(injected.data?.['value'] ?? '', 'base64').toString()).toContain('text/cloud-config');
+
+    // A Cluster linked to a ClusterEndpointTemplate: held by the Cluster webhook, its endpoint
+    // claimed (owned by the Cluster), written into it, and the hold ended.
+    await objects.create(netKinds.endpointTemplate, {
+      metadata: { name: 'cep', namespace: ns },
+      spec: { vxlan: VXLAN, addressFromPool: { apiGroup: 'ipam.metal.x-k8s.io', kind: 'InClusterIPPool', name: 'plain' } },
+    });
+    const heldCluster = await objects.create(netKinds.cluster, {
+      metadata: { name: 'ep', namespace: ns, annotations: { 'network.metal.x-k8s.io/endpoint-template': 'cep' } },
+      spec: { infrastructureRef: { apiGroup: 'infrastructure.cluster.x-k8s.io', kind: 'PacketCluster', name: 'ep' } },
+    });
+    expect(heldCluster.spec?.paused).toBe(true);
+    const endpointSet = await waitFor(
+      'Cluster ep released with its endpoint',
+      async () => {
+        const c = await objects.get(netKinds.cluster, 'ep', ns);
+        return c?.spec?.paused !== true && c?.spec?.controlPlaneEndpoint?.host !== undefined ? c : undefined;
+      },
+      { timeoutMs: 30_000, intervalMs: 300 },
+    );
+    expect(endpointSet.spec.controlPlaneEndpoint.host).toMatch(/^10\.70\.0\./);
+    await waitFor(
+      'ClusterEndpoint ep Ready',
+      async () => condition(await objects.get(netKinds.clusterEndpoint, 'ep', ns), 'Ready')?.status === 'True',
+      { timeoutMs: 30_000, intervalMs: 300 },
+    );
 
     // A machine cloned from a PacketMachineTemplate that carries the link: the webhook reads the template.
     await objects.create(packetMachineTemplateKind, {

@@ -68,6 +68,8 @@ describe('clusterctl artifacts', () => {
       expect([d.kind, d.metadata.name, d.metadata.labels?.['cluster.x-k8s.io/provider']]).toEqual([d.kind, d.metadata.name, PROVIDER]);
     const crds = docs.filter((d) => d.kind === 'CustomResourceDefinition');
     expect(crds.map((d) => d.metadata.name).sort()).toEqual([
+      'clusterendpoints.network.metal.x-k8s.io',
+      'clusterendpointtemplates.network.metal.x-k8s.io',
       'globalinclusterippools.ipam.metal.x-k8s.io',
       'inclusterippools.ipam.metal.x-k8s.io',
       'machinenetworks.network.metal.x-k8s.io',

@@ -1,6 +1,7 @@
 import type { CrdManifest } from './crd.js';
 import { poolCrds } from './ipam-pool.js';
 import { machineNetworkCrds } from './machine-network.js';
+import { clusterEndpointCrds } from './cluster-endpoint.js';
 
 interface CrdManifestShape {
   spec: { group: string; names: { plural: string } };
@@ -8,5 +9,5 @@ interface CrdManifestShape {
 
 /** Every CRD this project owns, in the order crds/ and the chart list them. */
 export function allCrds(): (CrdManifest & CrdManifestShape)[] {
-  return [...poolCrds(), ...machineNetworkCrds()] as (CrdManifest & CrdManifestShape)[];
+  return [...poolCrds(), ...machineNetworkCrds(), ...clusterEndpointCrds()] as (CrdManifest & CrdManifestShape)[];
 }

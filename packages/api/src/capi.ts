@@ -23,7 +23,7 @@ export function clusterType(version: CapiCoreVersion): ResourceType {
   return { group: CAPI_CORE_GROUP, version, kind: 'Cluster', plural: 'clusters', namespaced: true };
 }
 
-export const CapiLabels = { clusterName: 'cluster.x-k8s.io/cluster-name' } as const;
+export const CapiLabels = { clusterName: 'cluster.x-k8s.io/cluster-name', controlPlane: 'cluster.x-k8s.io/control-plane' } as const;
 export const CapiAnnotations = { paused: 'cluster.x-k8s.io/paused' } as const;
 
 /**

@@ -97,4 +97,27 @@ export type {
   AssignedVlan,
   PendingBatch,
 } from './machine-network.js';
+export {
+  ClusterEndpointTemplateType,
+  ClusterEndpointType,
+  ClusterEndpointAnnotations,
+  ClusterEndpointFinalizers,
+  ClusterEndpointConditionTypes,
+  ClusterEndpointReasons,
+  ClusterEndpointEventReasons,
+  ClusterEndpointTemplateSpecSchema,
+  ClusterEndpointSpecSchema,
+  ClusterEndpointStatusSchema,
+  DEFAULT_ENDPOINT_PORT,
+  CLUSTER_ENDPOINT_LABEL,
+  clusterEndpointCrds,
+} from './cluster-endpoint.js';
+export type {
+  ClusterEndpoint,
+  ClusterEndpointTemplate,
+  ClusterEndpointSpec,
+  ClusterEndpointTemplateSpec,
+  ClusterEndpointStatus,
+  ClusterEndpointReason,
+} from './cluster-endpoint.js';
 export { allCrds } from './all-crds.js';

@@ -87,6 +87,12 @@ export const MachineNetworkReasons = {
   /** The device booted with a configuration other than what the addresses render now (e.g. another address). */
   injectedConfigurationDiffers: 'InjectedConfigurationDiffers',
   holdTimeout: 'HoldTimeout',
+  /** A control-plane machine of a Cluster with a ClusterEndpointTemplate waits for the endpoint's address. */
+  waitingForEndpoint: 'WaitingForEndpoint',
+  /** No port of the machine's template carries the ClusterEndpoint's VLAN: the VIP cannot be announced. */
+  endpointVlanNotOnMachine: 'EndpointVLANNotOnMachine',
+  /** The VIP announcer cannot be rendered for this machine (the message says why). */
+  invalidEndpoint: 'InvalidEndpoint',
   // PortsConfigured
   waitingForDevice: 'WaitingForDevice',
   /** CAPP recorded a failure on the PacketMachine (e.g. CreateMachineError). */

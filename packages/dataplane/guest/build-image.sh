@@ -24,7 +24,10 @@ root="$work/root"
 
 # The Debian root is the slow part (downloads): cached apart, keyed by exactly what it is made of,
 # in $METAL_L2_GUEST_BASE_DIR when set, so editing the steps below does not download it again.
-packages=systemd-sysv,udev,cloud-init,ifupdown,ifenslave,iproute2,iputils-ping,python3,kmod,netbase
+# keepalived announces a cluster's control-plane VIP (docs/vip-announcer.md): pinned, so a new Debian
+# build of it changes this script, hence the image's cache key, and CI rebuilds the image.
+keepalived_version='1:2.2.7-1+b2'
+packages=systemd-sysv,udev,cloud-init,ifupdown,ifenslave,iproute2,iputils-ping,python3,kmod,netbase,keepalived=$keepalived_version
 mmdebstrap_args=(--variant=minbase --include="$packages"
   --aptopt='APT::Install-Recommends "false"'
   --dpkgopt='path-exclude=/usr/share/doc/*' --dpkgopt='path-exclude=/usr/share/man/*'

@@ -1,5 +1,6 @@
 // The public surface of @metal-l2/machine-config: a machine's ports, VLANs and addresses → OS network
-// files, the boot script that applies them, and the injection into cloud-config bootstrap data. Pure.
+// files, the boot script that applies them, a control plane's endpoint announcer (keepalived), and the
+// injection into cloud-config bootstrap data. Pure.
 export { RENDERER_NAMES } from './types.js';
 export type {
   BootPort,
@@ -17,7 +18,7 @@ export type {
 export { renderMachineNetwork } from './render.js';
 export type { RenderOutcome } from './render.js';
 
-export { ConfigIssueCode, validateMachineNetworkConfig } from './validate.js';
+export { ConfigIssueCode, validateMachineNetworkConfig, validatePorts } from './validate.js';
 export type { ConfigIssue } from './validate.js';
 
 export { PLACEHOLDER_PATTERN, isBondPort, networkFilePlaceholder, portPlaceholder } from './topology.js';
@@ -35,3 +36,7 @@ export { MARKER_HEADER } from './envelope.js';
 
 export { FORBIDDEN_IN_PART, InjectRefusalReason, extractOriginal, injectUserData, readInjectionHash } from './inject.js';
 export type { InjectOutcome, InjectUserDataInput } from './inject.js';
+
+export { AnnouncerIssueCode, DEFAULT_ADVERT_INTERVAL_SEC, renderEndpointAnnouncer } from './endpoint-announcer.js';
+export type { AnnouncerIssue, AnnouncerOutcome, EndpointAnnouncerInput, RenderedAnnouncer } from './endpoint-announcer.js';
+export { ANNOUNCER_COMMANDS, APISERVER_CHECK_PATH, KEEPALIVED_CONF_PATH, VRRP_INSTANCE, VRRP_SCRIPT } from './keepalived.js';

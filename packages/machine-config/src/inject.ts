@@ -4,6 +4,7 @@
 // original, never a nested envelope.
 import { renderCloudConfigPart } from './cloud-config.js';
 import { buildEnvelope, isMime, parseEnvelope, sha256Hex } from './envelope.js';
+import type { RenderedAnnouncer } from './endpoint-announcer.js';
 import type { RenderedNetwork } from './types.js';
 
 export const InjectRefusalReason = {
@@ -24,12 +25,14 @@ export interface InjectUserDataInput {
   /** The bootstrap Secret's `data.format`, if any (a missing format means cloud-config). */
   format: string | undefined;
   network: RenderedNetwork;
+  /** A control-plane machine's endpoint announcer (renderEndpointAnnouncer); workers have none. */
+  announcer?: RenderedAnnouncer;
 }
 
 export type InjectOutcome =
   /** Write `value` to the Secret; record `hash`. */
   | { kind: 'injected'; value: string; hash: string }
-  /** The value already carries exactly this network over its original: write nothing. */
+  /** The value already carries exactly this network (and announcer) over its original: write nothing. */
   | { kind: 'unchanged'; hash: string }
   | { kind: 'refused'; reason: InjectRefusalReason; message: string };
 
@@ -37,7 +40,7 @@ export type InjectOutcome =
 export const FORBIDDEN_IN_PART = ['{{', '{%', '{#', 'image_repo=', 'image_tag=', 'image_uri=', 'image_url=', 'verbose_logging='] as const;
 
 export function injectUserData(input: InjectUserDataInput): InjectOutcome {
-  const { value, format, network } = input;
+  const { value, format, network, announcer } = input;
   if (format === 'ignition') {
     return {
       kind: 'refused',
@@ -65,7 +68,7 @@ export function injectUserData(input: InjectUserDataInput): InjectOutcome {
   if (contentIssue !== undefined) {
     return { kind: 'refused', reason: InjectRefusalReason.UnsupportedContent, message: contentIssue };
   }
-  const part = renderCloudConfigPart(network);
+  const part = renderCloudConfigPart(network, announcer);
   assertTemplateSafe(part);
   const hash = sha256Hex(part);
   if (

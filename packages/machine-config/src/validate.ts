@@ -3,7 +3,7 @@
 // (network type combinations) earlier; this is the last line before text is produced.
 import { isIP } from 'node:net';
 import { RENDERER_NAMES } from './types.js';
-import type { MachineNetworkConfig, NetworkAddress, NetworkRoute, VlanConfig } from './types.js';
+import type { MachineNetworkConfig, NetworkAddress, NetworkRoute, PortConfig, VlanConfig } from './types.js';
 
 export const ConfigIssueCode = {
   InvalidPortName: 'InvalidPortName',
@@ -47,8 +47,15 @@ export function validateMachineNetworkConfig(config: MachineNetworkConfig): Conf
       message: `metadata URL "${config.metadataUrl}" is not a plain http(s) URL`,
     });
   }
+  issues.push(...validatePorts(config.ports));
+  return issues;
+}
+
+/** The ports' own rules (names, VLAN ids, addresses, routes, MTUs): shared with the endpoint announcer. */
+export function validatePorts(ports: readonly PortConfig[]): ConfigIssue[] {
+  const issues: ConfigIssue[] = [];
   const seenPorts = new Set<string>();
-  config.ports.forEach((port, p) => {
+  ports.forEach((port, p) => {
     const at = ['ports', p];
     if (!PORT_NAME.test(port.name)) {
       issues.push({

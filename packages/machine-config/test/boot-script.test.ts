@@ -4,13 +4,13 @@
 // that record their calls. What the script leaves behind is what a machine would boot with.
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { execFile } from 'node:child_process';
-import { chmod, mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import type { Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { injectUserData, renderMachineNetwork } from '../src/index.js';
-import type { PortConfig, RendererName } from '../src/index.js';
+import { ANNOUNCER_COMMANDS, injectUserData, renderEndpointAnnouncer, renderMachineNetwork } from '../src/index.js';
+import type { EndpointAnnouncerInput, PortConfig, RendererName } from '../src/index.js';
 import { CABPK_JOIN } from './fixtures/bootstrap.js';
 import { vlan } from './fixtures/networks.js';
 import { processUserData } from './support/cloud-init.js';
@@ -144,10 +144,22 @@ async function machine(image: { interfaces?: string; netplan?: string }): Promis
 }
 
 /** Inject, let cloud-init process it, write its write_files under root: what the machine has before runcmd. */
-async function provision(root: string, ports: PortConfig[], renderer: RendererName): Promise<void> {
+async function provision(
+  root: string,
+  ports: PortConfig[],
+  renderer: RendererName,
+  endpoint?: Omit<EndpointAnnouncerInput, 'ports'>,
+): Promise<string[]> {
   const rendered = renderMachineNetwork({ ports, renderer, metadataUrl: `${baseUrl}/metadata` });
   if (rendered.kind !== 'rendered') throw new Error(JSON.stringify(rendered.issues));
-  const out = injectUserData({ value: CABPK_JOIN, format: 'cloud-config', network: rendered.network });
+  const announcer = endpoint === undefined ? undefined : renderEndpointAnnouncer({ ...endpoint, ports });
+  if (announcer?.kind === 'invalid') throw new Error(JSON.stringify(announcer.issues));
+  const out = injectUserData({
+    value: CABPK_JOIN,
+    format: 'cloud-config',
+    network: rendered.network,
+    ...(announcer === undefined ? {} : { announcer: announcer.announcer }),
+  });
   if (out.kind !== 'injected') throw new Error(out.kind);
   const ci = await processUserData(out.value, { instanceId: 'd1', localHostname: 'worker-a' });
   dirs.push(dirname(dirname(dirname(dirname(ci.scriptsDir)))));
@@ -155,7 +167,9 @@ async function provision(root: string, ports: PortConfig[], renderer: RendererNa
   for (const f of files.filter((x) => x.path.startsWith('/opt/metal-l2/'))) {
     await put(join(root, f.path), Buffer.from(f.content, 'base64').toString('utf8'), parseInt(f.permissions ?? '0644', 8));
   }
-  expect((ci.cloud_config?.['runcmd'] as string[])[0]).toBe('/opt/metal-l2/metal-l2-net apply || exit 1');
+  const runcmd = ci.cloud_config?.['runcmd'] as string[];
+  expect(runcmd[0]).toBe('/opt/metal-l2/metal-l2-net apply || exit 1');
+  return runcmd;
 }
 
 function apply(m: { root: string; bin: string }): Promise<{ code: number; stderr: string }> {
@@ -250,6 +264,29 @@ describe('metal-l2-net apply', () => {
     expect(await read(m.root, 'etc/systemd/network/10-bond0.network.d/60-metal-l2.conf')).toContain('VLAN=bond0.1000\n');
     expect(await read(m.root, 'etc/systemd/network/60-metal-l2-bond0.1000.netdev')).toContain('Name=bond0.1000\n');
     expect(await read(m.root, 'calls.log')).toContain('networkctl reload\nnetworkctl reconfigure bond0\n');
+  });
+
+  test("a control plane: the announcer's keepalived.conf names the OS interface of the VLAN (resolved by MAC), the check is executable, keepalived starts after the network", async () => {
+    posted.length = 0;
+    const m = await machine({ interfaces: EQUINIX_INTERFACES });
+    const runcmd = await provision(
+      m.root,
+      [
+        { name: 'bond0', bonded: true, layer2: false, vlans: [vlan(1001, '192.168.11.5/24')] },
+        { name: 'eth1', bonded: false, layer2: true, vlans: [vlan(1000, '192.168.10.5/24', { native: true })] },
+      ],
+      'ifupdown',
+      { address: '192.168.10.200', prefix: 24, port: 6443, vxlan: 1000, virtualRouterID: 7 },
+    );
+    expect(runcmd.slice(1, 3)).toEqual(ANNOUNCER_COMMANDS);
+    expect(await apply(m)).toEqual({ code: 0, stderr: expect.stringContaining('network configured: bond0=bond0 eth1=ens3f1') });
+    const conf = await read(m.root, 'etc/keepalived/keepalived.conf');
+    expect(conf).not.toContain('@');
+    expect(conf).toContain('    interface ens3f1\n');
+    expect(conf).toContain('    virtual_router_id 7\n');
+    expect(conf).toContain('        192.168.10.200/24\n');
+    const check = await stat(join(m.root, 'etc/keepalived/metal-l2-apiserver-check'));
+    expect(check.mode & 0o777).toBe(0o755);
   });
 
   test('a port with no matching MAC and no interface of its name: user state 1099 with the reason, exit non-zero', async () => {

@@ -5,8 +5,8 @@
 import { afterAll, describe, expect, test } from '@jest/globals';
 import { renderGoTemplate } from '@metal-l2/test-support/go-template';
 import { parseEnvelope } from '../src/envelope.js';
-import { extractOriginal, injectUserData, renderMachineNetwork } from '../src/index.js';
-import type { InjectOutcome, RenderedNetwork } from '../src/index.js';
+import { ANNOUNCER_COMMANDS, extractOriginal, injectUserData, renderEndpointAnnouncer, renderMachineNetwork } from '../src/index.js';
+import type { InjectOutcome, RenderedAnnouncer, RenderedNetwork } from '../src/index.js';
 import { CABPK_JOIN, CAPP_JOIN, EXISTING_MULTIPART, PLAIN_CLOUD_CONFIG, SHELL_SCRIPT } from './fixtures/bootstrap.js';
 import { config, hybridBonded, hybridNative } from './fixtures/networks.js';
 import { processUserData } from './support/cloud-init.js';
@@ -32,6 +32,20 @@ function network(ports = hybridBonded): RenderedNetwork {
   const out = renderMachineNetwork(config(ports));
   if (out.kind !== 'rendered') throw new Error('fixture does not render');
   return out.network;
+}
+
+/** A control plane's announcer for the hybrid-bonded fixture: the VIP on bond0's VLAN 1000. */
+function announcer(): RenderedAnnouncer {
+  const out = renderEndpointAnnouncer({
+    address: '192.168.10.200',
+    prefix: 24,
+    port: 6443,
+    vxlan: 1000,
+    virtualRouterID: 51,
+    ports: hybridBonded,
+  });
+  if (out.kind !== 'rendered') throw new Error('fixture announcer does not render');
+  return out.announcer;
 }
 
 function injectedValue(out: InjectOutcome): string {
@@ -157,6 +171,31 @@ describe('CAPP Go templating, then cloud-init', () => {
       `provider-id: equinixmetal://${INSTANCE.instanceId}\n`,
     );
     expect(files.find((f) => f.path === '/etc/metal-l2-test/version')?.content).toBe('v1.29.4');
+  });
+
+  test('a control plane with the endpoint announcer: templating leaves our part alone; its files and commands come after the network step, before the join', async () => {
+    const value = injectedValue(injectUserData({ value: CAPP_JOIN, format: 'cloud-config', network: network(), announcer: announcer() }));
+    const templated = await renderGoTemplate(value, data);
+    const before = parseEnvelope(value);
+    const after = parseEnvelope(templated);
+    if (before.kind !== 'envelope' || after.kind !== 'envelope') throw new Error('envelope lost');
+    expect(after.part).toBe(before.part);
+
+    const result = await cloudInit(templated);
+    expect(result.warnings).toEqual([]);
+    const runcmd = result.cloud_config?.['runcmd'] as string[];
+    expect(runcmd.slice(0, 3)).toEqual([OUR_COMMAND, ...ANNOUNCER_COMMANDS]);
+    expect(runcmd.indexOf(ANNOUNCER_COMMANDS[1] ?? '')).toBeLessThan(runcmd.indexOf(JOIN));
+    const paths = writeFiles(result).map((f) => f.path);
+    expect(paths.slice(0, 5)).toEqual([
+      '/opt/metal-l2/files/01-60-metal-l2.cfg',
+      '/opt/metal-l2/files/02-keepalived.conf',
+      '/opt/metal-l2/files/03-metal-l2-apiserver-check',
+      '/opt/metal-l2/netcfg.json',
+      '/opt/metal-l2/metal-l2-net',
+    ]);
+    const conf = writeFiles(result).find((f) => f.path === '/opt/metal-l2/files/02-keepalived.conf');
+    expect(Buffer.from(conf?.content ?? '', 'base64').toString('utf8')).toBe(announcer().files[0]?.content);
   });
 
   test('a Go template error in the original still surfaces (we neither hide nor cause it)', async () => {

@@ -3,6 +3,7 @@ import type {
   CapiCoreVersion,
   CapiIpamVersion,
   Cluster,
+  ClusterEndpoint,
   IPAddress,
   IPAddressClaim,
   Machine,
@@ -37,6 +38,8 @@ export interface NetworkCaches {
   readonly machines?: ObjectCache<Machine> | undefined;
   readonly clusters?: ObjectCache<Cluster> | undefined;
   readonly healthChecks?: ObjectCache<MachineHealthCheck> | undefined;
+  /** The Clusters' endpoints, for control-plane machines' VIP announcer (absent without CAPI core kinds). */
+  readonly clusterEndpoints?: ObjectCache<ClusterEndpoint> | undefined;
 }
 
 export interface EventSink {

@@ -5,6 +5,9 @@ import {
   CAPI_IPAM_VERSIONS,
   CAPP_GROUP,
   CAPP_VERSION,
+  CLUSTER_ENDPOINT_LABEL,
+  ClusterEndpointTemplateType,
+  ClusterEndpointType,
   MachineNetworkTemplateType,
   MachineNetworkType,
   PacketClusterType,
@@ -18,6 +21,8 @@ import {
   type CapiCoreVersion,
   type CapiIpamVersion,
   type Cluster,
+  type ClusterEndpoint,
+  type ClusterEndpointTemplate,
   type IPAddress,
   type IPAddressClaim,
   type Machine,
@@ -47,12 +52,16 @@ import {
   type RuntimeMetrics,
 } from '@metal-l2/kube';
 import { MetalClients, type MetalClientOptions } from '@metal-l2/metal-api';
+import type { EndpointContext } from './cluster-endpoint/context.js';
+import { reconcileClusterEndpoint } from './cluster-endpoint/reconciler.js';
+import { addEndpointIndexes, endpointWatches } from './cluster-endpoint/watches.js';
 import { MACHINE_NETWORK_LABEL, type DefaultCredentials, type EventSink, type NetworkContext, type NetworkTimings } from './context.js';
 import { LastWrites } from './machine-network/last-writes.js';
 import { reconcileMachineNetwork } from './machine-network/reconciler.js';
 import { VlanCache } from './metal/vlan-cache.js';
 import { DEFAULT_METADATA_URL } from './options.js';
 import { addIndexes, machineNetworkWatches, type NetworkInformers } from './watches.js';
+import { clusterAdmissionHandler } from './webhook/cluster-webhook.js';
 import { packetMachineAdmissionHandler } from './webhook/packet-machine-webhook.js';
 import { NetworkWebhookPaths } from './webhook/paths.js';
 import { templateAdmissionHandler } from './webhook/template-webhook.js';
@@ -127,7 +136,15 @@ async function discover(client: KubeClient): Promise<Discovered> {
 
 type StartOptions = NetworkControllerOptions & { readonly client: KubeClient };
 
-type Informers = NetworkInformers & { packetClusters: Informer<PacketCluster> };
+/** The ClusterEndpoint controller's own informers (absent when the server serves no CAPI core kinds). */
+interface EndpointInformers {
+  readonly clusters: Informer<Cluster>;
+  readonly endpoints: Informer<ClusterEndpoint>;
+  readonly templates: Informer<ClusterEndpointTemplate>;
+  readonly claims: Informer<IPAddressClaim>;
+}
+
+type Informers = NetworkInformers & { packetClusters: Informer<PacketCluster>; endpoint: EndpointInformers | undefined };
 
 /**
  * Wires the network controller: discovers the served Cluster API versions, builds the informers,
@@ -140,8 +157,13 @@ export async function createNetworkController(options: StartOptions): Promise<Ne
   addIndexes(informers);
   const ctx = buildContext(options, versions, informers);
   const controller = buildController(options, ctx, informers);
+  const endpointController = buildEndpointController(options, ctx, informers);
   const webhook = buildWebhook(options, ctx.now);
-  return { informers: allInformers(informers), controllers: [controller], webhook };
+  return {
+    informers: allInformers(informers),
+    controllers: endpointController === undefined ? [controller] : [controller, endpointController],
+    webhook,
+  };
 }
 
 /** One informer per type the controller reads, in the watched namespace when there is one. */
@@ -158,6 +180,7 @@ function buildInformers(options: StartOptions, versions: Discovered): Informers 
       ...(options.metrics === undefined ? {} : { metrics: options.metrics }),
     });
   const core = versions.core;
+  const clusters = core === undefined ? undefined : informer<Cluster>(clusterType(core));
   return {
     packetMachines: informer<PacketMachine>(PacketMachineType),
     packetMachineTemplates: informer<PacketMachineTemplate>(PacketMachineTemplateType),
@@ -168,8 +191,18 @@ function buildInformers(options: StartOptions, versions: Discovered): Informers 
     claims: informer<IPAddressClaim>(ipAddressClaimType(versions.ipam), { labelSelector: MACHINE_NETWORK_LABEL }),
     addresses: informer<IPAddress>(ipAddressType(versions.ipam)),
     machines: core === undefined ? undefined : informer<Machine>(machineType(core)),
-    clusters: core === undefined ? undefined : informer<Cluster>(clusterType(core)),
+    clusters,
     healthChecks: core === undefined || !versions.healthChecks ? undefined : informer<MachineHealthCheck>(machineHealthCheckType(core)),
+    endpoint:
+      clusters === undefined
+        ? undefined
+        : {
+            clusters,
+            endpoints: informer<ClusterEndpoint>(ClusterEndpointType),
+            templates: informer<ClusterEndpointTemplate>(ClusterEndpointTemplateType),
+            // Only the endpoint claims: the MachineNetwork claims have their own informer.
+            claims: informer<IPAddressClaim>(ipAddressClaimType(versions.ipam), { labelSelector: CLUSTER_ENDPOINT_LABEL }),
+          },
   };
 }
 
@@ -186,7 +219,7 @@ function buildContext(options: StartOptions, versions: Discovered, informers: In
       address: ipAddressType(versions.ipam),
       machine: core === undefined ? undefined : machineType(core),
     },
-    caches: { ...informers },
+    caches: { ...informers, clusterEndpoints: informers.endpoint?.endpoints },
     events: options.events ?? { event: (obj, e) => logger.info('event', { object: obj.metadata.name, ...e }) },
     logger,
     now,
@@ -236,6 +269,52 @@ function buildController(options: StartOptions, ctx: NetworkContext, informers: 
   controller.watch(informers.templates, watches.templates);
   if (informers.machines !== undefined) controller.watch(informers.machines, watches.machines);
   if (informers.clusters !== undefined) controller.watch(informers.clusters, watches.clusters);
+  // A Cluster's endpoint getting its address wakes its machines (the control planes wait for it).
+  if (informers.endpoint !== undefined) controller.watch(informers.endpoint.endpoints, watches.clusterEndpoints);
+  return controller;
+}
+
+/** The ClusterEndpoint controller, keyed by Cluster, when the server serves Cluster API's core kinds. */
+function buildEndpointController(options: StartOptions, ctx: NetworkContext, informers: Informers): Controller | undefined {
+  const own = informers.endpoint;
+  const core = ctx.versions.core;
+  if (own === undefined || core === undefined) return undefined;
+  addEndpointIndexes(own.clusters);
+  const ectx: EndpointContext = {
+    client: ctx.client,
+    ipamVersion: ctx.versions.ipam,
+    types: { claim: ctx.types.claim, cluster: clusterType(core) },
+    caches: {
+      clusters: own.clusters,
+      endpoints: own.endpoints,
+      templates: own.templates,
+      claims: own.claims,
+      addresses: informers.addresses,
+    },
+    events: ctx.events,
+    now: ctx.now,
+  };
+  const controller = new Controller({
+    name: 'clusterendpoint',
+    concurrency: 2,
+    reconcileTimeoutMs: options.reconcileTimeoutMs ?? NETWORK_RECONCILE_TIMEOUT_MS,
+    logger: options.logger,
+    ...(options.metrics === undefined ? {} : { metrics: options.metrics }),
+    reconciler: {
+      reconcile: (key: ObjectKey, rctx) =>
+        reconcileClusterEndpoint(
+          { ...ectx, client: ectx.client.withSignal(rctx.signal) },
+          { namespace: key.namespace ?? '', name: key.name },
+          rctx,
+        ),
+    },
+  });
+  const watches = endpointWatches(own);
+  controller.watch(own.clusters);
+  controller.watch(own.endpoints);
+  controller.watch(own.claims, watches.claims);
+  controller.watch(informers.addresses, watches.addresses);
+  controller.watch(own.templates, watches.templates);
   return controller;
 }
 
@@ -252,6 +331,11 @@ function buildWebhook(options: StartOptions, now: () => Date): AdmissionServer |
     handlers: {
       [NetworkWebhookPaths.packetMachine]: packetMachineAdmissionHandler({
         client,
+        ...(ns === undefined ? {} : { namespace: ns }),
+        logger: logger.child({ component: 'webhook' }),
+        now,
+      }),
+      [NetworkWebhookPaths.cluster]: clusterAdmissionHandler({
         ...(ns === undefined ? {} : { namespace: ns }),
         logger: logger.child({ component: 'webhook' }),
         now,
@@ -273,6 +357,7 @@ function allInformers(informers: Informers): InformerHandle[] {
     ...(informers.machines === undefined ? [] : [informers.machines]),
     ...(informers.clusters === undefined ? [] : [informers.clusters]),
     ...(informers.healthChecks === undefined ? [] : [informers.healthChecks]),
+    ...(informers.endpoint === undefined ? [] : [informers.endpoint.endpoints, informers.endpoint.templates, informers.endpoint.claims]),
   ];
 }
 

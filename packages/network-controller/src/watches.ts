@@ -3,6 +3,7 @@ import {
   MachineNetworkType,
   PacketMachineType,
   type Cluster,
+  type ClusterEndpoint,
   type IPAddress,
   type IPAddressClaim,
   type Machine,
@@ -76,6 +77,7 @@ export interface MachineNetworkWatches {
   readonly machines: (machine: Machine) => ObjectKey[];
   readonly templates: (template: MachineNetworkTemplate) => ObjectKey[];
   readonly clusters: (cluster: Cluster) => ObjectKey[];
+  readonly clusterEndpoints: (endpoint: ClusterEndpoint) => ObjectKey[];
 }
 
 export function machineNetworkWatches(informers: NetworkInformers): MachineNetworkWatches {
@@ -97,5 +99,8 @@ export function machineNetworkWatches(informers: NetworkInformers): MachineNetwo
     },
     clusters: (cluster) =>
       keysOf(informers.packetMachines.byIndex(IndexNames.packetMachineByCluster, `${nsOf(cluster)}/${cluster.metadata.name ?? ''}`)),
+    // A ClusterEndpoint has its Cluster's name.
+    clusterEndpoints: (endpoint) =>
+      keysOf(informers.packetMachines.byIndex(IndexNames.packetMachineByCluster, `${nsOf(endpoint)}/${endpoint.metadata.name ?? ''}`)),
   };
 }

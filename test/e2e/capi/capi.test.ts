@@ -864,3 +864,186 @@ describe('a layer-2 control plane under CPEM (issue 18 item 6)', () => {
     600_000,
   );
 });
+
+// Issue 20 item 6: a Cluster whose control-plane endpoint is an address on VLAN 1000 from a pool.
+// Our Cluster webhook holds it at creation; our controller claims the address, writes it into the
+// Cluster and ends the hold; then the real CAPP reserves its elastic IP as always (PacketCluster),
+// the real Cluster API keeps ours (it copies the infrastructure's only into an empty endpoint),
+// and KCP's machine gets CABPK data whose kubeadm controlPlaneEndpoint is our address.
+describe('a control-plane endpoint on the VLAN (issue 20 item 6)', () => {
+  const VEP = 'vep';
+  const endpointKinds = {
+    template: k('network.metal.x-k8s.io', 'v1alpha1', 'clusterendpointtemplates', 'ClusterEndpointTemplate'),
+    endpoint: k('network.metal.x-k8s.io', 'v1alpha1', 'clusterendpoints', 'ClusterEndpoint'),
+  };
+  const pool = (name: string) => ({ apiGroup: 'ipam.metal.x-k8s.io', kind: 'InClusterIPPool', name });
+
+  test('the Cluster gets the pool address as its endpoint, KCP’s machine bootstraps against it, CAPP keeps its elastic IP; deletion releases the address', async () => {
+    const { objects, kc } = world;
+    const start = Date.now();
+    await kc.makeApiClient(k8s.AdmissionregistrationV1Api).createMutatingWebhookConfiguration({
+      body: {
+        metadata: { name: 'metal-l2-cluster' },
+        webhooks: [
+          {
+            name: 'cluster.network.metal.x-k8s.io',
+            admissionReviewVersions: ['v1'],
+            sideEffects: 'None',
+            failurePolicy: 'Fail',
+            matchPolicy: 'Equivalent',
+            timeoutSeconds: 10,
+            clientConfig: {
+              url: `https://127.0.0.1:${world.network.webhookPort}/mutate-cluster-x-k8s-io-cluster`,
+              caBundle: world.webhookCerts.caBundle,
+            },
+            rules: [{ apiGroups: ['cluster.x-k8s.io'], apiVersions: ['*'], operations: ['CREATE'], resources: ['clusters'] }],
+            matchConditions: [
+              {
+                name: 'linked',
+                expression: "has(object.metadata.annotations) && 'network.metal.x-k8s.io/endpoint-template' in object.metadata.annotations",
+              },
+            ],
+          },
+        ],
+      },
+    });
+    // VLAN 1000 (the first test made it; this test may run alone).
+    if (!(await metal().virtualNetworks.list(PROJECT_ID, { metro: METRO })).some((v) => v.vxlan === 1000))
+      await metal().virtualNetworks.create(PROJECT_ID, { vxlan: 1000, metro: METRO, description: 'vlan-1000' });
+    // The VIP and the control plane's own address share a subnet on VLAN 1000.
+    for (const [name, addresses] of [
+      ['vep-1000', ['192.168.210.10-192.168.210.100']],
+      ['vep-vip', ['192.168.210.250']],
+    ] as const) {
+      await objects.create(kinds.pool, {
+        metadata: { name, namespace: NS },
+        spec: { addresses: [...addresses], prefix: 24, gateway: '192.168.210.1' },
+      });
+    }
+    await objects.create(endpointKinds.template, {
+      metadata: { name: 'vep-vip', namespace: NS },
+      spec: { vxlan: 1000, addressFromPool: pool('vep-vip') },
+    });
+    await objects.create(kinds.template, {
+      metadata: { name: 'vep-cp-net', namespace: NS },
+      spec: { ports: [{ name: 'bond0', vlans: [{ vxlan: 1000, addressesFromPools: [pool('vep-1000')] }] }] },
+    });
+    await objects.create(kinds.packetMachineTemplate, {
+      metadata: { name: `${VEP}-control-plane`, namespace: NS, annotations: { [LINK]: 'vep-cp-net' } },
+      spec: { template: { spec: { os: 'ubuntu_22_04', billingCycle: 'hourly', machineType: 'c3.small.x86', tags: [] } } },
+    });
+    await objects.create(kinds.packetCluster, {
+      metadata: { name: VEP, namespace: NS },
+      spec: { projectID: PROJECT_ID, metro: METRO, vipManager: 'CPEM' },
+    });
+    await objects.create(kinds.kcp, {
+      metadata: { name: `${VEP}-control-plane`, namespace: NS },
+      spec: {
+        replicas: 1,
+        version: K8S_VERSION,
+        machineTemplate: {
+          infrastructureRef: {
+            apiVersion: 'infrastructure.cluster.x-k8s.io/v1beta1',
+            kind: 'PacketMachineTemplate',
+            name: `${VEP}-control-plane`,
+          },
+        },
+        kubeadmConfigSpec,
+      },
+    });
+    const clusterFirst = await watchFirstVersions(kc, kinds.cluster, NS);
+    try {
+      await objects.create(kinds.cluster, {
+        metadata: { name: VEP, namespace: NS, annotations: { 'network.metal.x-k8s.io/endpoint-template': 'vep-vip' } },
+        spec: {
+          clusterNetwork: { pods: { cidrBlocks: ['192.168.0.0/16'] }, services: { cidrBlocks: ['172.26.0.0/16'] } },
+          controlPlaneRef: {
+            apiVersion: 'controlplane.cluster.x-k8s.io/v1beta1',
+            kind: 'KubeadmControlPlane',
+            name: `${VEP}-control-plane`,
+          },
+          infrastructureRef: { apiVersion: 'infrastructure.cluster.x-k8s.io/v1beta1', kind: 'PacketCluster', name: VEP },
+        },
+      });
+      const created = await clusterFirst.of(VEP, 30_000);
+      expect(created.spec?.paused).toBe(true);
+      expect(created.metadata.annotations?.['network.metal.x-k8s.io/endpoint-hold']).toEqual(expect.any(String));
+    } finally {
+      clusterFirst.stop();
+    }
+
+    const endpoint = await waitFor(
+      'ClusterEndpoint vep Ready',
+      async () => {
+        const ep = await objects.get(endpointKinds.endpoint, VEP, NS);
+        return cond(ep, 'Ready')?.status === 'True' ? ep : false;
+      },
+      { timeoutMs: 60_000, intervalMs: 500 },
+    );
+    expect(endpoint.status).toMatchObject({ address: '192.168.210.250', prefix: 24, port: 6443 });
+    // CAPP, unchanged, reserved its elastic IP for the PacketCluster once the Cluster was released.
+    const pc = await waitFor(
+      'PacketCluster vep ready with its elastic IP',
+      async () => {
+        const obj = await objects.get(kinds.packetCluster, VEP, NS);
+        return obj?.status?.ready === true && obj.spec?.controlPlaneEndpoint?.host !== undefined ? obj : false;
+      },
+      { timeoutMs: 120_000, intervalMs: 500 },
+    );
+    expect(pc.spec.controlPlaneEndpoint.host).not.toBe('192.168.210.250');
+    expect(
+      [...world.sim.store.reservations.values()].filter((r) => r.tags.includes(`cluster-api-provider-packet:cluster-id:${VEP}`)),
+    ).toHaveLength(1);
+    const cluster = await objects.get(kinds.cluster, VEP, NS);
+    expect(cluster?.spec.controlPlaneEndpoint).toEqual({ host: '192.168.210.250', port: 6443 });
+    expect(cluster?.spec.paused ?? false).toBe(false);
+
+    // KCP's machine: CABPK rendered kubeadm's controlPlaneEndpoint from the Cluster, so it is our address.
+    const cp = await waitFor(
+      'KCP to create the vep control-plane Machine',
+      async () =>
+        (await machinesOf((m) => isControlPlane(m) && m.metadata.labels?.['cluster.x-k8s.io/cluster-name'] === VEP))[0]?.spec?.bootstrap
+          ?.dataSecretName !== undefined
+          ? (await machinesOf((m) => isControlPlane(m) && m.metadata.labels?.['cluster.x-k8s.io/cluster-name'] === VEP))[0]
+          : false,
+      { timeoutMs: 120_000, intervalMs: 500 },
+    );
+    const mn = await waitReady(cp.spec.infrastructureRef.name as string);
+    expect(cond(mn, 'UserDataInjected')?.status).toBe('True');
+    const bootstrap = await secretValue(kc, cp.spec.bootstrap.dataSecretName as string);
+    expect(bootstrap).toContain('controlPlaneEndpoint: 192.168.210.250:6443');
+    expect(bootstrap).not.toContain(`controlPlaneEndpoint: ${pc.spec.controlPlaneEndpoint.host as string}:`);
+    // The announcer for the VIP went with it (keepalived's commands, after the network step).
+    expect(bootstrap).toContain('systemctl enable keepalived');
+    await writeFile(
+      join(outDir, 'vlan-endpoint.txt'),
+      [
+        `ClusterEndpoint status: ${JSON.stringify(endpoint.status)}`,
+        `PacketCluster endpoint (CAPP's elastic IP): ${JSON.stringify(pc.spec.controlPlaneEndpoint)}`,
+        `Cluster endpoint: ${JSON.stringify(cluster?.spec.controlPlaneEndpoint)}`,
+        ...bootstrap.split('\n').filter((l) => l.includes('controlPlaneEndpoint')),
+      ].join('\n') + '\n',
+    );
+    timings['vlan endpoint: up'] = since(start);
+
+    await objects.delete(kinds.cluster, VEP, NS);
+    await waitFor('the Cluster vep to be gone', async () => (await objects.get(kinds.cluster, VEP, NS)) === undefined, {
+      timeoutMs: 300_000,
+      intervalMs: 1_000,
+    });
+    await waitFor('the endpoint claim gone', async () => (await objects.get(kinds.claim, `${VEP}-endpoint`, NS)) === undefined, {
+      timeoutMs: 60_000,
+      intervalMs: 500,
+    });
+    const vipPool = await waitFor(
+      'the VIP back in its pool',
+      async () => {
+        const p = await objects.get(kinds.pool, 'vep-vip', NS);
+        return p?.status?.ipAddresses?.used === 0 ? p : false;
+      },
+      { timeoutMs: 60_000, intervalMs: 500 },
+    );
+    expect(vipPool.status.ipAddresses.free).toBe(1);
+    timings['vlan endpoint: total'] = since(start);
+  }, 600_000);
+});

@@ -48,6 +48,20 @@ export const netKinds = {
   } as Kind,
   machine: { group: 'cluster.x-k8s.io', version: 'v1beta2', plural: 'machines', kind: 'Machine', namespaced: true } as Kind,
   cluster: { group: 'cluster.x-k8s.io', version: 'v1beta2', plural: 'clusters', kind: 'Cluster', namespaced: true } as Kind,
+  endpointTemplate: {
+    group: 'network.metal.x-k8s.io',
+    version: 'v1alpha1',
+    plural: 'clusterendpointtemplates',
+    kind: 'ClusterEndpointTemplate',
+    namespaced: true,
+  } as Kind,
+  clusterEndpoint: {
+    group: 'network.metal.x-k8s.io',
+    version: 'v1alpha1',
+    plural: 'clusterendpoints',
+    kind: 'ClusterEndpoint',
+    namespaced: true,
+  } as Kind,
   template: {
     group: 'network.metal.x-k8s.io',
     version: 'v1alpha1',
@@ -203,6 +217,23 @@ export function useNetworkWorld(prefix: string, options: NetworkWorldOptions = {
               apiVersions: ['v1beta1'],
               operations: ['CREATE'],
               resources: ['packetmachines'],
+            },
+          ],
+          namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': ns } },
+        },
+        {
+          // As the chart registers it: only Clusters that carry the endpoint-template annotation.
+          name: `cluster.${ns}.network.metal.x-k8s.io`,
+          admissionReviewVersions: ['v1'],
+          sideEffects: 'None',
+          failurePolicy: 'Fail',
+          timeoutSeconds: 10,
+          clientConfig: { url: `https://127.0.0.1:${port}/mutate-cluster-x-k8s-io-cluster`, caBundle: certs.caBundle },
+          rules: [{ apiGroups: ['cluster.x-k8s.io'], apiVersions: ['*'], operations: ['CREATE'], resources: ['clusters'] }],
+          matchConditions: [
+            {
+              name: 'endpoint-template',
+              expression: "has(object.metadata.annotations) && 'network.metal.x-k8s.io/endpoint-template' in object.metadata.annotations",
             },
           ],
           namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': ns } },

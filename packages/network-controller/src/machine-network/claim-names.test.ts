@@ -1,5 +1,5 @@
 import { describe, expect, test } from '@jest/globals';
-import { claimName, nameLabelValue, wantedClaims } from './claim-names.js';
+import { claimName, endpointClaimName, nameLabelValue, wantedClaims } from './claim-names.js';
 
 const pool = { apiGroup: 'ipam.metal.x-k8s.io', kind: 'InClusterIPPool', name: 'vlan-1000' };
 
@@ -47,5 +47,14 @@ describe('nameLabelValue', () => {
       expect(value.slice(0, 20)).toBe(name.slice(0, 20));
     }
     expect(nameLabelValue(`${'a'.repeat(70)}1`)).not.toBe(nameLabelValue(`${'a'.repeat(70)}2`));
+  });
+});
+
+describe('endpointClaimName', () => {
+  test('is <cluster>-endpoint, shortened with a hash past 253 characters', () => {
+    expect(endpointClaimName('prod')).toBe('prod-endpoint');
+    const long = endpointClaimName('c'.repeat(250));
+    expect(long.length).toBeLessThanOrEqual(253);
+    expect(long).toMatch(/^c+-[0-9a-f]{8}$/);
   });
 });

@@ -41,6 +41,11 @@ export function claimName(machine: string, at: { port: string; vxlan: number; in
   return shortened(`${machine}-${at.port}-v${at.vxlan}-${at.index}`, MAX_NAME);
 }
 
+/** `<cluster>-endpoint`: the one claim of a Cluster's control-plane endpoint (same shortening rule). */
+export function endpointClaimName(cluster: string): string {
+  return shortened(`${cluster}-endpoint`, MAX_NAME);
+}
+
 /** Every claim the spec asks for, in spec order (ports, then VLANs, then pool entries). */
 export function wantedClaims(machine: string, spec: Pick<MachineNetworkSpec, 'ports'>): WantedClaim[] {
   const claims: WantedClaim[] = [];

@@ -7,7 +7,14 @@ import {
   type MachineNetwork,
 } from '@metal-l2/api';
 import { builtinTypes, type KubeObject } from '@metal-l2/kube';
-import { injectUserData, readInjectionHash, renderMachineNetwork, type RenderedNetwork } from '@metal-l2/machine-config';
+import {
+  injectUserData,
+  readInjectionHash,
+  renderMachineNetwork,
+  type RenderedAnnouncer,
+  type RenderedNetwork,
+} from '@metal-l2/machine-config';
+import { announcerFor } from './endpoint-announcer.js';
 import { IndexNames } from '../context.js';
 import { checkInjected } from './injected-config.js';
 import { networkConfigOf } from './network-config.js';
@@ -92,26 +99,34 @@ function ownershipProblem(scope: MachineNetworkScope, machine: Machine, secret: 
 export async function ensureUserDataInjected(scope: MachineNetworkScope): Promise<StepOutcome> {
   const { ctx, machineNetwork: mn, packetMachine: pm } = scope;
   const status = (mn.status ??= {});
-  const rendered = renderMachineNetwork(networkConfigOf(mn.spec, status.addresses ?? [], ctx.metadataUrl));
+  const config = networkConfigOf(mn.spec, status.addresses ?? [], ctx.metadataUrl);
+  const rendered = renderMachineNetwork(config);
   if (rendered.kind === 'invalid') {
     notInjected(scope, MachineNetworkReasons.invalidTemplate, rendered.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; '));
     return waitFor();
   }
+  const announced = announcerFor(scope, config.ports);
+  if ('wait' in announced) {
+    notInjected(scope, announced.wait.reason, announced.wait.message);
+    return waitFor();
+  }
+  const announcer = announced.next;
   const provisioned = pm !== undefined && deviceIdOf(pm) !== undefined;
   // The device booted with what was injected: the addresses must still render the same.
   if (provisioned && status.userData?.hash !== undefined)
     return checkInjected(scope, {
       network: rendered.network,
+      ...(announcer === undefined ? {} : { announcer }),
       injected: status.userData.hash,
       message: `Secret ${status.userData.secretName ?? ''} carries the network configuration (sha256:${status.userData.hash.slice(0, 12)})`,
     });
   const found = await findBootstrapSecret(scope, provisioned);
   if ('stop' in found) return found.stop;
   // Only a provisioned machine goes on without a Secret.
-  if (provisioned || found.next === undefined) return adoptProvisioned(scope, found.next?.secret, rendered.network);
+  if (provisioned || found.next === undefined) return adoptProvisioned(scope, found.next?.secret, { network: rendered.network, announcer });
   const value = writableValue(scope, found.next);
   if ('stop' in value) return value.stop;
-  const written = await writeInjected(scope, found.next, { value: value.next, network: rendered.network });
+  const written = await writeInjected(scope, found.next, { value: value.next, network: rendered.network, announcer });
   if ('stop' in written) return written.stop;
   return recordInjected(scope, found.next.secretName, written.next);
 }
@@ -187,10 +202,15 @@ function writableValue(scope: MachineNetworkScope, { machine, secretName, secret
 async function writeInjected(
   scope: MachineNetworkScope,
   { secretName, secret }: BootstrapSecret,
-  input: { readonly value: string; readonly network: RenderedNetwork },
+  input: { readonly value: string; readonly network: RenderedNetwork; readonly announcer: RenderedAnnouncer | undefined },
 ): Promise<Phase<string>> {
   const { ctx, machineNetwork: mn } = scope;
-  const result = injectUserData({ value: input.value, format: decode(secret.data?.['format']), network: input.network });
+  const result = injectUserData({
+    value: input.value,
+    format: decode(secret.data?.['format']),
+    network: input.network,
+    ...(input.announcer === undefined ? {} : { announcer: input.announcer }),
+  });
   switch (result.kind) {
     case 'refused': {
       const reason =
@@ -262,13 +282,19 @@ function refuse(scope: MachineNetworkScope, problem: { reason: string; message: 
  * move` or a restore (status is not carried), or a machine that was provisioned before it was
  * linked. Its user data is never rewritten; the Secret tells whether it carries our part.
  */
-function adoptProvisioned(scope: MachineNetworkScope, secret: Secret | undefined, network: RenderedNetwork): StepOutcome {
+function adoptProvisioned(
+  scope: MachineNetworkScope,
+  secret: Secret | undefined,
+  rendered: { readonly network: RenderedNetwork; readonly announcer: RenderedAnnouncer | undefined },
+): StepOutcome {
+  const { network, announcer } = rendered;
   const mn: MachineNetwork = scope.machineNetwork;
   const hash = secret === undefined ? undefined : readInjectionHash(decode(secret.data?.['value']) ?? '');
   if (hash !== undefined) {
     (mn.status ??= {}).userData = { ...(secret?.metadata.name === undefined ? {} : { secretName: secret.metadata.name }), hash };
     return checkInjected(scope, {
       network,
+      ...(announcer === undefined ? {} : { announcer }),
       injected: hash,
       message: `the device was created from user data carrying the network configuration (sha256:${hash.slice(0, 12)})`,
     });

@@ -1,12 +1,12 @@
 import { createHash } from 'node:crypto';
 import { MachineNetworkConditionTypes, MachineNetworkEventReasons, MachineNetworkReasons } from '@metal-l2/api';
-import { renderCloudConfigPart, type RenderedNetwork } from '@metal-l2/machine-config';
+import { renderCloudConfigPart, type RenderedAnnouncer, type RenderedNetwork } from '@metal-l2/machine-config';
 import { proceed, type MachineNetworkScope, type StepOutcome } from './scope.js';
 import { conditionIs, markCondition } from './status.js';
 
 /** The hash injection records for this configuration (the sha256 of our cloud-config part). */
-export function renderedHash(network: RenderedNetwork): string {
-  return createHash('sha256').update(renderCloudConfigPart(network), 'utf8').digest('hex');
+export function renderedHash(network: RenderedNetwork, announcer?: RenderedAnnouncer): string {
+  return createHash('sha256').update(renderCloudConfigPart(network, announcer), 'utf8').digest('hex');
 }
 
 /**
@@ -18,10 +18,10 @@ export function renderedHash(network: RenderedNetwork): string {
  */
 export function checkInjected(
   scope: MachineNetworkScope,
-  at: { network: RenderedNetwork; injected: string; message: string },
+  at: { network: RenderedNetwork; announcer?: RenderedAnnouncer; injected: string; message: string },
 ): StepOutcome {
   const mn = scope.machineNetwork;
-  const now = renderedHash(at.network);
+  const now = renderedHash(at.network, at.announcer);
   if (now === at.injected) {
     if (!conditionIs(mn, MachineNetworkConditionTypes.userDataInjected, 'True')) {
       markCondition(

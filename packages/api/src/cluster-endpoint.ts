@@ -1,0 +1,242 @@
+import { Type, type Static } from '@sinclair/typebox';
+import { ConditionsSchema } from './condition.js';
+import { buildCrd, type CrdManifest, type PrinterColumn } from './crd.js';
+import { NETWORK_GROUP, NETWORK_VERSION, PoolRefSchema } from './machine-network.js';
+import type { ObjectMeta, ResourceType } from './object-meta.js';
+
+export const ClusterEndpointTemplateType = {
+  group: NETWORK_GROUP,
+  version: NETWORK_VERSION,
+  kind: 'ClusterEndpointTemplate',
+  plural: 'clusterendpointtemplates',
+  namespaced: true,
+} as const satisfies ResourceType;
+
+export const ClusterEndpointType = {
+  group: NETWORK_GROUP,
+  version: NETWORK_VERSION,
+  kind: 'ClusterEndpoint',
+  plural: 'clusterendpoints',
+  namespaced: true,
+} as const satisfies ResourceType;
+
+export const ClusterEndpointAnnotations = {
+  /** On a Cluster (set by the user, or by a ClusterClass metadata patch): the ClusterEndpointTemplate it uses. */
+  template: 'network.metal.x-k8s.io/endpoint-template',
+  /**
+   * On a Cluster: the `spec.paused` beside it is ours (value: when the hold began, RFC 3339). Only a
+   * pause carrying this marker is ever removed by the network controller.
+   */
+  hold: 'network.metal.x-k8s.io/endpoint-hold',
+  /**
+   * On a Cluster we hold that has no ClusterEndpoint yet (its template is not found): why it waits,
+   * as `<Reason>: <message>`. Removed once the ClusterEndpoint exists (its conditions say the rest).
+   */
+  holdReason: 'network.metal.x-k8s.io/endpoint-hold-reason',
+} as const;
+
+/** Label on the endpoint IPAddressClaim: the Cluster it is for (shortened with a hash beyond 63 characters). */
+export const CLUSTER_ENDPOINT_LABEL = 'network.metal.x-k8s.io/cluster-endpoint';
+
+export const ClusterEndpointFinalizers = {
+  /** On a ClusterEndpoint: its claim is released before it may go. */
+  clusterEndpoint: 'network.metal.x-k8s.io/cluster-endpoint',
+} as const;
+
+/** The API server port kubeadm listens on unless told otherwise. */
+export const DEFAULT_ENDPOINT_PORT = 6443;
+
+export const ClusterEndpointConditionTypes = {
+  ready: 'Ready',
+  addressAllocated: 'AddressAllocated',
+  endpointSet: 'EndpointSet',
+} as const;
+
+/** Reasons of ClusterEndpoint conditions. PascalCase and never renamed: users alert on them. */
+export const ClusterEndpointReasons = {
+  // AddressAllocated (WaitingForAddress also on EndpointSet while there is no address yet)
+  addressAllocated: 'AddressAllocated',
+  waitingForAddress: 'WaitingForAddress',
+  poolExhausted: 'PoolExhausted',
+  claimConflict: 'ClaimConflict',
+  claimRefused: 'ClaimRefused',
+  // EndpointSet
+  endpointSet: 'EndpointSet',
+  /** The Cluster already had another controlPlaneEndpoint: it is never overwritten. */
+  endpointAlreadySet: 'EndpointAlreadySet',
+  // Ready and all
+  ready: 'Ready',
+  templateNotFound: 'TemplateNotFound',
+  deleting: 'Deleting',
+} as const;
+export type ClusterEndpointReason = (typeof ClusterEndpointReasons)[keyof typeof ClusterEndpointReasons];
+
+export const ClusterEndpointEventReasons = {
+  claimCreated: 'ClaimCreated',
+  endpointSet: 'EndpointSet',
+  endpointAlreadySet: 'EndpointAlreadySet',
+  pauseReleased: 'PauseReleased',
+  claimReleased: 'ClaimReleased',
+} as const;
+
+const IMMUTABLE = {
+  rule: 'self == oldSelf',
+  message: 'spec is immutable: create a new ClusterEndpointTemplate; a Cluster keeps the endpoint it was given',
+};
+
+export const ClusterEndpointTemplateSpecSchema = Type.Object(
+  {
+    vxlan: Type.Integer({
+      minimum: 2,
+      maximum: 3999,
+      description:
+        "vxlan id of the VLAN the endpoint address lives on (as the Metal API names it); the control-plane machines' MachineNetworkTemplate must carry it on a port.",
+    }),
+    addressFromPool: Type.Object(
+      {
+        apiGroup: PoolRefSchema.properties.apiGroup,
+        kind: PoolRefSchema.properties.kind,
+        name: PoolRefSchema.properties.name,
+      },
+      {
+        description:
+          "the pool the endpoint address is claimed from (one IPAddressClaim owned by the Cluster; any CAPI IPAM provider). Namespaced kinds are looked up in the Cluster's namespace.",
+      },
+    ),
+    port: Type.Optional(
+      Type.Integer({ minimum: 1, maximum: 65535, default: DEFAULT_ENDPOINT_PORT, description: 'the API server port on the endpoint.' }),
+    ),
+    virtualRouterID: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        maximum: 255,
+        description:
+          "the VRRP/ARP virtual router id the VIP announcer uses; must be unique among the clusters sharing the VLAN. Default: derived from the Cluster's UID (recorded in the ClusterEndpoint status).",
+      }),
+    ),
+  },
+  { 'x-kubernetes-validations': [IMMUTABLE] },
+);
+export type ClusterEndpointTemplateSpec = Static<typeof ClusterEndpointTemplateSpecSchema>;
+
+export const ClusterEndpointSpecSchema = Type.Object(
+  {
+    templateName: Type.String({ minLength: 1, maxLength: 253, description: 'the ClusterEndpointTemplate this spec was copied from.' }),
+    ...ClusterEndpointTemplateSpecSchema.properties,
+  },
+  { 'x-kubernetes-validations': [{ rule: 'self == oldSelf', message: 'spec is a snapshot of the template and is immutable' }] },
+);
+export type ClusterEndpointSpec = Static<typeof ClusterEndpointSpecSchema>;
+
+export const ClusterEndpointStatusSchema = Type.Object({
+  address: Type.Optional(Type.String({ description: 'the endpoint address, from the IPAddress bound to the claim.' })),
+  prefix: Type.Optional(Type.Integer({ description: "the prefix length of the address's subnet on the VLAN." })),
+  port: Type.Optional(Type.Integer({ description: 'the API server port written into the Cluster.' })),
+  claimName: Type.Optional(Type.String({ description: 'the IPAddressClaim (owned by the Cluster).' })),
+  virtualRouterID: Type.Optional(Type.Integer({ minimum: 1, maximum: 255, description: 'the virtual router id in use.' })),
+  conditions: Type.Optional(ConditionsSchema),
+  observedGeneration: Type.Optional(Type.Integer({ format: 'int64' })),
+});
+export type ClusterEndpointStatus = Static<typeof ClusterEndpointStatusSchema>;
+
+export interface ClusterEndpointTemplate {
+  apiVersion: `${typeof NETWORK_GROUP}/${typeof NETWORK_VERSION}`;
+  kind: 'ClusterEndpointTemplate';
+  metadata: ObjectMeta;
+  spec: ClusterEndpointTemplateSpec;
+}
+
+export interface ClusterEndpoint {
+  apiVersion: `${typeof NETWORK_GROUP}/${typeof NETWORK_VERSION}`;
+  kind: 'ClusterEndpoint';
+  metadata: ObjectMeta;
+  spec: ClusterEndpointSpec;
+  status?: ClusterEndpointStatus;
+}
+
+function objectSchema(
+  description: string,
+  spec: ReturnType<typeof Type.Object>,
+  status?: ReturnType<typeof Type.Object>,
+): ReturnType<typeof Type.Object> {
+  return Type.Object(
+    {
+      apiVersion: Type.Optional(Type.String()),
+      kind: Type.Optional(Type.String()),
+      metadata: Type.Optional(Type.Object({})),
+      spec,
+      ...(status === undefined ? {} : { status: Type.Optional(status) }),
+    },
+    { description, required: ['spec'] },
+  );
+}
+
+const templateColumns: readonly PrinterColumn[] = [
+  { name: 'VXLAN', type: 'integer', jsonPath: '.spec.vxlan' },
+  { name: 'Pool', type: 'string', jsonPath: '.spec.addressFromPool.name' },
+  { name: 'Port', type: 'integer', jsonPath: '.spec.port' },
+];
+
+const endpointColumns: readonly PrinterColumn[] = [
+  { name: 'Address', type: 'string', jsonPath: '.status.address' },
+  { name: 'Port', type: 'integer', jsonPath: '.status.port' },
+  { name: 'VXLAN', type: 'integer', jsonPath: '.spec.vxlan', priority: 1 },
+  { name: 'Ready', type: 'string', jsonPath: '.status.conditions[?(@.type=="Ready")].status' },
+  { name: 'Reason', type: 'string', jsonPath: '.status.conditions[?(@.type=="Ready")].reason', priority: 1 },
+];
+
+// Same labels as the other kinds: clusterctl move takes every template, and the ClusterEndpoint
+// follows its owner, the Cluster (the claim, also owned by the Cluster, moves with it).
+const labels = { 'clusterctl.cluster.x-k8s.io/move-hierarchy': '', 'cluster.x-k8s.io/provider': 'ipam-metal-l2' };
+
+export function clusterEndpointCrds(): CrdManifest[] {
+  return [
+    buildCrd({
+      group: NETWORK_GROUP,
+      kind: ClusterEndpointTemplateType.kind,
+      plural: ClusterEndpointTemplateType.plural,
+      singular: 'clusterendpointtemplate',
+      shortNames: ['cet'],
+      scope: 'Namespaced',
+      categories: ['cluster-api', 'metal-l2'],
+      labels,
+      versions: [
+        {
+          name: NETWORK_VERSION,
+          served: true,
+          storage: true,
+          schema: objectSchema(
+            'ClusterEndpointTemplate: a control-plane endpoint on a VLAN, from a pool. A Cluster uses it through the annotation network.metal.x-k8s.io/endpoint-template.',
+            ClusterEndpointTemplateSpecSchema,
+          ),
+          printerColumns: templateColumns,
+          hasStatus: false,
+        },
+      ],
+    }),
+    buildCrd({
+      group: NETWORK_GROUP,
+      kind: ClusterEndpointType.kind,
+      plural: ClusterEndpointType.plural,
+      singular: 'clusterendpoint',
+      shortNames: ['cep'],
+      scope: 'Namespaced',
+      categories: ['cluster-api', 'metal-l2'],
+      labels,
+      versions: [
+        {
+          name: NETWORK_VERSION,
+          served: true,
+          storage: true,
+          schema: objectSchema(
+            'ClusterEndpoint: the control-plane endpoint of one Cluster (same name, owned by it): its claim, its address, whether it was written into the Cluster.',
+            ClusterEndpointSpecSchema,
+            ClusterEndpointStatusSchema,
+          ),
+          printerColumns: endpointColumns,
+          hasStatus: true,
+        },
+      ],
+    }),
+  ];
+}

@@ -1,0 +1,92 @@
+import {
+  ClusterEndpointAnnotations,
+  ClusterEndpointReasons,
+  ClusterEndpointType,
+  DEFAULT_ENDPOINT_PORT,
+  NETWORK_GROUP,
+  NETWORK_VERSION,
+  type Cluster,
+  type ClusterEndpoint,
+  type ClusterEndpointTemplate,
+} from '@metal-l2/api';
+import { apiVersionOf, done, isAlreadyExists, requeueAfter, type ReconcileContext, type ReconcileResult } from '@metal-l2/kube';
+import type { EndpointContext } from './context.js';
+import { isHeldByUs } from './hold.js';
+import { virtualRouterIdOf } from './virtual-router-id.js';
+
+/** A new ClusterEndpoint: the template's spec copied (port and virtual router id resolved), controller-owned by the Cluster. */
+export function newClusterEndpoint(cluster: Cluster, template: ClusterEndpointTemplate, clusterApiVersion: string): ClusterEndpoint {
+  const { name = '', namespace = '', uid = '' } = cluster.metadata;
+  const spec = template.spec;
+  return {
+    apiVersion: `${NETWORK_GROUP}/${NETWORK_VERSION}`,
+    kind: 'ClusterEndpoint',
+    metadata: {
+      name,
+      namespace,
+      ownerReferences: [
+        {
+          apiVersion: clusterApiVersion,
+          kind: 'Cluster',
+          name,
+          uid,
+          controller: true,
+          blockOwnerDeletion: true,
+        },
+      ],
+    },
+    spec: {
+      templateName: template.metadata.name ?? '',
+      vxlan: spec.vxlan,
+      addressFromPool: { ...spec.addressFromPool },
+      port: spec.port ?? DEFAULT_ENDPOINT_PORT,
+      virtualRouterID: spec.virtualRouterID ?? virtualRouterIdOf(uid),
+    },
+  };
+}
+
+interface At {
+  readonly ctx: EndpointContext;
+  readonly rctx: ReconcileContext;
+  readonly cluster: Cluster;
+  readonly templateName: string;
+}
+
+/**
+ * The ClusterEndpoint of a linked Cluster that has none, created from its template. While the
+ * template is not found the Cluster stays held (fail closed: released, CAPI would copy CAPP's
+ * public endpoint) and says why in an annotation, since there is no ClusterEndpoint yet to carry
+ * a condition; a template created later wakes the Cluster.
+ */
+export async function ensureClusterEndpoint(at: At): Promise<ClusterEndpoint | ReconcileResult> {
+  const { ctx, rctx, cluster } = at;
+  const namespace = cluster.metadata.namespace ?? '';
+  const name = cluster.metadata.name ?? '';
+  const template = ctx.caches.templates.get({ namespace, name: at.templateName });
+  if (template === undefined) {
+    const reason = `${ClusterEndpointReasons.templateNotFound}: ClusterEndpointTemplate ${namespace}/${at.templateName} not found; ${
+      isHeldByUs(cluster) ? 'the Cluster stays paused until it exists' : 'no endpoint is claimed until it exists'
+    }`;
+    if (cluster.metadata.annotations?.[ClusterEndpointAnnotations.holdReason] !== reason) {
+      await ctx.client.patch(
+        ctx.types.cluster,
+        { namespace, name },
+        { metadata: { annotations: { [ClusterEndpointAnnotations.holdReason]: reason } } },
+        { signal: rctx.signal },
+      );
+      ctx.events.event(cluster, { type: 'Warning', reason: ClusterEndpointReasons.templateNotFound, message: reason });
+    }
+    return done();
+  }
+  try {
+    const created = await ctx.client.create(ClusterEndpointType, newClusterEndpoint(cluster, template, apiVersionOf(ctx.types.cluster)), {
+      signal: rctx.signal,
+    });
+    rctx.logger.info('created ClusterEndpoint', { template: at.templateName });
+    return created;
+  } catch (err: unknown) {
+    if (!isAlreadyExists(err)) throw new Error(`create ClusterEndpoint ${namespace}/${name}`, { cause: err });
+    // Another replica (or our previous reconcile) made it: the cache brings it, and the next pass uses it.
+    return requeueAfter(1_000);
+  }
+}
