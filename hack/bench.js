@@ -58,6 +58,9 @@
 // Options: --only core|burst|floor|steady|memory|reference|network (comma-separated; default all)
 //          --claims N     claims per burst (default 1,000; the memory bench 10,000)
 //          --machines N   machines in the network bench (default 100)
+//          --metal-rate-limit R[:B]  the network bench's simulator refuses beyond R requests per
+//                         second (burst B, default R) per API token with 429 + Retry-After
+//                         (default off: Metal publishes no figures); prints each party's 429s
 //          --reference-claims N,N  burst sizes of the reference part (default 1000,10000)
 //          --reference-seconds S   each reference run measures the claims bound within S s of
 //                         its first create (default 300)
@@ -75,7 +78,8 @@ import { stopAllControllers } from './bench/controllers.js';
 import { runCore } from './bench/core.js';
 import { floorComparison, runFloor } from './bench/floor.js';
 import { runMemory, runOurBurst, runSteady } from './bench/ipam.js';
-import { runNetwork } from './bench/network.js';
+import { parseRateLimit } from '@metal-l2/metal-sim';
+import { rateLimitText, runNetwork } from './bench/network.js';
 import { referenceSummaryRows, runReference } from './bench/reference.js';
 import { mib, ms, num, printTable, rate, sec, section } from './bench/table.js';
 
@@ -89,6 +93,7 @@ function parseOptions(argv) {
       only: { type: 'string' },
       claims: { type: 'string' },
       machines: { type: 'string', default: '100' },
+      'metal-rate-limit': { type: 'string' },
       'reference-claims': { type: 'string', default: '1000,10000' },
       'reference-seconds': { type: 'string', default: '300' },
       inflight: { type: 'string', default: '50' },
@@ -111,6 +116,7 @@ function parseOptions(argv) {
     only: new Set(only),
     claims: values.claims === undefined ? undefined : positive(values.claims, 'claims'),
     machines: positive(values.machines, 'machines'),
+    metalRateLimit: values['metal-rate-limit'] === undefined ? undefined : metalRateLimit(values['metal-rate-limit']),
     referenceClaims: values['reference-claims'].split(',').map((s) => positive(s.trim(), 'reference-claims')),
     referenceSeconds: positive(values['reference-seconds'], 'reference-seconds'),
     inflight: positive(values.inflight, 'inflight'),
@@ -119,6 +125,14 @@ function parseOptions(argv) {
     timeoutSeconds: timeout,
     timeoutMs: (count) => (timeout ?? 120 + 0.2 * count) * 1000,
   };
+}
+
+function metalRateLimit(text) {
+  try {
+    return parseRateLimit(text);
+  } catch (err) {
+    throw new Error(`--metal-rate-limit: ${err instanceof Error ? err.message : String(err)}`);
+  }
 }
 
 function printSummary(results, errors) {
@@ -230,6 +244,12 @@ function printSummary(results, errors) {
     ]);
     rows.push([`${num(n.count)} machines: Metal calls in a steady-state resync (restart)`, num(steady.calls), '0', '']);
     rows.push([`${num(n.count)} machines: duplicate addresses`, num(verify.duplicates), '0', '']);
+    rows.push([
+      `${num(n.count)} machines: 429s seen by the network controller / the CAPP fixture`,
+      `${num(network.rateLimited.network)} / ${num(network.rateLimited.capp)}`,
+      '',
+      `simulated rate limit: ${rateLimitText(network.rateLimited.limit)}`,
+    ]);
   }
   for (const [part, err] of errors) rows.push([`${part}: FAILED`, '', '', err.message.split('\n')[0]]);
   printTable(['figure', 'measured', 'target', 'command'], rows);
@@ -237,7 +257,7 @@ function printSummary(results, errors) {
 
 async function main() {
   const usage =
-    'node hack/bench.js [--only core|burst|floor|steady|memory|reference|network] [--claims N] [--reference-claims N,N] [--reference-seconds S] [--machines N] [--inflight N] [--rate N] [--duration S] [--timeout S]';
+    'node hack/bench.js [--only core|burst|floor|steady|memory|reference|network] [--claims N] [--reference-claims N,N] [--reference-seconds S] [--machines N] [--metal-rate-limit R[:B]] [--inflight N] [--rate N] [--duration S] [--timeout S]';
   let options;
   try {
     options = parseOptions(process.argv.slice(2));
