@@ -9,7 +9,7 @@ import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { clearInterval, setInterval } from 'node:timers';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { startCappFixture } from '@metal-l2/capp-fixture';
+import { reserveClusterEndpoint, startCappFixture } from '@metal-l2/capp-fixture';
 import { createLogger, loadKubeConfig } from '@metal-l2/kube';
 import { createMetalClient } from '@metal-l2/metal-api';
 import { DEFAULT_DELAYS, startSimulator } from '@metal-l2/metal-sim';
@@ -138,6 +138,9 @@ async function createWorld({ api, sim, namespace, count, ipam }) {
   });
   const metal = createMetalClient({ token: TOKEN, baseUrl: sim.baseUrl, rateLimit: false, userAgent: 'metal-l2-bench' });
   await metal.virtualNetworks.create(PROJECT_ID, { vxlan: VXLAN, metro: METRO, description: `vlan ${VXLAN}` });
+  // CPEM (the default vipManager): the endpoint reservation CAPP's PacketCluster controller makes;
+  // without it the fixture, as CAPP v0.9.0, fails every active machine on a nil reservation.
+  await reserveClusterEndpoint(metal, { projectId: PROJECT_ID, clusterName: CLUSTER, metro: METRO });
   const spec = poolFor(count);
   await createPool({ api, namespace, target: ours, name: `vlan-${VXLAN}`, spec, controller: ipam });
   await api.post(
