@@ -22,11 +22,16 @@
 //   memory     the same with 10,000 claims on one pool: the controller's peak RSS (VmHWM of the
 //              child process; target < 256 MiB), and its RSS idle before the first claim (the
 //              pool reconciled, caches synced; target < 80 MiB).
-//   reference  the reference in-cluster provider v1.0.3 (built by hack/build-reference-ipam.sh
-//              from the Go module proxy into a cache), the same burst on its own fresh control
-//              plane with the CAPI v1.10.10 CRDs and its own pool CRDs; prints its claims/s and p99
-//              next to ours and the ratio (target: ours >= 5x). Runs our burst too when it was not
-//              selected, for the ratio. If it cannot be built or run, says why and goes on.
+//   reference  the reference in-cluster provider, v1.1.0 (the newest: CAPI v1beta2 IPAM contract,
+//              its CRDs and the CAPI v1.11 ones read from the Go module cache) and v1.0.3 (CAPI
+//              v1.10.10 CRDs from ../shared), each built by hack/build-reference-ipam.sh from the
+//              Go module proxy into a cache: for 1,000 and 10,000 claims (--reference-claims, or
+//              the one --claims), our burst and each release's on its own fresh control plane,
+//              side by side: claims/s, p50/p99, API requests per claim, controller peak RSS, and
+//              ours / v1.1.0 claims/s (target >= 5x). Our burst of that size is taken from the
+//              burst or memory part of the same run when there is one. Each reference run stops
+//              --reference-seconds after its first create (it binds ~10 claims/s) and says what
+//              it measured. If a release cannot be built or run, says why and goes on.
 //   network    the network controller (issue 8): a fresh local control plane with the CAPI v1.14
 //              CRDs, CAPP's (../shared/upstream-crds/cluster-api-provider-packet) and ours; the
 //              Metal simulator (its default delays) and the CAPP fixture (device poll 1 s) in this
@@ -53,6 +58,12 @@
 // Options: --only core|burst|floor|steady|memory|reference|network (comma-separated; default all)
 //          --claims N     claims per burst (default 1,000; the memory bench 10,000)
 //          --machines N   machines in the network bench (default 100)
+//          --metal-rate-limit R[:B]  the network bench's simulator refuses beyond R requests per
+//                         second (burst B, default R) per API token with 429 + Retry-After
+//                         (default off: Metal publishes no figures); prints each party's 429s
+//          --reference-claims N,N  burst sizes of the reference part (default 1000,10000)
+//          --reference-seconds S   each reference run measures the claims bound within S s of
+//                         its first create (default 300)
 //          --inflight N   claim (or machine, or floor write) creates in flight (default 50)
 //          --rate N       claims per second in the steady part (default 20)
 //          --duration S   seconds of steady arrivals (default 60)
@@ -66,8 +77,10 @@ import { stopAllClusters } from './bench/cluster.js';
 import { stopAllControllers } from './bench/controllers.js';
 import { runCore } from './bench/core.js';
 import { floorComparison, runFloor } from './bench/floor.js';
-import { comparison, runMemory, runOurBurst, runReference, runSteady } from './bench/ipam.js';
-import { runNetwork } from './bench/network.js';
+import { runMemory, runOurBurst, runSteady } from './bench/ipam.js';
+import { parseRateLimit } from '@metal-l2/metal-sim';
+import { rateLimitText, runNetwork } from './bench/network.js';
+import { referenceSummaryRows, runReference } from './bench/reference.js';
 import { mib, ms, num, printTable, rate, sec, section } from './bench/table.js';
 
 const PARTS = ['core', 'burst', 'floor', 'steady', 'memory', 'reference', 'network'];
@@ -80,6 +93,9 @@ function parseOptions(argv) {
       only: { type: 'string' },
       claims: { type: 'string' },
       machines: { type: 'string', default: '100' },
+      'metal-rate-limit': { type: 'string' },
+      'reference-claims': { type: 'string', default: '1000,10000' },
+      'reference-seconds': { type: 'string', default: '300' },
       inflight: { type: 'string', default: '50' },
       rate: { type: 'string', default: '20' },
       duration: { type: 'string', default: '60' },
@@ -100,12 +116,23 @@ function parseOptions(argv) {
     only: new Set(only),
     claims: values.claims === undefined ? undefined : positive(values.claims, 'claims'),
     machines: positive(values.machines, 'machines'),
+    metalRateLimit: values['metal-rate-limit'] === undefined ? undefined : metalRateLimit(values['metal-rate-limit']),
+    referenceClaims: values['reference-claims'].split(',').map((s) => positive(s.trim(), 'reference-claims')),
+    referenceSeconds: positive(values['reference-seconds'], 'reference-seconds'),
     inflight: positive(values.inflight, 'inflight'),
     rate: positive(values.rate, 'rate'),
     duration: positive(values.duration, 'duration'),
     timeoutSeconds: timeout,
     timeoutMs: (count) => (timeout ?? 120 + 0.2 * count) * 1000,
   };
+}
+
+function metalRateLimit(text) {
+  try {
+    return parseRateLimit(text);
+  } catch (err) {
+    throw new Error(`--metal-rate-limit: ${err instanceof Error ? err.message : String(err)}`);
+  }
 }
 
 function printSummary(results, errors) {
@@ -193,18 +220,7 @@ function printSummary(results, errors) {
       '',
     ]);
   }
-  if (reference?.unavailable !== undefined) {
-    rows.push(['reference in-cluster v1.0.3', 'did not run', '', reference.unavailable.split('\n')[0]]);
-  } else if (reference) {
-    const r = reference.burst;
-    rows.push([
-      `reference v1.0.3: claims/s from first create / p99`,
-      `${num(rate(r.bound, r.fromFirstCreateSeconds))} / ${ms(r.latencyMs.creationTimestamp.p99)}`,
-      '',
-      reference.command,
-    ]);
-    if (burst) rows.push(['metal-l2 / reference claims/s', `${num(comparison(burst, reference).ratio, 1)}x`, '>= 5x', '']);
-  }
+  if (reference) rows.push(...referenceSummaryRows(reference));
   if (network) {
     const { rollout: n, calls, steady, verify } = network;
     const ops = Object.entries(calls.controller)
@@ -228,6 +244,12 @@ function printSummary(results, errors) {
     ]);
     rows.push([`${num(n.count)} machines: Metal calls in a steady-state resync (restart)`, num(steady.calls), '0', '']);
     rows.push([`${num(n.count)} machines: duplicate addresses`, num(verify.duplicates), '0', '']);
+    rows.push([
+      `${num(n.count)} machines: 429s seen by the network controller / the CAPP fixture`,
+      `${num(network.rateLimited.network)} / ${num(network.rateLimited.capp)}`,
+      '',
+      `simulated rate limit: ${rateLimitText(network.rateLimited.limit)}`,
+    ]);
   }
   for (const [part, err] of errors) rows.push([`${part}: FAILED`, '', '', err.message.split('\n')[0]]);
   printTable(['figure', 'measured', 'target', 'command'], rows);
@@ -235,7 +257,7 @@ function printSummary(results, errors) {
 
 async function main() {
   const usage =
-    'node hack/bench.js [--only core|burst|floor|steady|memory|reference|network] [--claims N] [--machines N] [--inflight N] [--rate N] [--duration S] [--timeout S]';
+    'node hack/bench.js [--only core|burst|floor|steady|memory|reference|network] [--claims N] [--reference-claims N,N] [--reference-seconds S] [--machines N] [--metal-rate-limit R[:B]] [--inflight N] [--rate N] [--duration S] [--timeout S]';
   let options;
   try {
     options = parseOptions(process.argv.slice(2));
@@ -263,11 +285,11 @@ async function main() {
     }
   };
   if (options.only.has('core')) await attempt('core', () => runCore());
-  if (options.only.has('burst') || options.only.has('reference')) await attempt('burst', () => runOurBurst(options));
+  if (options.only.has('burst')) await attempt('burst', () => runOurBurst(options));
   if (options.only.has('floor')) await attempt('floor', () => runFloor(options));
   if (options.only.has('steady')) await attempt('steady', () => runSteady(options));
   if (options.only.has('memory')) await attempt('memory', () => runMemory(options));
-  if (options.only.has('reference')) await attempt('reference', () => runReference(options, results.burst));
+  if (options.only.has('reference')) await attempt('reference', () => runReference(options, [results.burst, results.memory]));
   if (options.only.has('network')) await attempt('network', () => runNetwork(options));
   printSummary(results, errors);
   const wrong =

@@ -28,8 +28,23 @@ export function poolFor(n) {
  * arrive), and `inflight` is ignored.
  * `target` describes the kinds (see targets.js); `controller` is checked to be alive meanwhile;
  * `snapshot()` (optional) is taken right before the first create and right after the last bind.
+ * `stopAfterMs` (optional) bounds a slow controller's run: once all claims are created, waiting
+ * ends that long after the first create, and the figures are those of the claims bound by then
+ * (`stoppedEarly` says so). It is not a timeout: the run is not a failure.
  */
-export async function runBurst({ api, namespace, target, pool, count, inflight, ratePerSecond, timeoutMs, controller, snapshot }) {
+export async function runBurst({
+  api,
+  namespace,
+  target,
+  pool,
+  count,
+  inflight,
+  ratePerSecond,
+  timeoutMs,
+  stopAfterMs,
+  controller,
+  snapshot,
+}) {
   const claimsPath = resourcePath({ ...target.claim, namespace });
   const claims = new Map();
   for (let i = 0; i < count; i++) claims.set(`c-${i}`, { sentAt: NaN, createdAt: NaN, creationTimestamp: NaN, boundAt: NaN });
@@ -93,6 +108,7 @@ export async function runBurst({ api, namespace, target, pool, count, inflight, 
     process.stderr.write(`  ... ${bound}/${count} bound, ${next}/${count} created\n`);
   }, 10_000);
   let timedOut = false;
+  let stoppedEarly = false;
   const snapshots = {};
   let watchRestarts = 0;
   try {
@@ -100,10 +116,13 @@ export async function runBurst({ api, namespace, target, pool, count, inflight, 
     if (ratePerSecond === undefined) await Promise.all(Array.from({ length: Math.min(inflight, count) }, worker));
     else await paced();
     const deadline = Date.now() + timeoutMs;
-    while (bound < count && !timedOut) {
+    const firstCreate = Math.min(...[...claims.values()].map((e) => e.sentAt));
+    const stopAt = stopAfterMs === undefined ? Infinity : firstCreate + stopAfterMs;
+    while (bound < count && !timedOut && !stoppedEarly) {
       controller.assertAlive();
-      await Promise.race([allBound, sleep(1_000)]);
+      await Promise.race([allBound, sleep(Math.max(0, Math.min(1_000, stopAt - Date.now())))]);
       timedOut = Date.now() > deadline;
+      stoppedEarly = bound < count && Date.now() >= stopAt;
     }
     snapshots.after = await snapshot?.();
   } finally {
@@ -134,6 +153,8 @@ export async function runBurst({ api, namespace, target, pool, count, inflight, 
     boundPerSecond: Array.from(perSecond, (v) => v ?? 0),
     bound: boundEntries.length,
     timedOut,
+    stoppedEarly,
+    stopAfterMs,
     snapshots,
     watchRestarts,
     createSeconds: (lastCreated - firstSent) / 1000,

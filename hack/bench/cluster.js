@@ -78,8 +78,16 @@ export async function stopAllClusters() {
   await Promise.all([...running].map((c) => c.stop().catch(() => undefined)));
 }
 
-async function readCrds(dir) {
-  const files = (await readdir(dir)).filter((f) => f.endsWith('.yaml') || f.endsWith('.yml')).sort();
+/**
+ * The CRDs of one source: a folder (every YAML file in it), or { dir, files } for some files of a
+ * folder (a Go module's config/crd/bases holds more than a bench needs).
+ */
+async function readCrds(source) {
+  const dir = typeof source === 'string' ? source : source.dir;
+  const all = (await readdir(dir)).filter((f) => f.endsWith('.yaml') || f.endsWith('.yml')).sort();
+  const files = typeof source === 'string' ? all : source.files;
+  const missing = files.filter((f) => !all.includes(f));
+  if (missing.length > 0) throw new Error(`${dir} has no ${missing.join(', ')}`);
   const crds = [];
   for (const file of files) {
     for (const doc of parseAllDocuments(await readFile(join(dir, file), 'utf8'))) {
@@ -90,9 +98,9 @@ async function readCrds(dir) {
   return crds;
 }
 
-/** Creates the CRDs of each folder and waits until each is Established and served in discovery. */
-export async function installCrds(api, dirs) {
-  const crds = (await Promise.all(dirs.map(readCrds))).flat();
+/** Creates the CRDs of each source (see readCrds) and waits until each is Established and served in discovery. */
+export async function installCrds(api, sources) {
+  const crds = (await Promise.all(sources.map(readCrds))).flat();
   const path = resourcePath({ group: 'apiextensions.k8s.io', version: 'v1', plural: 'customresourcedefinitions' });
   for (const crd of crds) await api.post(path, crd);
   for (const crd of crds) {

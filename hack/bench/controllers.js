@@ -194,13 +194,17 @@ export function startNetworkController({
 const run = promisify(execFile);
 
 /**
- * Builds (or finds cached) the reference provider with hack/build-reference-ipam.sh. Returns
- * { binary } or { error } with the reason, so the bench can report it and carry on.
+ * Builds (or finds cached) a release of the reference provider with hack/build-reference-ipam.sh.
+ * Returns { binary } or { error } with the reason, so the bench can report it and carry on.
  */
-export async function buildReference() {
+export async function buildReference(version) {
   const script = join(repoRoot, 'hack', 'build-reference-ipam.sh');
   try {
-    const { stdout } = await run('bash', [script], { maxBuffer: 16 * 1024 * 1024, timeout: 40 * 60 * 1000 });
+    const { stdout } = await run('bash', [script], {
+      maxBuffer: 16 * 1024 * 1024,
+      timeout: 40 * 60 * 1000,
+      env: { ...process.env, REFERENCE_IPAM_VERSION: version },
+    });
     return { binary: stdout.trim().split('\n').pop() };
   } catch (caught) {
     /** @type {{ stderr?: unknown, code?: unknown, signal?: unknown, message?: string }} */
@@ -211,30 +215,22 @@ export async function buildReference() {
       .slice(-8)
       .join('\n');
     return {
-      error: `bash hack/build-reference-ipam.sh failed (${err.code ?? err.signal ?? err.message})${stderr === '' ? '' : `:\n${stderr}`}`,
+      error: `REFERENCE_IPAM_VERSION=${version} bash hack/build-reference-ipam.sh failed (${err.code ?? err.signal ?? err.message})${stderr === '' ? '' : `:\n${stderr}`}`,
     };
   }
 }
 
 /**
- * The reference provider v1.0.3 with its webhooks (--webhook-port 0 skips registering them),
- * metrics, health probes and leader election off, watching one namespace. Its client keeps the
- * controller-runtime defaults (20 QPS, burst 30): the provider has no flag to change them.
+ * A release of the reference provider (references.js) with its webhooks off (--webhook-port 0
+ * skips registering them), metrics, health probes and leader election off, watching one namespace.
+ * Its client keeps the controller-runtime defaults (20 QPS, burst 30): it has no flag to change them.
  */
-export function startReferenceController({ binary, kubeconfig, namespace }) {
-  const flags = (config) => [
-    `--kubeconfig=${config}`,
-    `--namespace=${namespace}`,
-    '--leader-elect=false',
-    '--metrics-bind-address=0',
-    '--health-probe-bind-address=0',
-    '--webhook-port=0',
-  ];
+export function startReferenceController({ binary, reference, kubeconfig, namespace }) {
   const shown = binary.replace(homedir(), '~');
   return startChild({
-    name: 'reference-in-cluster-ipam',
+    name: `reference-in-cluster-ipam-${reference.version}`,
     command: binary,
-    args: flags(kubeconfig),
-    shown: [shown, ...flags('<kubeconfig>')].join(' '),
+    args: reference.flags(kubeconfig, namespace),
+    shown: [shown, ...reference.flags('<kubeconfig>', namespace)].join(' '),
   });
 }

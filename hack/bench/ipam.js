@@ -1,20 +1,21 @@
-// (b) throughput, (c) memory and (d) the reference comparison: each on a fresh local control
-// plane with the controller under test run as a child process.
+// (b) throughput and (c) memory, each on a fresh local control plane with the controller under
+// test run as a child process; the reference comparison (reference.js) runs its bursts here too.
 import { cpus, loadavg } from 'node:os';
 import { createPool, poolFor, runBurst, verifyBurst } from './burst.js';
 import { cpuSeconds, forcedWatchCloses, requestCounts, requestDelta } from './server-metrics.js';
 import { createNamespace, crdDirs, installCrds, startCluster } from './cluster.js';
-import { buildReference, startOurController, startReferenceController } from './controllers.js';
-import { ours, reference } from './targets.js';
+import { startOurController } from './controllers.js';
+import { ours } from './targets.js';
 import { mib, ms, num, printTable, rate, sec, section } from './table.js';
 
 const note = (text) => process.stderr.write(`  ${text}\n`);
 
 /**
  * Starts a control plane, installs CRDs, runs the controller, creates the pool, runs the burst.
- * @param {{ label: string, crds: string[], target: any, start: any, count: number, ratePerSecond?: number, options: any }} run
+ * `stopAfterMs` bounds a slow controller's run (see runBurst).
+ * @param {{ label: string, crds: any[], target: any, start: any, count: number, ratePerSecond?: number, stopAfterMs?: number, options: any }} run
  */
-async function burstOnFreshCluster({ label, crds, target, start, count, ratePerSecond, options }) {
+export async function burstOnFreshCluster({ label, crds, target, start, count, ratePerSecond, stopAfterMs, options }) {
   note(`starting a fresh control plane (${label})`);
   const cluster = await startCluster(`bench-${label}`);
   let controller;
@@ -37,6 +38,7 @@ async function burstOnFreshCluster({ label, crds, target, start, count, ratePerS
       inflight: options.inflight,
       ratePerSecond,
       timeoutMs: options.timeoutMs(count),
+      stopAfterMs,
       controller,
       snapshot: async () => ({ requests: await requestCounts(cluster.api), cpu: cpuOf(cluster, controller), at: Date.now() }),
     });
@@ -90,11 +92,18 @@ function timeline(perSecond) {
 
 const total = (requests) => requests.reduce((sum, r) => sum + r.count, 0);
 
+/** The controller's API requests (claim creates left out) per claim it bound in the window. */
+export const requestsPerClaim = (r) => total(r.requests) / r.burst.bound;
+
+/** For a run bounded with --reference-seconds: what was measured. */
+const boundedNote = (burst) =>
+  burst.stoppedEarly ? ` (measurement stopped ${sec(burst.stopAfterMs / 1000)} after the first create: --reference-seconds)` : '';
+
 /** Rows shared by the throughput and memory tables. */
 function burstRows(r) {
   const { burst, verify } = r;
   return [
-    ['claims bound', `${num(burst.bound)} of ${num(burst.count)}${burst.timedOut ? ' (timed out)' : ''}`],
+    ['claims bound', `${num(burst.bound)} of ${num(burst.count)}${burst.timedOut ? ' (timed out)' : ''}${boundedNote(burst)}`],
     ['pool', `${r.spec.addresses[0]}, gateway ${r.spec.gateway}`],
     ['all created (from first create)', sec(burst.createSeconds)],
     [
@@ -122,7 +131,7 @@ function burstRows(r) {
     ['controller RSS idle -> peak (VmHWM)', `${mib(r.idle.currentKiB)} -> ${mib(r.memory.peakKiB)}`],
     [
       'API requests of the controller (claim creates left out)',
-      `${num(total(r.requests))} = ${num(total(r.requests) / burst.count, 1)} per claim`,
+      `${num(total(r.requests))} = ${num(requestsPerClaim(r), 1)} per claim bound`,
     ],
     ...r.requests.slice(0, 8).map(({ key, count, meanMs }) => [`  ${key}`, `${num(count)} (server time ${ms(meanMs)} mean)`]),
     [
@@ -139,7 +148,7 @@ function burstRows(r) {
   ];
 }
 
-function printBurst(r, extra = []) {
+export function printBurst(r, extra = []) {
   console.log(`$ ${r.command}`);
   printTable(['figure', 'value'], [...burstRows(r), ...extra]);
   if (r.verify.problems.length > 0) console.log(`PROBLEMS:\n  ${r.verify.problems.slice(0, 10).join('\n  ')}`);
@@ -147,8 +156,7 @@ function printBurst(r, extra = []) {
   console.log('(creationTimestamp has 1 s resolution, so that latency reads up to 1 s high; the second is from the client clock)');
 }
 
-export async function runOurBurst(options) {
-  const count = options.claims ?? 1000;
+export async function runOurBurst(options, count = options.claims ?? 1000) {
   section(`IPAM throughput: ${count} claims at once on one pool (metal-l2, CAPI v1.14 CRDs)`);
   const r = await burstOnFreshCluster({
     label: 'burst',
@@ -198,74 +206,4 @@ export async function runSteady(options) {
     ['target', 'p99 claim-to-bound < 500 ms (create request sent)'],
   ]);
   return r;
-}
-
-/**
- * The reference in-cluster provider v1.0.3 under the same burst, on its own fresh control plane
- * with the CAPI v1.10.10 CRDs (IPAM v1beta1, which it speaks) and its pool CRDs. `ourResult` is
- * the metal-l2 burst of the same size, for the ratio. Returns { unavailable } with the reason when
- * the reference cannot be built or run here.
- */
-export async function runReference(options, ourResult) {
-  const count = options.claims ?? 1000;
-  section(`reference: the same ${count}-claim burst on sigs.k8s.io/cluster-api-ipam-provider-in-cluster v1.0.3`);
-  note('building or finding the reference provider: bash hack/build-reference-ipam.sh');
-  const built = await buildReference();
-  if (built.error !== undefined) {
-    console.log(`the reference could not run: ${built.error}`);
-    return { unavailable: built.error };
-  }
-  let r;
-  try {
-    r = await burstOnFreshCluster({
-      label: 'reference',
-      crds: [crdDirs.capiV1_10(), crdDirs.inCluster()],
-      target: reference,
-      start: ({ kubeconfig, namespace }) => startReferenceController({ binary: built.binary, kubeconfig, namespace }),
-      count,
-      options,
-    });
-  } catch (err) {
-    const reason = `the reference provider ran but the burst failed: ${err instanceof Error ? err.message : String(err)}`;
-    console.log(reason);
-    return { unavailable: reason };
-  }
-  printBurst(r);
-  if (ourResult?.burst !== undefined) printComparison(ourResult, r);
-  return r;
-}
-
-export function comparison(ourResult, refResult) {
-  const oursRate = rate(ourResult.burst.bound, ourResult.burst.fromFirstCreateSeconds);
-  const refRate = rate(refResult.burst.bound, refResult.burst.fromFirstCreateSeconds);
-  const oursDrain = rate(ourResult.burst.bound, ourResult.burst.afterLastCreateSeconds);
-  const refDrain = rate(refResult.burst.bound, refResult.burst.afterLastCreateSeconds);
-  return { oursRate, refRate, ratio: oursRate / refRate, oursDrain, refDrain };
-}
-
-function printComparison(ourResult, refResult) {
-  const c = comparison(ourResult, refResult);
-  const x = (a, b) => (Number.isFinite(a / b) ? `${num(a / b, 1)}x` : 'n/a');
-  console.log('');
-  printTable(
-    ['same burst', ourResult.label, refResult.label, 'metal-l2 / reference'],
-    [
-      ['claims/s, from first create', num(c.oursRate), num(c.refRate), x(c.oursRate, c.refRate)],
-      ['claims/s, from last create', num(c.oursDrain), num(c.refDrain), x(c.oursDrain, c.refDrain)],
-      [
-        'p99 claim-to-bound (creationTimestamp)',
-        ms(ourResult.burst.latencyMs.creationTimestamp.p99),
-        ms(refResult.burst.latencyMs.creationTimestamp.p99),
-        x(refResult.burst.latencyMs.creationTimestamp.p99, ourResult.burst.latencyMs.creationTimestamp.p99),
-      ],
-      [
-        'p99 claim-to-bound (create request sent)',
-        ms(ourResult.burst.latencyMs.request.p99),
-        ms(refResult.burst.latencyMs.request.p99),
-        x(refResult.burst.latencyMs.request.p99, ourResult.burst.latencyMs.request.p99),
-      ],
-      ['peak RSS (VmHWM)', mib(ourResult.memory.peakKiB), mib(refResult.memory.peakKiB), ''],
-    ],
-  );
-  console.log('target: metal-l2 >= 5x the reference claims/s (from first create)');
 }

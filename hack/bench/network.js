@@ -9,7 +9,7 @@ import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { clearInterval, setInterval } from 'node:timers';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { startCappFixture } from '@metal-l2/capp-fixture';
+import { reserveClusterEndpoint, startCappFixture } from '@metal-l2/capp-fixture';
 import { createLogger, loadKubeConfig } from '@metal-l2/kube';
 import { createMetalClient } from '@metal-l2/metal-api';
 import { DEFAULT_DELAYS, startSimulator } from '@metal-l2/metal-sim';
@@ -138,6 +138,9 @@ async function createWorld({ api, sim, namespace, count, ipam }) {
   });
   const metal = createMetalClient({ token: TOKEN, baseUrl: sim.baseUrl, rateLimit: false, userAgent: 'metal-l2-bench' });
   await metal.virtualNetworks.create(PROJECT_ID, { vxlan: VXLAN, metro: METRO, description: `vlan ${VXLAN}` });
+  // CPEM (the default vipManager): the endpoint reservation CAPP's PacketCluster controller makes;
+  // without it the fixture, as CAPP v0.9.0, fails every active machine on a nil reservation.
+  await reserveClusterEndpoint(metal, { projectId: PROJECT_ID, clusterName: CLUSTER, metro: METRO });
   const spec = poolFor(count);
   await createPool({ api, namespace, target: ours, name: `vlan-${VXLAN}`, spec, controller: ipam });
   await api.post(
@@ -428,6 +431,7 @@ export async function runNetwork(options) {
         projects: [{ name: 'capi', id: PROJECT_ID }],
         tokens: [{ token: TOKEN }],
       },
+      ...(options.metalRateLimit === undefined ? {} : { rateLimit: options.metalRateLimit }),
     });
     ipam = startOurController({ kubeconfig: cluster.kubeconfig, namespace });
     const metricsPort = await freePort();
@@ -491,6 +495,13 @@ export async function runNetwork(options) {
     const rateLimitWait = sumOf(await scrape(network.metricsUrl, 'metal_api_rate_limit_wait_seconds_total'));
     const retries = await scrape(network.metricsUrl, 'metal_api_retries_total', 'reason');
     const rolloutReconciles = await scrape(network.metricsUrl, 'controller_runtime_reconcile_total', 'result');
+    // The 429s each party saw in the rollout: the network controller's own count (its metric), the
+    // in-process fixture's from the simulator's log (its client has no metrics registry here).
+    const rateLimited = {
+      limit: options.metalRateLimit,
+      network: (await scrape(network.metricsUrl, 'metal_api_requests_total', 'status'))['429'] ?? 0,
+      capp: sim.requests.count({ userAgent: CAPP_AGENT, status: 429 }),
+    };
     const checked = await verify({ api: cluster.api, namespace, count });
     const calls = metalCalls(sim, checked.deviceIds, count);
     note(`rollout done (${result.ready}/${count} Ready); restarting the network controller for the steady-state resync`);
@@ -508,6 +519,7 @@ export async function runNetwork(options) {
       rateLimitWait,
       retries,
       rolloutReconciles,
+      rateLimited,
       cpu: Object.fromEntries(Object.keys(cpuAfter).map((k) => [k, cpuAfter[k] - cpuBefore[k]])),
       windowSeconds,
       loadBefore,
@@ -534,6 +546,10 @@ function cpuOf(cluster, { ipam, network }) {
     'bench (fixture, simulator, creates)': process.cpuUsage().user / 1e6 + process.cpuUsage().system / 1e6,
   };
 }
+
+/** --metal-rate-limit as the table shows it. */
+export const rateLimitText = (limit) =>
+  limit === undefined ? 'off, --metal-rate-limit' : `${limit.requestsPerSecond}/s, burst ${limit.burst}, per API token`;
 
 function printNetwork(r) {
   const { rollout: ro, verify: v, calls: c, steady: s } = r;
@@ -570,6 +586,10 @@ function printNetwork(r) {
       ],
       ['  time held back by its client-side rate limit (sum over calls)', sec(r.rateLimitWait)],
       ['  reconciles during the rollout', byOperation(r.rolloutReconciles)],
+      [
+        `429s seen in the rollout (simulated rate limit: ${rateLimitText(r.rateLimited.limit)})`,
+        `network controller ${num(r.rateLimited.network)} (metal_api_requests_total{status="429"}), CAPP fixture ${num(r.rateLimited.capp)} (simulator log)`,
+      ],
       [
         'Metal calls of the CAPP fixture (User-Agent cluster-api-provider-packet/...)',
         `${num(c.cappTotal)} = ${num(c.cappTotal / r.count, 2)} per machine`,

@@ -26,18 +26,28 @@ export const ours = {
   },
 };
 
-/** The reference in-cluster provider v1.0.3: CAPI v1.10.10 CRDs (IPAM v1beta1 storage), its own pool kind. */
-export const reference = {
-  label: 'in-cluster v1.0.3',
-  claim: { group: 'ipam.cluster.x-k8s.io', version: 'v1beta1', plural: 'ipaddressclaims' },
-  address: { group: 'ipam.cluster.x-k8s.io', version: 'v1beta1', plural: 'ipaddresses' },
-  pool: { group: 'ipam.cluster.x-k8s.io', version: 'v1alpha2', plural: 'inclusterippools', kind: 'InClusterIPPool' },
-  poolReady: (pool) => typeof pool.status?.ipAddresses?.total === 'number' && pool.status.ipAddresses.total > 0,
-  checkPool(pool, addresses) {
-    const used = pool.status?.ipAddresses?.used;
-    const problems = [];
-    // The pool reconciler counts on its own schedule; report, do not fail, a lagging count.
-    const note = used === addresses.length ? '' : ` (status lags: ${addresses.length} IPAddresses)`;
-    return { summary: `status.ipAddresses.used: ${used}${note}`, problems };
-  },
-};
+/**
+ * A release of the reference in-cluster provider: its own pool kind (v1alpha2 in both v1.0.3 and
+ * v1.1.0), and the CAPI IPAM contract version it speaks (v1beta1 up to v1.0.x, v1beta2 from v1.1.0).
+ */
+function inCluster(version, ipamVersion) {
+  return {
+    label: `in-cluster ${version}`,
+    claim: { group: 'ipam.cluster.x-k8s.io', version: ipamVersion, plural: 'ipaddressclaims' },
+    address: { group: 'ipam.cluster.x-k8s.io', version: ipamVersion, plural: 'ipaddresses' },
+    pool: { group: 'ipam.cluster.x-k8s.io', version: 'v1alpha2', plural: 'inclusterippools', kind: 'InClusterIPPool' },
+    poolReady: (pool) => typeof pool.status?.ipAddresses?.total === 'number' && pool.status.ipAddresses.total > 0,
+    checkPool(pool, addresses) {
+      const used = pool.status?.ipAddresses?.used;
+      const problems = [];
+      // The pool reconciler counts on its own schedule; report, do not fail, a lagging count.
+      const note = used === addresses.length ? '' : ` (status lags: ${addresses.length} IPAddresses)`;
+      return { summary: `status.ipAddresses.used: ${used}${note}`, problems };
+    },
+  };
+}
+
+/** v1.0.3: CAPI v1.10.10 CRDs (IPAM v1beta1 storage). */
+export const referenceV1_0 = inCluster('v1.0.3', 'v1beta1');
+/** v1.1.0, the newest release: CAPI v1.11 CRDs, IPAM v1beta2 (claims and IPAddresses). */
+export const referenceV1_1 = inCluster('v1.1.0', 'v1beta2');

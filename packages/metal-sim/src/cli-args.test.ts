@@ -14,6 +14,7 @@ describe('parseCliArgs', () => {
       publicUrl: undefined,
       contractSpec: undefined,
       delays: {},
+      rateLimit: undefined,
       help: false,
     });
   });
@@ -41,6 +42,8 @@ describe('parseCliArgs', () => {
       '5',
       '--device-deprovisioning-ms',
       '0',
+      '--rate-limit',
+      '2.5:8',
     ]);
     expect(opts).toMatchObject({
       port: 0,
@@ -53,7 +56,10 @@ describe('parseCliArgs', () => {
       publicUrl: 'https://x',
       contractSpec: '',
       delays: { batchInProgressMs: 5, deviceDeprovisioningMs: 0 },
+      rateLimit: { requestsPerSecond: 2.5, burst: 8 },
     });
+    // The burst defaults to one second's worth of requests.
+    expect(parseCliArgs(['--rate-limit', '5']).rateLimit).toEqual({ requestsPerSecond: 5, burst: 5 });
     expect(parseCliArgs(['--contract-spec', '/spec.yaml']).contractSpec).toBe('/spec.yaml');
   });
 
@@ -61,6 +67,9 @@ describe('parseCliArgs', () => {
     [['--port', 'eighty'], 'must be a non-negative integer'],
     [['--tls-cert', 'c.pem'], 'go together'],
     [['--bogus'], 'bogus'],
+    [['--rate-limit', 'fast'], '--rate-limit: a rate limit is <requests per second>[:<burst>]'],
+    [['--rate-limit', '0:5'], "--rate-limit: the rate limit's requests per second must be a number above 0"],
+    [['--rate-limit', '5:0'], "--rate-limit: the rate limit's burst must be a whole number from 1"],
   ])('refuses %j', (argv, message) => {
     expect(() => parseCliArgs(argv)).toThrow(CliError);
     expect(() => parseCliArgs(argv)).toThrow(message);

@@ -1,6 +1,7 @@
 // Flags of the metal-l2-sim binary, parsed apart from main() so they can be tested alone.
 
 import { parseArgs } from 'node:util';
+import { parseRateLimit, RateLimitSpecError, type SimRateLimit } from './rate-limit.js';
 import type { SimDelays } from './store.js';
 
 export interface CliOptions {
@@ -16,6 +17,8 @@ export interface CliOptions {
   /** Validate every call against the spec at this path ('' = the default ../shared path). */
   readonly contractSpec: string | undefined;
   readonly delays: Partial<SimDelays>;
+  /** A token bucket per API token (--rate-limit); none when absent. */
+  readonly rateLimit: SimRateLimit | undefined;
   readonly help: boolean;
 }
 
@@ -36,6 +39,8 @@ export const USAGE = `metal-l2-sim: a stateful Equinix Metal API simulator
   --device-deprovisioning-ms <n>  deleted device: deprovisioning -> gone (404) delay (default 3000; 0 = at once)
   --batch-queued-ms <n>      VLAN batch queued -> in_progress delay (default 200)
   --batch-in-progress-ms <n> VLAN batch in_progress -> completed delay (default 800)
+  --rate-limit <rps>[:<burst>]  a token bucket per API token: beyond it, 429 with Retry-After
+                             (default: no limit; Metal publishes no figures; burst default: rps)
   --help
 
 The API is served under /metal/v1, each device's metadata under /metadata/<device-id>, and the
@@ -73,6 +78,7 @@ export function parseCliArgs(argv: readonly string[]): CliOptions {
         'device-deprovisioning-ms': { type: 'string' },
         'batch-queued-ms': { type: 'string' },
         'batch-in-progress-ms': { type: 'string' },
+        'rate-limit': { type: 'string' },
         help: { type: 'boolean' },
       },
     }));
@@ -95,6 +101,13 @@ export function parseCliArgs(argv: readonly string[]): CliOptions {
     if (v !== undefined) delays[key] = v;
   }
   const contractSpec = values['contract-spec'] ?? (values['validate-contract'] === true ? '' : undefined);
+  let rateLimit: SimRateLimit | undefined;
+  try {
+    rateLimit = values['rate-limit'] === undefined ? undefined : parseRateLimit(values['rate-limit']);
+  } catch (err: unknown) {
+    if (!(err instanceof RateLimitSpecError)) throw err;
+    throw new CliError(`--rate-limit: ${err.message}`);
+  }
   return {
     port: integer('port', values.port, 8080) ?? 8080,
     host: values.host ?? '127.0.0.1',
@@ -106,6 +119,7 @@ export function parseCliArgs(argv: readonly string[]): CliOptions {
     publicUrl: values['public-url'],
     contractSpec,
     delays,
+    rateLimit,
     help: values.help === true,
   };
 }

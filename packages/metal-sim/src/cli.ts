@@ -41,6 +41,7 @@ async function main(argv: readonly string[]): Promise<void> {
     ...(contract === undefined ? {} : { contract }),
     ...(opts.publicUrl === undefined ? {} : { publicUrl: opts.publicUrl }),
     delays: opts.delays,
+    ...(opts.rateLimit === undefined ? {} : { rateLimit: opts.rateLimit }),
   });
   const projects = [...sim.store.projects.values()].map((p) => ({ id: p.id, name: p.name }));
   process.stdout.write(`${JSON.stringify({ msg: 'metal-l2-sim listening', url: sim.url, baseUrl: sim.baseUrl, projects })}\n`);

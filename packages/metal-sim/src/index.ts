@@ -9,6 +9,8 @@ export type { SimClock, CancelTask } from './clock.js';
 export { FaultInjector, FaultSpecError, parseFaultRules } from './faults.js';
 export type { FaultKind, FaultRule, FaultRuleInput, FaultDecision } from './faults.js';
 export { RequestLog } from './request-log.js';
+export { SimRateLimiter, RateLimitSpecError, parseRateLimit } from './rate-limit.js';
+export type { SimRateLimit, RateDecision } from './rate-limit.js';
 export type { RequestFilter, RequestLogEntry } from './request-log.js';
 export { ContractValidator, defaultSpecPath, specAvailable } from './contract.js';
 export type { ContractReport, ContractViolation, WaivedFinding } from './contract.js';

@@ -13,6 +13,7 @@ import { API_PREFIX, type HttpMethod, type RouteDef, type SimResponse } from './
 import { IdGenerator, randomSeed } from './ids.js';
 import { startInterceptingProxy, type InterceptingProxy, type InterceptingProxyOptions } from './intercepting-proxy.js';
 import { listenLocal } from './listen.js';
+import { SimRateLimiter, type SimRateLimit } from './rate-limit.js';
 import { RequestLog } from './request-log.js';
 import { Router } from './router.js';
 import { ADMIN_PREFIX, handleAdminRequest } from './routes/admin.js';
@@ -35,6 +36,11 @@ export interface SimulatorOptions {
   readonly delays?: Partial<SimDelays>;
   /** Fault rules active from the start. */
   readonly faults?: readonly FaultRuleInput[];
+  /**
+   * A token bucket per API token: beyond it, API calls answer 429 with Retry-After and an
+   * `{"errors": [...]}` body. Off when absent (Metal publishes no figures to copy).
+   */
+  readonly rateLimit?: SimRateLimit;
   /** Serve HTTPS with this certificate and key (PEM). */
   readonly tls?: { readonly cert: string | Buffer; readonly key: string | Buffer };
   /** Check every request and response against the spec: a loaded validator, or the spec's path. */
@@ -58,6 +64,8 @@ export interface Simulator {
   readonly faults: FaultInjector;
   readonly requests: RequestLog;
   readonly contract: ContractValidator | undefined;
+  /** The rate limit when started with `rateLimit`: its figures and the requests it refused. */
+  readonly rateLimiter: SimRateLimiter | undefined;
   readonly clock: SimClock;
   /** The intercepting proxy's URL (for HTTPS_PROXY) when started with `proxy`. */
   readonly proxyUrl: string | undefined;
@@ -74,6 +82,7 @@ interface Components {
   readonly faults: FaultInjector;
   readonly requests: RequestLog;
   readonly contract: ContractValidator | undefined;
+  readonly rateLimiter: SimRateLimiter | undefined;
   readonly router: Router;
   publicUrl: string;
 }
@@ -110,7 +119,16 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     options.contract === undefined || options.contract instanceof ContractValidator
       ? options.contract
       : await ContractValidator.load(options.contract.specPath);
-  const parts: Components = { store, faults, requests: new RequestLog(), contract, router: new Router(apiRoutes), publicUrl: '' };
+  const rateLimiter = options.rateLimit === undefined ? undefined : new SimRateLimiter(options.rateLimit, clock);
+  const parts: Components = {
+    store,
+    faults,
+    requests: new RequestLog(),
+    contract,
+    rateLimiter,
+    router: new Router(apiRoutes),
+    publicUrl: '',
+  };
 
   const listener = (req: IncomingMessage, res: ServerResponse): void => {
     handle(parts, req, res).catch((err: unknown) => {
@@ -139,6 +157,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     faults,
     requests: parts.requests,
     contract,
+    rateLimiter,
     clock,
     proxyUrl: proxy?.url,
     proxy,
@@ -189,6 +208,28 @@ function faultResponse(f: Exclude<TerminalFault, { kind: 'drop' }>): SimResponse
     status,
     headers,
     body: { error: f.kind === 'rate-limit' ? 'Too many requests, slow down' : 'Internal server error (injected)' },
+  };
+}
+
+/**
+ * The rate limit's refusal, when the call's API token has no token left in its bucket. Calls
+ * without a token are not counted: they get their 401.
+ */
+function rateLimited(limiter: SimRateLimiter | undefined, headers: IncomingMessage['headers']): SimResponse | undefined {
+  const header = headers['x-auth-token'];
+  const token = Array.isArray(header) ? header[0] : header;
+  if (limiter === undefined || token === undefined) return undefined;
+  const decision = limiter.take(token);
+  if (decision.allowed) return undefined;
+  const { requestsPerSecond, burst } = limiter.limit;
+  return {
+    status: 429,
+    headers: { 'retry-after': String(decision.retryAfterSeconds) },
+    body: {
+      errors: [
+        `Too many requests: this API token is limited to ${requestsPerSecond} requests per second (burst ${burst}); retry after ${decision.retryAfterSeconds} s`,
+      ],
+    },
   };
 }
 
@@ -293,6 +334,13 @@ async function answer(parts: Components, inc: Incoming): Promise<Outcome> {
     parts.contract?.validateRequest({ method, path: url.pathname, rawQuery: url.search.slice(1), headers: inc.headers, body });
   }
 
+  // The limit stands in front of everything else, as a gateway's would.
+  const limited = isApi ? rateLimited(parts.rateLimiter, inc.headers) : undefined;
+  if (limited !== undefined) {
+    checkResponse(parts, { route, method, path: url.pathname, response: limited });
+    return { ...base, response: limited, faultRuleId: undefined, rule: 'rate-limit' };
+  }
+
   const decision = parts.faults.decide({ operationId: route?.operationId, method, path: isApi ? subPath : url.pathname });
   if (decision.latencyMs > 0) await sleep(decision.latencyMs);
   if (decision.terminal !== undefined) {
@@ -320,23 +368,31 @@ async function answer(parts: Components, inc: Incoming): Promise<Outcome> {
     response = errorResponse(err);
     rule = err.rule;
   }
-  if (route !== undefined) {
-    parts.contract?.validateResponse({
-      operationId: route.operationId,
-      method,
-      path: url.pathname,
-      status: response.status,
-      body: response.body,
-    });
-  } else if (isApi) {
-    parts.contract?.noteUnserved(method, url.pathname);
-  }
+  if (isApi) checkResponse(parts, { route, method, path: url.pathname, response });
   // A created device is known only now; the log should still tie the call to it.
   if (route?.operationId === 'createDevice' && response.status === 201) {
     const created = response.body as { id?: unknown };
     if (typeof created.id === 'string') ids.deviceId = created.id;
   }
   return { ...base, response, faultRuleId: undefined, rule };
+}
+
+/** Holds an API answer to the spec (or notes a call the simulator has no route for). */
+function checkResponse(
+  parts: Components,
+  r: { readonly route: RouteDef | undefined; readonly method: string; readonly path: string; readonly response: SimResponse },
+): void {
+  if (r.route === undefined) {
+    parts.contract?.noteUnserved(r.method, r.path);
+    return;
+  }
+  parts.contract?.validateResponse({
+    operationId: r.route.operationId,
+    method: r.method,
+    path: r.path,
+    status: r.response.status,
+    body: r.response.body,
+  });
 }
 
 function dispatch(

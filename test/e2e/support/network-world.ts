@@ -4,8 +4,8 @@ import * as k8s from '@kubernetes/client-node';
 import { reserveClusterEndpoint, startCappFixture } from '@metal-l2/capp-fixture';
 import { startIpamController, type RunningIpamController } from '@metal-l2/ipam-controller';
 import { createLogger, type Logger } from '@metal-l2/kube';
-import { createMetalClient, type MetalClient } from '@metal-l2/metal-api';
-import { startSimulator, type FaultRuleInput, type SimDelays, type Simulator } from '@metal-l2/metal-sim';
+import { createMetalClient, type MetalApiObserver, type MetalClient } from '@metal-l2/metal-api';
+import { startSimulator, type FaultRuleInput, type SimDelays, type SimRateLimit, type Simulator } from '@metal-l2/metal-sim';
 import { startNetworkController, type NetworkTimings, type RunningNetworkController } from '@metal-l2/network-controller';
 import { makeServingCertificate } from '@metal-l2/test-support/certificates';
 import { expectNoContractViolations, loadContract } from '@metal-l2/test-support/contract';
@@ -150,6 +150,10 @@ export interface NetworkWorldOptions {
   readonly concurrency?: number;
   /** The controller's --metadata-url; default the simulator's own metadata service. */
   readonly metadataUrl?: string;
+  /** The simulator's rate limit (a token bucket per API token); none when absent. */
+  readonly rateLimit?: SimRateLimit;
+  /** Sees the network controller's Metal calls (e.g. createPrometheusObserver on a test registry). */
+  readonly metalObserver?: MetalApiObserver;
 }
 
 function linesLogger(lines: string[]): Logger {
@@ -189,7 +193,12 @@ export function useNetworkWorld(prefix: string, options: NetworkWorldOptions = {
       logger: linesLogger(logLines),
       concurrency: options.concurrency ?? 8,
       webhook: { port: 0, certDir: certs.certDir, host: '127.0.0.1' },
-      metal: { baseUrl: sim.baseUrl, rateLimit: false, retry: { baseDelayMs: 50, maxDelayMs: 1_000 } },
+      metal: {
+        baseUrl: sim.baseUrl,
+        rateLimit: false,
+        retry: { baseDelayMs: 50, maxDelayMs: 1_000 },
+        ...(options.metalObserver === undefined ? {} : { observer: options.metalObserver }),
+      },
       defaultCredentials: { namespace: ns, name: CREDENTIALS_SECRET },
       metadataUrl: options.metadataUrl ?? `${sim.url}/metadata`,
       timings: { ...FAST_TIMINGS, ...options.timings },
@@ -275,6 +284,7 @@ export function useNetworkWorld(prefix: string, options: NetworkWorldOptions = {
       },
       delays: { ...FAST_DELAYS, ...options.delays },
       ...(options.faults === undefined ? {} : { faults: [...options.faults] }),
+      ...(options.rateLimit === undefined ? {} : { rateLimit: options.rateLimit }),
       ...(await loadContract()),
     });
     const core = kc.makeApiClient(k8s.CoreV1Api);

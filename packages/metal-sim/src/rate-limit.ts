@@ -1,0 +1,82 @@
+// The simulator's optional API rate limit: a token bucket per API token, as an API gateway in front
+// of Metal would keep one per credential. Equinix publishes no figures for the Metal API's limits
+// (its documentation names 429 and Retry-After, not a rate), so the rate and burst are the
+// caller's choice; off unless given. Time comes from the simulator's clock, so tests move it.
+
+import type { SimClock } from './clock.js';
+
+export interface SimRateLimit {
+  /** Tokens added to each API token's bucket per second. */
+  readonly requestsPerSecond: number;
+  /** Bucket size: the requests one API token may send at once after a quiet period. */
+  readonly burst: number;
+}
+
+export class RateLimitSpecError extends Error {
+  override readonly name = 'RateLimitSpecError';
+}
+
+/** Checks a limit given in process or on the command line. */
+export function checkRateLimit(limit: SimRateLimit): SimRateLimit {
+  if (!Number.isFinite(limit.requestsPerSecond) || limit.requestsPerSecond <= 0) {
+    throw new RateLimitSpecError(`the rate limit's requests per second must be a number above 0, got ${limit.requestsPerSecond}`);
+  }
+  if (!Number.isInteger(limit.burst) || limit.burst < 1) {
+    throw new RateLimitSpecError(`the rate limit's burst must be a whole number from 1, got ${limit.burst}`);
+  }
+  return limit;
+}
+
+/** `<rps>[:<burst>]`, e.g. "5" or "5:10"; the burst defaults to one second's worth (at least 1). */
+export function parseRateLimit(text: string): SimRateLimit {
+  const match = /^(\d+(?:\.\d+)?)(?::(\d+))?$/.exec(text.trim());
+  if (match === null)
+    throw new RateLimitSpecError(`a rate limit is <requests per second>[:<burst>], e.g. 5:10, not ${JSON.stringify(text)}`);
+  const requestsPerSecond = Number(match[1]);
+  const burst = match[2] === undefined ? Math.max(1, Math.ceil(requestsPerSecond)) : Number(match[2]);
+  return checkRateLimit({ requestsPerSecond, burst });
+}
+
+/** The answer for one request: go ahead, or refused with the whole seconds until a token is there. */
+export type RateDecision = { readonly allowed: true } | { readonly allowed: false; readonly retryAfterSeconds: number };
+
+interface Bucket {
+  tokens: number;
+  updatedAt: number;
+}
+
+export class SimRateLimiter {
+  readonly limit: SimRateLimit;
+  readonly #clock: Pick<SimClock, 'now'>;
+  readonly #buckets = new Map<string, Bucket>();
+  #refused = 0;
+
+  constructor(limit: SimRateLimit, clock: Pick<SimClock, 'now'>) {
+    this.limit = checkRateLimit(limit);
+    this.#clock = clock;
+  }
+
+  /** Takes a token from `apiToken`'s bucket, or says how long until one is there (a refusal takes none). */
+  take(apiToken: string): RateDecision {
+    const now = this.#clock.now();
+    const bucket = this.#buckets.get(apiToken) ?? { tokens: this.limit.burst, updatedAt: now };
+    if (now > bucket.updatedAt) {
+      bucket.tokens = Math.min(this.limit.burst, bucket.tokens + ((now - bucket.updatedAt) / 1000) * this.limit.requestsPerSecond);
+      bucket.updatedAt = now;
+    }
+    this.#buckets.set(apiToken, bucket);
+    if (bucket.tokens >= 1) {
+      bucket.tokens -= 1;
+      return { allowed: true };
+    }
+    this.#refused++;
+    // Retry-After takes whole seconds: round up, so a client that waits it out finds a token.
+    const retryAfterSeconds = Math.max(1, Math.ceil((1 - bucket.tokens) / this.limit.requestsPerSecond));
+    return { allowed: false, retryAfterSeconds };
+  }
+
+  /** Requests refused so far, all tokens together. */
+  get refused(): number {
+    return this.#refused;
+  }
+}
