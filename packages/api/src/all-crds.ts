@@ -1,4 +1,5 @@
 import type { CrdManifest } from './crd.js';
+import { blockCrds } from './ipam-block.js';
 import { poolCrds } from './ipam-pool.js';
 import { machineNetworkCrds } from './machine-network.js';
 
@@ -8,5 +9,5 @@ interface CrdManifestShape {
 
 /** Every CRD this project owns, in the order crds/ and the chart list them. */
 export function allCrds(): (CrdManifest & CrdManifestShape)[] {
-  return [...poolCrds(), ...machineNetworkCrds()] as (CrdManifest & CrdManifestShape)[];
+  return [...poolCrds(), ...blockCrds(), ...machineNetworkCrds()] as (CrdManifest & CrdManifestShape)[];
 }

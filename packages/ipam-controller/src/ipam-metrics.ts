@@ -6,8 +6,13 @@ export interface IpamMetrics {
   readonly poolAddresses: Gauge<'kind' | 'namespace' | 'pool' | 'state'>;
   readonly allocations: Counter<'kind'>;
   readonly releases: Counter<'kind'>;
-  /** Status writes that lost a race (another writer committed first) and were decided again. */
+  /** Block or pool status writes that lost a race (another writer committed first) and were decided again. */
   readonly commitConflicts: Counter<'kind'>;
+  /**
+   * Second entries of one claim dropped (two writers with stale views of different blocks each
+   * gave it an address; its IPAddress decided which it keeps).
+   */
+  readonly duplicatesDropped: Counter<'kind'>;
   /** The pool object's size as the API server stores it (JSON, managedFields included). */
   readonly poolObjectBytes: Gauge<'kind' | 'namespace' | 'pool'>;
   /** The size budget every pool object is held under (--pool-status-budget-bytes). */
@@ -38,7 +43,13 @@ export function createIpamMetrics(registry: Registry): IpamMetrics {
     }),
     commitConflicts: new Counter({
       name: 'metal_l2_ipam_commit_conflicts_total',
-      help: 'Pool status writes refused because another writer committed first (decided again at once).',
+      help: 'Block or pool status writes refused because another writer committed first (decided again at once).',
+      labelNames: ['kind'],
+      registers: [registry],
+    }),
+    duplicatesDropped: new Counter({
+      name: 'metal_l2_ipam_duplicate_entries_dropped_total',
+      help: 'Extra entries of a claim held in two blocks (a stale-cache race), dropped once its IPAddress decided which address it keeps.',
       labelNames: ['kind'],
       registers: [registry],
     }),

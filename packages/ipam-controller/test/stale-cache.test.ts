@@ -4,6 +4,7 @@ import { claimObject, kinds, poolObject, type Obj } from '@metal-l2/test-support
 import { timeouts } from '@metal-l2/test-support/timeouts';
 import { waitFor } from '@metal-l2/test-support/wait-for';
 import { boundAddress } from './support/claims.js';
+import { allocationsOf } from './support/allocations.js';
 import { useIpamNamespace } from './support/ipam-namespace.js';
 import { runController } from './support/running-controller.js';
 
@@ -76,7 +77,7 @@ describe('a claims cache that lags', () => {
         },
         { timeoutMs: timeouts.claimBound },
       );
-      expect((pool.status?.allocations as Record<string, string> | undefined)?.[ip]).toBe('lag-1');
+      expect((await allocationsOf(objects, pool))[ip]).toBe('lag-1');
       const now = await objects.get(kinds.address(), 'lag-1', space.ns);
       expect(now?.metadata.uid).toBe(address.metadata.uid);
       expect(now?.metadata.deletionTimestamp).toBeUndefined();
@@ -89,7 +90,7 @@ describe('a claims cache that lags', () => {
         `${ip} released and IPAddress lag-1 gone`,
         async () => {
           const pool = await objects.get(kinds.pool, 'lag', space.ns);
-          const allocations = (pool?.status?.allocations ?? {}) as Record<string, string>;
+          const allocations = await allocationsOf(objects, pool);
           return allocations[ip] === undefined && (await objects.get(kinds.address(), 'lag-1', space.ns)) === undefined;
         },
         { timeoutMs: timeouts.claimBound },

@@ -48,6 +48,29 @@ const bound = (plan: ReturnType<typeof planAllocations>): Record<string, string>
   Object.fromEntries(plan.decisions.filter((d) => d.kind === 'bound').map((d) => [d.claim.name, d.kind === 'bound' ? d.address : '']));
 
 describe('planAllocations', () => {
+  test('a claim held in two blocks keeps the address its IPAddress has; the other entry is dropped and reused', () => {
+    const allocations: Allocation[] = [
+      { address: '10.0.0.5', claim: { name: 'a' } },
+      { address: '10.0.0.20', claim: { name: 'a' } },
+    ];
+    const ip = { namespace: 'ns', name: 'a', claimName: 'a', address: '10.0.0.20' };
+    const plan = planAllocations(input({ allocations, addresses: [ip], claims: [claim('a'), claim('b')] }));
+    expect(plan.changed).toBe(true);
+    expect(bound(plan)).toEqual({ a: '10.0.0.20', b: '10.0.0.1' });
+    expect(plan.allocations.filter((x) => x.claim.name === 'a').map((x) => x.address)).toEqual(['10.0.0.20']);
+    expect(plan.conflicts).toEqual([]);
+  });
+
+  test('a claim held in two blocks without an IPAddress keeps both entries (neither goes to another claim) and binds to the first', () => {
+    const allocations: Allocation[] = [
+      { address: '10.0.0.1', claim: { name: 'a' } },
+      { address: '10.0.0.3', claim: { name: 'a' } },
+    ];
+    const plan = planAllocations(input({ allocations, claims: [claim('a'), claim('b')] }));
+    expect(bound(plan)).toEqual({ a: '10.0.0.1', b: '10.0.0.4' });
+    expect(plan.allocations.filter((x) => x.claim.name === 'a')).toHaveLength(2);
+  });
+
   test('new claims get the lowest free addresses in order, skipping the gateway', () => {
     const plan = planAllocations(input({ claims: [claim('a'), claim('b'), claim('c')] }));
     expect(bound(plan)).toEqual({ a: '10.0.0.1', b: '10.0.0.3', c: '10.0.0.4' });

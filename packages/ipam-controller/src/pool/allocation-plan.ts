@@ -76,6 +76,8 @@ export interface AllocationPlan {
   readonly newlyAllocated: number;
   /** Allocations recreated from IPAddress objects (status lost or behind). */
   readonly recovered: number;
+  /** Second entries of a claim held in two blocks, dropped (settleDuplicates). */
+  readonly duplicatesDropped: number;
   /** Disagreements between status and IPAddress objects; reported, never overwritten. */
   readonly conflicts: readonly string[];
   /** Claims that wait for room in the pool's status ('status-full' decisions). */
@@ -95,20 +97,22 @@ export interface AllocationPlan {
 export function planAllocations(input: AllocationPlanInput): AllocationPlan {
   const refOf = (claim: { namespace: string; name: string }): ClaimRef =>
     input.isGlobal ? { namespace: claim.namespace, name: claim.name } : { name: claim.name };
-  const recovery = recover(input, refOf);
+  const settled = settleDuplicates(input, refOf);
+  const recovery = recover({ ...input, allocations: settled.allocations }, refOf);
   const release = releaseGone(input, { allocations: recovery.allocations, refOf });
   const allocation = allocateWaiting(input, { allocations: release.allocations, refOf });
   const allocations = allocation.allocations;
   const releasedKeys = new Set(allocations.filter((a) => a.releasedAt === undefined).map((a) => formatClaimRef(a.claim)));
   return {
     allocations,
-    changed: recovery.changed || release.changed || allocation.newlyAllocated > 0,
+    changed: settled.changed || recovery.changed || release.changed || allocation.newlyAllocated > 0,
     decisions: allocation.decisions,
     released: input.releasable.filter((c) => !releasedKeys.has(formatClaimRef(refOf(c)))),
     newlyAllocated: allocation.newlyAllocated,
     waitingForRoom: allocation.waitingForRoom,
     ...(allocation.projectedBytes === undefined ? {} : { projectedBytes: allocation.projectedBytes }),
     recovered: recovery.recovered,
+    duplicatesDropped: settled.dropped,
     conflicts: recovery.conflicts,
     nextExpiryInMs: release.nextExpiryInMs,
     state: allocation.state,
@@ -120,6 +124,36 @@ type RefOf = (claim: { namespace: string; name: string }) => ClaimRef;
 /** Claims the cache has, whether the provider may act on them now or must leave them alone. */
 function liveClaimsOf(input: AllocationPlanInput): Map<string, ClaimView> {
   return new Map([...input.claims, ...input.heldClaims].map((c) => [`${c.namespace}/${c.name}`, c]));
+}
+
+/**
+ * A claim held in two blocks (two writers whose views of different blocks were stale each gave it
+ * an address): its IPAddress, created after the block write and named like the claim, decides
+ * which address it has, and the other entries are dropped (a leak repaired, never a duplicate).
+ * Until that IPAddress exists every entry stays, so neither address can go to another claim.
+ */
+function settleDuplicates(
+  input: AllocationPlanInput,
+  refOf: RefOf,
+): { allocations: readonly Allocation[]; changed: boolean; dropped: number } {
+  const byClaim = new Map<string, Allocation[]>();
+  for (const a of input.allocations) {
+    if (a.releasedAt !== undefined) continue;
+    const key = formatClaimRef(a.claim);
+    const entries = byClaim.get(key);
+    if (entries === undefined) byClaim.set(key, [a]);
+    else entries.push(a);
+  }
+  const dropped = new Set<Allocation>();
+  for (const ip of input.addresses) {
+    const entries = byClaim.get(formatClaimRef(refOf({ namespace: ip.namespace, name: ip.claimName })));
+    if (entries === undefined || entries.length < 2) continue;
+    const address = canonical(ip.address);
+    if (!entries.some((a) => a.address === address)) continue;
+    for (const a of entries) if (a.address !== address) dropped.add(a);
+  }
+  if (dropped.size === 0) return { allocations: input.allocations, changed: false, dropped: 0 };
+  return { allocations: input.allocations.filter((a) => !dropped.has(a)), changed: true, dropped: dropped.size };
 }
 
 /**
@@ -215,7 +249,11 @@ function allocateWaiting(
   const { refOf } = current;
   const allocations = [...current.allocations];
   const held = new Map<string, Allocation>();
-  for (const a of allocations) if (a.releasedAt === undefined) held.set(formatClaimRef(a.claim), a);
+  for (const a of allocations) {
+    // A claim still held twice (settleDuplicates) is bound to its first entry until its IPAddress decides.
+    const key = formatClaimRef(a.claim);
+    if (a.releasedAt === undefined && !held.has(key)) held.set(key, a);
+  }
   const state = createAllocationState({
     family: input.pool.family,
     allocatable: input.pool.allocatable,

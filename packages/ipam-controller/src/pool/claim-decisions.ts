@@ -90,6 +90,14 @@ export async function applyDecisions(ctx: IpamContext, scope: PoolScope, plan: A
         }),
       );
       if (result.kind === 'conflict') {
+        const held = heldAddressOf(plan, claim, result.existing);
+        if (held !== undefined) {
+          // Another writer bound this claim to another address of this pool, which our blocks
+          // hold for it too (two blocks gave it an address): its IPAddress decides, and the next
+          // pass drops the other entry.
+          await writeClaimStatus(ctx, claim, { kind: 'bound', addressName: claim.name, address: held });
+          return;
+        }
         conflicts.push(result.message);
         await writeClaimStatus(ctx, claim, { kind: 'waiting', reason: ClaimReasons.allocationFailed, message: result.message });
         return;
@@ -101,6 +109,15 @@ export async function applyDecisions(ctx: IpamContext, scope: PoolScope, plan: A
   if (conflicts.length > 0) {
     ctx.events.event(scope.pool, { type: 'Warning', reason: 'AllocationConflict', message: conflicts.slice(0, 5).join('; ') });
   }
+}
+
+/** The address an existing IPAddress gives the claim, when the plan holds it for the claim too. */
+function heldAddressOf(plan: AllocationPlan, claim: ClaimView, existing: IPAddress | undefined): string | undefined {
+  if (existing === undefined) return undefined;
+  const address = existing.spec.address;
+  const entry = plan.allocations.find((a) => a.address === address && a.releasedAt === undefined);
+  if (entry === undefined || entry.claim.name !== claim.name) return undefined;
+  return entry.claim.namespace === undefined || entry.claim.namespace === claim.namespace ? address : undefined;
 }
 
 /**

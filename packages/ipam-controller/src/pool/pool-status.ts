@@ -1,5 +1,5 @@
 import { PoolConditionTypes, PoolReasons, type PoolStatus } from '@metal-l2/api';
-import { countAddresses, encodeAllocations, toStatusCounts, type Allocation, type AllocationState } from '@metal-l2/ipam-core';
+import { countAddresses, toStatusCounts, type Allocation, type AllocationState } from '@metal-l2/ipam-core';
 import { setConditions, type Condition, type ConditionInput } from '@metal-l2/kube';
 
 /** Why a pool cannot hand out addresses right now, or undefined when it can. */
@@ -72,13 +72,11 @@ export function computePoolStatus(input: PoolStatusInput): PoolStatus {
     (c) => vrf !== undefined || c.type !== PoolConditionTypes.vrfReady,
   ) as Condition[];
   const conditions = setConditions(previous, inputs, input.now);
-  const encoded = encodeAllocations(input.allocations);
   const { vrf: currentVrf, ...current } = input.current ?? {};
   return {
     ...current,
     ...(vrf === undefined || currentVrf === undefined ? {} : { vrf: currentVrf }),
     ...(counts === undefined ? {} : { ipAddresses: { ...counts } }),
-    ...(Object.keys(encoded).length === 0 && input.current?.allocations === undefined ? {} : { allocations: encoded }),
     conditions,
     ...generation(input.generation, 'observedGeneration'),
   };
