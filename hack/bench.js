@@ -22,6 +22,13 @@
 //   memory     the same with 10,000 claims on one pool: the controller's peak RSS (VmHWM of the
 //              child process; target < 256 MiB), and its RSS idle before the first claim (the
 //              pool reconciled, caches synced; target < 80 MiB).
+//   capacity   issue 21: a /16 pool without a gateway (65,534 addresses) filled with as many claims
+//              whose names are 253 characters (--claims N: the smallest pool they fill, e.g. 16,382
+//              for a /18), controller heap not limited to the pod's: claims bound, time, peak RSS,
+//              the pool's blocks. Long (tens of minutes): not run by default.
+//   fill       issue 21: the 1,000-claim burst (--claims) on an empty pool, then 20,000 more claims
+//              bound by the controller (the seed, not timed), then the same burst again on the pool
+//              now holding 21,000 allocations: both claims/s and their ratio (target >= 0.9).
 //   reference  the reference in-cluster provider v1.0.3 (built by hack/build-reference-ipam.sh
 //              from the Go module proxy into a cache), the same burst on its own fresh control
 //              plane with the CAPI v1.10.10 CRDs and its own pool CRDs; prints its claims/s and p99
@@ -50,7 +57,8 @@
 // the machine's load average. Controller and control-plane logs stay in $TMPDIR/metal-l2-bench-logs.
 // METAL_L2_BENCH_CONTROLLER_NODE_ARGS passes node flags to our controller (e.g. "--cpu-prof").
 //
-// Options: --only core|burst|floor|steady|memory|reference|network (comma-separated; default all)
+// Options: --only core|burst|floor|steady|memory|capacity|fill|reference|network (comma-separated;
+//                 default all but capacity)
 //          --claims N     claims per burst (default 1,000; the memory bench 10,000)
 //          --machines N   machines in the network bench (default 100)
 //          --inflight N   claim (or machine, or floor write) creates in flight (default 50)
@@ -62,6 +70,7 @@
 import { cpus, loadavg } from 'node:os';
 import process from 'node:process';
 import { parseArgs } from 'node:util';
+import { runCapacity, runFill } from './bench/capacity.js';
 import { stopAllClusters } from './bench/cluster.js';
 import { stopAllControllers } from './bench/controllers.js';
 import { runCore } from './bench/core.js';
@@ -70,7 +79,9 @@ import { comparison, runMemory, runOurBurst, runReference, runSteady } from './b
 import { runNetwork } from './bench/network.js';
 import { mib, ms, num, printTable, rate, sec, section } from './bench/table.js';
 
-const PARTS = ['core', 'burst', 'floor', 'steady', 'memory', 'reference', 'network'];
+const PARTS = ['core', 'burst', 'floor', 'steady', 'memory', 'capacity', 'fill', 'reference', 'network'];
+/** Parts too long to run unless asked for by name. */
+const ON_REQUEST = new Set(['capacity']);
 
 function parseOptions(argv) {
   const { values } = parseArgs({
@@ -92,7 +103,7 @@ function parseOptions(argv) {
     if (!Number.isInteger(n) || n < 1) throw new Error(`--${flag} takes a positive integer, not ${JSON.stringify(value)}`);
     return n;
   };
-  const only = values.only === undefined ? PARTS : values.only.split(',').map((s) => s.trim());
+  const only = values.only === undefined ? PARTS.filter((p) => !ON_REQUEST.has(p)) : values.only.split(',').map((s) => s.trim());
   for (const part of only) if (!PARTS.includes(part)) throw new Error(`--only takes ${PARTS.join('|')}, not ${JSON.stringify(part)}`);
   const timeout = values.timeout === undefined ? undefined : positive(values.timeout, 'timeout');
   return {
@@ -111,7 +122,7 @@ function parseOptions(argv) {
 function printSummary(results, errors) {
   section('summary');
   const rows = [];
-  const { core, burst, floor, steady, memory, reference, network } = results;
+  const { core, burst, floor, steady, memory, capacity, fill, reference, network } = results;
   if (core) {
     rows.push(['next free address, /16 with 60,000 used (worst case)', `${num(core.nextFreeUs, 2)} µs`, '< 50 µs', core.command]);
     rows.push(['  building that allocation state from 60,000 used (worst case)', `${num(core.buildUs / 1000, 1)} ms`, '', '']);
@@ -193,6 +204,35 @@ function printSummary(results, errors) {
       '',
     ]);
   }
+  if (capacity) {
+    const b = capacity.burst;
+    rows.push([
+      `/${capacity.spec.prefix} pool, ${num(b.count)} claims with 253-character names: bound`,
+      `${num(b.bound)} of ${num(b.count)}`,
+      'all',
+      capacity.command,
+    ]);
+    rows.push([
+      `  time from first create / claims/s`,
+      `${sec(b.fromFirstCreateSeconds)} / ${num(rate(b.bound, b.fromFirstCreateSeconds))}`,
+      '',
+      '',
+    ]);
+    rows.push([
+      `  controller peak RSS / duplicates`,
+      `${mib(capacity.memory.peakKiB)} / ${num(capacity.verify.duplicates)}`,
+      '',
+      '0 duplicates',
+    ]);
+  }
+  if (fill) {
+    rows.push([
+      `${num(fill.empty.count)}-claim burst on a pool holding ${num(fill.seeded.count + fill.empty.count)} / on an empty pool`,
+      num(fill.ratio, 2),
+      '>= 0.9',
+      `${num(fill.fullRate)} / ${num(fill.emptyRate)} claims/s; ${fill.command}`,
+    ]);
+  }
   if (reference?.unavailable !== undefined) {
     rows.push(['reference in-cluster v1.0.3', 'did not run', '', reference.unavailable.split('\n')[0]]);
   } else if (reference) {
@@ -235,7 +275,7 @@ function printSummary(results, errors) {
 
 async function main() {
   const usage =
-    'node hack/bench.js [--only core|burst|floor|steady|memory|reference|network] [--claims N] [--machines N] [--inflight N] [--rate N] [--duration S] [--timeout S]';
+    'node hack/bench.js [--only core|burst|floor|steady|memory|capacity|fill|reference|network] [--claims N] [--machines N] [--inflight N] [--rate N] [--duration S] [--timeout S]';
   let options;
   try {
     options = parseOptions(process.argv.slice(2));
@@ -267,11 +307,15 @@ async function main() {
   if (options.only.has('floor')) await attempt('floor', () => runFloor(options));
   if (options.only.has('steady')) await attempt('steady', () => runSteady(options));
   if (options.only.has('memory')) await attempt('memory', () => runMemory(options));
+  if (options.only.has('capacity')) await attempt('capacity', () => runCapacity(options));
+  if (options.only.has('fill')) await attempt('fill', () => runFill(options));
   if (options.only.has('reference')) await attempt('reference', () => runReference(options, results.burst));
   if (options.only.has('network')) await attempt('network', () => runNetwork(options));
   printSummary(results, errors);
   const wrong =
-    ['burst', 'steady', 'memory'].some((p) => results[p]?.verify?.problems?.length > 0 || results[p]?.burst?.timedOut) ||
+    ['burst', 'steady', 'memory', 'capacity'].some((p) => results[p]?.verify?.problems?.length > 0 || results[p]?.burst?.timedOut) ||
+    results.fill?.verify?.problems?.length > 0 ||
+    [results.fill?.empty, results.fill?.seeded, results.fill?.full].some((b) => b?.timedOut === true) ||
     results.network?.verify?.duplicates > 0 ||
     results.network?.rollout?.timedOut === true;
   return errors.length > 0 || wrong ? 1 : 0;

@@ -28,11 +28,24 @@ export function poolFor(n) {
  * arrive), and `inflight` is ignored.
  * `target` describes the kinds (see targets.js); `controller` is checked to be alive meanwhile;
  * `snapshot()` (optional) is taken right before the first create and right after the last bind.
+ * `nameOf(i)` names claim i (default `c-<i>`).
  */
-export async function runBurst({ api, namespace, target, pool, count, inflight, ratePerSecond, timeoutMs, controller, snapshot }) {
+export async function runBurst({
+  api,
+  namespace,
+  target,
+  pool,
+  count,
+  inflight,
+  ratePerSecond,
+  timeoutMs,
+  controller,
+  snapshot,
+  nameOf = (i) => `c-${i}`,
+}) {
   const claimsPath = resourcePath({ ...target.claim, namespace });
   const claims = new Map();
-  for (let i = 0; i < count; i++) claims.set(`c-${i}`, { sentAt: NaN, createdAt: NaN, creationTimestamp: NaN, boundAt: NaN });
+  for (let i = 0; i < count; i++) claims.set(nameOf(i), { sentAt: NaN, createdAt: NaN, creationTimestamp: NaN, boundAt: NaN });
   let bound = 0;
   let resolveAll;
   const allBound = new Promise((resolve) => (resolveAll = resolve));
@@ -170,7 +183,7 @@ export async function verifyBurst({ api, namespace, target, pool, spec }) {
   if (distinct !== values.length) problems.push(`${values.length - distinct} duplicate addresses among ${values.length} IPAddresses`);
   if (values.includes(spec.gateway)) problems.push(`the gateway ${spec.gateway} was handed out`);
   const poolObj = await api.get(resourcePath({ ...target.pool, namespace, name: pool }));
-  const poolCheck = target.checkPool(poolObj, addresses);
+  const poolCheck = await target.checkPool(poolObj, addresses, { api, namespace });
   problems.push(...poolCheck.problems);
   return {
     claims: claims.length,
