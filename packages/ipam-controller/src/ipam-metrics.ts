@@ -15,10 +15,8 @@ export interface IpamMetrics {
   readonly duplicatesDropped: Counter<'kind'>;
   /** The pool object's size as the API server stores it (JSON, managedFields included). */
   readonly poolObjectBytes: Gauge<'kind' | 'namespace' | 'pool'>;
-  /** The size budget every pool object is held under (--pool-status-budget-bytes). */
+  /** The size budget of an object holding allocations, an IPAddressBlock (--pool-status-budget-bytes). */
   readonly poolObjectBudgetBytes: Gauge;
-  /** Claims with a free address they cannot get because the pool object has no room (PoolStatusFull). */
-  readonly claimsWaitingForRoom: Gauge<'kind' | 'namespace' | 'pool'>;
 }
 
 export function createIpamMetrics(registry: Registry): IpamMetrics {
@@ -55,19 +53,13 @@ export function createIpamMetrics(registry: Registry): IpamMetrics {
     }),
     poolObjectBytes: new Gauge({
       name: 'metal_l2_ipam_pool_object_bytes',
-      help: 'Size of the pool object as the API server stores it (JSON, managedFields included); allocations live in its status.',
+      help: 'Size of the pool object as the API server stores it (JSON, managedFields included); its allocations live in IPAddressBlocks.',
       labelNames: ['kind', 'namespace', 'pool'],
       registers: [registry],
     }),
     poolObjectBudgetBytes: new Gauge({
       name: 'metal_l2_ipam_pool_object_budget_bytes',
-      help: 'Size budget of a pool object; past it, claims wait with PoolStatusFull (the API server refuses objects past ~1.5 MiB).',
-      registers: [registry],
-    }),
-    claimsWaitingForRoom: new Gauge({
-      name: 'metal_l2_ipam_claims_waiting_for_status_room',
-      help: 'Claims of a pool that wait with PoolStatusFull: an address is free, but the pool object reached its size budget.',
-      labelNames: ['kind', 'namespace', 'pool'],
+      help: 'Size budget of an object holding allocations (an IPAddressBlock; --block-size must fit it); the API server refuses objects past ~1.5 MiB.',
       registers: [registry],
     }),
   };

@@ -18,7 +18,7 @@ export type IpamFlags = RuntimeFlags & {
   readonly vrfResyncSeconds: number;
   /** The management cluster's identity on Metal tags; absent: the kube-system Namespace UID. */
   readonly clusterIdentity?: string | undefined;
-  /** Size budget of a pool object (allocations live in its status); past it claims wait with PoolStatusFull. */
+  /** Size budget of one object holding allocations (an IPAddressBlock): --block-size must fit it. */
   readonly poolStatusBudgetBytes: number;
   /** Addresses per IPAddressBlock for pools that have none yet (a power of two). */
   readonly blockSize: number;

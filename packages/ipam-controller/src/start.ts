@@ -60,9 +60,9 @@ export interface IpamControllerOptions {
   readonly webhook?: { readonly port: number; readonly certDir: string; readonly host?: string } | undefined;
   readonly now?: () => Date;
   /**
-   * Size budget of a pool object (JSON, managedFields included), in bytes: past it, claims wait
-   * with PoolStatusFull. Default DEFAULT_STATUS_BUDGET_BYTES (1.25 MiB); the API server refuses
-   * objects past about 1.5 MiB.
+   * Size budget of an object holding allocations (an IPAddressBlock; JSON, managedFields
+   * included), in bytes. Default DEFAULT_STATUS_BUDGET_BYTES (1.25 MiB); the API server refuses
+   * objects past about 1.5 MiB. The block size must fit it (options.ts checks the flag).
    */
   readonly statusBudgetBytes?: number | undefined;
   /** Addresses per IPAddressBlock for pools that have none yet (a power of two; default DEFAULT_BLOCK_SIZE). */

@@ -47,13 +47,6 @@ function outcomeOf(ctx: IpamContext, scope: PoolScope, decision: ClaimDecision):
       return { kind: 'waiting', reason: ClaimReasons.poolExhausted, message: `${formatPoolRef(scope.ref)} has no free address` };
     case 'failed':
       return { kind: 'waiting', reason: ClaimReasons.allocationFailed, message: decision.message };
-    case 'status-full':
-      // Stable text (no live byte counts), so a waiting claim is not written again on every pass.
-      return {
-        kind: 'waiting',
-        reason: ClaimReasons.poolStatusFull,
-        message: `${formatPoolRef(scope.ref)} has free addresses, but its status reached the ${ctx.statusBudget.budgetBytes}-byte size budget for the pool object; waiting until an address is released`,
-      };
     case 'not-ready':
       return {
         kind: 'waiting',

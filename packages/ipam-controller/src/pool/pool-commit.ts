@@ -19,7 +19,6 @@ export async function commitStatus(
   const { scope, plan } = input;
   const status = computePoolStatus({
     current: scope.pool.status,
-    allocations: plan.allocations,
     state: scope.resolved === undefined ? undefined : plan.state,
     blocker: scope.blocker,
     vrf: scope.vrf?.write,
@@ -69,7 +68,6 @@ function recordMetrics(
   const kind = outcome.scope.ref.kind;
   const labels = { kind, namespace: outcome.scope.ref.namespace ?? '', pool: outcome.scope.ref.name };
   if (outcome.objectBytes !== undefined) metrics.poolObjectBytes.set(labels, outcome.objectBytes);
-  metrics.claimsWaitingForRoom.set(labels, outcome.plan.waitingForRoom);
   const counts = outcome.counts;
   if (counts === undefined) return;
   metrics.poolAddresses.set({ ...labels, state: 'total' }, counts.total);
