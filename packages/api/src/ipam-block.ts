@@ -77,8 +77,9 @@ export function blockCrds(): CrdManifest[] {
       singular: 'ipaddressblock',
       scope: 'Namespaced',
       categories: ['metal-l2'],
-      // No clusterctl move label: a moved pool gets a new UID and rebuilds its blocks from IPAddresses.
-      labels: { 'cluster.x-k8s.io/provider': 'ipam-metal-l2' },
+      // Moved with their pool (clusterctl components label every CRD): a move carries no status and
+      // the moved pool has a new UID, so it rebuilds its blocks (named by that UID) from IPAddresses.
+      labels: { 'clusterctl.cluster.x-k8s.io/move-hierarchy': '', 'cluster.x-k8s.io/provider': 'ipam-metal-l2' },
       versions: [
         {
           name: t.version,
