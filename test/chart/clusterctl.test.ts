@@ -70,6 +70,7 @@ describe('clusterctl artifacts', () => {
     expect(crds.map((d) => d.metadata.name).sort()).toEqual([
       'globalinclusterippools.ipam.metal.x-k8s.io',
       'inclusterippools.ipam.metal.x-k8s.io',
+      'ipaddressblocks.ipam.metal.x-k8s.io',
       'machinenetworks.network.metal.x-k8s.io',
       'machinenetworktemplates.network.metal.x-k8s.io',
     ]);

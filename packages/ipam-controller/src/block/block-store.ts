@@ -92,12 +92,22 @@ export async function commitBlocks(
       if (!isConflict(err) && !isAlreadyExists(err)) throw err;
       conflict = true;
       ctx.metrics?.commitConflicts.inc({ kind: input.ref.kind });
-      const live = await ctx.client.get<IPAddressBlock>(IPAddressBlockType, { namespace: layout.namespace, name });
+      const live = await readBlock(ctx, layout.namespace, name);
       if (live === undefined) blocks.delete(name);
       else blocks.set(name, live);
     }
   });
   return conflict ? { kind: 'conflict', blocks } : { kind: 'written', blocks, writes: changed.length };
+}
+
+/**
+ * The block as the API server has it now. Read as a list of one (by name), the verb the cache
+ * already needs: a live read of a block happens only after a lost race, too rarely for a `get`
+ * grant of its own to be exercised and kept honest.
+ */
+async function readBlock(ctx: IpamContext, namespace: string, name: string): Promise<IPAddressBlock | undefined> {
+  const found = await ctx.client.list<IPAddressBlock>(IPAddressBlockType, { namespace, fieldSelector: `metadata.name=${name}` });
+  return found.items[0];
 }
 
 function differs(block: IPAddressBlock | undefined, allocations: readonly Allocation[]): boolean {
