@@ -20,15 +20,19 @@ export function cachedBlocks(ctx: Pick<IpamContext, 'caches'>, pool: IPPool): Ma
   return new Map(ctx.caches.blocks.byIndex(IndexNames.byPoolUid, uid).map((b) => [b.metadata.name ?? '', b]));
 }
 
-// Decoding is the one per-pass cost that grows with the fill: done once per block version (the
-// cache hands out a new object on every change).
+// Decoding grows with the pool's fill: done once per block version (the cache hands out a new
+// object on every change). Each decoded entry remembers its block, so a commit finds what changed
+// without parsing the addresses of what did not.
 const decoded = new WeakMap<IPAddressBlock, readonly Allocation[]>();
+const homeBlock = new WeakMap<Allocation, string>();
 
 export function blockAllocations(block: IPAddressBlock): readonly Allocation[] {
   let allocations = decoded.get(block);
   if (allocations === undefined) {
     allocations = decodeAllocations(block.status?.allocations ?? {}).allocations;
     decoded.set(block, allocations);
+    const name = block.metadata.name ?? '';
+    for (const a of allocations) homeBlock.set(a, name);
   }
   return allocations;
 }
@@ -61,12 +65,7 @@ export async function commitBlocks(
   },
 ): Promise<BlockCommit> {
   const { pool, layout } = input;
-  const poolUid = pool.metadata.uid ?? '';
-  const groups = groupByBlock(input.allocations, { poolUid, size: layout.size });
-  const changed: { name: string; group: { index: bigint; family: 4 | 6; allocations: Allocation[] } | undefined }[] = [];
-  for (const [name, group] of groups) if (differs(input.blocks.get(name), group.allocations)) changed.push({ name, group });
-  for (const [name, block] of input.blocks)
-    if (!groups.has(name) && blockAllocations(block).length > 0) changed.push({ name, group: undefined });
+  const changed = changedBlocks(input);
   if (changed.length === 0) return { kind: 'written', blocks: input.blocks, writes: 0 };
 
   const blocks = new Map(input.blocks);
@@ -110,12 +109,42 @@ async function readBlock(ctx: IpamContext, namespace: string, name: string): Pro
   return found.items[0];
 }
 
-function differs(block: IPAddressBlock | undefined, allocations: readonly Allocation[]): boolean {
-  if (block === undefined) return allocations.length > 0;
-  const current = blockAllocations(block);
-  if (current.length !== allocations.length) return true;
-  const same = new Set(current);
-  return allocations.some((a) => !same.has(a));
+type BlockGroup = { index: bigint; family: 4 | 6; allocations: Allocation[] };
+
+/**
+ * The blocks whose allocations differ from `allocations`, each with all of its allocations
+ * (`group` undefined: the block is to be emptied). An entry the blocks decoded is where it was;
+ * only new entries (new allocations, release marks) have their address parsed for their block.
+ */
+function changedBlocks(input: {
+  readonly pool: IPPool;
+  readonly layout: BlockLayout;
+  readonly blocks: BlockSet;
+  readonly allocations: readonly Allocation[];
+}): { name: string; group: BlockGroup | undefined }[] {
+  const kept = new Map<string, number>();
+  const fresh: Allocation[] = [];
+  for (const a of input.allocations) {
+    const home = homeBlock.get(a);
+    if (home !== undefined && input.blocks.has(home)) kept.set(home, (kept.get(home) ?? 0) + 1);
+    else fresh.push(a);
+  }
+  const freshGroups = groupByBlock(fresh, { poolUid: input.pool.metadata.uid ?? '', size: input.layout.size });
+  const changed = new Set(freshGroups.keys());
+  for (const [name, block] of input.blocks) if ((kept.get(name) ?? 0) !== blockAllocations(block).length) changed.add(name);
+  if (changed.size === 0) return [];
+  const groups = new Map<string, BlockGroup>(freshGroups);
+  for (const a of input.allocations) {
+    const home = homeBlock.get(a);
+    if (home === undefined || !changed.has(home) || !input.blocks.has(home)) continue;
+    let group = groups.get(home);
+    if (group === undefined) {
+      group = { index: 0n, family: 4, allocations: [] };
+      groups.set(home, group);
+    }
+    group.allocations.push(a);
+  }
+  return [...changed].map((name) => ({ name, group: groups.get(name) }));
 }
 
 async function createBlock(
