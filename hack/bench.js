@@ -22,6 +22,13 @@
 //   memory     the same with 10,000 claims on one pool: the controller's peak RSS (VmHWM of the
 //              child process; target < 256 MiB), and its RSS idle before the first claim (the
 //              pool reconciled, caches synced; target < 80 MiB).
+//   capacity   issue 21: a /16 pool without a gateway (65,534 addresses) filled with as many claims
+//              whose names are 253 characters (--claims N: the smallest pool they fill, e.g. 16,382
+//              for a /18), controller heap not limited to the pod's: claims bound, time, peak RSS,
+//              the pool's blocks. Long (tens of minutes): not run by default.
+//   fill       issue 21: the 1,000-claim burst (--claims) on an empty pool, then 20,000 more claims
+//              bound by the controller (the seed, not timed), then the same burst again on the pool
+//              now holding 21,000 allocations: both claims/s and their ratio (target >= 0.9).
 //   reference  the reference in-cluster provider, v1.1.0 (the newest: CAPI v1beta2 IPAM contract,
 //              its CRDs and the CAPI v1.11 ones read from the Go module cache) and v1.0.3 (CAPI
 //              v1.10.10 CRDs from ../shared), each built by hack/build-reference-ipam.sh from the
@@ -55,7 +62,8 @@
 // the machine's load average. Controller and control-plane logs stay in $TMPDIR/metal-l2-bench-logs.
 // METAL_L2_BENCH_CONTROLLER_NODE_ARGS passes node flags to our controller (e.g. "--cpu-prof").
 //
-// Options: --only core|burst|floor|steady|memory|reference|network (comma-separated; default all)
+// Options: --only core|burst|floor|steady|memory|capacity|fill|reference|network (comma-separated;
+//                 default all but capacity)
 //          --claims N     claims per burst (default 1,000; the memory bench 10,000)
 //          --machines N   machines in the network bench (default 100)
 //          --metal-rate-limit R[:B]  the network bench's simulator refuses beyond R requests per
@@ -73,6 +81,7 @@
 import { cpus, loadavg } from 'node:os';
 import process from 'node:process';
 import { parseArgs } from 'node:util';
+import { runCapacity, runFill } from './bench/capacity.js';
 import { stopAllClusters } from './bench/cluster.js';
 import { stopAllControllers } from './bench/controllers.js';
 import { runCore } from './bench/core.js';
@@ -83,7 +92,9 @@ import { rateLimitText, runNetwork } from './bench/network.js';
 import { referenceSummaryRows, runReference } from './bench/reference.js';
 import { mib, ms, num, printTable, rate, sec, section } from './bench/table.js';
 
-const PARTS = ['core', 'burst', 'floor', 'steady', 'memory', 'reference', 'network'];
+const PARTS = ['core', 'burst', 'floor', 'steady', 'memory', 'capacity', 'fill', 'reference', 'network'];
+/** Parts too long to run unless asked for by name. */
+const ON_REQUEST = new Set(['capacity']);
 
 function parseOptions(argv) {
   const { values } = parseArgs({
@@ -108,7 +119,7 @@ function parseOptions(argv) {
     if (!Number.isInteger(n) || n < 1) throw new Error(`--${flag} takes a positive integer, not ${JSON.stringify(value)}`);
     return n;
   };
-  const only = values.only === undefined ? PARTS : values.only.split(',').map((s) => s.trim());
+  const only = values.only === undefined ? PARTS.filter((p) => !ON_REQUEST.has(p)) : values.only.split(',').map((s) => s.trim());
   for (const part of only) if (!PARTS.includes(part)) throw new Error(`--only takes ${PARTS.join('|')}, not ${JSON.stringify(part)}`);
   const timeout = values.timeout === undefined ? undefined : positive(values.timeout, 'timeout');
   return {
@@ -138,7 +149,7 @@ function metalRateLimit(text) {
 function printSummary(results, errors) {
   section('summary');
   const rows = [];
-  const { core, burst, floor, steady, memory, reference, network } = results;
+  const { core, burst, floor, steady, memory, capacity, fill, reference, network } = results;
   if (core) {
     rows.push(['next free address, /16 with 60,000 used (worst case)', `${num(core.nextFreeUs, 2)} µs`, '< 50 µs', core.command]);
     rows.push(['  building that allocation state from 60,000 used (worst case)', `${num(core.buildUs / 1000, 1)} ms`, '', '']);
@@ -221,6 +232,35 @@ function printSummary(results, errors) {
     ]);
   }
   if (reference) rows.push(...referenceSummaryRows(reference));
+  if (capacity) {
+    const b = capacity.burst;
+    rows.push([
+      `/${capacity.spec.prefix} pool, ${num(b.count)} claims with 253-character names: bound`,
+      `${num(b.bound)} of ${num(b.count)}`,
+      'all',
+      capacity.command,
+    ]);
+    rows.push([
+      `  time from first create / claims/s`,
+      `${sec(b.fromFirstCreateSeconds)} / ${num(rate(b.bound, b.fromFirstCreateSeconds))}`,
+      '',
+      '',
+    ]);
+    rows.push([
+      `  controller peak RSS / duplicates`,
+      `${mib(capacity.memory.peakKiB)} / ${num(capacity.verify.duplicates)}`,
+      '',
+      '0 duplicates',
+    ]);
+  }
+  if (fill) {
+    rows.push([
+      `${num(fill.empty.count)}-claim burst on a pool holding ${num(fill.seeded.count + fill.empty.count)} / on an empty pool`,
+      num(fill.ratio, 2),
+      '>= 0.9',
+      `${num(fill.fullRate)} / ${num(fill.emptyRate)} claims/s; ${fill.command}`,
+    ]);
+  }
   if (network) {
     const { rollout: n, calls, steady, verify } = network;
     const ops = Object.entries(calls.controller)
@@ -257,7 +297,7 @@ function printSummary(results, errors) {
 
 async function main() {
   const usage =
-    'node hack/bench.js [--only core|burst|floor|steady|memory|reference|network] [--claims N] [--reference-claims N,N] [--reference-seconds S] [--machines N] [--metal-rate-limit R[:B]] [--inflight N] [--rate N] [--duration S] [--timeout S]';
+    'node hack/bench.js [--only core|burst|floor|steady|memory|capacity|fill|reference|network] [--claims N] [--reference-claims N,N] [--reference-seconds S] [--machines N] [--metal-rate-limit R[:B]] [--inflight N] [--rate N] [--duration S] [--timeout S]';
   let options;
   try {
     options = parseOptions(process.argv.slice(2));
@@ -289,11 +329,15 @@ async function main() {
   if (options.only.has('floor')) await attempt('floor', () => runFloor(options));
   if (options.only.has('steady')) await attempt('steady', () => runSteady(options));
   if (options.only.has('memory')) await attempt('memory', () => runMemory(options));
+  if (options.only.has('capacity')) await attempt('capacity', () => runCapacity(options));
+  if (options.only.has('fill')) await attempt('fill', () => runFill(options));
   if (options.only.has('reference')) await attempt('reference', () => runReference(options, [results.burst, results.memory]));
   if (options.only.has('network')) await attempt('network', () => runNetwork(options));
   printSummary(results, errors);
   const wrong =
-    ['burst', 'steady', 'memory'].some((p) => results[p]?.verify?.problems?.length > 0 || results[p]?.burst?.timedOut) ||
+    ['burst', 'steady', 'memory', 'capacity'].some((p) => results[p]?.verify?.problems?.length > 0 || results[p]?.burst?.timedOut) ||
+    results.fill?.verify?.problems?.length > 0 ||
+    [results.fill?.empty, results.fill?.seeded, results.fill?.full].some((b) => b?.timedOut === true) ||
     results.network?.verify?.duplicates > 0 ||
     results.network?.rollout?.timedOut === true;
   return errors.length > 0 || wrong ? 1 : 0;

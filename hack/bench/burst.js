@@ -31,6 +31,7 @@ export function poolFor(n) {
  * `stopAfterMs` (optional) bounds a slow controller's run: once all claims are created, waiting
  * ends that long after the first create, and the figures are those of the claims bound by then
  * (`stoppedEarly` says so). It is not a timeout: the run is not a failure.
+ * `nameOf(i)` names claim i (default `c-<i>`).
  */
 export async function runBurst({
   api,
@@ -41,13 +42,14 @@ export async function runBurst({
   inflight,
   ratePerSecond,
   timeoutMs,
-  stopAfterMs,
+  stopAfterMs = Infinity,
   controller,
   snapshot,
+  nameOf = (i) => `c-${i}`,
 }) {
   const claimsPath = resourcePath({ ...target.claim, namespace });
   const claims = new Map();
-  for (let i = 0; i < count; i++) claims.set(`c-${i}`, { sentAt: NaN, createdAt: NaN, creationTimestamp: NaN, boundAt: NaN });
+  for (let i = 0; i < count; i++) claims.set(nameOf(i), { sentAt: NaN, createdAt: NaN, creationTimestamp: NaN, boundAt: NaN });
   let bound = 0;
   let resolveAll;
   const allBound = new Promise((resolve) => (resolveAll = resolve));
@@ -117,7 +119,7 @@ export async function runBurst({
     else await paced();
     const deadline = Date.now() + timeoutMs;
     const firstCreate = Math.min(...[...claims.values()].map((e) => e.sentAt));
-    const stopAt = stopAfterMs === undefined ? Infinity : firstCreate + stopAfterMs;
+    const stopAt = firstCreate + stopAfterMs;
     while (bound < count && !timedOut && !stoppedEarly) {
       controller.assertAlive();
       await Promise.race([allBound, sleep(Math.max(0, Math.min(1_000, stopAt - Date.now())))]);
@@ -191,7 +193,7 @@ export async function verifyBurst({ api, namespace, target, pool, spec }) {
   if (distinct !== values.length) problems.push(`${values.length - distinct} duplicate addresses among ${values.length} IPAddresses`);
   if (values.includes(spec.gateway)) problems.push(`the gateway ${spec.gateway} was handed out`);
   const poolObj = await api.get(resourcePath({ ...target.pool, namespace, name: pool }));
-  const poolCheck = target.checkPool(poolObj, addresses);
+  const poolCheck = await target.checkPool(poolObj, addresses, { api, namespace });
   problems.push(...poolCheck.problems);
   return {
     claims: claims.length,

@@ -99,10 +99,16 @@ export async function stopAllControllers() {
  */
 const podHeapArgs = ['--max-old-space-size=192'];
 
-export function startOurController({ kubeconfig, namespace }) {
+/**
+ * `heapMiB` replaces the pod's heap budget (the capacity part: 65,534 claims and IPAddresses in
+ * the caches do not fit the chart's 256Mi pod); `flags` are added to the controller's.
+ */
+/** @param {{ kubeconfig: string, namespace: string, heapMiB?: number, flags?: string[] }} options */
+export function startOurController({ kubeconfig, namespace, heapMiB = undefined, flags: extraFlags = [] }) {
   const main = join('packages', 'ipam-controller', 'dist', 'main.js');
   const extra = (process.env['METAL_L2_BENCH_CONTROLLER_NODE_ARGS'] ?? '').split(' ').filter((a) => a !== '');
-  const nodeArgs = [...(extra.some((a) => a.startsWith('--max-old-space-size')) ? [] : podHeapArgs), ...extra];
+  const heap = heapMiB === undefined ? podHeapArgs : [`--max-old-space-size=${heapMiB}`];
+  const nodeArgs = [...(extra.some((a) => a.startsWith('--max-old-space-size')) ? [] : heap), ...extra];
   const flags = (config) => [
     '--kubeconfig',
     config,
@@ -117,6 +123,7 @@ export function startOurController({ kubeconfig, namespace }) {
     '0',
     '--log-level',
     'warn',
+    ...extraFlags,
   ];
   return startChild({
     name: 'metal-l2-ipam-controller',

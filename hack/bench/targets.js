@@ -1,16 +1,27 @@
+import { Buffer } from 'node:buffer';
+import { resourcePath } from './api.js';
 // What differs between the two providers under the same burst: the contract version the CRDs
 // serve, the pool kind, how to tell the pool was reconciled, and what its status must say after.
 
-/** metal-l2: CAPI v1.14 CRDs (IPAM v1beta2 storage), our InClusterIPPool with status.allocations. */
+/**
+ * metal-l2: CAPI v1.14 CRDs (IPAM v1beta2 storage), our InClusterIPPool, its allocations in its
+ * IPAddressBlocks (status.allocations of each; the pool keeps counts and conditions).
+ */
+const block = { group: 'ipam.metal.x-k8s.io', version: 'v1alpha1', plural: 'ipaddressblocks' };
+
 export const ours = {
   label: 'metal-l2',
   claim: { group: 'ipam.cluster.x-k8s.io', version: 'v1beta2', plural: 'ipaddressclaims' },
   address: { group: 'ipam.cluster.x-k8s.io', version: 'v1beta2', plural: 'ipaddresses' },
   pool: { group: 'ipam.metal.x-k8s.io', version: 'v1alpha1', plural: 'inclusterippools', kind: 'InClusterIPPool' },
   poolReady: (pool) => (pool.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True'),
-  /** The allocations map has one entry per IPAddress, keyed by its address, naming its claim. */
-  checkPool(pool, addresses) {
-    const allocations = pool.status?.allocations ?? {};
+  /** The pool's blocks hold one entry per IPAddress, keyed by its address, naming its claim. */
+  async checkPool(pool, addresses, { api, namespace }) {
+    const blockNamespace = pool.status?.blocks?.namespace ?? namespace;
+    const blocks = (await api.get(resourcePath({ ...block, namespace: blockNamespace }))).items.filter(
+      (b) => b.spec.poolRef.uid === pool.metadata.uid,
+    );
+    const allocations = Object.assign({}, pool.status?.allocations ?? {}, ...blocks.map((b) => b.status?.allocations ?? {}));
     const entries = Object.entries(allocations);
     const problems = [];
     const claimsNamed = new Set(entries.map(([, claim]) => claim));
@@ -22,7 +33,11 @@ export const ours = {
         break;
       }
     }
-    return { summary: `allocations: ${entries.length} entries, ${claimsNamed.size} distinct claims`, problems };
+    const bytes = blocks.map((b) => Buffer.byteLength(JSON.stringify(b)));
+    return {
+      summary: `${blocks.length} blocks of ${pool.status?.blocks?.size} addresses, ${entries.length} entries, ${claimsNamed.size} distinct claims; largest block ${Math.max(0, ...bytes)} bytes, pool object ${Buffer.byteLength(JSON.stringify(pool))} bytes (no managedFields)`,
+      problems,
+    };
   },
 };
 

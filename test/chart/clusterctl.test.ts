@@ -72,6 +72,7 @@ describe('clusterctl artifacts', () => {
       'clusterendpointtemplates.network.metal.x-k8s.io',
       'globalinclusterippools.ipam.metal.x-k8s.io',
       'inclusterippools.ipam.metal.x-k8s.io',
+      'ipaddressblocks.ipam.metal.x-k8s.io',
       'machinenetworks.network.metal.x-k8s.io',
       'machinenetworktemplates.network.metal.x-k8s.io',
     ]);

@@ -39,6 +39,13 @@ export const kinds = {
     kind: 'GlobalInClusterIPPool',
     namespaced: false,
   } as Kind,
+  block: {
+    group: 'ipam.metal.x-k8s.io',
+    version: 'v1alpha1',
+    plural: 'ipaddressblocks',
+    kind: 'IPAddressBlock',
+    namespaced: true,
+  } as Kind,
 } as const;
 
 export type Obj = {

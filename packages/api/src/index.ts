@@ -22,6 +22,8 @@ export {
   poolCrds,
 } from './ipam-pool.js';
 export type { InClusterIPPool, IPPool, PoolKind, PoolSpec, PoolStatus, PoolVrfStatus, VrfResourceKind, VrfSpec } from './ipam-pool.js';
+export { IPAddressBlockType, IpamLabels, BlockSpecSchema, BlockStatusSchema, blockCrds } from './ipam-block.js';
+export type { IPAddressBlock, BlockSpec, BlockStatus } from './ipam-block.js';
 export {
   CAPI_IPAM_GROUP,
   CAPI_IPAM_VERSIONS,

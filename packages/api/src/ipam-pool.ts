@@ -212,8 +212,18 @@ export const PoolStatusSchema = Type.Object({
     Type.Unsafe<Record<string, string>>({
       type: 'object',
       additionalProperties: { type: 'string', maxLength: 320 },
-      description: 'the source of truth: address -> [namespace/]claim[@releasedAt]. Written only by the provider.',
+      description:
+        'allocations as metal-l2 before IPAddressBlocks kept them (address -> [namespace/]claim[@releasedAt]); moved into blocks, then dropped, by the provider.',
     }),
+  ),
+  blocks: Type.Optional(
+    Type.Object(
+      {
+        size: Type.Integer({ minimum: 1, format: 'int64', description: 'addresses per IPAddressBlock (a power of two).' }),
+        namespace: Type.String({ maxLength: 63, description: 'where the pool’s IPAddressBlocks live.' }),
+      },
+      { description: 'where this pool’s allocations live: chosen once, by the first writer, and kept.' },
+    ),
   ),
   vrf: Type.Optional(PoolVrfStatusSchema),
   conditions: Type.Optional(ConditionsSchema),

@@ -1,4 +1,4 @@
-import type { CapiIpamVersion, Cluster, IPAddress, IPAddressClaim, IPPool, PoolKind, ResourceType } from '@metal-l2/api';
+import type { CapiIpamVersion, Cluster, IPAddress, IPAddressBlock, IPAddressClaim, IPPool, PoolKind, ResourceType } from '@metal-l2/api';
 import type { KubeClient, Logger, ObjectKey, ReconcileContext } from '@metal-l2/kube';
 import type { RecentWrites } from './claim/recent-writes.js';
 import type { IpamMetrics } from './ipam-metrics.js';
@@ -16,6 +16,8 @@ export interface IpamCaches {
   readonly pools: Readonly<Record<PoolKind, ObjectCache<IPPool>>>;
   readonly claims: ObjectCache<IPAddressClaim>;
   readonly addresses: ObjectCache<IPAddress>;
+  /** Every pool's IPAddressBlocks (all namespaces: a global pool's live in the controller's). */
+  readonly blocks: ObjectCache<IPAddressBlock>;
   /** Absent when the server serves no CAPI Cluster kind: then no claim can name a cluster that exists. */
   readonly clusters?: ObjectCache<Cluster> | undefined;
 }
@@ -53,6 +55,8 @@ export interface IpamContext {
   readonly vrf: VrfRuntime;
   /** The pool object's size budget, and what was measured of pools' objects. */
   readonly statusBudget: PoolSizes;
+  /** How new pools cut their range into IPAddressBlocks (a pool keeps the layout its status records). */
+  readonly blocks: { readonly size: number; readonly globalNamespace: string };
 }
 
 export const IndexNames = {
@@ -60,6 +64,8 @@ export const IndexNames = {
   byPool: 'byPool',
   /** claims by `namespace/clusterName`. */
   byCluster: 'byCluster',
+  /** IPAddressBlocks by the UID of their pool. */
+  byPoolUid: 'byPoolUid',
 } as const;
 
 /**

@@ -6,14 +6,17 @@ export interface IpamMetrics {
   readonly poolAddresses: Gauge<'kind' | 'namespace' | 'pool' | 'state'>;
   readonly allocations: Counter<'kind'>;
   readonly releases: Counter<'kind'>;
-  /** Status writes that lost a race (another writer committed first) and were decided again. */
+  /** Block or pool status writes that lost a race (another writer committed first) and were decided again. */
   readonly commitConflicts: Counter<'kind'>;
+  /**
+   * Second entries of one claim dropped (two writers with stale views of different blocks each
+   * gave it an address; its IPAddress decided which it keeps).
+   */
+  readonly duplicatesDropped: Counter<'kind'>;
   /** The pool object's size as the API server stores it (JSON, managedFields included). */
   readonly poolObjectBytes: Gauge<'kind' | 'namespace' | 'pool'>;
-  /** The size budget every pool object is held under (--pool-status-budget-bytes). */
+  /** The size budget of an object holding allocations, an IPAddressBlock (--pool-status-budget-bytes). */
   readonly poolObjectBudgetBytes: Gauge;
-  /** Claims with a free address they cannot get because the pool object has no room (PoolStatusFull). */
-  readonly claimsWaitingForRoom: Gauge<'kind' | 'namespace' | 'pool'>;
 }
 
 export function createIpamMetrics(registry: Registry): IpamMetrics {
@@ -38,25 +41,25 @@ export function createIpamMetrics(registry: Registry): IpamMetrics {
     }),
     commitConflicts: new Counter({
       name: 'metal_l2_ipam_commit_conflicts_total',
-      help: 'Pool status writes refused because another writer committed first (decided again at once).',
+      help: 'Block or pool status writes refused because another writer committed first (decided again at once).',
+      labelNames: ['kind'],
+      registers: [registry],
+    }),
+    duplicatesDropped: new Counter({
+      name: 'metal_l2_ipam_duplicate_entries_dropped_total',
+      help: 'Extra entries of a claim held in two blocks (a stale-cache race), dropped once its IPAddress decided which address it keeps.',
       labelNames: ['kind'],
       registers: [registry],
     }),
     poolObjectBytes: new Gauge({
       name: 'metal_l2_ipam_pool_object_bytes',
-      help: 'Size of the pool object as the API server stores it (JSON, managedFields included); allocations live in its status.',
+      help: 'Size of the pool object as the API server stores it (JSON, managedFields included); its allocations live in IPAddressBlocks.',
       labelNames: ['kind', 'namespace', 'pool'],
       registers: [registry],
     }),
     poolObjectBudgetBytes: new Gauge({
       name: 'metal_l2_ipam_pool_object_budget_bytes',
-      help: 'Size budget of a pool object; past it, claims wait with PoolStatusFull (the API server refuses objects past ~1.5 MiB).',
-      registers: [registry],
-    }),
-    claimsWaitingForRoom: new Gauge({
-      name: 'metal_l2_ipam_claims_waiting_for_status_room',
-      help: 'Claims of a pool that wait with PoolStatusFull: an address is free, but the pool object reached its size budget.',
-      labelNames: ['kind', 'namespace', 'pool'],
+      help: 'Size budget of an object holding allocations (an IPAddressBlock; --block-size must fit it); the API server refuses objects past ~1.5 MiB.',
       registers: [registry],
     }),
   };

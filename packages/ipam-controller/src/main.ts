@@ -22,6 +22,7 @@ process.exitCode = await runControllerMain({
       ...(flags.reconcileTimeoutSeconds === undefined ? {} : { reconcileTimeoutMs: flags.reconcileTimeoutSeconds * 1000 }),
       clusterIdentity: flags.clusterIdentity,
       statusBudgetBytes: flags.poolStatusBudgetBytes,
+      blockSize: flags.blockSize,
       webhook: flags.webhookPort === 0 ? undefined : { port: flags.webhookPort, certDir: flags.webhookCertDir },
       vrf: {
         // One observer for every client (one per token): the metrics are registered once.

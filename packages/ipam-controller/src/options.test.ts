@@ -8,7 +8,12 @@ describe('VRF flags', () => {
       controllerNamespace: undefined,
       vrfResyncSeconds: 300,
       poolStatusBudgetBytes: 1_310_720,
+      blockSize: 1_024,
     });
+  });
+
+  test('take a small block size (tests cross several blocks with a few claims)', () => {
+    expect(parseFlags(['--block-size', '16'])).toMatchObject({ blockSize: 16 });
   });
 
   test('take an explicit cluster identity; none by default (main reads the kube-system Namespace UID)', () => {
@@ -49,6 +54,13 @@ describe('VRF flags', () => {
       args: ['--pool-status-budget-bytes', '2000000'],
       want: '--pool-status-budget-bytes must stay below etcd’s 1.5 MiB request limit',
     },
+    { name: 'a block size that is not a power of two', args: ['--block-size', '1000'], want: '--block-size must be a power of two' },
+    {
+      name: 'a block size whose full block cannot fit the budget',
+      args: ['--block-size', '256', '--pool-status-budget-bytes', '65536'],
+      want: '--block-size 256 is too large: a full block of the longest entries must fit --pool-status-budget-bytes 65536 (at most 128 addresses)',
+    },
+    { name: 'a block size past the largest', args: ['--block-size', '4096'], want: '(at most 2048 addresses)' },
   ])('refuse $name', ({ args, want }) => {
     expect(() => parseFlags(args)).toThrow(want);
   });

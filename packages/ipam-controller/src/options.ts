@@ -3,6 +3,7 @@ import { intFlag, normalizeBooleanFlags, readRuntimeFlags, runtimeFlagOptions, u
 import { DEFAULT_BASE_URL } from '@metal-l2/metal-api';
 import { validateClusterIdentity } from './cluster-identity.js';
 import { DEFAULT_STATUS_BUDGET_BYTES, MAX_STATUS_BUDGET_BYTES } from './pool/status-budget.js';
+import { DEFAULT_BLOCK_SIZE, MAX_BLOCK_SIZE, isPowerOfTwo, maxBlockSizeFor } from './block/block-layout.js';
 
 /** The controller's flags: the runtime's shared ones (packages/kube) plus the IPAM provider's own. */
 export type IpamFlags = RuntimeFlags & {
@@ -17,8 +18,10 @@ export type IpamFlags = RuntimeFlags & {
   readonly vrfResyncSeconds: number;
   /** The management cluster's identity on Metal tags; absent: the kube-system Namespace UID. */
   readonly clusterIdentity?: string | undefined;
-  /** Size budget of a pool object (allocations live in its status); past it claims wait with PoolStatusFull. */
+  /** Size budget of one object holding allocations (an IPAddressBlock): --block-size must fit it. */
   readonly poolStatusBudgetBytes: number;
+  /** Addresses per IPAddressBlock for pools that have none yet (a power of two). */
+  readonly blockSize: number;
 };
 
 export const usage = `metal-l2-ipam-controller: a Cluster API IPAM provider with VRF-backed in-cluster pools
@@ -46,9 +49,11 @@ export const usage = `metal-l2-ipam-controller: a Cluster API IPAM provider with
   --cluster-identity ID              this management cluster's identity, tagged on the Metal objects pools
                                      create (default: the kube-system Namespace UID; set the same one after
                                      a restore or clusterctl move into a new cluster)
-  --pool-status-budget-bytes N       size budget of a pool object, managedFields included (default ${DEFAULT_STATUS_BUDGET_BYTES},
-                                     1.25 MiB; the API server refuses objects past ~1.5 MiB). Past it, claims wait
-                                     with PoolStatusFull and the pool is Ready=False StatusFull; releases go on
+  --pool-status-budget-bytes N       size budget of one object holding allocations (an IPAddressBlock), managedFields
+                                     included (default ${DEFAULT_STATUS_BUDGET_BYTES}, 1.25 MiB; the API server refuses objects past
+                                     ~1.5 MiB): --block-size must fit it with the longest entries
+  --block-size N                     addresses per IPAddressBlock for pools that have none yet: a power of two
+                                     (default ${DEFAULT_BLOCK_SIZE}, at most ${MAX_BLOCK_SIZE}); a pool keeps the size it started with
 `;
 
 /** Parses argv (without node and script). Throws with a message naming the bad flag. */
@@ -66,11 +71,13 @@ export function parseFlags(argv: readonly string[]): IpamFlags | 'help' {
       'vrf-resync-seconds': { type: 'string', default: '300' },
       'cluster-identity': { type: 'string' },
       'pool-status-budget-bytes': { type: 'string', default: String(DEFAULT_STATUS_BUDGET_BYTES) },
+      'block-size': { type: 'string', default: String(DEFAULT_BLOCK_SIZE) },
       help: { type: 'boolean', short: 'h' },
     },
   });
   if (values.help === true) return 'help';
   const runtime = readRuntimeFlags(values);
+  const poolStatusBudgetBytes = budgetFlag(values['pool-status-budget-bytes']);
   return {
     ...runtime,
     leaderElectionId: runtime.leaderElectionId ?? 'metal-l2-ipam-controller',
@@ -81,7 +88,8 @@ export function parseFlags(argv: readonly string[]): IpamFlags | 'help' {
     vrfResyncSeconds: intFlag(values['vrf-resync-seconds'], 'vrf-resync-seconds', 1),
     clusterIdentity:
       values['cluster-identity'] === undefined ? undefined : validateClusterIdentity(values['cluster-identity'], '--cluster-identity'),
-    poolStatusBudgetBytes: budgetFlag(values['pool-status-budget-bytes']),
+    poolStatusBudgetBytes,
+    blockSize: blockSizeFlag(values['block-size'], poolStatusBudgetBytes),
   };
 }
 
@@ -94,4 +102,17 @@ function budgetFlag(value: string): number {
     );
   }
   return bytes;
+}
+
+/** A power of two whose full block, with the longest entries, fits the object budget. */
+function blockSizeFlag(value: string, budgetBytes: number): number {
+  const size = intFlag(value, 'block-size', 1);
+  if (!isPowerOfTwo(size)) throw new Error(`--block-size must be a power of two (4, 16, 1024, ...), not ${value}`);
+  const max = maxBlockSizeFor(budgetBytes);
+  if (size > max) {
+    throw new Error(
+      `--block-size ${value} is too large: a full block of the longest entries must fit --pool-status-budget-bytes ${budgetBytes} (at most ${max} addresses)`,
+    );
+  }
+  return size;
 }

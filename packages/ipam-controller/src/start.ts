@@ -4,6 +4,7 @@ import {
   CAPI_IPAM_GROUP,
   CAPI_IPAM_VERSIONS,
   GlobalInClusterIPPoolType,
+  IPAddressBlockType,
   InClusterIPPoolType,
   clusterType,
   ipAddressClaimType,
@@ -12,6 +13,7 @@ import {
   type CapiIpamVersion,
   type Cluster,
   type IPAddress,
+  type IPAddressBlock,
   type IPAddressClaim,
   type IPPool,
   type PoolKind,
@@ -38,6 +40,8 @@ import { inReconcile, type EventSink, type IpamContext } from './context.js';
 import { reconcilePool } from './pool/pool-reconciler.js';
 import { PoolSizes } from './pool/pool-size.js';
 import { DEFAULT_STATUS_BUDGET_BYTES } from './pool/status-budget.js';
+import { DEFAULT_BLOCK_SIZE } from './block/block-layout.js';
+import { poolAllocations } from './block/pool-allocations.js';
 import { createVrfRuntime, type VrfRuntimeOptions } from './vrf/index.js';
 import { addIndexes, poolWatches } from './watches.js';
 import { listPools, poolAdmissionHandler, poolWebhookPaths } from './webhook/pool-webhook.js';
@@ -56,11 +60,13 @@ export interface IpamControllerOptions {
   readonly webhook?: { readonly port: number; readonly certDir: string; readonly host?: string } | undefined;
   readonly now?: () => Date;
   /**
-   * Size budget of a pool object (JSON, managedFields included), in bytes: past it, claims wait
-   * with PoolStatusFull. Default DEFAULT_STATUS_BUDGET_BYTES (1.25 MiB); the API server refuses
-   * objects past about 1.5 MiB.
+   * Size budget of an object holding allocations (an IPAddressBlock; JSON, managedFields
+   * included), in bytes. Default DEFAULT_STATUS_BUDGET_BYTES (1.25 MiB); the API server refuses
+   * objects past about 1.5 MiB. The block size must fit it (options.ts checks the flag).
    */
   readonly statusBudgetBytes?: number | undefined;
+  /** Addresses per IPAddressBlock for pools that have none yet (a power of two; default DEFAULT_BLOCK_SIZE). */
+  readonly blockSize?: number | undefined;
   /** The Metal side of VRF-backed pools: API URL and client tuning, controller namespace, resync period. */
   readonly vrf?: VrfRuntimeOptions | undefined;
   /**
@@ -124,7 +130,9 @@ export async function createIpamController(options: IpamControllerOptions & { cl
   const claims = informer<IPAddressClaim>(ipAddressClaimType(versions.ipam), true);
   const addresses = informer<IPAddress>(ipAddressType(versions.ipam), true);
   const clusters = versions.core === undefined ? undefined : informer<Cluster>(clusterType(versions.core), true);
-  addIndexes({ claims, addresses });
+  // Every namespace: a global pool's blocks live in the controller's, which may not be the watched one.
+  const blocks = informer<IPAddressBlock>(IPAddressBlockType, false);
+  addIndexes({ claims, addresses, blocks });
 
   const statusBudgetBytes = options.statusBudgetBytes ?? DEFAULT_STATUS_BUDGET_BYTES;
   const metrics = options.metrics === undefined ? undefined : createIpamMetrics(options.metrics.registry);
@@ -134,7 +142,7 @@ export async function createIpamController(options: IpamControllerOptions & { cl
     version: versions.ipam,
     claimType: ipAddressClaimType(versions.ipam),
     addressType: ipAddressType(versions.ipam),
-    caches: { pools, claims, addresses, clusters },
+    caches: { pools, claims, addresses, clusters, blocks },
     events: options.events ?? { event: (obj, e) => logger.info('event', { object: obj.metadata.name, ...e }) },
     logger,
     now: options.now ?? (() => new Date()),
@@ -144,6 +152,10 @@ export async function createIpamController(options: IpamControllerOptions & { cl
     metrics,
     vrf: createVrfRuntime({ ...options.vrf, clusterIdentity }, logger),
     statusBudget: new PoolSizes(statusBudgetBytes),
+    blocks: {
+      size: options.blockSize ?? DEFAULT_BLOCK_SIZE,
+      globalNamespace: options.vrf?.controllerNamespace ?? ns ?? 'default',
+    },
   };
 
   const controllers = (Object.keys(pools) as PoolKind[]).map((kind) => {
@@ -163,6 +175,9 @@ export async function createIpamController(options: IpamControllerOptions & { cl
     controller.watch(claims, watches.claims);
     controller.watch(addresses, watches.addresses);
     if (clusters !== undefined) controller.watch(clusters, watches.clusters);
+    // Our own block writes need no pass (the pass that wrote them knew); a block deleted by
+    // someone else does: its allocations are rebuilt from the IPAddresses.
+    controller.watch(blocks, watches.blocks, { predicate: (event) => event.type === 'delete', resync: false });
     return controller;
   });
 
@@ -177,12 +192,19 @@ export async function createIpamController(options: IpamControllerOptions & { cl
           handlers: Object.fromEntries(
             (Object.keys(poolWebhookPaths) as PoolKind[]).map((kind) => [
               poolWebhookPaths[kind],
-              poolAdmissionHandler(kind, { listAll: listPools(pools), statusBudgetBytes }),
+              poolAdmissionHandler(kind, { listAll: listPools(pools), allocationsOf: (pool) => poolAllocations(ctx, pool) }),
             ]),
           ),
         });
   return {
-    informers: [pools.InClusterIPPool, pools.GlobalInClusterIPPool, claims, addresses, ...(clusters === undefined ? [] : [clusters])],
+    informers: [
+      pools.InClusterIPPool,
+      pools.GlobalInClusterIPPool,
+      claims,
+      addresses,
+      blocks,
+      ...(clusters === undefined ? [] : [clusters]),
+    ],
     controllers,
     webhook,
     version: versions.ipam,

@@ -1,4 +1,12 @@
-import type { Cluster, IPAddress, IPAddressClaim, IPPool, PoolKind } from '@metal-l2/api';
+import {
+  IpamLabels,
+  type Cluster,
+  type IPAddress,
+  type IPAddressBlock,
+  type IPAddressClaim,
+  type IPPool,
+  type PoolKind,
+} from '@metal-l2/api';
 import type { Informer, ObjectKey } from '@metal-l2/kube';
 import { viewClaim } from './claim/claim-view.js';
 import { IndexNames } from './context.js';
@@ -8,7 +16,15 @@ import { poolIndexKey, poolObjectKey, poolOfAddress, poolOfClaim, type PoolRef }
 // pool kind; every mapping here is filtered by that kind.
 
 /** Indexes the reconciler reads: claims and IPAddresses by pool, claims by Cluster. */
-export function addIndexes(informers: { claims: Informer<IPAddressClaim>; addresses: Informer<IPAddress> }): void {
+export function addIndexes(informers: {
+  claims: Informer<IPAddressClaim>;
+  addresses: Informer<IPAddress>;
+  blocks: Informer<IPAddressBlock>;
+}): void {
+  informers.blocks.addIndex(IndexNames.byPoolUid, (block) => {
+    const uid = block.metadata.labels?.[IpamLabels.poolUid];
+    return uid === undefined ? [] : [uid];
+  });
   informers.claims.addIndex(IndexNames.byPool, (claim) => {
     const view = viewClaim(claim);
     const pool = poolOfClaim(view);
@@ -28,6 +44,7 @@ export interface PoolWatches {
   readonly claims: (claim: IPAddressClaim) => ObjectKey[];
   readonly addresses: (address: IPAddress) => ObjectKey[];
   readonly clusters: (cluster: Cluster) => ObjectKey[];
+  readonly blocks: (block: IPAddressBlock) => ObjectKey[];
 }
 
 /** For the controller of one pool kind: the pool keys an event on each watched kind maps to. */
@@ -36,6 +53,10 @@ export function poolWatches(kind: PoolKind, claims: Informer<IPAddressClaim>): P
   return {
     claims: (claim) => forKind(poolOfClaim(viewClaim(claim))),
     addresses: (address) => forKind(poolOfAddress(address)),
+    blocks: (block) => {
+      const ref = block.spec.poolRef;
+      return forKind({ kind: ref.kind, name: ref.name, ...(ref.namespace === undefined ? {} : { namespace: ref.namespace }) });
+    },
     clusters: (cluster) => {
       const keys = new Map<string, ObjectKey>();
       const value = `${cluster.metadata.namespace ?? ''}/${cluster.metadata.name ?? ''}`;

@@ -3,6 +3,7 @@ import { restartProcess } from '@metal-l2/local-control-plane';
 import { kinds, poolObject } from '@metal-l2/test-support/objects';
 import { testTimeout, timeouts } from '@metal-l2/test-support/timeouts';
 import { allBound, createClaims, expectMidBurst, firstBound } from './support/claims.js';
+import { allocationsOf } from './support/allocations.js';
 import { useIpamNamespace } from './support/ipam-namespace.js';
 import { runController } from './support/running-controller.js';
 
@@ -31,7 +32,7 @@ describe('API server restart', () => {
       );
       const addresses = await allBound(space.site, { prefix: 'r', count: 300 });
       expect(new Set(addresses).size).toBe(300);
-      const allocations = (await objects.get(kinds.pool, 'restart', space.ns))?.status?.allocations as Record<string, string>;
+      const allocations = await allocationsOf(objects, await objects.get(kinds.pool, 'restart', space.ns));
       expect(Object.keys(allocations)).toHaveLength(300);
       expect(new Set(Object.values(allocations)).size).toBe(300);
       // The burst went on across the restart: IPAddresses the new API server created. Their

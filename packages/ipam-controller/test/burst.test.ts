@@ -3,6 +3,7 @@ import { kinds, poolObject } from '@metal-l2/test-support/objects';
 import { testTimeout, timeouts } from '@metal-l2/test-support/timeouts';
 import { allBound, createClaims, expectMidBurst, firstBound } from './support/claims.js';
 import { ControllerProcess } from './support/controller-process.js';
+import { allocationsOf } from './support/allocations.js';
 import { useIpamNamespace } from './support/ipam-namespace.js';
 import { runController } from './support/running-controller.js';
 
@@ -27,7 +28,7 @@ describe('bursts', () => {
         expect(new Set(addresses).size).toBe(500);
         expect(addresses).not.toContain('10.40.0.1');
         const pool = await objects.get(kinds.pool, 'burst', space.ns);
-        expect(Object.keys(pool?.status?.allocations ?? {})).toHaveLength(500);
+        expect(Object.keys(await allocationsOf(objects, pool))).toHaveLength(500);
       } finally {
         // Before the next test: this controller would bind its claims too.
         await controller.stop();
@@ -53,7 +54,7 @@ describe('bursts', () => {
       const addresses = await allBound(space.site, { prefix: 'k', count: 300 });
       expect(new Set(addresses).size).toBe(300);
       const pool = await objects.get(kinds.pool, 'crash', space.ns);
-      const allocations = pool?.status?.allocations as Record<string, string>;
+      const allocations = await allocationsOf(objects, pool);
       expect(Object.keys(allocations)).toHaveLength(300);
       expect(new Set(Object.values(allocations)).size).toBe(300);
     },

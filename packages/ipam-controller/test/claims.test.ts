@@ -4,6 +4,7 @@ import { timeouts } from '@metal-l2/test-support/timeouts';
 import { waitFor } from '@metal-l2/test-support/wait-for';
 import { boundAddress as bound, expectUnallocated, sentinelBound } from './support/claims.js';
 import { runController } from './support/running-controller.js';
+import { allocationsOf } from './support/allocations.js';
 import { useIpamNamespace } from './support/ipam-namespace.js';
 
 // The CAPI IPAM contract checklist (../shared/research/ipam-anchors.md (b)) items 7-32 that need no
@@ -135,7 +136,11 @@ describe('allocation', () => {
       { timeoutMs: timeouts.claimBound },
     );
     expect(status.ipAddresses).toEqual({ total: 10, used: 2, free: 8, outOfRange: 0 });
-    expect(status.allocations).toEqual({ '10.4.0.11': 'count-1', '10.4.0.12': 'count-2' });
+    expect(await allocationsOf(objects, await objects.get(kinds.pool, 'counts', ns))).toEqual({
+      '10.4.0.11': 'count-1',
+      '10.4.0.12': 'count-2',
+    });
+    expect(status.allocations).toBeUndefined();
     expect(readyCondition({ metadata: { name: 'counts' }, status })).toMatchObject({ status: 'True', reason: 'PoolReady' });
   });
 });

@@ -4,6 +4,7 @@ import { timeouts } from '@metal-l2/test-support/timeouts';
 import { waitFor } from '@metal-l2/test-support/wait-for';
 import { boundAddress } from './support/claims.js';
 import { runController } from './support/running-controller.js';
+import { allocationsOf } from './support/allocations.js';
 import { useIpamNamespace } from './support/ipam-namespace.js';
 
 // Checklist item 17, with one controller per namespace writing the same global pool: the
@@ -46,15 +47,15 @@ describe('global pools', () => {
     expect(addresses[0]?.metadata.ownerReferences).toContainEqual(
       expect.objectContaining({ kind: 'GlobalInClusterIPPool', name: globalName, uid: pool.metadata.uid, controller: false }),
     );
-    const status = await waitFor(
-      '20 allocations in status',
+    const allocations = await waitFor(
+      '20 allocations in the pool’s blocks',
       async () => {
-        const p = await objects.get(kinds.globalPool, globalName);
-        return Object.keys(p?.status?.allocations ?? {}).length === 20 ? p?.status : undefined;
+        const a = await allocationsOf(objects, await objects.get(kinds.globalPool, globalName));
+        return Object.keys(a).length === 20 ? a : undefined;
       },
       { timeoutMs: timeouts.claimBound },
     );
-    expect(Object.values(status.allocations as Record<string, string>)).toContain(`${ns2}/c3`);
+    expect(Object.values(allocations)).toContain(`${ns2}/c3`);
   });
 
   test('namespaced pools with the same name in two namespaces allocate independently', async () => {

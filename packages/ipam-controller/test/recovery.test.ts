@@ -2,12 +2,14 @@ import { describe, expect, test } from '@jest/globals';
 import { claimObject, kinds, poolObject } from '@metal-l2/test-support/objects';
 import { timeouts } from '@metal-l2/test-support/timeouts';
 import { waitFor } from '@metal-l2/test-support/wait-for';
+import { allocationsOf, blocksOf } from './support/allocations.js';
 import { useIpamNamespace } from './support/ipam-namespace.js';
 import { runController } from './support/running-controller.js';
 import * as k8s from '@kubernetes/client-node';
 
-// clusterctl move and backup restores do not carry status: a pool whose status lost its
-// allocations rebuilds them from the IPAddress objects before it hands out anything new.
+// clusterctl move and backup restores do not carry status (nor, for a move, the pool's blocks): a
+// pool whose allocations are lost rebuilds them, into blocks, from the IPAddress objects before it
+// hands out anything new.
 const space = useIpamNamespace('ipam-recovery');
 const { kc, objects } = space;
 
@@ -18,7 +20,7 @@ describe('recovery', () => {
     for (const n of ['m-1', 'm-2', 'm-3']) await objects.create(kinds.claim(), claimObject(n, space.ns, { pool: 'moved' }));
     await waitFor(
       'three allocations',
-      async () => Object.keys((await objects.get(kinds.pool, 'moved', space.ns))?.status?.allocations ?? {}).length === 3,
+      async () => Object.keys(await allocationsOf(objects, await objects.get(kinds.pool, 'moved', space.ns))).length === 3,
       {
         timeoutMs: timeouts.claimBound,
       },
@@ -29,7 +31,11 @@ describe('recovery', () => {
     });
     await first.stop();
 
-    // What a move leaves behind: the pool with no status at all.
+    // What a move leaves behind: the pool with no status at all, and none of its blocks (they are
+    // not in the move hierarchy).
+    for (const block of await blocksOf(objects, await objects.get(kinds.pool, 'moved', space.ns))) {
+      await objects.delete(kinds.block, block.metadata.name, space.ns);
+    }
     const api = kc.makeApiClient(k8s.CustomObjectsApi);
     await api.patchNamespacedCustomObjectStatus(
       {
@@ -59,8 +65,8 @@ describe('recovery', () => {
       const allocations = await waitFor(
         'four allocations',
         async () => {
-          const a = (await objects.get(kinds.pool, 'moved', space.ns))?.status?.allocations as Record<string, string> | undefined;
-          return a !== undefined && Object.keys(a).length === 4 ? a : undefined;
+          const a = await allocationsOf(objects, await objects.get(kinds.pool, 'moved', space.ns));
+          return Object.keys(a).length === 4 ? a : undefined;
         },
         { timeoutMs: timeouts.claimBound },
       );

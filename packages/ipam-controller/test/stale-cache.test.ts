@@ -4,6 +4,7 @@ import { claimObject, kinds, poolObject, type Obj } from '@metal-l2/test-support
 import { timeouts } from '@metal-l2/test-support/timeouts';
 import { waitFor } from '@metal-l2/test-support/wait-for';
 import { boundAddress } from './support/claims.js';
+import { allocationsOf } from './support/allocations.js';
 import { useIpamNamespace } from './support/ipam-namespace.js';
 import { runController } from './support/running-controller.js';
 
@@ -14,16 +15,21 @@ const space = useIpamNamespace('ipam-stale-cache');
 const { kc, objects } = space;
 
 /**
- * The controller's own client, except that claim watches deliver nothing until they are ended:
- * the claims cache keeps what its first list saw. Everything else (lists, reads, writes) is real.
+ * The controller's own client, except that watches of `plural` deliver nothing until they are
+ * ended: that cache keeps what its first list saw. Everything else (lists, reads, writes) is real.
  */
-function withHeldClaimWatch(client: KubeClient): KubeClient {
+const withHeldWatch =
+  (plural: string) =>
+  (client: KubeClient): KubeClient =>
+    heldWatchOf(client, plural);
+
+function heldWatchOf(client: KubeClient, plural: string): KubeClient {
   const heldWatch = async <T extends KubeObject>(
     type: ResourceType,
     options: WatchOptions,
     onEvent: (event: WatchEvent<T>) => void,
   ): Promise<void> => {
-    if (type.plural !== 'ipaddressclaims') return client.watch(type, options, onEvent);
+    if (type.plural !== plural) return client.watch(type, options, onEvent);
     await new Promise<void>((resolve) => {
       if (options.signal.aborted) resolve();
       options.signal.addEventListener('abort', () => resolve(), { once: true });
@@ -40,7 +46,7 @@ function withHeldClaimWatch(client: KubeClient): KubeClient {
 
 describe('a claims cache that lags', () => {
   test('a replica that has not seen a bound claim keeps its allocation and IPAddress, and releases them once the claim is really gone', async () => {
-    const lagging = await runController(kc, space.ns, { cacheClient: withHeldClaimWatch });
+    const lagging = await runController(kc, space.ns, { cacheClient: withHeldWatch('ipaddressclaims') });
     try {
       await objects.create(kinds.pool, poolObject('lag', { addresses: ['10.82.0.0/24'], prefix: 24 }, space.ns));
       await waitFor(
@@ -76,7 +82,7 @@ describe('a claims cache that lags', () => {
         },
         { timeoutMs: timeouts.claimBound },
       );
-      expect((pool.status?.allocations as Record<string, string> | undefined)?.[ip]).toBe('lag-1');
+      expect((await allocationsOf(objects, pool))[ip]).toBe('lag-1');
       const now = await objects.get(kinds.address(), 'lag-1', space.ns);
       expect(now?.metadata.uid).toBe(address.metadata.uid);
       expect(now?.metadata.deletionTimestamp).toBeUndefined();
@@ -89,11 +95,49 @@ describe('a claims cache that lags', () => {
         `${ip} released and IPAddress lag-1 gone`,
         async () => {
           const pool = await objects.get(kinds.pool, 'lag', space.ns);
-          const allocations = (pool?.status?.allocations ?? {}) as Record<string, string>;
+          const allocations = await allocationsOf(objects, pool);
           return allocations[ip] === undefined && (await objects.get(kinds.address(), 'lag-1', space.ns)) === undefined;
         },
         { timeoutMs: timeouts.claimBound },
       );
+    } finally {
+      await lagging.stop();
+    }
+  });
+
+  test('a replica whose blocks cache never sees another writer’s blocks still hands out no address twice: its block writes lose the race and it decides again', async () => {
+    const lagging = await runController(kc, space.ns, { cacheClient: withHeldWatch('ipaddressblocks'), blockSize: 16 });
+    try {
+      await objects.create(kinds.pool, poolObject('blind', { addresses: ['10.86.0.0/24'], prefix: 24 }, space.ns));
+      await waitFor(
+        'the pool’s layout recorded',
+        async () => (await objects.get(kinds.pool, 'blind', space.ns))?.status?.blocks !== undefined,
+        {
+          timeoutMs: timeouts.claimBound,
+        },
+      );
+      // Another writer binds 20 claims (two blocks) while the lagging replica runs: the replica's
+      // blocks cache stays empty, whatever either of them writes.
+      const current = await runController(kc, space.ns, { blockSize: 16 });
+      const before = new Map<string, string>();
+      try {
+        for (let i = 0; i < 20; i++) await objects.create(kinds.claim(), claimObject(`blind-${i}`, space.ns, { pool: 'blind' }));
+        for (let i = 0; i < 20; i++) before.set(`blind-${i}`, (await boundAddress(space.site, `blind-${i}`)).spec.address as string);
+      } finally {
+        await current.stop();
+      }
+      expect(new Set(before.values()).size).toBe(20);
+      // Now the lagging replica alone: it believes the pool empty, so it tries the lowest
+      // addresses, which the blocks hold; its guarded block writes fail and it reads them live.
+      for (let i = 0; i < 5; i++) await objects.create(kinds.claim(), claimObject(`late-${i}`, space.ns, { pool: 'blind' }));
+      const late = new Map<string, string>();
+      for (let i = 0; i < 5; i++) late.set(`late-${i}`, (await boundAddress(space.site, `late-${i}`)).spec.address as string);
+      const all = [...before.values(), ...late.values()];
+      expect(new Set(all).size).toBe(25);
+      for (const [name, address] of before) expect((await objects.get(kinds.address(), name, space.ns))?.spec.address).toBe(address);
+      const allocations = await allocationsOf(objects, await objects.get(kinds.pool, 'blind', space.ns));
+      expect(Object.keys(allocations)).toHaveLength(25);
+      expect(new Set(Object.values(allocations)).size).toBe(25);
     } finally {
       await lagging.stop();
     }

@@ -1,19 +1,19 @@
 import { describe, expect, test } from '@jest/globals';
 import { GlobalInClusterIPPoolType } from '@metal-l2/api';
 import { encodeAllocations, encodedEntryBytes, formatAddress, type Allocation } from '@metal-l2/ipam-core';
-import { EventRecorder, KubeClient, createLogger, createRuntimeMetrics } from '@metal-l2/kube';
+import { KubeClient } from '@metal-l2/kube';
 import { claimObject, kinds, poolObject, readyCondition, type Obj } from '@metal-l2/test-support/objects';
 import { timeouts } from '@metal-l2/test-support/timeouts';
 import { waitFor } from '@metal-l2/test-support/wait-for';
-import { STATUS_RESERVE_BYTES, allocationCost } from '../src/pool/status-budget.js';
-import type { RunningIpamController } from '../src/start.js';
+import { maxBlockSizeFor } from '../src/block/block-layout.js';
+import { allocationsOf, blocksOf } from './support/allocations.js';
 import { useIpamNamespace } from './support/ipam-namespace.js';
-import { eventsAbout } from './support/metal.js';
 import { runController } from './support/running-controller.js';
 
-// Allocations live in the pool's status, and the API server refuses a pool object past etcd's
-// request limit (~1.5 MiB). Issue 9: past that wall the pool froze silently. Now the object is
-// held under a byte budget, the pool and its waiting claims say so, and releases never wait.
+// Issue 9, then issue 21: allocations lived in the pool's status, and the API server refuses an
+// object past etcd's request limit (~1.5 MiB), so a pool used a quarter of a /16 with long claim
+// names and then went StatusFull. Now they live in IPAddressBlocks, each a bounded sub-range whose
+// full size fits the byte budget: the budget bounds a block, and a pool holds its whole range.
 const space = useIpamNamespace('ipam-budget');
 const { kc, objects } = space;
 
@@ -23,114 +23,73 @@ function longName(prefix: string, n: number, length: number): string {
   return `${prefix}${'x'.repeat(length - prefix.length - suffix.length)}${suffix}`;
 }
 
-function recorder(): EventRecorder {
-  return new EventRecorder({
-    client: KubeClient.fromKubeConfig(kc, { fieldManager: 'metal-l2-test-events' }),
-    component: 'metal-l2-ipam-controller',
-    logger: createLogger({ level: 'error', silent: true }),
-  });
-}
-
 async function claimsOf(prefix: string): Promise<Obj[]> {
   return (await objects.list(kinds.claim(), space.ns)).filter((c) => c.metadata.name.startsWith(prefix));
 }
 
 const isBound = (c: Obj): boolean => readyCondition(c)?.status === 'True' && c.status?.addressRef?.name !== undefined;
-const isWaitingForRoom = (c: Obj): boolean => readyCondition(c)?.reason === 'PoolStatusFull';
 
-/** The pool object as the API server stores it: JSON with managedFields. */
-function storedBytes(pool: Obj | undefined): number {
-  return Buffer.byteLength(JSON.stringify(pool));
+/** An object as the API server stores it: JSON with managedFields. */
+function storedBytes(obj: Obj | undefined): number {
+  return Buffer.byteLength(JSON.stringify(obj));
 }
 
-describe('pool status size budget', () => {
-  test('past its budget a pool is Ready=False StatusFull with a Warning Event and metrics, claims wait with PoolStatusFull, and a release lets one bind', async () => {
-    // The pool object as the controller leaves it before any claim: its size is the base of the budget.
-    const first = await runController(kc, space.ns);
-    await objects.create(kinds.pool, poolObject('small', { addresses: ['10.214.0.0/24'], prefix: 24 }, space.ns));
-    const base = await waitFor(
-      'pool small Ready',
-      async () => {
-        const pool = await objects.get(kinds.pool, 'small', space.ns);
-        return readyCondition(pool)?.status === 'True' ? pool : undefined;
-      },
-      { timeoutMs: timeouts.claimBound },
-    );
-    await first.stop();
-
-    // Room for three 240-character claims, and some slack for the longer Ready message once full.
-    const cost = allocationCost({ address: '10.214.0.100', claim: { name: longName('s', 0, 240) } }, { reservesReleaseMark: false });
-    const budget = storedBytes(base) + STATUS_RESERVE_BYTES + 3 * cost + 400;
-    const metrics = createRuntimeMetrics();
-    let controller: RunningIpamController | undefined;
+describe('allocations beyond one object', () => {
+  test('253-character claims past what one object under the budget could hold all bind, across blocks that each stay under the budget; a release goes at once', async () => {
+    // A 16 KiB budget: one object held about 40 such entries before blocks; 16-address blocks fit it.
+    const budget = 16_384;
+    const blockSize = maxBlockSizeFor(budget);
+    expect(blockSize).toBe(16);
+    const controller = await runController(kc, space.ns, { statusBudgetBytes: budget, blockSize });
     try {
-      controller = await runController(kc, space.ns, { statusBudgetBytes: budget, metrics, events: recorder() });
-      const names = Array.from({ length: 6 }, (_, i) => longName('s', i, 240));
-      for (const name of names) await objects.create(kinds.claim(), claimObject(name, space.ns, { pool: 'small' }));
-
-      const settled = await waitFor(
-        'every claim bound or waiting for room, the pool StatusFull',
+      await objects.create(kinds.pool, poolObject('long', { addresses: ['10.214.0.0/24'], prefix: 24 }, space.ns));
+      const names = Array.from({ length: 80 }, (_, i) => longName('s', i, 253));
+      for (let i = 0; i < names.length; i += 20) {
+        await Promise.all(names.slice(i, i + 20).map((n) => objects.create(kinds.claim(), claimObject(n, space.ns, { pool: 'long' }))));
+      }
+      const bound = await waitFor(
+        'all 80 claims bound',
         async () => {
-          const claims = await claimsOf('s');
-          const pool = await objects.get(kinds.pool, 'small', space.ns);
-          const bound = claims.filter(isBound);
-          const waiting = claims.filter(isWaitingForRoom);
-          const done = bound.length + waiting.length === 6 && readyCondition(pool)?.reason === 'StatusFull';
-          return done ? { bound, waiting, pool } : undefined;
+          const claims = (await claimsOf('s')).filter(isBound);
+          return claims.length === 80 ? claims : undefined;
         },
-        { timeoutMs: timeouts.claimBound },
+        { timeoutMs: timeouts.burstBound },
       );
-      expect(settled.bound.length).toBeGreaterThanOrEqual(1);
-      expect(settled.waiting.length).toBeGreaterThanOrEqual(2);
-      expect(readyCondition(settled.waiting[0])?.message).toContain(`InClusterIPPool ${space.ns}/small has free addresses`);
-      expect(readyCondition(settled.pool)).toMatchObject({ status: 'False', reason: 'StatusFull' });
-      expect(readyCondition(settled.pool)?.message).toContain(`${settled.waiting.length} claims wait for room`);
-      // Addresses are free: the counts do not pretend otherwise.
-      expect(settled.pool?.status?.ipAddresses).toMatchObject({ used: settled.bound.length });
-      expect(storedBytes(settled.pool)).toBeLessThanOrEqual(budget);
+      const pool = await objects.get(kinds.pool, 'long', space.ns);
+      // Far past what the pool object alone could carry under this budget.
+      expect(80 * encodedEntryBytes({ address: '10.214.0.100', claim: { name: names[0] ?? '' } })).toBeGreaterThan(budget);
+      expect(readyCondition(pool)).toMatchObject({ status: 'True', reason: 'PoolReady' });
+      expect(pool?.status?.ipAddresses).toMatchObject({ used: 80 });
+      expect(pool?.status?.allocations).toBeUndefined();
+      expect(storedBytes(pool)).toBeLessThan(budget);
+      const blocks = await blocksOf(objects, pool);
+      // 80 addresses from .1 (the network address is not handed out): blocks .0/28 to .80/28.
+      expect(blocks.map((b) => b.spec.cidr as string).sort()).toEqual(Array.from({ length: 6 }, (_, i) => `10.214.0.${i * 16}/28`).sort());
+      for (const block of blocks) expect(storedBytes(block)).toBeLessThanOrEqual(budget);
+      const allocations = await allocationsOf(objects, pool);
+      expect(new Set(Object.keys(allocations)).size).toBe(80);
+      expect(new Set(bound.map((c) => c.metadata.name))).toEqual(new Set(Object.values(allocations)));
 
-      const events = await waitFor(
-        'a StatusFull Warning Event on the pool',
-        async () => {
-          const found = (await eventsAbout(kc, space.ns, 'small')).filter((e) => e.startsWith('StatusFull:'));
-          return found.length > 0 ? found : undefined;
-        },
-        { timeoutMs: timeouts.watchEvent },
-      );
-      expect(events[0]).toContain(`${budget}-byte size budget`);
-
-      const labels = `kind="InClusterIPPool",namespace="${space.ns}",pool="small"`;
-      const text = await metrics.registry.metrics();
-      expect(text).toContain(`metal_l2_ipam_claims_waiting_for_status_room{${labels}} ${settled.waiting.length}`);
-      expect(text).toContain(`metal_l2_ipam_pool_object_budget_bytes ${budget}`);
-      const objectBytes = Number(new RegExp(`metal_l2_ipam_pool_object_bytes\\{${labels}\\} (\\d+)`).exec(text)?.[1]);
-      expect(objectBytes).toBeGreaterThan(3 * cost);
-      expect(objectBytes).toBeLessThanOrEqual(budget);
-
-      // A release frees room: it commits at once, and a waiting claim takes the room.
-      const leaving = settled.bound[0]?.metadata.name ?? '';
+      const leaving = names[3] ?? '';
       await objects.delete(kinds.claim(), leaving, space.ns);
       await waitFor(
-        `claim ${leaving} gone and a waiting claim bound in its place`,
+        `claim ${leaving} released and gone`,
         async () => {
-          const claims = await claimsOf('s');
-          const bound = claims.filter(isBound);
-          const gone = claims.every((c) => c.metadata.name !== leaving);
-          const replaced = bound.some((c) => settled.waiting.some((w) => w.metadata.name === c.metadata.name));
-          if (gone && replaced && bound.length === settled.bound.length) return true;
-          throw new Error(`gone=${gone} bound=${bound.length} replaced=${replaced}`);
+          const gone = (await objects.get(kinds.claim(), leaving, space.ns)) === undefined;
+          const held = Object.values(await allocationsOf(objects, await objects.get(kinds.pool, 'long', space.ns)));
+          return gone && !held.includes(leaving) && held.length === 79;
         },
         { timeoutMs: timeouts.claimBound },
       );
     } finally {
-      await controller?.stop();
+      await controller.stop();
     }
   });
 
-  test('a pool object at the API server’s limit: claims that do not fit wait with PoolStatusFull and a deleted bound claim is released', async () => {
+  test('a pool written before blocks, its object at the API server’s limit, moves into blocks: nothing is lost, late claims bind, a release goes at once', async () => {
     // What issue 9 saw: a /16 pool whose status, with 240-character names, reached the API
-    // server's limit. Built directly (claims of a namespace this controller does not watch, so
-    // it leaves them alone), then one of our claims, bound, and many more that cannot fit.
+    // server's limit. Built directly the way the controller before blocks wrote it (claims of a
+    // namespace this controller does not watch, so it keeps them), then one of our claims.
     const poolName = `budget-wall-${space.ns}`;
     await objects.create(kinds.globalPool, poolObject(poolName, { addresses: ['10.213.0.0/16'], prefix: 16 }));
     const entries: Allocation[] = [{ address: '10.213.0.1', claim: { namespace: space.ns, name: 'keeper' } }];
@@ -144,41 +103,45 @@ describe('pool status size budget', () => {
     }
     const prefill = KubeClient.fromKubeConfig(kc, { fieldManager: 'metal-l2-test-prefill' });
     await prefill.patchStatus(GlobalInClusterIPPoolType, { name: poolName }, { status: { allocations: encodeAllocations(entries) } });
+    prefill.close();
     await objects.create(kinds.claim(), claimObject('keeper', space.ns, { pool: poolName, kind: 'GlobalInClusterIPPool' }));
 
-    let controller: RunningIpamController | undefined;
+    const controller = await runController(kc, space.ns);
     try {
-      controller = await runController(kc, space.ns, { events: recorder() });
-      await waitFor('keeper bound', async () => claimsOf('keeper').then((c) => (c.some(isBound) ? true : undefined)), {
-        timeoutMs: timeouts.claimBound,
-      });
-
-      const site = space.site;
       const names = Array.from({ length: 40 }, (_, i) => longName('late', i, 240));
       for (let i = 0; i < names.length; i += 20) {
         await Promise.all(
           names
             .slice(i, i + 20)
-            .map((n) => site.objects.create(kinds.claim(), claimObject(n, space.ns, { pool: poolName, kind: 'GlobalInClusterIPPool' }))),
+            .map((n) => objects.create(kinds.claim(), claimObject(n, space.ns, { pool: poolName, kind: 'GlobalInClusterIPPool' }))),
         );
       }
       await waitFor(
-        '40 late claims waiting with PoolStatusFull',
-        async () => ((await claimsOf('late')).filter(isWaitingForRoom).length === 40 ? true : undefined),
-        { timeoutMs: timeouts.claimBound },
+        'keeper and 40 late claims bound',
+        async () => ((await claimsOf('late')).filter(isBound).length === 40 ? true : undefined),
+        {
+          timeoutMs: timeouts.burstBound,
+        },
       );
       const pool = await objects.get(kinds.globalPool, poolName);
-      expect(readyCondition(pool)).toMatchObject({ status: 'False', reason: 'StatusFull' });
+      expect(readyCondition(pool)).toMatchObject({ status: 'True', reason: 'PoolReady' });
+      expect(pool?.status?.allocations).toBeUndefined();
+      const allocations = await allocationsOf(objects, pool);
+      // Every entry the old layout held is where it was, with the same claim.
+      for (const entry of entries) {
+        expect(allocations[entry.address]).toBe(`${entry.claim.namespace ?? ''}/${entry.claim.name}`);
+      }
+      expect(Object.keys(allocations)).toHaveLength(entries.length + 40);
+      expect((await objects.get(kinds.address(), 'keeper', space.ns))?.spec.address).toBe('10.213.0.1');
 
-      // Its release must not wait for allocations that cannot fit.
       await objects.delete(kinds.claim(), 'keeper', space.ns);
       await waitFor('keeper released and gone', async () => ((await claimsOf('keeper')).length === 0 ? true : undefined), {
         timeoutMs: timeouts.claimBound,
       });
-      const after = await objects.get(kinds.globalPool, poolName);
-      expect(Object.values((after?.status?.allocations ?? {}) as Record<string, string>)).not.toContain(`${space.ns}/keeper`);
+      const after = await allocationsOf(objects, await objects.get(kinds.globalPool, poolName));
+      expect(Object.values(after)).not.toContain(`${space.ns}/keeper`);
     } finally {
-      await controller?.stop();
+      await controller.stop();
       // The test namespace's deletion does not reach a cluster-scoped pool: let it go here.
       await objects.patch(kinds.globalPool, poolName, undefined, { metadata: { finalizers: null } }).catch(() => undefined);
       await objects.delete(kinds.globalPool, poolName);

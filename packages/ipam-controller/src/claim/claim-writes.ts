@@ -84,7 +84,10 @@ export async function writeClaimStatus(
   }
 }
 
-export type EnsureAddressResult = { readonly kind: 'ok' } | { readonly kind: 'conflict'; readonly message: string };
+export type EnsureAddressResult =
+  | { readonly kind: 'ok' }
+  /** `existing`: the IPAddress that stands in the way, when there is one. */
+  | { readonly kind: 'conflict'; readonly message: string; readonly existing?: IPAddress };
 
 /**
  * Creates the IPAddress for an allocation. One that already exists is accepted when it says the
@@ -119,6 +122,7 @@ export async function ensureIPAddress(
   if (matches(existing, desired)) return { kind: 'ok' };
   return {
     kind: 'conflict',
+    existing,
     message: `IPAddress ${key.namespace}/${key.name} exists with address ${existing.spec.address} for pool ${existing.spec.poolRef.kind} ${existing.spec.poolRef.name}, but the pool allocated ${desired.spec.address}; not overwriting it`,
   };
 }

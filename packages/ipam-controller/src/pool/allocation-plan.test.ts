@@ -3,7 +3,6 @@ import type { IPAddressClaim } from '@metal-l2/api';
 import { resolvePoolSpec, type Allocation, type ResolvedPool } from '@metal-l2/ipam-core';
 import { viewClaim, type ClaimView } from '../claim/claim-view.js';
 import { planAllocations, type AllocationPlanInput } from './allocation-plan.js';
-import { STATUS_RESERVE_BYTES, allocationCost } from './status-budget.js';
 
 const now = new Date('2026-11-30T10:00:00Z');
 
@@ -48,6 +47,29 @@ const bound = (plan: ReturnType<typeof planAllocations>): Record<string, string>
   Object.fromEntries(plan.decisions.filter((d) => d.kind === 'bound').map((d) => [d.claim.name, d.kind === 'bound' ? d.address : '']));
 
 describe('planAllocations', () => {
+  test('a claim held in two blocks keeps the address its IPAddress has; the other entry is dropped and reused', () => {
+    const allocations: Allocation[] = [
+      { address: '10.0.0.5', claim: { name: 'a' } },
+      { address: '10.0.0.20', claim: { name: 'a' } },
+    ];
+    const ip = { namespace: 'ns', name: 'a', claimName: 'a', address: '10.0.0.20' };
+    const plan = planAllocations(input({ allocations, addresses: [ip], claims: [claim('a'), claim('b')] }));
+    expect(plan.changed).toBe(true);
+    expect(bound(plan)).toEqual({ a: '10.0.0.20', b: '10.0.0.1' });
+    expect(plan.allocations.filter((x) => x.claim.name === 'a').map((x) => x.address)).toEqual(['10.0.0.20']);
+    expect(plan.conflicts).toEqual([]);
+  });
+
+  test('a claim held in two blocks without an IPAddress keeps both entries (neither goes to another claim) and binds to the first', () => {
+    const allocations: Allocation[] = [
+      { address: '10.0.0.1', claim: { name: 'a' } },
+      { address: '10.0.0.3', claim: { name: 'a' } },
+    ];
+    const plan = planAllocations(input({ allocations, claims: [claim('a'), claim('b')] }));
+    expect(bound(plan)).toEqual({ a: '10.0.0.1', b: '10.0.0.4' });
+    expect(plan.allocations.filter((x) => x.claim.name === 'a')).toHaveLength(2);
+  });
+
   test('new claims get the lowest free addresses in order, skipping the gateway', () => {
     const plan = planAllocations(input({ claims: [claim('a'), claim('b'), claim('c')] }));
     expect(bound(plan)).toEqual({ a: '10.0.0.1', b: '10.0.0.3', c: '10.0.0.4' });
@@ -184,76 +206,5 @@ describe('planAllocations', () => {
     const plan = planAllocations(input({ canAllocate: false, claims: [claim('a')] }));
     expect(plan.decisions).toEqual([expect.objectContaining({ kind: 'not-ready' })]);
     expect(plan.changed).toBe(false);
-  });
-
-  describe('with a byte budget for the pool object', () => {
-    // Every entry here costs the same: a 8-character address, a 1-character name.
-    const cost = allocationCost({ address: '10.0.0.1', claim: { name: 'a' } }, { reservesReleaseMark: false });
-    const budgetFor = (objectBytes: number, entries: number): number => objectBytes + STATUS_RESERVE_BYTES + entries * cost;
-
-    test('claims past the budget wait with status-full, and their addresses stay free', () => {
-      const plan = planAllocations(
-        input({ claims: ['a', 'b', 'c', 'd'].map((n) => claim(n)), budget: { objectBytes: 1_000, budgetBytes: budgetFor(1_000, 2) } }),
-      );
-      expect(bound(plan)).toEqual({ a: '10.0.0.1', b: '10.0.0.3' });
-      expect(plan.decisions.filter((d) => d.kind === 'status-full').map((d) => d.claim.name)).toEqual(['c', 'd']);
-      expect(plan.waitingForRoom).toBe(2);
-      expect(plan.allocations).toHaveLength(2);
-      expect(plan.projectedBytes).toBe(1_000 + 2 * cost);
-    });
-
-    test('a full pool that is also exhausted says exhausted: no address was free anyway', () => {
-      const plan = planAllocations(
-        input({
-          pool: pool({ addresses: ['10.0.0.1'], prefix: 24 }),
-          claims: [claim('a'), claim('b')],
-          budget: { objectBytes: 1_000, budgetBytes: budgetFor(1_000, 0) },
-        }),
-      );
-      expect(plan.decisions.map((d) => d.kind)).toEqual(['status-full', 'exhausted']);
-    });
-
-    test('releases go through over budget, and the room they free goes to waiting claims in the same write', () => {
-      const leaving = claim('x', { deleting: true });
-      const allocations = [
-        { address: '10.0.0.1', claim: { name: 'x' } },
-        { address: '10.0.0.3', claim: { name: 'y' } },
-      ];
-      // The object is past its budget already: nothing new fits until something goes.
-      const plan = planAllocations(
-        input({
-          allocations,
-          claims: [leaving, claim('y'), claim('a'), claim('b')],
-          releasable: [leaving],
-          budget: { objectBytes: 1_000 + 2 * cost, budgetBytes: budgetFor(1_000, 2) - 1 },
-        }),
-      );
-      expect(plan.released.map((c) => c.name)).toEqual(['x']);
-      expect(plan.allocations.map((a) => a.claim.name)).toEqual(['y']);
-      expect(plan.decisions.filter((d) => d.kind === 'status-full').map((d) => d.claim.name)).toEqual(['a', 'b']);
-
-      const after = planAllocations(
-        input({
-          allocations: plan.allocations,
-          claims: [claim('y'), claim('a'), claim('b')],
-          budget: { objectBytes: 1_000 + cost, budgetBytes: budgetFor(1_000, 2) },
-        }),
-      );
-      expect(bound(after)).toEqual({ y: '10.0.0.3', a: '10.0.0.1' });
-      expect(after.waitingForRoom).toBe(1);
-    });
-
-    test('with a grace period every entry reserves room for its release mark, so a release always fits', () => {
-      const withMark = allocationCost({ address: '10.0.0.1', claim: { name: 'a' } }, { reservesReleaseMark: true });
-      expect(withMark - cost).toBe(21);
-      const plan = planAllocations(
-        input({
-          claims: ['a', 'b', 'c'].map((n) => claim(n)),
-          gracePeriodSeconds: 30,
-          budget: { objectBytes: 1_000, budgetBytes: 1_000 + STATUS_RESERVE_BYTES + 2 * withMark },
-        }),
-      );
-      expect(Object.keys(bound(plan))).toEqual(['a', 'b']);
-    });
   });
 });

@@ -15,7 +15,6 @@ import {
   type ResolvedPool,
 } from '@metal-l2/ipam-core';
 import type { ClaimView } from '../claim/claim-view.js';
-import { allocationCost, allocationsCost, roomFor, type StatusBudget } from './status-budget.js';
 
 /** An IPAddress of this pool as the plan needs it. */
 export interface AddressView {
@@ -44,12 +43,6 @@ export interface AllocationPlanInput {
   readonly gracePeriodSeconds: number;
   readonly now: Date;
   /**
-   * The pool object's size against its budget. New allocations stop where the budget ends; the
-   * claims left over wait ('status-full'). Recoveries and releases are never held back by it.
-   * Absent: no limit.
-   */
-  readonly budget?: StatusBudget;
-  /**
    * The namespace the controller watches, when it watches one (`--namespace`). A global pool's
    * allocations for claims elsewhere belong to another controller's view: never treat them as vanished.
    */
@@ -60,9 +53,7 @@ export type ClaimDecision =
   | { readonly kind: 'bound'; readonly claim: ClaimView; readonly address: string }
   | { readonly kind: 'exhausted'; readonly claim: ClaimView }
   | { readonly kind: 'failed'; readonly claim: ClaimView; readonly message: string }
-  | { readonly kind: 'not-ready'; readonly claim: ClaimView }
-  /** An address was free, but the pool object has no room under its budget for another entry. */
-  | { readonly kind: 'status-full'; readonly claim: ClaimView };
+  | { readonly kind: 'not-ready'; readonly claim: ClaimView };
 
 export interface AllocationPlan {
   /** The allocations to write; equal to the input when `changed` is false. */
@@ -76,12 +67,10 @@ export interface AllocationPlan {
   readonly newlyAllocated: number;
   /** Allocations recreated from IPAddress objects (status lost or behind). */
   readonly recovered: number;
+  /** Second entries of a claim held in two blocks, dropped (settleDuplicates). */
+  readonly duplicatesDropped: number;
   /** Disagreements between status and IPAddress objects; reported, never overwritten. */
   readonly conflicts: readonly string[];
-  /** Claims that wait for room in the pool's status ('status-full' decisions). */
-  readonly waitingForRoom: number;
-  /** The pool object's size after this write, estimated from the measured one (with a budget). */
-  readonly projectedBytes?: number;
   /** When the next grace period ends, to come back then. */
   readonly nextExpiryInMs?: number | undefined;
   readonly state: AllocationState;
@@ -95,20 +84,20 @@ export interface AllocationPlan {
 export function planAllocations(input: AllocationPlanInput): AllocationPlan {
   const refOf = (claim: { namespace: string; name: string }): ClaimRef =>
     input.isGlobal ? { namespace: claim.namespace, name: claim.name } : { name: claim.name };
-  const recovery = recover(input, refOf);
+  const settled = settleDuplicates(input, refOf);
+  const recovery = recover({ ...input, allocations: settled.allocations }, refOf);
   const release = releaseGone(input, { allocations: recovery.allocations, refOf });
   const allocation = allocateWaiting(input, { allocations: release.allocations, refOf });
   const allocations = allocation.allocations;
   const releasedKeys = new Set(allocations.filter((a) => a.releasedAt === undefined).map((a) => formatClaimRef(a.claim)));
   return {
     allocations,
-    changed: recovery.changed || release.changed || allocation.newlyAllocated > 0,
+    changed: settled.changed || recovery.changed || release.changed || allocation.newlyAllocated > 0,
     decisions: allocation.decisions,
     released: input.releasable.filter((c) => !releasedKeys.has(formatClaimRef(refOf(c)))),
     newlyAllocated: allocation.newlyAllocated,
-    waitingForRoom: allocation.waitingForRoom,
-    ...(allocation.projectedBytes === undefined ? {} : { projectedBytes: allocation.projectedBytes }),
     recovered: recovery.recovered,
+    duplicatesDropped: settled.dropped,
     conflicts: recovery.conflicts,
     nextExpiryInMs: release.nextExpiryInMs,
     state: allocation.state,
@@ -120,6 +109,36 @@ type RefOf = (claim: { namespace: string; name: string }) => ClaimRef;
 /** Claims the cache has, whether the provider may act on them now or must leave them alone. */
 function liveClaimsOf(input: AllocationPlanInput): Map<string, ClaimView> {
   return new Map([...input.claims, ...input.heldClaims].map((c) => [`${c.namespace}/${c.name}`, c]));
+}
+
+/**
+ * A claim held in two blocks (two writers whose views of different blocks were stale each gave it
+ * an address): its IPAddress, created after the block write and named like the claim, decides
+ * which address it has, and the other entries are dropped (a leak repaired, never a duplicate).
+ * Until that IPAddress exists every entry stays, so neither address can go to another claim.
+ */
+function settleDuplicates(
+  input: AllocationPlanInput,
+  refOf: RefOf,
+): { allocations: readonly Allocation[]; changed: boolean; dropped: number } {
+  const byClaim = new Map<string, Allocation[]>();
+  for (const a of input.allocations) {
+    if (a.releasedAt !== undefined) continue;
+    const key = formatClaimRef(a.claim);
+    const entries = byClaim.get(key);
+    if (entries === undefined) byClaim.set(key, [a]);
+    else entries.push(a);
+  }
+  const dropped = new Set<Allocation>();
+  for (const ip of input.addresses) {
+    const entries = byClaim.get(formatClaimRef(refOf({ namespace: ip.namespace, name: ip.claimName })));
+    if (entries === undefined || entries.length < 2) continue;
+    const address = canonical(ip.address);
+    if (!entries.some((a) => a.address === address)) continue;
+    for (const a of entries) if (a.address !== address) dropped.add(a);
+  }
+  if (dropped.size === 0) return { allocations: input.allocations, changed: false, dropped: 0 };
+  return { allocations: input.allocations.filter((a) => !dropped.has(a)), changed: true, dropped: dropped.size };
 }
 
 /**
@@ -197,10 +216,7 @@ function releaseGone(
   return { allocations, changed, nextExpiryInMs: expiry.nextExpiryInMs };
 }
 
-/**
- * Allocate: every acting claim without an address, in one pass (requested addresses first), as
- * far as the pool object's budget allows.
- */
+/** Allocate: every acting claim without an address, in one pass (requested addresses first). */
 function allocateWaiting(
   input: AllocationPlanInput,
   current: { allocations: Allocation[]; refOf: RefOf },
@@ -208,14 +224,16 @@ function allocateWaiting(
   allocations: Allocation[];
   decisions: ClaimDecision[];
   newlyAllocated: number;
-  waitingForRoom: number;
-  projectedBytes: number | undefined;
   state: AllocationState;
 } {
   const { refOf } = current;
   const allocations = [...current.allocations];
   const held = new Map<string, Allocation>();
-  for (const a of allocations) if (a.releasedAt === undefined) held.set(formatClaimRef(a.claim), a);
+  for (const a of allocations) {
+    // A claim still held twice (settleDuplicates) is bound to its first entry until its IPAddress decides.
+    const key = formatClaimRef(a.claim);
+    if (a.releasedAt === undefined && !held.has(key)) held.set(key, a);
+  }
   const state = createAllocationState({
     family: input.pool.family,
     allocatable: input.pool.allocatable,
@@ -253,26 +271,14 @@ function allocateWaiting(
     requests.push({});
   }
   const outcome = allocate(state, requests);
-  const costOptions = { reservesReleaseMark: input.gracePeriodSeconds > 0 };
-  const { budget } = input;
-  let room = budget === undefined ? Infinity : roomFor(budget, { before: input.allocations, after: allocations }, costOptions);
   let newlyAllocated = 0;
-  let waitingForRoom = 0;
   outcome.results.forEach((result, i) => {
     const claim = waiting[i];
     if (claim === undefined) return;
     switch (result.kind) {
       case 'allocated': {
         const address = formatAddress({ family: input.pool.family, value: result.address });
-        const entry: Allocation = { address, claim: refOf(claim) };
-        const cost = allocationCost(entry, costOptions);
-        if (cost > room) {
-          decisions.push({ kind: 'status-full', claim });
-          waitingForRoom++;
-          break;
-        }
-        room -= cost;
-        allocations.push(entry);
+        allocations.push({ address, claim: refOf(claim) });
         decisions.push({ kind: 'bound', claim, address });
         newlyAllocated++;
         break;
@@ -296,20 +302,7 @@ function allocateWaiting(
         break;
     }
   });
-  // Addresses the allocator handed out that did not fit are free again: count from what is kept.
-  const finalState =
-    waitingForRoom === 0
-      ? outcome.state
-      : createAllocationState({
-          family: input.pool.family,
-          allocatable: input.pool.allocatable,
-          used: allocations.map((a) => parseAddress(a.address)).filter((a): a is Address => a !== undefined),
-        });
-  const projectedBytes =
-    budget === undefined
-      ? undefined
-      : budget.objectBytes - allocationsCost(input.allocations, costOptions) + allocationsCost(allocations, costOptions);
-  return { allocations, decisions, newlyAllocated, waitingForRoom, projectedBytes, state: finalState };
+  return { allocations, decisions, newlyAllocated, state: outcome.state };
 }
 
 function canonical(text: string): string | undefined {

@@ -47,13 +47,6 @@ function outcomeOf(ctx: IpamContext, scope: PoolScope, decision: ClaimDecision):
       return { kind: 'waiting', reason: ClaimReasons.poolExhausted, message: `${formatPoolRef(scope.ref)} has no free address` };
     case 'failed':
       return { kind: 'waiting', reason: ClaimReasons.allocationFailed, message: decision.message };
-    case 'status-full':
-      // Stable text (no live byte counts), so a waiting claim is not written again on every pass.
-      return {
-        kind: 'waiting',
-        reason: ClaimReasons.poolStatusFull,
-        message: `${formatPoolRef(scope.ref)} has free addresses, but its status reached the ${ctx.statusBudget.budgetBytes}-byte size budget for the pool object; waiting until an address is released`,
-      };
     case 'not-ready':
       return {
         kind: 'waiting',
@@ -90,6 +83,14 @@ export async function applyDecisions(ctx: IpamContext, scope: PoolScope, plan: A
         }),
       );
       if (result.kind === 'conflict') {
+        const held = heldAddressOf(plan, claim, result.existing);
+        if (held !== undefined) {
+          // Another writer bound this claim to another address of this pool, which our blocks
+          // hold for it too (two blocks gave it an address): its IPAddress decides, and the next
+          // pass drops the other entry.
+          await writeClaimStatus(ctx, claim, { kind: 'bound', addressName: claim.name, address: held });
+          return;
+        }
         conflicts.push(result.message);
         await writeClaimStatus(ctx, claim, { kind: 'waiting', reason: ClaimReasons.allocationFailed, message: result.message });
         return;
@@ -101,6 +102,15 @@ export async function applyDecisions(ctx: IpamContext, scope: PoolScope, plan: A
   if (conflicts.length > 0) {
     ctx.events.event(scope.pool, { type: 'Warning', reason: 'AllocationConflict', message: conflicts.slice(0, 5).join('; ') });
   }
+}
+
+/** The address an existing IPAddress gives the claim, when the plan holds it for the claim too. */
+function heldAddressOf(plan: AllocationPlan, claim: ClaimView, existing: IPAddress | undefined): string | undefined {
+  if (existing === undefined) return undefined;
+  const address = existing.spec.address;
+  const entry = plan.allocations.find((a) => a.address === address && a.releasedAt === undefined);
+  if (entry === undefined || entry.claim.name !== claim.name) return undefined;
+  return entry.claim.namespace === undefined || entry.claim.namespace === claim.namespace ? address : undefined;
 }
 
 /**

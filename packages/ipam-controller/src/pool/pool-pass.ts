@@ -1,12 +1,12 @@
 import { PoolReasons, type IPPool } from '@metal-l2/api';
 import {
-  decodeAllocations,
   formatIssues,
   parseAddress,
   rangesFromValues,
   resolvePoolSpec,
   subtractRanges,
   type Address,
+  type Allocation,
   type ResolvedPool,
 } from '@metal-l2/ipam-core';
 import { isConflict } from '@metal-l2/kube';
@@ -18,13 +18,16 @@ import { applyDecisions, removeAddressesOfDeletingClaims } from './claim-decisio
 import { isOlderPool, overlappingPools } from './pool-overlap.js';
 import { formatPoolRef, poolIndexKey, poolObjectKey, poolTypeOf, type PoolRef } from '../pool-ref.js';
 import type { PoolScope, VrfView } from './pool-scope.js';
-import { commitStatus, isTooLarge } from './pool-commit.js';
-import { measurePool } from './pool-size.js';
+import { commitStatus, recordCommitted } from './pool-commit.js';
 import type { PoolBlocker } from './pool-status.js';
-import type { StatusBudget } from './status-budget.js';
+import { ensureBlockLayout } from '../block/block-layout-of-pool.js';
+import type { BlockLayout } from '../block/block-layout.js';
+import { migrateLegacyAllocations } from '../block/block-migration.js';
+import { allocationsOfBlocks, cachedBlocks, commitBlocks, type BlockSet } from '../block/block-store.js';
+import { poolAllocations } from '../block/pool-allocations.js';
 import { confirmUncachedClaims } from './uncached-claims.js';
 
-/** How often a lost status race is retried at once, with a fresh read, before backing off. */
+/** How often a lost race (a block or the pool written by someone else) is retried at once, with a fresh read. */
 const COMMIT_ATTEMPTS = 8;
 
 export interface PoolPassInput {
@@ -43,44 +46,39 @@ export type PoolPassResult =
   | { readonly kind: 'deleting'; readonly pool: IPPool };
 
 /**
- * One pass over a pool: every claim is decided at once and committed in one status write guarded
- * by the pool's resourceVersion (group commit); IPAddresses and claim status follow the commit. A
- * lost race re-reads the pool from the API server and decides again, so two writers (a stale
- * cache, a second replica) can never hand out the same address.
+ * One pass over a pool: every claim is decided at once and committed to the pool's blocks, one
+ * status write per changed block guarded by that block's resourceVersion (group commit per
+ * block); the pool's status (counts, conditions) follows, then IPAddresses and claim status. A
+ * lost race re-reads what it lost against and decides again, so two writers (a stale cache, a
+ * second replica) can never hand out the same address.
  */
 export async function commitPoolPass(ctx: IpamContext, input: PoolPassInput): Promise<PoolPassResult> {
   const { ref, claims } = input;
   const deleting = input.pool.metadata.deletionTimestamp !== undefined;
   let pool: IPPool | undefined = input.pool;
-  let allocating = true;
+  let blocks: BlockSet = cachedBlocks(ctx, input.pool);
   for (let attempt = 0; attempt < COMMIT_ATTEMPTS; attempt++) {
     if (pool === undefined) return { kind: 'gone' };
     if (!deleting && pool.metadata.deletionTimestamp !== undefined) return { kind: 'deleting', pool };
-    const scope = gatherScope(ctx, { ref, pool, claims, vrf: input.vrf });
+    const ready = await layoutAndMigrate(ctx, ref, { pool, blocks });
+    if (ready.kind === 'retry') {
+      pool = ready.pool;
+      blocks = ready.blocks;
+      continue;
+    }
+    ({ pool, blocks } = ready);
+    const scope = gatherScope(ctx, { ref, pool, claims, vrf: input.vrf, allocations: allocationsOfBlocks(blocks) });
     const uncached = await confirmUncachedClaims(ctx, scope);
     const releasable = await removeAddressesOfDeletingClaims(ctx, scope, uncached.orphanAddresses);
-    const budget = {
-      budgetBytes: allocating ? ctx.statusBudget.budgetBytes : 0,
-      objectBytes: await measurePool(ctx, ref, pool),
-      conditionsBytes: Buffer.byteLength(JSON.stringify(pool.status?.conditions ?? [])),
-    };
-    const plan = decide(ctx, scope, { releasable, uncached: uncached.live, gracePeriodSeconds: input.gracePeriodSeconds, budget });
+    const plan = decide(ctx, scope, { releasable, uncached: uncached.live, gracePeriodSeconds: input.gracePeriodSeconds });
+    const commit = await commitBlocks(ctx, { ref, pool, layout: ready.layout, blocks, allocations: plan.allocations });
+    blocks = commit.blocks;
+    if (commit.kind === 'conflict') continue;
+    if (commit.writes > 0) recordCommitted(ctx, { ref, plan });
     let written: IPPool;
     try {
-      written = await commitStatus(ctx, { scope, plan, budget });
+      written = await commitStatus(ctx, { scope, plan, blockWrites: commit.writes });
     } catch (err: unknown) {
-      if (isTooLarge(err) && allocating && plan.newlyAllocated > 0) {
-        // The server refused the object although the estimate fit (another writer grew it, or the
-        // budget is set above the server's limit): commit the rest without new allocations, so
-        // that releases never wait for them.
-        ctx.logger.warn('pool object too large for the API server; committing without new allocations', {
-          pool: formatPoolRef(ref),
-          budgetBytes: ctx.statusBudget.budgetBytes,
-          objectBytes: budget.objectBytes,
-        });
-        allocating = false;
-        continue;
-      }
       if (!isConflict(err)) throw err;
       ctx.metrics?.commitConflicts.inc({ kind: ref.kind });
       // Someone else wrote the pool since we read it: read it again and decide again.
@@ -94,7 +92,37 @@ export async function commitPoolPass(ctx: IpamContext, input: PoolPassInput): Pr
     return { kind: 'committed', scope, plan, written };
   }
   if (pool === undefined) return { kind: 'gone' };
-  throw new Error(`could not commit allocations of ${formatPoolRef(ref)}: lost ${COMMIT_ATTEMPTS} status races in a row`);
+  throw new Error(`could not commit allocations of ${formatPoolRef(ref)}: lost ${COMMIT_ATTEMPTS} races in a row`);
+}
+
+/**
+ * Before a pass decides anything: the pool's block layout is recorded, and allocations a pool
+ * written before blocks keeps in its own status are in blocks. 'retry': start over from these.
+ */
+async function layoutAndMigrate(
+  ctx: IpamContext,
+  ref: PoolRef,
+  current: { pool: IPPool; blocks: BlockSet },
+): Promise<
+  { kind: 'ready'; pool: IPPool; blocks: BlockSet; layout: BlockLayout } | { kind: 'retry'; pool: IPPool | undefined; blocks: BlockSet }
+> {
+  let pool = current.pool;
+  let layout: BlockLayout;
+  try {
+    ({ pool, layout } = await ensureBlockLayout(ctx, ref, pool));
+  } catch (err: unknown) {
+    if (!isConflict(err)) throw err;
+    return { kind: 'retry', pool: await ctx.client.get<IPPool>(poolTypeOf(ref.kind), poolObjectKey(ref)), blocks: current.blocks };
+  }
+  const migration = await migrateLegacyAllocations(ctx, { ref, pool, layout, blocks: current.blocks });
+  switch (migration.kind) {
+    case 'none':
+      return { kind: 'ready', pool, blocks: current.blocks, layout };
+    case 'migrated':
+      return { kind: 'ready', pool: migration.pool, blocks: migration.blocks, layout };
+    case 'conflict':
+      return { kind: 'retry', pool: migration.pool, blocks: migration.blocks };
+  }
 }
 
 /**
@@ -114,7 +142,7 @@ function olderOverlappingPools(ctx: IpamContext, pool: IPPool, resolved: Resolve
 function heldByYoungerPools(ctx: IpamContext, pool: IPPool, resolved: ResolvedPool): string[] {
   return overlappingPools(pool, resolved, cachedPools(ctx))
     .filter((o) => !isOlderPool(o.other, pool))
-    .flatMap((o) => decodeAllocations(o.other.status?.allocations ?? {}).allocations.map((a) => a.address));
+    .flatMap((o) => poolAllocations(ctx, o.other).map((a) => a.address));
 }
 
 function cachedPools(ctx: IpamContext): IPPool[] {
@@ -127,10 +155,17 @@ function cachedPools(ctx: IpamContext): IPPool[] {
 /** What one pass works from: the pool, its claims and IPAddresses, and what stands in its way. */
 export function gatherScope(
   ctx: IpamContext,
-  input: { ref: PoolRef; pool: IPPool; claims: readonly ClaimView[]; vrf: VrfView | undefined },
+  input: {
+    ref: PoolRef;
+    pool: IPPool;
+    claims: readonly ClaimView[];
+    vrf: VrfView | undefined;
+    /** Default: what the pool's cached blocks and its own status hold. */
+    allocations?: readonly Allocation[];
+  },
 ): PoolScope {
   const { ref, pool, vrf } = input;
-  const decoded = decodeAllocations(pool.status?.allocations ?? {});
+  const allocations = input.allocations ?? poolAllocations(ctx, pool);
   const resolved = resolvePoolSpec(pool.spec);
   const addresses = ctx.caches.addresses.byIndex(IndexNames.byPool, poolIndexKey(ref));
   let blocker: PoolBlocker | undefined;
@@ -155,7 +190,7 @@ export function gatherScope(
       : undefined,
     blocker,
     vrf,
-    allocations: decoded.allocations,
+    allocations,
     claims: input.claims,
     addresses,
   };
@@ -181,7 +216,6 @@ function decide(
     releasable: readonly ClaimView[];
     uncached: readonly ClaimView[];
     gracePeriodSeconds: number | undefined;
-    budget: StatusBudget;
   },
 ): AllocationPlan {
   const { releasable } = claims;
@@ -206,7 +240,6 @@ function decide(
     gracePeriodSeconds: claims.gracePeriodSeconds ?? scope.pool.spec.addressReuseGracePeriodSeconds ?? 0,
     now: ctx.now(),
     watchNamespace: ctx.watchNamespace,
-    budget: claims.budget,
   });
 }
 

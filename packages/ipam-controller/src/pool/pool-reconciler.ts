@@ -28,7 +28,6 @@ export async function reconcilePool(ctx: IpamContext, ref: PoolRef): Promise<Rec
     const labels = { kind: ref.kind, namespace: ref.namespace ?? '', pool: ref.name };
     for (const state of ['total', 'used', 'free', 'out_of_range']) ctx.metrics?.poolAddresses.remove({ ...labels, state });
     ctx.metrics?.poolObjectBytes.remove(labels);
-    ctx.metrics?.claimsWaitingForRoom.remove(labels);
     await settleClaimsOfMissingPool(ctx, ref, claims);
     return done();
   }
@@ -81,7 +80,6 @@ async function ensurePoolFinalizer(ctx: Pick<IpamContext, 'client'>, ref: PoolRe
 async function writePausedStatus(ctx: Pick<IpamContext, 'client' | 'now'>, scope: PoolScope): Promise<ReconcileResult> {
   const status = computePoolStatus({
     current: scope.pool.status,
-    allocations: scope.allocations,
     state: undefined,
     blocker: { reason: PoolReasons.paused, message: `pool has the ${CapiAnnotations.paused} annotation; allocation and release are held` },
     vrf: scope.pool.spec.vrf === undefined && scope.pool.status?.vrf === undefined ? undefined : 'keep',

@@ -1,6 +1,5 @@
 import type { IPPool } from '@metal-l2/api';
-import type { IpamContext } from '../context.js';
-import { poolIndexKey, poolObjectKey, poolTypeOf, type PoolRef } from '../pool-ref.js';
+import { poolIndexKey, type PoolRef } from '../pool-ref.js';
 
 /**
  * The pool objects' size budget, and the size of each pool's managedFields as last seen on the
@@ -32,22 +31,6 @@ export class PoolSizes {
   forget(ref: PoolRef): void {
     this.managedFields.delete(poolIndexKey(ref));
   }
-}
-
-/**
- * The pool object's size as the API server stores it (JSON, managedFields included). A cached
- * object (no managedFields) seen for the first time is measured once, live.
- */
-export async function measurePool(ctx: Pick<IpamContext, 'client' | 'statusBudget'>, ref: PoolRef, pool: IPPool): Promise<number> {
-  const sizes = ctx.statusBudget;
-  if (pool.metadata.managedFields !== undefined) return sizes.remember(ref, pool);
-  let managed = sizes.managedFieldsBytes(ref, pool);
-  if (managed === undefined) {
-    const live = await ctx.client.get<IPPool>(poolTypeOf(ref.kind), poolObjectKey(ref));
-    if (live !== undefined) sizes.remember(ref, live);
-    managed = sizes.managedFieldsBytes(ref, pool) ?? 0;
-  }
-  return jsonBytes(pool) + managed;
 }
 
 function jsonBytes(value: unknown): number {

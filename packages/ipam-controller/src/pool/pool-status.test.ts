@@ -16,7 +16,6 @@ describe('computePoolStatus and the Metal side', () => {
   test('a VRFReady from the VRF steps is set, and status.vrf is left as the server has it', () => {
     const status = computePoolStatus({
       current,
-      allocations: [],
       state: undefined,
       blocker: { reason: 'VRFNotReady', message: 'MetalAPIError: boom' },
       vrf: { condition: { type: 'VRFReady', status: 'False', reason: 'MetalAPIError', message: 'boom' } },
@@ -47,7 +46,6 @@ describe('computePoolStatus and the Metal side', () => {
   test("'keep' leaves VRFReady and status.vrf alone (paused, deleting)", () => {
     const status = computePoolStatus({
       current,
-      allocations: [],
       state: undefined,
       blocker: { reason: 'Paused', message: 'held' },
       vrf: 'keep',
@@ -61,7 +59,6 @@ describe('computePoolStatus and the Metal side', () => {
   test('a pool without spec.vrf drops both', () => {
     const status = computePoolStatus({
       current,
-      allocations: [],
       state: undefined,
       blocker: undefined,
       vrf: undefined,
@@ -73,30 +70,11 @@ describe('computePoolStatus and the Metal side', () => {
   });
 });
 
-describe('computePoolStatus and the size budget', () => {
-  const input = {
-    current: undefined,
-    allocations: [{ address: '10.0.0.1', claim: { name: 'a' } }],
-    state: undefined,
-    blocker: undefined,
-    generation: 1,
-    now,
-  };
-
-  test('a full pool is Ready=False StatusFull, saying how many claims wait and that releases go on', () => {
-    const status = computePoolStatus({ ...input, full: { projectedBytes: 5000, budgetBytes: 4900, waiting: 2 } });
-    expect(status.conditions?.[0]).toMatchObject({ type: 'Ready', status: 'False', reason: 'StatusFull' });
-    expect(status.conditions?.[0]?.message).toBe(
-      'the pool object reached its size budget (1 allocations, about 5000 of 4900 bytes): 2 claims wait for room; releases go on. Give further claims another pool',
-    );
-  });
-
-  test('a blocker wins over fullness: a paused or invalid pool says that first', () => {
-    const status = computePoolStatus({
-      ...input,
-      blocker: { reason: 'Paused', message: 'paused' },
-      full: { projectedBytes: 5000, budgetBytes: 4900, waiting: 2 },
-    });
-    expect(status.conditions?.[0]).toMatchObject({ status: 'False', reason: 'Paused' });
+describe('computePoolStatus and allocations', () => {
+  test('the pool status carries no allocations (they live in blocks); one written before blocks keeps its map until moved', () => {
+    const base = { state: undefined, blocker: undefined, vrf: undefined, generation: 1, now };
+    expect(computePoolStatus({ ...base, current: undefined }).allocations).toBeUndefined();
+    const legacy = { allocations: { '10.0.0.1': 'a' } };
+    expect(computePoolStatus({ ...base, current: legacy }).allocations).toEqual(legacy.allocations);
   });
 });

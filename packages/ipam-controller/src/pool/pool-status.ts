@@ -1,5 +1,5 @@
 import { PoolConditionTypes, PoolReasons, type PoolStatus } from '@metal-l2/api';
-import { countAddresses, encodeAllocations, toStatusCounts, type Allocation, type AllocationState } from '@metal-l2/ipam-core';
+import { countAddresses, toStatusCounts, type AllocationState } from '@metal-l2/ipam-core';
 import { setConditions, type Condition, type ConditionInput } from '@metal-l2/kube';
 
 /** Why a pool cannot hand out addresses right now, or undefined when it can. */
@@ -12,7 +12,6 @@ export type PoolBlocker =
 
 export interface PoolStatusInput {
   readonly current: PoolStatus | undefined;
-  readonly allocations: readonly Allocation[];
   readonly state: AllocationState | undefined;
   readonly blocker: PoolBlocker | undefined;
   /**
@@ -24,15 +23,6 @@ export interface PoolStatusInput {
   readonly vrf?: { readonly condition: ConditionInput } | 'keep' | undefined;
   readonly generation: number | undefined;
   readonly now: Date;
-  /** Set when the pool object reached its size budget: Ready turns False with StatusFull. */
-  readonly full?: StatusFull;
-}
-
-/** The pool object against its size budget, when it has no room left for the claims that wait. */
-export interface StatusFull {
-  readonly projectedBytes: number;
-  readonly budgetBytes: number;
-  readonly waiting: number;
 }
 
 /**
@@ -41,60 +31,36 @@ export interface StatusFull {
  */
 export function computePoolStatus(input: PoolStatusInput): PoolStatus {
   const counts = input.state === undefined ? undefined : toStatusCounts(countAddresses(input.state));
-  const full = input.full;
   const ready: ConditionInput =
-    input.blocker === undefined && full !== undefined
+    input.blocker === undefined
       ? {
           type: PoolConditionTypes.ready,
-          status: 'False',
-          reason: PoolReasons.statusFull,
-          message: fullMessage({ full, allocations: input.allocations.length, free: counts?.free }),
+          status: 'True',
+          reason: PoolReasons.ready,
+          message: counts === undefined ? 'pool is ready' : `${counts.free} of ${counts.total} addresses free`,
           ...generation(input.generation),
         }
-      : input.blocker === undefined
-        ? {
-            type: PoolConditionTypes.ready,
-            status: 'True',
-            reason: PoolReasons.ready,
-            message: counts === undefined ? 'pool is ready' : `${counts.free} of ${counts.total} addresses free`,
-            ...generation(input.generation),
-          }
-        : {
-            type: PoolConditionTypes.ready,
-            status: 'False',
-            reason: input.blocker.reason,
-            message: input.blocker.message,
-            ...generation(input.generation),
-          };
+      : {
+          type: PoolConditionTypes.ready,
+          status: 'False',
+          reason: input.blocker.reason,
+          message: input.blocker.message,
+          ...generation(input.generation),
+        };
   const vrf = input.vrf;
   const inputs = vrf === undefined || vrf === 'keep' ? [ready] : [ready, { ...vrf.condition, ...generation(input.generation) }];
   const previous = (input.current?.conditions ?? []).filter(
     (c) => vrf !== undefined || c.type !== PoolConditionTypes.vrfReady,
   ) as Condition[];
   const conditions = setConditions(previous, inputs, input.now);
-  const encoded = encodeAllocations(input.allocations);
   const { vrf: currentVrf, ...current } = input.current ?? {};
   return {
     ...current,
     ...(vrf === undefined || currentVrf === undefined ? {} : { vrf: currentVrf }),
     ...(counts === undefined ? {} : { ipAddresses: { ...counts } }),
-    ...(Object.keys(encoded).length === 0 && input.current?.allocations === undefined ? {} : { allocations: encoded }),
     conditions,
     ...generation(input.generation, 'observedGeneration'),
   };
-}
-
-function fullMessage(input: { full: StatusFull; allocations: number; free: number | undefined }): string {
-  const { full } = input;
-  const free = input.free === undefined ? '' : ` although ${input.free} addresses are free`;
-  const waiting =
-    full.waiting === 0
-      ? 'new claims will wait for room'
-      : `${full.waiting === 1 ? '1 claim waits' : `${full.waiting} claims wait`} for room${free}`;
-  return (
-    `the pool object reached its size budget (${input.allocations} allocations, about ${full.projectedBytes} of ${full.budgetBytes} bytes): ` +
-    `${waiting}; releases go on. Give further claims another pool`
-  );
 }
 
 function generation(value: number | undefined, key: 'observedGeneration' = 'observedGeneration'): Record<string, number> {

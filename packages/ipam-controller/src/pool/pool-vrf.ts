@@ -1,5 +1,6 @@
 import type { IPPool } from '@metal-l2/api';
-import { decodeAllocations, type ResolvedPool } from '@metal-l2/ipam-core';
+import type { ResolvedPool } from '@metal-l2/ipam-core';
+import { poolAllocations } from '../block/pool-allocations.js';
 import type { IpamContext } from '../context.js';
 import { reconcileVrf, reservedAddressesOf, type VrfEvent } from '../vrf/index.js';
 import { formatPoolRef, type PoolRef } from '../pool-ref.js';
@@ -22,7 +23,7 @@ export async function observeVrf(
     if ((recorded?.created ?? []).length === 0) return { pool, view: undefined };
     return { pool, view: { write: 'keep', ready: true, message: '', reservedAddresses: reservedAddressesOf(recorded) } };
   }
-  const allocated = new Set(decodeAllocations(pool.status?.allocations ?? {}).allocations.map((a) => a.address));
+  const allocated = new Set(poolAllocations(ctx, pool).map((a) => a.address));
   const outcome = await reconcileVrf(ctx, { ref, pool, resolved: input.resolved, allocated });
   report(ctx, { ref, pool: outcome.pool, events: outcome.events });
   if (!outcome.ready) {

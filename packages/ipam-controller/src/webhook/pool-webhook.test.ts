@@ -31,7 +31,6 @@ describe('the pool webhook and its cache', () => {
   test('refuses creates and spec updates until both pool caches have synced', async () => {
     const handler = poolAdmissionHandler('InClusterIPPool', {
       listAll: listPools({ InClusterIPPool: cache([], false), GlobalInClusterIPPool: cache([], true) }),
-      statusBudgetBytes: 1_310_720,
     });
     const verdict = await handler(create(pool('p', ['10.0.0.1'])));
     expect(verdict).toMatchObject({ allowed: false, message: expect.stringContaining('has not read the existing pools yet') });
@@ -40,7 +39,6 @@ describe('the pool webhook and its cache', () => {
   test('once synced, compares against the cached pools of both kinds', async () => {
     const handler = poolAdmissionHandler('InClusterIPPool', {
       listAll: listPools({ InClusterIPPool: cache([pool('other', ['10.0.0.1-10.0.0.5'])], true), GlobalInClusterIPPool: cache([], true) }),
-      statusBudgetBytes: 1_310_720,
     });
     expect(await handler(create(pool('p', ['10.0.0.3'])))).toMatchObject({
       allowed: false,

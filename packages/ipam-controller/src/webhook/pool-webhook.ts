@@ -1,8 +1,8 @@
 import type { IPPool, PoolKind } from '@metal-l2/api';
+import { encodeAllocations, type Allocation } from '@metal-l2/ipam-core';
 import type { ObjectCache } from '../context.js';
 import { jsonEqual, type AdmissionHandler, type AdmissionRequest, type AdmissionVerdict } from '@metal-l2/kube';
 import { validatePool, validatePoolDelete, validatePoolUpdate } from './pool-validation.js';
-import { statusCapacityWarnings } from './status-capacity.js';
 
 /** Webhook paths, as the chart's ValidatingWebhookConfiguration names them. */
 export const poolWebhookPaths: Readonly<Record<PoolKind, string>> = {
@@ -39,24 +39,27 @@ function asPool(value: unknown, kind: PoolKind): IPPool | undefined {
 
 export interface PoolWebhookOptions {
   readonly listAll: PoolLister;
-  /** The controller's pool object size budget: a pool whose range cannot fit it gets a warning. */
-  readonly statusBudgetBytes: number;
+  /**
+   * What a pool holds (its IPAddressBlocks from the cache, and its own status before blocks):
+   * the rules on shrinking, moving and deleting read the pool's allocations from its status.
+   */
+  readonly allocationsOf?: (pool: IPPool) => readonly Allocation[];
 }
 
 export function poolAdmissionHandler(kind: PoolKind, options: PoolWebhookOptions): AdmissionHandler {
-  const { listAll } = options;
-  const withCapacityWarnings = (pool: IPPool, verdict: AdmissionVerdict): AdmissionVerdict => {
-    const warnings = verdict.allowed ? statusCapacityWarnings(pool, options.statusBudgetBytes) : [];
-    return warnings.length === 0 ? verdict : { ...verdict, warnings };
-  };
-  return (request: AdmissionRequest) => {
+  const { listAll, allocationsOf } = options;
+  const withAllocations = (pool: IPPool | undefined): IPPool | undefined =>
+    pool === undefined || allocationsOf === undefined
+      ? pool
+      : { ...pool, status: { ...pool.status, allocations: encodeAllocations(allocationsOf(pool)) } };
+  return (request: AdmissionRequest): AdmissionVerdict => {
     const pool = asPool(request.object, kind);
-    const old = asPool(request.oldObject, kind);
+    const old = withAllocations(asPool(request.oldObject, kind));
     switch (request.operation) {
       case 'CREATE': {
         if (pool === undefined) return { allowed: false, message: 'no pool in the request' };
         const others = listAll();
-        return others === undefined ? notSynced : withCapacityWarnings(pool, validatePool(pool, others));
+        return others === undefined ? notSynced : validatePool(pool, others);
       }
       case 'UPDATE':
         if (pool === undefined || old === undefined) return { allowed: false, message: 'no pool in the request' };
@@ -67,7 +70,7 @@ export function poolAdmissionHandler(kind: PoolKind, options: PoolWebhookOptions
         if (jsonEqual(pool.spec, old.spec)) return { allowed: true };
         {
           const others = listAll();
-          return others === undefined ? notSynced : withCapacityWarnings(pool, validatePoolUpdate(old, pool, others));
+          return others === undefined ? notSynced : validatePoolUpdate(old, pool, others);
         }
       case 'DELETE':
         return old === undefined ? { allowed: true } : validatePoolDelete(old);

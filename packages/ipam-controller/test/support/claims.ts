@@ -2,6 +2,7 @@ import { expect } from '@jest/globals';
 import { claimObject, kinds, type Objects, type Obj } from '@metal-l2/test-support/objects';
 import { timeouts } from '@metal-l2/test-support/timeouts';
 import { waitFor } from '@metal-l2/test-support/wait-for';
+import { allocationsOf } from './allocations.js';
 
 /** Where a test's claims live: the client, the namespace and the IPAM version served. */
 export interface ClaimSite {
@@ -136,7 +137,7 @@ export async function sentinelBound(
 
 /** Asserts that the claim holds nothing: no address in the pool's allocations, no addressRef, no IPAddress. */
 export async function expectUnallocated(site: ClaimSite, pool: Obj, claim: string): Promise<void> {
-  const holders = Object.values((pool.status?.allocations ?? {}) as Record<string, string>);
+  const holders = Object.values(await allocationsOf(site.objects, pool));
   expect(holders).not.toContain(claim);
   expect(holders).not.toContain(`${site.namespace}/${claim}`);
   expect((await site.objects.get(kinds.claim(site.version), claim, site.namespace))?.status?.addressRef).toBeUndefined();

@@ -33,6 +33,12 @@ export interface ControllerProcessOptions {
   readonly metricsPort?: number;
   /** Serve /healthz and /readyz on 127.0.0.1 at this port (otherwise not at all). */
   readonly probePort?: number;
+  /** Another build of the controller's main.js (an older release, for upgrades); default this tree's. */
+  readonly main?: string;
+  /** More flags, after the usual ones (e.g. `--block-size 16`). */
+  readonly args?: readonly string[];
+  /** More environment (e.g. NODE_PATH for an older build that has no node_modules of its own). */
+  readonly env?: Readonly<Record<string, string>>;
 }
 
 export class ControllerProcess {
@@ -45,10 +51,10 @@ export class ControllerProcess {
     this.exited = new Promise((resolve) => child.once('exit', () => resolve()));
   }
 
-  /** Starts `node packages/ipam-controller/dist/main.js` for one namespace; its stderr (warnings and errors) goes to the test's. */
+  /** Starts `node packages/ipam-controller/dist/main.js` (or options.main) for one namespace; its stderr (warnings and errors) goes to the test's. */
   static start(options: ControllerProcessOptions): ControllerProcess {
     const args = [
-      main,
+      options.main ?? main,
       '--kubeconfig',
       options.kubeconfig,
       '--namespace',
@@ -64,8 +70,9 @@ export class ControllerProcess {
       '0',
       '--log-level',
       'warn',
+      ...(options.args ?? []),
     ];
-    const env = options.identity === undefined ? process.env : { ...process.env, POD_NAME: options.identity };
+    const env = { ...process.env, ...options.env, ...(options.identity === undefined ? {} : { POD_NAME: options.identity }) };
     return new ControllerProcess(options, spawn(process.execPath, args, { stdio: ['ignore', 'ignore', 'inherit'], env }));
   }
 

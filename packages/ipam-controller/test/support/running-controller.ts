@@ -10,7 +10,9 @@ import { startIpamController, type IpamControllerOptions, type RunningIpamContro
 export async function runController(
   kc: k8s.KubeConfig,
   namespace: string,
-  extra: Partial<Pick<IpamControllerOptions, 'webhook' | 'concurrency' | 'cacheClient' | 'statusBudgetBytes' | 'metrics' | 'events'>> = {},
+  extra: Partial<
+    Pick<IpamControllerOptions, 'webhook' | 'concurrency' | 'cacheClient' | 'statusBudgetBytes' | 'blockSize' | 'metrics' | 'events'>
+  > = {},
 ): Promise<RunningIpamController> {
   const logger = createLogger({
     level: process.env['METAL_L2_TEST_LOG'] ?? 'error',

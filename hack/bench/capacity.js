@@ -1,0 +1,139 @@
+// Issue 21: a pool holds its whole range, and a commit's cost does not grow with the pool's fill.
+//   capacity  a /16 (65,534 addresses) filled with as many claims whose names are 253 characters:
+//             bound count, time, controller peak RSS.
+//   fill      the 1,000-claim burst on an empty pool, then on the same pool once it holds 20,000
+//             more allocations (seeded by a burst of 20,000 pre-created claims that the controller
+//             binds, not timed), and their ratio.
+import { loadavg } from 'node:os';
+import { createPool, runBurst, verifyBurst } from './burst.js';
+import { createNamespace, crdDirs, installCrds, startCluster } from './cluster.js';
+import { startOurController } from './controllers.js';
+import { cpuSeconds } from './server-metrics.js';
+import { ours } from './targets.js';
+import { mib, num, printTable, rate, sec, section } from './table.js';
+
+const note = (text) => process.stderr.write(`  ${text}\n`);
+
+/** A claim name of exactly `length` characters ending in `-<i>` (a DNS subdomain). */
+export function longName(i, length) {
+  const suffix = `-${i}`;
+  return `${'c'.repeat(length - suffix.length)}${suffix}`;
+}
+
+/** A fresh control plane with our CRDs and our controller; `use` runs with them, then both stop. */
+async function withOurCluster(label, controllerOptions, use) {
+  note(`starting a fresh control plane (${label})`);
+  const cluster = await startCluster(`bench-${label}`);
+  let controller;
+  try {
+    await installCrds(cluster.api, [crdDirs.capiV1_14(), crdDirs.ours()]);
+    const namespace = await createNamespace(cluster.api, 'bench');
+    controller = startOurController({ kubeconfig: cluster.kubeconfig, namespace, ...controllerOptions });
+    return await use({ cluster, namespace, controller });
+  } finally {
+    await controller?.stop();
+    await cluster.stop();
+  }
+}
+
+export async function runCapacity(options) {
+  const count = options.claims ?? 65_534;
+  // The smallest pool the claims fill (without a gateway, a /16 has 65,534 addresses to hand out).
+  const prefix = 32 - Math.ceil(Math.log2(count + 2));
+  const spec = { addresses: [`10.0.0.0/${prefix}`], prefix };
+  section(`capacity: a /${prefix} pool (${num(2 ** (32 - prefix) - 2)} addresses) and ${num(count)} claims with 253-character names`);
+  // 65,534 claims and IPAddresses in the caches do not fit the chart's 192 MB heap: measured without that limit.
+  const heapMiB = 4096;
+  return withOurCluster('capacity', { heapMiB }, async ({ cluster, namespace, controller }) => {
+    await createPool({ api: cluster.api, namespace, target: ours, name: 'bench', spec, controller });
+    const idle = controller.memory();
+    const cpuBefore = cpuSeconds(controller.pid);
+    const burst = await runBurst({
+      api: cluster.api,
+      namespace,
+      target: ours,
+      pool: 'bench',
+      count,
+      inflight: options.inflight,
+      timeoutMs: (options.timeoutSeconds ?? 600 + 0.2 * count) * 1000,
+      controller,
+      ratePerSecond: undefined,
+      snapshot: undefined,
+      nameOf: (i) => longName(i, 253),
+    });
+    const cpu = cpuSeconds(controller.pid) - cpuBefore;
+    const memory = controller.memory();
+    const verify = await verifyBurst({ api: cluster.api, namespace, target: ours, pool: 'bench', spec: { ...spec, gateway: '' } });
+    controller.assertAlive();
+    const result = { command: `${controller.command} (node --max-old-space-size=${heapMiB})`, burst, verify, idle, memory, cpu, spec };
+    console.log(`$ ${controller.command}`);
+    printTable(
+      ['figure', 'value'],
+      [
+        ['claims bound', `${num(burst.bound)} of ${num(count)}${burst.timedOut ? ' (timed out)' : ''}`],
+        [
+          'all bound, from first create',
+          `${sec(burst.fromFirstCreateSeconds)} -> ${num(rate(burst.bound, burst.fromFirstCreateSeconds))} claims/s`,
+        ],
+        ['IPAddresses / duplicates', `${num(verify.ipAddresses)} / ${num(verify.duplicates)}`],
+        ['pool', verify.poolSummary],
+        ['controller RSS idle -> peak (VmHWM)', `${mib(idle.currentKiB)} -> ${mib(memory.peakKiB)}`],
+        ['controller CPU seconds', num(cpu, 1)],
+        ['machine load average (1 min) after', num(loadavg()[0], 1)],
+      ],
+    );
+    if (verify.problems.length > 0) console.log(`PROBLEMS:\n  ${verify.problems.slice(0, 10).join('\n  ')}`);
+    return result;
+  });
+}
+
+export async function runFill(options) {
+  const count = options.claims ?? 1000;
+  const seed = 20_000;
+  // Room for both bursts and the seed, plus 10 %.
+  const spec = { addresses: ['10.0.0.0/17'], prefix: 17, gateway: '10.0.0.1' };
+  section(`fill: a ${num(count)}-claim burst on an empty pool, then on the same pool holding ${num(seed + count)} allocations`);
+  return withOurCluster('fill', {}, async ({ cluster, namespace, controller }) => {
+    await createPool({ api: cluster.api, namespace, target: ours, name: 'bench', spec, controller });
+    const burstOf = (prefix, n) =>
+      runBurst({
+        api: cluster.api,
+        namespace,
+        target: ours,
+        pool: 'bench',
+        count: n,
+        inflight: options.inflight,
+        timeoutMs: options.timeoutMs(n),
+        controller,
+        ratePerSecond: undefined,
+        snapshot: undefined,
+        nameOf: (i) => `${prefix}-${i}`,
+      });
+    note(`burst on the empty pool: ${count} claims`);
+    const empty = await burstOf('empty', count);
+    note(`seeding: ${seed} claims bound by the controller (not timed)`);
+    const seeded = await burstOf('seed', seed);
+    note(`burst on the pool holding ${seed + count} allocations: ${count} claims`);
+    const full = await burstOf('full', count);
+    const verify = await verifyBurst({ api: cluster.api, namespace, target: ours, pool: 'bench', spec });
+    controller.assertAlive();
+    const emptyRate = rate(empty.bound, empty.fromFirstCreateSeconds);
+    const fullRate = rate(full.bound, full.fromFirstCreateSeconds);
+    const result = { command: controller.command, empty, seeded, full, verify, ratio: fullRate / emptyRate, emptyRate, fullRate };
+    console.log(`$ ${controller.command}`);
+    printTable(
+      ['figure', 'value'],
+      [
+        [`${num(count)}-claim burst on the empty pool`, `${num(emptyRate)} claims/s (${num(empty.bound)} bound)`],
+        [`seed: ${num(seed)} claims`, `${sec(seeded.fromFirstCreateSeconds)} (${num(seeded.bound)} bound)`],
+        [`${num(count)}-claim burst on the pool holding ${num(seed + count)}`, `${num(fullRate)} claims/s (${num(full.bound)} bound)`],
+        ['ratio (holding / empty)', num(result.ratio, 2)],
+        ['IPAddresses / duplicates', `${num(verify.ipAddresses)} / ${num(verify.duplicates)}`],
+        ['pool', verify.poolSummary],
+        ['controller peak RSS (VmHWM)', mib(controller.memory().peakKiB)],
+      ],
+    );
+    if (verify.problems.length > 0) console.log(`PROBLEMS:\n  ${verify.problems.slice(0, 10).join('\n  ')}`);
+    return result;
+  });
+}
