@@ -147,7 +147,8 @@ export function freePort() {
 /**
  * Our network controller without its webhooks (--webhook-port 0), leader election off, metrics and
  * health probes on the given local ports, the default Metal credentials from `credentials`
- * (namespace/name). `logLevel` debug logs one "reconciled" line per reconcile.
+ * (namespace/name). `logLevel` debug logs one "reconciled" line per reconcile. `extraFlags` go
+ * after the others (e.g. a short --drift-check-interval-seconds).
  */
 export function startNetworkController({
   kubeconfig,
@@ -158,6 +159,7 @@ export function startNetworkController({
   metricsPort,
   healthPort,
   logLevel = 'info',
+  extraFlags = /** @type {string[]} */ ([]),
 }) {
   const main = join('packages', 'network-controller', 'dist', 'main.js');
   const nodeArgs = (process.env['METAL_L2_BENCH_CONTROLLER_NODE_ARGS'] ?? '').split(' ').filter((a) => a !== '');
@@ -181,6 +183,7 @@ export function startNetworkController({
     `127.0.0.1:${shown ? '<free port>' : healthPort}`,
     '--log-level',
     logLevel,
+    ...extraFlags,
   ];
   const handle = startChild({
     name: 'metal-l2-network-controller',

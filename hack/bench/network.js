@@ -19,7 +19,7 @@ import { benchLogDir, createNamespace, crdDirs, installCrds, startCluster, waitU
 import { freePort, startNetworkController, startOurController } from './controllers.js';
 import { cpuSeconds } from './server-metrics.js';
 import { ours } from './targets.js';
-import { ms, num, printTable, sec, section } from './table.js';
+import { mib, ms, num, printTable, sec, section } from './table.js';
 
 const note = (text) => process.stderr.write(`  ${text}\n`);
 
@@ -262,11 +262,37 @@ async function rollout({ api, namespace, count, inflight, timeoutMs, alive }) {
     count,
     ready: done.length,
     timedOut,
+    readyAtByName: new Map([...machines].filter(([, e]) => !Number.isNaN(e.readyAt)).map(([name, e]) => [name, e.readyAt])),
     createSeconds: (lastCreated - firstSent) / 1000,
     allReadySeconds: (Math.max(...done.map((e) => e.readyAt)) - firstSent) / 1000,
     firstReadySeconds: (Math.min(...done.map((e) => e.readyAt)) - firstSent) / 1000,
     latencyMs: { p50: percentile(perMachine, 50), p99: percentile(perMachine, 99), max: percentile(perMachine, 100) },
     readyPerSecond: Array.from(perSecond, (v) => v ?? 0),
+  };
+}
+
+/** When each device became active, by device id, from the simulator store's changes (bench clock). */
+function followDeviceActive(sim) {
+  const activeAt = new Map();
+  const stop = sim.store.subscribe((change) => {
+    if (change.kind !== 'device' || change.action !== 'state' || activeAt.has(change.deviceId)) return;
+    if (sim.store.devices.get(change.deviceId)?.state === 'active') activeAt.set(change.deviceId, Date.now());
+  });
+  return { activeAt, stop };
+}
+
+/** Per machine, from its device turning active to its MachineNetwork seen Ready: what the network controller adds. */
+function activeToReady(readyAtByName, deviceIds, activeAt) {
+  const latencies = [];
+  for (const [name, readyAt] of readyAtByName) {
+    const active = activeAt.get(deviceIds.get(name));
+    if (active !== undefined) latencies.push(readyAt - active);
+  }
+  return {
+    measured: latencies.length,
+    p50: percentile(latencies, 50),
+    p99: percentile(latencies, 99),
+    max: percentile(latencies, 100),
   };
 }
 
@@ -397,6 +423,71 @@ async function steadyResync({ sim, count, network, start }) {
   };
 }
 
+/**
+ * The drift period for the measurement: the controller's 600 s default would make the bench wait
+ * 20 minutes, so a short one (its flag's minimum is 10 s), long enough that one read per machine
+ * per period takes half the controller's Metal client rate limit (10/s): reads paced by that
+ * limit instead of by the drift schedule would say nothing about the schedule.
+ */
+export const driftPeriodSeconds = (count) => Math.max(10, Math.ceil(count / 5));
+
+/** Sleeps `ms`, checking every second that the controller is still alive. */
+async function aliveSleep(ms, handle) {
+  const until = Date.now() + ms;
+  while (Date.now() < until) {
+    handle.assertAlive();
+    await sleep(Math.min(1_000, until - Date.now()));
+  }
+}
+
+/** Waits until the controller reconciled every machine at least once since its start and its queue is empty. */
+async function waitResynced(handle, count) {
+  await waitUntil(
+    `the restarted network controller to reconcile all ${count} machines`,
+    async () => {
+      handle.assertAlive();
+      const reconciled = sumOf(await scrape(handle.metricsUrl, 'controller_runtime_reconcile_total'));
+      const depth = sumOf(await scrape(handle.metricsUrl, 'workqueue_depth'));
+      const active = sumOf(await scrape(handle.metricsUrl, 'controller_runtime_active_workers'));
+      return reconciled >= count && depth === 0 && active === 0;
+    },
+    300_000,
+  );
+}
+
+/**
+ * The drift check's cost: the network controller restarted with a short
+ * --drift-check-interval-seconds; once its resync is done, a warm-up of 1.1 periods (each
+ * machine's first check falls between 0.1 and 1.1 periods after its first reconcile), then the
+ * Metal calls of exactly one period. Target: one read per machine, no write.
+ */
+async function driftPeriod({ sim, count, network, start, periodSeconds }) {
+  await network.stop();
+  const restarted = await start('info', ['--drift-check-interval-seconds', String(periodSeconds)]);
+  await waitResynced(restarted, count);
+  const periodMs = periodSeconds * 1000;
+  await aliveSleep(1.1 * periodMs, restarted);
+  const mark = sim.requests.lastSeq();
+  await aliveSleep(periodMs, restarted);
+  const end = sim.requests.lastSeq();
+  const calls = sim.requests.entries({ afterSeq: mark, userAgent: CONTROLLER_AGENT }).filter((e) => e.seq <= end);
+  const reads = calls.filter((e) => e.method === 'GET');
+  const perDevice = new Map();
+  for (const e of reads) if (e.deviceId !== undefined) perDevice.set(e.deviceId, (perDevice.get(e.deviceId) ?? 0) + 1);
+  return {
+    controller: restarted,
+    periodSeconds,
+    calls: calls.length,
+    reads: reads.length,
+    writes: calls.length - reads.length,
+    ops: countOps(calls),
+    devicesRead: perDevice.size,
+    mostOnOneDevice: Math.max(0, ...perDevice.values()),
+    readsPerMachine: reads.length / count,
+    errors: calls.filter((e) => e.status >= 400).length,
+  };
+}
+
 /** "3 10 12 ..." for up to 60 seconds, then the rest summed. */
 function timeline(perSecond) {
   const shown = perSecond.slice(0, 60).join(' ');
@@ -432,7 +523,8 @@ export async function runNetwork(options) {
     ipam = startOurController({ kubeconfig: cluster.kubeconfig, namespace });
     const metricsPort = await freePort();
     const healthPort = await freePort();
-    const start = async (logLevel) => {
+    /** @param {string} logLevel @param {string[]} [extraFlags] */
+    const start = async (logLevel, extraFlags = []) => {
       const handle = startNetworkController({
         kubeconfig: cluster.kubeconfig,
         namespace,
@@ -442,6 +534,7 @@ export async function runNetwork(options) {
         metricsPort,
         healthPort,
         logLevel,
+        extraFlags,
       });
       networkHandles.push(handle);
       await waitUntil(
@@ -471,6 +564,7 @@ export async function runNetwork(options) {
       `${installed} CRDs, pool ${spec.addresses[0]} ready, VLAN ${VXLAN} in ${METRO}; creating ${count} machines, ${inflight} in flight`,
     );
 
+    const devices = followDeviceActive(sim);
     const cpuBefore = cpuOf(cluster, { ipam, network });
     const loadBefore = loadavg()[0];
     const at = Date.now();
@@ -486,6 +580,8 @@ export async function runNetwork(options) {
       },
     });
     const cpuAfter = cpuOf(cluster, { ipam, network });
+    devices.stop();
+    const memory = { network: network.memory(), ipam: ipam.memory() };
     const windowSeconds = (Date.now() - at) / 1000;
     const loadAfter = loadavg()[0];
     const rateLimitWait = sumOf(await scrape(network.metricsUrl, 'metal_api_rate_limit_wait_seconds_total'));
@@ -493,18 +589,27 @@ export async function runNetwork(options) {
     const rolloutReconciles = await scrape(network.metricsUrl, 'controller_runtime_reconcile_total', 'result');
     const checked = await verify({ api: cluster.api, namespace, count });
     const calls = metalCalls(sim, checked.deviceIds, count);
+    const fromActive = activeToReady(result.readyAtByName, checked.deviceIds, devices.activeAt);
+    const rolloutCommand = network.command;
     note(`rollout done (${result.ready}/${count} Ready); restarting the network controller for the steady-state resync`);
     const steady = await steadyResync({ sim, count, network, start });
     network = steady.controller;
+    const periodSeconds = driftPeriodSeconds(count);
+    note(`resync done; restarting the network controller with a ${periodSeconds} s drift period to count one period's reads`);
+    const drift = await driftPeriod({ sim, count, network, start, periodSeconds });
+    network = drift.controller;
     const r = {
       count,
       inflight,
-      command: network.command.replace('--log-level debug', '--log-level info (debug after the restart)'),
-      logFiles: [ipam.logFile, network.logFile, fixtureLogFile],
+      command: rolloutCommand,
+      logFiles: [ipam.logFile, ...networkHandles.map((h) => h.logFile), fixtureLogFile],
       rollout: result,
+      fromActive,
+      memory,
       verify: checked,
       calls,
       steady,
+      drift,
       rateLimitWait,
       retries,
       rolloutReconciles,
@@ -535,8 +640,23 @@ function cpuOf(cluster, { ipam, network }) {
   };
 }
 
+/** The drift period's rows of the network table. */
+function driftRows(d, count) {
+  return [
+    [
+      `drift check: restarted with --drift-check-interval-seconds ${d.periodSeconds}, one period (after 1.1 periods of warm-up)`,
+      `${num(d.reads)} reads = ${num(d.readsPerMachine, 2)} per machine, ${num(d.writes)} writes`,
+    ],
+    ['  by operation', d.calls > 0 ? byOperation(d.ops) : 'none'],
+    [
+      '  devices read / most reads of one device / error answers',
+      `${num(d.devicesRead)} of ${num(count)} / ${num(d.mostOnOneDevice)} / ${num(d.errors)}`,
+    ],
+  ];
+}
+
 function printNetwork(r) {
-  const { rollout: ro, verify: v, calls: c, steady: s } = r;
+  const { rollout: ro, verify: v, calls: c, steady: s, drift: d, fromActive: fa } = r;
   console.log(`$ ${r.command}`);
   console.log(
     'No webhook runs in this bench (--webhook-port 0): each PacketMachine is created already carrying what our webhook adds, ' +
@@ -552,6 +672,10 @@ function printNetwork(r) {
       ['machines created (PacketMachine + Secret + Machine), from first create', `${sec(ro.createSeconds)} (${r.inflight} in flight)`],
       ['first / all MachineNetworks Ready, from first create', `${sec(ro.firstReadySeconds)} / ${sec(ro.allReadySeconds)}`],
       ['per machine, create -> Ready: p50 / p99 / max', `${ms(ro.latencyMs.p50)} / ${ms(ro.latencyMs.p99)} / ${ms(ro.latencyMs.max)}`],
+      [
+        'per machine, device active (simulator) -> Ready: p50 / p99 / max',
+        `${ms(fa.p50)} / ${ms(fa.p99)} / ${ms(fa.max)} (${num(fa.measured)} machines)`,
+      ],
       ['MachineNetworks Ready in each second from the first create', timeline(ro.readyPerSecond)],
       ['devices created / PacketMachines still paused', `${num(v.devices)} / ${num(v.stillPaused)}`],
       ['addresses / IPAddresses / duplicates', `${num(v.addresses)} / ${num(v.ipAddresses)} / ${num(v.duplicates)}`],
@@ -571,6 +695,10 @@ function printNetwork(r) {
       ['  time held back by its client-side rate limit (sum over calls)', sec(r.rateLimitWait)],
       ['  reconciles during the rollout', byOperation(r.rolloutReconciles)],
       [
+        'network controller / IPAM controller peak RSS (VmHWM) over the rollout',
+        `${mib(r.memory.network.peakKiB)} / ${mib(r.memory.ipam.peakKiB)}`,
+      ],
+      [
         'Metal calls of the CAPP fixture (User-Agent cluster-api-provider-packet/...)',
         `${num(c.cappTotal)} = ${num(c.cappTotal / r.count, 2)} per machine`,
       ],
@@ -583,6 +711,7 @@ function printNetwork(r) {
       ],
       ['  Metal calls of the network controller since the restart', `${num(s.calls)}${s.calls > 0 ? ` (${byOperation(s.ops)})` : ''}`],
       ['  Metal calls of the CAPP fixture meanwhile', num(s.cappCalls)],
+      ...driftRows(d, r.count),
       [
         `CPU seconds in the ${sec(r.windowSeconds)} from first create to all Ready`,
         Object.entries(r.cpu)
@@ -593,6 +722,9 @@ function printNetwork(r) {
     ],
   );
   if (v.problems.length > 0) console.log(`found:\n  ${v.problems.slice(0, 10).join('\n  ')}`);
-  console.log(`target (DESIGN §5): at most 3 Metal calls per machine (one read, one VLAN batch, one poll), 0 in a steady-state resync`);
+  console.log(
+    'target (DESIGN §5): at most 3 Metal calls per machine (one read, one VLAN batch, one poll), 0 in a steady-state resync, ' +
+      'one read per machine per drift period, network controller under 256 MiB RSS',
+  );
   console.log(`logs: ${r.logFiles.join(' ')}`);
 }
