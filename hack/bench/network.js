@@ -9,7 +9,7 @@ import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { clearInterval, setInterval } from 'node:timers';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { startCappFixture } from '@metal-l2/capp-fixture';
+import { reserveClusterEndpoint, startCappFixture } from '@metal-l2/capp-fixture';
 import { createLogger, loadKubeConfig } from '@metal-l2/kube';
 import { createMetalClient } from '@metal-l2/metal-api';
 import { DEFAULT_DELAYS, startSimulator } from '@metal-l2/metal-sim';
@@ -137,6 +137,10 @@ async function createWorld({ api, sim, namespace, count, ipam }) {
     status: { initialization: { infrastructureProvisioned: true } },
   });
   const metal = createMetalClient({ token: TOKEN, baseUrl: sim.baseUrl, rateLimit: false, userAgent: 'metal-l2-bench' });
+  // The PacketCluster's vipManager defaults to CPEM, so CAPP's machine reconcile looks up the
+  // cluster's endpoint reservation once a device is active (a nil-pointer panic without one):
+  // reserve it, as CAPP's PacketCluster controller (not played by the fixture) does first.
+  await reserveClusterEndpoint(metal, { projectId: PROJECT_ID, clusterName: CLUSTER, metro: METRO });
   await metal.virtualNetworks.create(PROJECT_ID, { vxlan: VXLAN, metro: METRO, description: `vlan ${VXLAN}` });
   const spec = poolFor(count);
   await createPool({ api, namespace, target: ours, name: `vlan-${VXLAN}`, spec, controller: ipam });
