@@ -285,12 +285,23 @@ function followDeviceActive(sim) {
   return { activeAt, stop };
 }
 
-/** Per machine, from its device turning active to its MachineNetwork seen Ready: what the network controller adds. */
-function activeToReady(readyAtByName, deviceIds, activeAt) {
+/** When CAPP (the fixture) first reported each PacketMachine's device active (status.instanceStatus), by machine name, from a watch. */
+async function followCappActive(api, namespace) {
+  const seenAt = new Map();
+  const watch = api.watchList(path(kinds.packetMachine, namespace), (type, obj, at) => {
+    const name = obj?.metadata?.name;
+    if (type !== 'DELETED' && obj?.status?.instanceStatus === 'active' && !seenAt.has(name)) seenAt.set(name, at);
+  });
+  await watch.ready;
+  return { seenAt, stop: () => watch.stop() };
+}
+
+/** Per machine, from a start time to an end time (both by machine name; the end usually its MachineNetwork seen Ready): p50/p99/max. */
+function latenciesBetween(endAtByName, startOf) {
   const latencies = [];
-  for (const [name, readyAt] of readyAtByName) {
-    const active = activeAt.get(deviceIds.get(name));
-    if (active !== undefined) latencies.push(readyAt - active);
+  for (const [name, endAt] of endAtByName) {
+    const start = startOf(name);
+    if (start !== undefined) latencies.push(endAt - start);
   }
   return {
     measured: latencies.length,
@@ -569,6 +580,7 @@ export async function runNetwork(options) {
     );
 
     const devices = followDeviceActive(sim);
+    const cappActive = await followCappActive(cluster.api, namespace);
     const cpuBefore = cpuOf(cluster, { ipam, network });
     const loadBefore = loadavg()[0];
     const at = Date.now();
@@ -585,6 +597,7 @@ export async function runNetwork(options) {
     });
     const cpuAfter = cpuOf(cluster, { ipam, network });
     devices.stop();
+    await cappActive.stop();
     const memory = { network: network.memory(), ipam: ipam.memory() };
     const windowSeconds = (Date.now() - at) / 1000;
     const loadAfter = loadavg()[0];
@@ -593,7 +606,9 @@ export async function runNetwork(options) {
     const rolloutReconciles = await scrape(network.metricsUrl, 'controller_runtime_reconcile_total', 'result');
     const checked = await verify({ api: cluster.api, namespace, count });
     const calls = metalCalls(sim, checked.deviceIds, count);
-    const fromActive = activeToReady(result.readyAtByName, checked.deviceIds, devices.activeAt);
+    const fromActive = latenciesBetween(result.readyAtByName, (name) => devices.activeAt.get(checked.deviceIds.get(name)));
+    const fromCappActive = latenciesBetween(result.readyAtByName, (name) => cappActive.seenAt.get(name));
+    const cappLag = latenciesBetween(cappActive.seenAt, (name) => devices.activeAt.get(checked.deviceIds.get(name)));
     const rolloutCommand = network.command;
     note(`rollout done (${result.ready}/${count} Ready); restarting the network controller for the steady-state resync`);
     const steady = await steadyResync({ sim, count, network, start });
@@ -609,6 +624,8 @@ export async function runNetwork(options) {
       logFiles: [ipam.logFile, ...networkHandles.map((h) => h.logFile), fixtureLogFile],
       rollout: result,
       fromActive,
+      fromCappActive,
+      cappLag,
       memory,
       verify: checked,
       calls,
@@ -660,7 +677,7 @@ function driftRows(d, count) {
 }
 
 function printNetwork(r) {
-  const { rollout: ro, verify: v, calls: c, steady: s, drift: d, fromActive: fa } = r;
+  const { rollout: ro, verify: v, calls: c, steady: s, drift: d, fromActive: fa, fromCappActive: fc, cappLag: lag } = r;
   console.log(`$ ${r.command}`);
   console.log(
     'No webhook runs in this bench (--webhook-port 0): each PacketMachine is created already carrying what our webhook adds, ' +
@@ -680,6 +697,11 @@ function printNetwork(r) {
         'per machine, device active (simulator) -> Ready: p50 / p99 / max',
         `${ms(fa.p50)} / ${ms(fa.p99)} / ${ms(fa.max)} (${num(fa.measured)} machines)`,
       ],
+      [
+        '  of which device active -> CAPP fixture reports it (PacketMachine instanceStatus): p50 / p99 / max',
+        `${ms(lag.p50)} / ${ms(lag.p99)} / ${ms(lag.max)}`,
+      ],
+      ['  and CAPP fixture reports active -> Ready: p50 / p99 / max', `${ms(fc.p50)} / ${ms(fc.p99)} / ${ms(fc.max)}`],
       ['MachineNetworks Ready in each second from the first create', timeline(ro.readyPerSecond)],
       ['devices created / PacketMachines still paused', `${num(v.devices)} / ${num(v.stillPaused)}`],
       ['addresses / IPAddresses / duplicates', `${num(v.addresses)} / ${num(v.ipAddresses)} / ${num(v.duplicates)}`],
