@@ -40,7 +40,8 @@
 //              (the device's active from the simulator's store); the Metal calls of the network
 //              controller per machine by operation and the most any one device cost (from the
 //              simulator's request log, by User-Agent), the CAPP fixture's separately; both
-//              controllers' peak RSS (target < 256 MiB); then the network controller is restarted
+//              controllers' peak RSS (target < 256 MiB; each runs with its chart's V8 heap budget,
+//              --max-old-space-size=192 and 288); then the network controller is restarted
 //              and, once its log shows every machine reconciled, the Metal calls of that
 //              steady-state resync (target 0; <= 3 per machine in the rollout: one read, one VLAN
 //              batch, one poll); then restarted again with a short drift period (N/5 s, at least

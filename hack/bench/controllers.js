@@ -99,10 +99,18 @@ export async function stopAllControllers() {
  */
 const podHeapArgs = ['--max-old-space-size=192'];
 
+/** The network controller's, as its chart sets it (network.heapLimitMi 288 for limits.memory 384Mi). */
+const networkPodHeapArgs = ['--max-old-space-size=288'];
+
+/** METAL_L2_BENCH_CONTROLLER_NODE_ARGS after the pod's heap budget, unless it sets its own. */
+function nodeArgsWith(heapArgs) {
+  const extra = (process.env['METAL_L2_BENCH_CONTROLLER_NODE_ARGS'] ?? '').split(' ').filter((a) => a !== '');
+  return [...(extra.some((a) => a.startsWith('--max-old-space-size')) ? [] : heapArgs), ...extra];
+}
+
 export function startOurController({ kubeconfig, namespace }) {
   const main = join('packages', 'ipam-controller', 'dist', 'main.js');
-  const extra = (process.env['METAL_L2_BENCH_CONTROLLER_NODE_ARGS'] ?? '').split(' ').filter((a) => a !== '');
-  const nodeArgs = [...(extra.some((a) => a.startsWith('--max-old-space-size')) ? [] : podHeapArgs), ...extra];
+  const nodeArgs = nodeArgsWith(podHeapArgs);
   const flags = (config) => [
     '--kubeconfig',
     config,
@@ -162,7 +170,7 @@ export function startNetworkController({
   extraFlags = /** @type {string[]} */ ([]),
 }) {
   const main = join('packages', 'network-controller', 'dist', 'main.js');
-  const nodeArgs = (process.env['METAL_L2_BENCH_CONTROLLER_NODE_ARGS'] ?? '').split(' ').filter((a) => a !== '');
+  const nodeArgs = nodeArgsWith(networkPodHeapArgs);
   // Shown in tables with placeholders for what changes from run to run.
   const flags = (shown) => [
     '--kubeconfig',
@@ -189,7 +197,7 @@ export function startNetworkController({
     name: 'metal-l2-network-controller',
     command: process.execPath,
     args: [...nodeArgs, join(repoRoot, main), ...flags(false)],
-    shown: ['node', main, ...flags(true)].join(' '),
+    shown: ['node', ...nodeArgs, main, ...flags(true)].join(' '),
   });
   return { ...handle, metricsUrl: `http://127.0.0.1:${metricsPort}/metrics`, readyzUrl: `http://127.0.0.1:${healthPort}/readyz` };
 }
