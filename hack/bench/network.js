@@ -17,7 +17,7 @@ import { resourcePath } from './api.js';
 import { createPool, percentile, poolFor } from './burst.js';
 import { benchLogDir, createNamespace, crdDirs, installCrds, startCluster, waitUntil } from './cluster.js';
 import { freePort, startNetworkController, startOurController } from './controllers.js';
-import { cpuSeconds } from './server-metrics.js';
+import { cpuSeconds, requestCounts, requestDelta } from './server-metrics.js';
 import { ours } from './targets.js';
 import { mib, ms, num, printTable, sec, section } from './table.js';
 
@@ -581,6 +581,7 @@ export async function runNetwork(options) {
 
     const devices = followDeviceActive(sim);
     const cappActive = await followCappActive(cluster.api, namespace);
+    const requestsBefore = await requestCounts(cluster.api, 'all');
     const cpuBefore = cpuOf(cluster, { ipam, network });
     const loadBefore = loadavg()[0];
     const at = Date.now();
@@ -597,6 +598,7 @@ export async function runNetwork(options) {
     });
     const cpuAfter = cpuOf(cluster, { ipam, network });
     devices.stop();
+    const requests = requestDelta(requestsBefore, await requestCounts(cluster.api, 'all'));
     await cappActive.stop();
     const memory = { network: network.memory(), ipam: ipam.memory() };
     const windowSeconds = (Date.now() - at) / 1000;
@@ -626,6 +628,7 @@ export async function runNetwork(options) {
       fromActive,
       fromCappActive,
       cappLag,
+      requests,
       memory,
       verify: checked,
       calls,
@@ -659,6 +662,19 @@ function cpuOf(cluster, { ipam, network }) {
     etcd: cpuSeconds(cluster.pids.etcd),
     'bench (fixture, simulator, creates)': process.cpuUsage().user / 1e6 + process.cpuUsage().system / 1e6,
   };
+}
+
+/**
+ * The API server's requests during the rollout, every client (the bench's creates, both
+ * controllers, the fixture), per machine with their mean server time: the ten most frequent.
+ */
+function requestRows(requests, count) {
+  const writes = requests.filter((r) => !r.key.startsWith('GET ') && !r.key.startsWith('LIST '));
+  const total = writes.reduce((a, r) => a + r.count, 0);
+  return [
+    ['API server writes during the rollout, all clients (the most frequent below)', `${num(total)} = ${num(total / count, 1)} per machine`],
+    ...writes.slice(0, 10).map((r) => [`  ${r.key}`, `${num(r.count / count, 2)} per machine, mean ${ms(r.meanMs)} in the server`]),
+  ];
 }
 
 /** The drift period's rows of the network table. */
@@ -744,6 +760,7 @@ function printNetwork(r) {
           .map(([k, n]) => `${k} ${num(n, 1)}`)
           .join(', '),
       ],
+      ...requestRows(r.requests, r.count),
       ['machine load average (1 min) before -> after', `${num(r.loadBefore, 1)} -> ${num(r.loadAfter, 1)} on ${cpus().length} CPUs`],
     ],
   );
