@@ -222,6 +222,7 @@ function printSummary(results, errors) {
       `all ${num(n.count)} Ready`,
       network.command,
     ]);
+    rows.push([`${num(n.count)} machines: failed (CAPP gave the device up)`, num(n.failed.length), '0', n.failed[0] ?? '']);
     rows.push([`${num(n.count)} machines: p50 / p99 create-to-Ready`, `${ms(n.latencyMs.p50)} / ${ms(n.latencyMs.p99)}`, '', '']);
     rows.push([
       `${num(n.count)} machines: p50 / p99 device active -> Ready`,
@@ -292,7 +293,8 @@ async function main() {
   const wrong =
     ['burst', 'steady', 'memory'].some((p) => results[p]?.verify?.problems?.length > 0 || results[p]?.burst?.timedOut) ||
     results.network?.verify?.duplicates > 0 ||
-    results.network?.rollout?.timedOut === true;
+    results.network?.rollout?.timedOut === true ||
+    results.network?.rollout?.failed?.length > 0;
   return errors.length > 0 || wrong ? 1 : 0;
 }
 

@@ -81,6 +81,9 @@ function cabpkCloudConfig(machine) {
 const rfc3339 = (date) => date.toISOString().replace(/\.\d{3}Z$/, 'Z');
 
 const readyOf = (obj) => (obj?.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
+/** Ready=False DeviceFailed: CAPP gave the machine up (a terminal failure reason on the PacketMachine); it will never be Ready. */
+const deviceFailedOf = (obj) =>
+  (obj?.status?.conditions ?? []).find((c) => c.type === 'Ready' && c.status === 'False' && c.reason === 'DeviceFailed');
 
 /** Sums of a Prometheus text exposition's samples named `name`, keyed by the value of `label` ('' without). */
 async function scrape(url, name, label) {
@@ -217,14 +220,22 @@ async function rollout({ api, namespace, count, inflight, timeoutMs, alive }) {
   const machines = new Map();
   for (let i = 0; i < count; i++) machines.set(`m-${i}`, { sentAt: NaN, createdAt: NaN, readyAt: NaN });
   let ready = 0;
+  /** Machines CAPP failed, by name: their Ready message (the wait ends when the others are Ready). */
+  const failed = new Map();
   let resolveAll;
   const allReady = new Promise((resolve) => (resolveAll = resolve));
   const watch = api.watchList(path(kinds.machineNetwork, namespace), (type, obj, seenAt) => {
-    const entry = machines.get(obj?.metadata?.name);
-    if (entry === undefined || type === 'DELETED' || !Number.isNaN(entry.readyAt) || !readyOf(obj)) return;
-    entry.readyAt = seenAt;
-    ready++;
-    if (ready === count) resolveAll();
+    const name = obj?.metadata?.name;
+    const entry = machines.get(name);
+    if (entry === undefined || type === 'DELETED' || !Number.isNaN(entry.readyAt)) return;
+    const failure = deviceFailedOf(obj);
+    if (failure !== undefined) failed.set(name, failure.message);
+    if (readyOf(obj)) {
+      failed.delete(name);
+      entry.readyAt = seenAt;
+      ready++;
+    }
+    if (ready + failed.size === count) resolveAll();
   });
   await watch.ready;
   const names = [...machines.keys()];
@@ -243,7 +254,7 @@ async function rollout({ api, namespace, count, inflight, timeoutMs, alive }) {
   try {
     await Promise.all(Array.from({ length: Math.min(inflight, count) }, worker));
     const deadline = Date.now() + timeoutMs;
-    while (ready < count && !timedOut) {
+    while (ready + failed.size < count && !timedOut) {
       alive();
       await Promise.race([allReady, sleep(1_000)]);
       timedOut = Date.now() > deadline;
@@ -265,6 +276,7 @@ async function rollout({ api, namespace, count, inflight, timeoutMs, alive }) {
   return {
     count,
     ready: done.length,
+    failed: [...failed].map(([name, message]) => `${name}: ${message}`),
     timedOut,
     readyAtByName: new Map([...machines].filter(([, e]) => !Number.isNaN(e.readyAt)).map(([name, e]) => [name, e.readyAt])),
     createSeconds: (lastCreated - firstSent) / 1000,
@@ -706,6 +718,10 @@ function printNetwork(r) {
     ['figure', 'value'],
     [
       ['MachineNetworks Ready', `${num(ro.ready)} of ${num(ro.count)}${ro.timedOut ? ' (timed out)' : ''}`],
+      [
+        'machines CAPP failed (Ready=False DeviceFailed)',
+        ro.failed.length === 0 ? '0' : `${ro.failed.length}: ${ro.failed.slice(0, 3).join('; ')}`,
+      ],
       ['machines created (PacketMachine + Secret + Machine), from first create', `${sec(ro.createSeconds)} (${r.inflight} in flight)`],
       ['first / all MachineNetworks Ready, from first create', `${sec(ro.firstReadySeconds)} / ${sec(ro.allReadySeconds)}`],
       ['per machine, create -> Ready: p50 / p99 / max', `${ms(ro.latencyMs.p50)} / ${ms(ro.latencyMs.p99)} / ${ms(ro.latencyMs.max)}`],
