@@ -48,12 +48,17 @@
 //              pause and our hold marker). N hybrid-bonded machines (bond0 + VLAN 1000 with one
 //              address from an InClusterIPPool: PacketMachine, bootstrap Secret, Machine) created at
 //              once (--inflight at a time); a watch on the MachineNetworks times each one: time to
-//              all Ready from the first create, p50/p99 create-to-Ready; the Metal calls of the
-//              network controller per machine by operation and the most any one device cost (from
-//              the simulator's request log, by User-Agent), the CAPP fixture's separately; then the
-//              network controller is restarted and, once its log shows every machine reconciled,
-//              the Metal calls of that steady-state resync (target 0; <= 3 per machine in the
-//              rollout: one read, one VLAN batch, one poll). Fails on a duplicate address.
+//              all Ready from the first create, p50/p99 create-to-Ready and device-active-to-Ready
+//              (the device's active from the simulator's store); the Metal calls of the network
+//              controller per machine by operation and the most any one device cost (from the
+//              simulator's request log, by User-Agent), the CAPP fixture's separately; both
+//              controllers' peak RSS (target < 256 MiB; each runs with its chart's V8 heap budget,
+//              --max-old-space-size=192 and 288); then the network controller is restarted
+//              and, once its log shows every machine reconciled, the Metal calls of that
+//              steady-state resync (target 0; <= 3 per machine in the rollout: one read, one VLAN
+//              batch, one poll); then restarted again with a short drift period (N/5 s, at least
+//              10 s) and, after 1.1 periods of warm-up, the Metal calls of one period (target one
+//              read per machine, no write). Fails on a duplicate address.
 //
 // Each cluster part also prints what explains its figures: the controller's API requests by verb
 // (from the API server's apiserver_request_total, the bench's own creates left out) with their
@@ -262,7 +267,7 @@ function printSummary(results, errors) {
     ]);
   }
   if (network) {
-    const { rollout: n, calls, steady, verify } = network;
+    const { rollout: n, calls, steady, verify, fromActive, memory, drift } = network;
     const ops = Object.entries(calls.controller)
       .sort((a, b) => b[1] - a[1])
       .map(([op, count]) => `${op} ${num(count / network.count, 2)}`)
@@ -270,10 +275,17 @@ function printSummary(results, errors) {
     rows.push([
       `${num(n.count)} hybrid-bonded machines: all MachineNetworks Ready (from first create)`,
       `${sec(n.allReadySeconds)}${n.timedOut ? ` (${n.ready} Ready, timed out)` : ''}`,
-      '',
+      `all ${num(n.count)} Ready`,
       network.command,
     ]);
+    rows.push([`${num(n.count)} machines: failed (CAPP gave the device up)`, num(n.failed.length), '0', n.failed[0] ?? '']);
     rows.push([`${num(n.count)} machines: p50 / p99 create-to-Ready`, `${ms(n.latencyMs.p50)} / ${ms(n.latencyMs.p99)}`, '', '']);
+    rows.push([
+      `${num(n.count)} machines: p50 / p99 device active -> Ready`,
+      `${ms(fromActive.p50)} / ${ms(fromActive.p99)}`,
+      '(none set)',
+      'device active: the simulator store; Ready: a watch on the MachineNetworks',
+    ]);
     rows.push([`${num(n.count)} machines: network controller Metal calls per machine`, num(calls.perMachine, 2), '<= 3', ops]);
     rows.push([`${num(n.count)} machines: most Metal calls on one device`, num(calls.worst.total), '', '']);
     rows.push([
@@ -282,7 +294,15 @@ function printSummary(results, errors) {
       '',
       'User-Agent cluster-api-provider-packet/v0.9.0 (metal-l2 capp-fixture)',
     ]);
+    rows.push([`${num(n.count)} machines: network controller peak RSS (rollout)`, mib(memory.network.peakKiB), '< 256 MiB', 'VmHWM']);
+    rows.push([`${num(n.count)} machines: IPAM controller peak RSS (rollout)`, mib(memory.ipam.peakKiB), '', 'VmHWM']);
     rows.push([`${num(n.count)} machines: Metal calls in a steady-state resync (restart)`, num(steady.calls), '0', '']);
+    rows.push([
+      `${num(n.count)} machines: drift check, Metal reads per machine in one ${num(drift.periodSeconds)} s period`,
+      `${num(drift.readsPerMachine, 2)} (${num(drift.writes)} writes)`,
+      '1 (0 writes)',
+      drift.controller.command,
+    ]);
     rows.push([`${num(n.count)} machines: duplicate addresses`, num(verify.duplicates), '0', '']);
     rows.push([
       `${num(n.count)} machines: 429s seen by the network controller / the CAPP fixture`,
@@ -339,7 +359,8 @@ async function main() {
     results.fill?.verify?.problems?.length > 0 ||
     [results.fill?.empty, results.fill?.seeded, results.fill?.full].some((b) => b?.timedOut === true) ||
     results.network?.verify?.duplicates > 0 ||
-    results.network?.rollout?.timedOut === true;
+    results.network?.rollout?.timedOut === true ||
+    results.network?.rollout?.failed?.length > 0;
   return errors.length > 0 || wrong ? 1 : 0;
 }
 

@@ -99,6 +99,15 @@ export async function stopAllControllers() {
  */
 const podHeapArgs = ['--max-old-space-size=192'];
 
+/** The network controller's, as its chart sets it (network.heapLimitMi 288 for limits.memory 384Mi). */
+const networkPodHeapArgs = ['--max-old-space-size=288'];
+
+/** METAL_L2_BENCH_CONTROLLER_NODE_ARGS after the pod's heap budget, unless it sets its own. */
+function nodeArgsWith(heapArgs) {
+  const extra = (process.env['METAL_L2_BENCH_CONTROLLER_NODE_ARGS'] ?? '').split(' ').filter((a) => a !== '');
+  return [...(extra.some((a) => a.startsWith('--max-old-space-size')) ? [] : heapArgs), ...extra];
+}
+
 /**
  * `heapMiB` replaces the pod's heap budget (the capacity part: 65,534 claims and IPAddresses in
  * the caches do not fit the chart's 256Mi pod); `flags` are added to the controller's.
@@ -106,9 +115,7 @@ const podHeapArgs = ['--max-old-space-size=192'];
 /** @param {{ kubeconfig: string, namespace: string, heapMiB?: number, flags?: string[] }} options */
 export function startOurController({ kubeconfig, namespace, heapMiB = undefined, flags: extraFlags = [] }) {
   const main = join('packages', 'ipam-controller', 'dist', 'main.js');
-  const extra = (process.env['METAL_L2_BENCH_CONTROLLER_NODE_ARGS'] ?? '').split(' ').filter((a) => a !== '');
-  const heap = heapMiB === undefined ? podHeapArgs : [`--max-old-space-size=${heapMiB}`];
-  const nodeArgs = [...(extra.some((a) => a.startsWith('--max-old-space-size')) ? [] : heap), ...extra];
+  const nodeArgs = nodeArgsWith(heapMiB === undefined ? podHeapArgs : [`--max-old-space-size=${heapMiB}`]);
   const flags = (config) => [
     '--kubeconfig',
     config,
@@ -154,7 +161,8 @@ export function freePort() {
 /**
  * Our network controller without its webhooks (--webhook-port 0), leader election off, metrics and
  * health probes on the given local ports, the default Metal credentials from `credentials`
- * (namespace/name). `logLevel` debug logs one "reconciled" line per reconcile.
+ * (namespace/name). `logLevel` debug logs one "reconciled" line per reconcile. `extraFlags` go
+ * after the others (e.g. a short --drift-check-interval-seconds).
  */
 export function startNetworkController({
   kubeconfig,
@@ -165,9 +173,10 @@ export function startNetworkController({
   metricsPort,
   healthPort,
   logLevel = 'info',
+  extraFlags = /** @type {string[]} */ ([]),
 }) {
   const main = join('packages', 'network-controller', 'dist', 'main.js');
-  const nodeArgs = (process.env['METAL_L2_BENCH_CONTROLLER_NODE_ARGS'] ?? '').split(' ').filter((a) => a !== '');
+  const nodeArgs = nodeArgsWith(networkPodHeapArgs);
   // Shown in tables with placeholders for what changes from run to run.
   const flags = (shown) => [
     '--kubeconfig',
@@ -188,12 +197,13 @@ export function startNetworkController({
     `127.0.0.1:${shown ? '<free port>' : healthPort}`,
     '--log-level',
     logLevel,
+    ...extraFlags,
   ];
   const handle = startChild({
     name: 'metal-l2-network-controller',
     command: process.execPath,
     args: [...nodeArgs, join(repoRoot, main), ...flags(false)],
-    shown: ['node', main, ...flags(true)].join(' '),
+    shown: ['node', ...nodeArgs, main, ...flags(true)].join(' '),
   });
   return { ...handle, metricsUrl: `http://127.0.0.1:${metricsPort}/metrics`, readyzUrl: `http://127.0.0.1:${healthPort}/readyz` };
 }

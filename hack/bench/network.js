@@ -17,9 +17,9 @@ import { resourcePath } from './api.js';
 import { createPool, percentile, poolFor } from './burst.js';
 import { benchLogDir, createNamespace, crdDirs, installCrds, startCluster, waitUntil } from './cluster.js';
 import { freePort, startNetworkController, startOurController } from './controllers.js';
-import { cpuSeconds } from './server-metrics.js';
+import { cpuSeconds, requestCounts, requestDelta } from './server-metrics.js';
 import { ours } from './targets.js';
-import { ms, num, printTable, sec, section } from './table.js';
+import { mib, ms, num, printTable, sec, section } from './table.js';
 
 const note = (text) => process.stderr.write(`  ${text}\n`);
 
@@ -81,6 +81,9 @@ function cabpkCloudConfig(machine) {
 const rfc3339 = (date) => date.toISOString().replace(/\.\d{3}Z$/, 'Z');
 
 const readyOf = (obj) => (obj?.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
+/** Ready=False DeviceFailed: CAPP gave the machine up (a terminal failure reason on the PacketMachine); it will never be Ready. */
+const deviceFailedOf = (obj) =>
+  (obj?.status?.conditions ?? []).find((c) => c.type === 'Ready' && c.status === 'False' && c.reason === 'DeviceFailed');
 
 /** Sums of a Prometheus text exposition's samples named `name`, keyed by the value of `label` ('' without). */
 async function scrape(url, name, label) {
@@ -137,10 +140,11 @@ async function createWorld({ api, sim, namespace, count, ipam }) {
     status: { initialization: { infrastructureProvisioned: true } },
   });
   const metal = createMetalClient({ token: TOKEN, baseUrl: sim.baseUrl, rateLimit: false, userAgent: 'metal-l2-bench' });
-  await metal.virtualNetworks.create(PROJECT_ID, { vxlan: VXLAN, metro: METRO, description: `vlan ${VXLAN}` });
-  // CPEM (the default vipManager): the endpoint reservation CAPP's PacketCluster controller makes;
-  // without it the fixture, as CAPP v0.9.0, fails every active machine on a nil reservation.
+  // The PacketCluster's vipManager defaults to CPEM, so CAPP's machine reconcile looks up the
+  // cluster's endpoint reservation once a device is active (a nil-pointer panic without one):
+  // reserve it, as CAPP's PacketCluster controller (not played by the fixture) does first.
   await reserveClusterEndpoint(metal, { projectId: PROJECT_ID, clusterName: CLUSTER, metro: METRO });
+  await metal.virtualNetworks.create(PROJECT_ID, { vxlan: VXLAN, metro: METRO, description: `vlan ${VXLAN}` });
   const spec = poolFor(count);
   await createPool({ api, namespace, target: ours, name: `vlan-${VXLAN}`, spec, controller: ipam });
   await api.post(
@@ -216,14 +220,22 @@ async function rollout({ api, namespace, count, inflight, timeoutMs, alive }) {
   const machines = new Map();
   for (let i = 0; i < count; i++) machines.set(`m-${i}`, { sentAt: NaN, createdAt: NaN, readyAt: NaN });
   let ready = 0;
+  /** Machines CAPP failed, by name: their Ready message (the wait ends when the others are Ready). */
+  const failed = new Map();
   let resolveAll;
   const allReady = new Promise((resolve) => (resolveAll = resolve));
   const watch = api.watchList(path(kinds.machineNetwork, namespace), (type, obj, seenAt) => {
-    const entry = machines.get(obj?.metadata?.name);
-    if (entry === undefined || type === 'DELETED' || !Number.isNaN(entry.readyAt) || !readyOf(obj)) return;
-    entry.readyAt = seenAt;
-    ready++;
-    if (ready === count) resolveAll();
+    const name = obj?.metadata?.name;
+    const entry = machines.get(name);
+    if (entry === undefined || type === 'DELETED' || !Number.isNaN(entry.readyAt)) return;
+    const failure = deviceFailedOf(obj);
+    if (failure !== undefined) failed.set(name, failure.message);
+    if (readyOf(obj)) {
+      failed.delete(name);
+      entry.readyAt = seenAt;
+      ready++;
+    }
+    if (ready + failed.size === count) resolveAll();
   });
   await watch.ready;
   const names = [...machines.keys()];
@@ -242,7 +254,7 @@ async function rollout({ api, namespace, count, inflight, timeoutMs, alive }) {
   try {
     await Promise.all(Array.from({ length: Math.min(inflight, count) }, worker));
     const deadline = Date.now() + timeoutMs;
-    while (ready < count && !timedOut) {
+    while (ready + failed.size < count && !timedOut) {
       alive();
       await Promise.race([allReady, sleep(1_000)]);
       timedOut = Date.now() > deadline;
@@ -264,12 +276,50 @@ async function rollout({ api, namespace, count, inflight, timeoutMs, alive }) {
   return {
     count,
     ready: done.length,
+    failed: [...failed].map(([name, message]) => `${name}: ${message}`),
     timedOut,
+    readyAtByName: new Map([...machines].filter(([, e]) => !Number.isNaN(e.readyAt)).map(([name, e]) => [name, e.readyAt])),
     createSeconds: (lastCreated - firstSent) / 1000,
     allReadySeconds: (Math.max(...done.map((e) => e.readyAt)) - firstSent) / 1000,
     firstReadySeconds: (Math.min(...done.map((e) => e.readyAt)) - firstSent) / 1000,
     latencyMs: { p50: percentile(perMachine, 50), p99: percentile(perMachine, 99), max: percentile(perMachine, 100) },
     readyPerSecond: Array.from(perSecond, (v) => v ?? 0),
+  };
+}
+
+/** When each device became active, by device id, from the simulator store's changes (bench clock). */
+function followDeviceActive(sim) {
+  const activeAt = new Map();
+  const stop = sim.store.subscribe((change) => {
+    if (change.kind !== 'device' || change.action !== 'state' || activeAt.has(change.deviceId)) return;
+    if (sim.store.devices.get(change.deviceId)?.state === 'active') activeAt.set(change.deviceId, Date.now());
+  });
+  return { activeAt, stop };
+}
+
+/** When CAPP (the fixture) first reported each PacketMachine's device active (status.instanceStatus), by machine name, from a watch. */
+async function followCappActive(api, namespace) {
+  const seenAt = new Map();
+  const watch = api.watchList(path(kinds.packetMachine, namespace), (type, obj, at) => {
+    const name = obj?.metadata?.name;
+    if (type !== 'DELETED' && obj?.status?.instanceStatus === 'active' && !seenAt.has(name)) seenAt.set(name, at);
+  });
+  await watch.ready;
+  return { seenAt, stop: () => watch.stop() };
+}
+
+/** Per machine, from a start time to an end time (both by machine name; the end usually its MachineNetwork seen Ready): p50/p99/max. */
+function latenciesBetween(endAtByName, startOf) {
+  const latencies = [];
+  for (const [name, endAt] of endAtByName) {
+    const start = startOf(name);
+    if (start !== undefined) latencies.push(endAt - start);
+  }
+  return {
+    measured: latencies.length,
+    p50: percentile(latencies, 50),
+    p99: percentile(latencies, 99),
+    max: percentile(latencies, 100),
   };
 }
 
@@ -308,32 +358,48 @@ async function verify({ api, namespace, count }) {
   };
 }
 
-/** The Metal calls each party made during the rollout, from the simulator's request log. */
-function metalCalls(sim, deviceIds, count) {
-  const controller = sim.requests.countByOperation({ userAgent: CONTROLLER_AGENT });
-  const capp = sim.requests.countByOperation({ userAgent: CAPP_AGENT });
+/**
+ * The Metal calls each party made during the rollout, from the simulator's request log. A
+ * machine's rollout cost is what the network controller called on its device until its
+ * MachineNetwork was seen Ready (plus the calls tied to no device, shared by all): the drift
+ * checks of machines Ready early, due from a tenth of a period on, come after and are counted apart.
+ */
+function metalCalls(sim, { deviceIds, count, readyAtByName }) {
+  const ours = sim.requests.entries({ userAgent: CONTROLLER_AGENT });
+  const byDevice = new Map();
+  for (const e of ours) {
+    if (e.deviceId === undefined) continue;
+    if (!byDevice.has(e.deviceId)) byDevice.set(e.deviceId, []);
+    byDevice.get(e.deviceId).push(e);
+  }
+  const untilReady = [];
+  const afterReady = [];
   let worst = { name: '', total: -1, ops: {} };
-  let onDevices = 0;
   const perDevice = [];
   for (const [name, deviceId] of deviceIds) {
-    const ops = sim.requests.countByOperation({ deviceId, userAgent: CONTROLLER_AGENT });
-    const total = sumOf(ops);
-    perDevice.push(total);
-    onDevices += total;
-    if (total > worst.total) worst = { name, total, ops };
+    const readyAt = readyAtByName.get(name) ?? Infinity;
+    const calls = byDevice.get(deviceId) ?? [];
+    const before = calls.filter((e) => Date.parse(e.at) <= readyAt);
+    untilReady.push(...before);
+    afterReady.push(...calls.filter((e) => Date.parse(e.at) > readyAt));
+    perDevice.push(before.length);
+    if (before.length > worst.total) worst = { name, total: before.length, ops: countOps(before) };
   }
-  const withoutDevice = sim.requests.entries({ userAgent: CONTROLLER_AGENT }).filter((e) => e.deviceId === undefined);
-  const faulted = sim.requests.entries({ userAgent: CONTROLLER_AGENT }).filter((e) => e.status >= 400).length;
+  const withoutDevice = ours.filter((e) => e.deviceId === undefined);
+  const controller = countOps([...untilReady, ...withoutDevice]);
+  const capp = countOps(sim.requests.entries({ userAgent: CAPP_AGENT }));
   return {
     controller,
     controllerTotal: sumOf(controller),
     perMachine: sumOf(controller) / count,
     perDeviceP50: percentile(perDevice, 50),
     worst,
-    onDevices,
+    onDevices: untilReady.length,
     withoutDevice: withoutDevice.length,
     withoutDeviceOps: byOperation(countOps(withoutDevice)),
-    controllerErrors: faulted,
+    afterReady: afterReady.length,
+    afterReadyOps: byOperation(countOps(afterReady)),
+    controllerErrors: ours.filter((e) => e.status >= 400 || e.status === 0).length,
     capp,
     cappTotal: sumOf(capp),
   };
@@ -400,6 +466,71 @@ async function steadyResync({ sim, count, network, start }) {
   };
 }
 
+/**
+ * The drift period for the measurement: the controller's 600 s default would make the bench wait
+ * 20 minutes, so a short one (its flag's minimum is 10 s), long enough that one read per machine
+ * per period takes half the controller's Metal client rate limit (10/s): reads paced by that
+ * limit instead of by the drift schedule would say nothing about the schedule.
+ */
+export const driftPeriodSeconds = (count) => Math.max(10, Math.ceil(count / 5));
+
+/** Sleeps `ms`, checking every second that the controller is still alive. */
+async function aliveSleep(ms, handle) {
+  const until = Date.now() + ms;
+  while (Date.now() < until) {
+    handle.assertAlive();
+    await sleep(Math.min(1_000, until - Date.now()));
+  }
+}
+
+/** Waits until the controller reconciled every machine at least once since its start and its queue is empty. */
+async function waitResynced(handle, count) {
+  await waitUntil(
+    `the restarted network controller to reconcile all ${count} machines`,
+    async () => {
+      handle.assertAlive();
+      const reconciled = sumOf(await scrape(handle.metricsUrl, 'controller_runtime_reconcile_total'));
+      const depth = sumOf(await scrape(handle.metricsUrl, 'workqueue_depth'));
+      const active = sumOf(await scrape(handle.metricsUrl, 'controller_runtime_active_workers'));
+      return reconciled >= count && depth === 0 && active === 0;
+    },
+    300_000,
+  );
+}
+
+/**
+ * The drift check's cost: the network controller restarted with a short
+ * --drift-check-interval-seconds; once its resync is done, a warm-up of 1.1 periods (each
+ * machine's first check falls between 0.1 and 1.1 periods after its first reconcile), then the
+ * Metal calls of exactly one period. Target: one read per machine, no write.
+ */
+async function driftPeriod({ sim, count, network, start, periodSeconds }) {
+  await network.stop();
+  const restarted = await start('info', ['--drift-check-interval-seconds', String(periodSeconds)]);
+  await waitResynced(restarted, count);
+  const periodMs = periodSeconds * 1000;
+  await aliveSleep(1.1 * periodMs, restarted);
+  const mark = sim.requests.lastSeq();
+  await aliveSleep(periodMs, restarted);
+  const end = sim.requests.lastSeq();
+  const calls = sim.requests.entries({ afterSeq: mark, userAgent: CONTROLLER_AGENT }).filter((e) => e.seq <= end);
+  const reads = calls.filter((e) => e.method === 'GET');
+  const perDevice = new Map();
+  for (const e of reads) if (e.deviceId !== undefined) perDevice.set(e.deviceId, (perDevice.get(e.deviceId) ?? 0) + 1);
+  return {
+    controller: restarted,
+    periodSeconds,
+    calls: calls.length,
+    reads: reads.length,
+    writes: calls.length - reads.length,
+    ops: countOps(calls),
+    devicesRead: perDevice.size,
+    mostOnOneDevice: Math.max(0, ...perDevice.values()),
+    readsPerMachine: reads.length / count,
+    errors: calls.filter((e) => e.status >= 400).length,
+  };
+}
+
 /** "3 10 12 ..." for up to 60 seconds, then the rest summed. */
 function timeline(perSecond) {
   const shown = perSecond.slice(0, 60).join(' ');
@@ -436,7 +567,8 @@ export async function runNetwork(options) {
     ipam = startOurController({ kubeconfig: cluster.kubeconfig, namespace });
     const metricsPort = await freePort();
     const healthPort = await freePort();
-    const start = async (logLevel) => {
+    /** @param {string} logLevel @param {string[]} [extraFlags] */
+    const start = async (logLevel, extraFlags = []) => {
       const handle = startNetworkController({
         kubeconfig: cluster.kubeconfig,
         namespace,
@@ -446,6 +578,7 @@ export async function runNetwork(options) {
         metricsPort,
         healthPort,
         logLevel,
+        extraFlags,
       });
       networkHandles.push(handle);
       await waitUntil(
@@ -475,6 +608,9 @@ export async function runNetwork(options) {
       `${installed} CRDs, pool ${spec.addresses[0]} ready, VLAN ${VXLAN} in ${METRO}; creating ${count} machines, ${inflight} in flight`,
     );
 
+    const devices = followDeviceActive(sim);
+    const cappActive = await followCappActive(cluster.api, namespace);
+    const requestsBefore = await requestCounts(cluster.api, 'all');
     const cpuBefore = cpuOf(cluster, { ipam, network });
     const loadBefore = loadavg()[0];
     const at = Date.now();
@@ -490,6 +626,10 @@ export async function runNetwork(options) {
       },
     });
     const cpuAfter = cpuOf(cluster, { ipam, network });
+    devices.stop();
+    const requests = requestDelta(requestsBefore, await requestCounts(cluster.api, 'all'));
+    await cappActive.stop();
+    const memory = { network: network.memory(), ipam: ipam.memory() };
     const windowSeconds = (Date.now() - at) / 1000;
     const loadAfter = loadavg()[0];
     const rateLimitWait = sumOf(await scrape(network.metricsUrl, 'metal_api_rate_limit_wait_seconds_total'));
@@ -503,19 +643,33 @@ export async function runNetwork(options) {
       capp: sim.requests.count({ userAgent: CAPP_AGENT, status: 429 }),
     };
     const checked = await verify({ api: cluster.api, namespace, count });
-    const calls = metalCalls(sim, checked.deviceIds, count);
+    const calls = metalCalls(sim, { deviceIds: checked.deviceIds, count, readyAtByName: result.readyAtByName });
+    const fromActive = latenciesBetween(result.readyAtByName, (name) => devices.activeAt.get(checked.deviceIds.get(name)));
+    const fromCappActive = latenciesBetween(result.readyAtByName, (name) => cappActive.seenAt.get(name));
+    const cappLag = latenciesBetween(cappActive.seenAt, (name) => devices.activeAt.get(checked.deviceIds.get(name)));
+    const rolloutCommand = network.command;
     note(`rollout done (${result.ready}/${count} Ready); restarting the network controller for the steady-state resync`);
     const steady = await steadyResync({ sim, count, network, start });
     network = steady.controller;
+    const periodSeconds = driftPeriodSeconds(count);
+    note(`resync done; restarting the network controller with a ${periodSeconds} s drift period to count one period's reads`);
+    const drift = await driftPeriod({ sim, count, network, start, periodSeconds });
+    network = drift.controller;
     const r = {
       count,
       inflight,
-      command: network.command.replace('--log-level debug', '--log-level info (debug after the restart)'),
-      logFiles: [ipam.logFile, network.logFile, fixtureLogFile],
+      command: rolloutCommand,
+      logFiles: [ipam.logFile, ...networkHandles.map((h) => h.logFile), fixtureLogFile],
       rollout: result,
+      fromActive,
+      fromCappActive,
+      cappLag,
+      requests,
+      memory,
       verify: checked,
       calls,
       steady,
+      drift,
       rateLimitWait,
       retries,
       rolloutReconciles,
@@ -551,8 +705,36 @@ function cpuOf(cluster, { ipam, network }) {
 export const rateLimitText = (limit) =>
   limit === undefined ? 'off, --metal-rate-limit' : `${limit.requestsPerSecond}/s, burst ${limit.burst}, per API token`;
 
+/**
+ * The API server's requests during the rollout, every client (the bench's creates, both
+ * controllers, the fixture), per machine with their mean server time: the ten most frequent.
+ */
+function requestRows(requests, count) {
+  const writes = requests.filter((r) => !r.key.startsWith('GET ') && !r.key.startsWith('LIST '));
+  const total = writes.reduce((a, r) => a + r.count, 0);
+  return [
+    ['API server writes during the rollout, all clients (the most frequent below)', `${num(total)} = ${num(total / count, 1)} per machine`],
+    ...writes.slice(0, 10).map((r) => [`  ${r.key}`, `${num(r.count / count, 2)} per machine, mean ${ms(r.meanMs)} in the server`]),
+  ];
+}
+
+/** The drift period's rows of the network table. */
+function driftRows(d, count) {
+  return [
+    [
+      `drift check: restarted with --drift-check-interval-seconds ${d.periodSeconds}, one period (after 1.1 periods of warm-up)`,
+      `${num(d.reads)} reads = ${num(d.readsPerMachine, 2)} per machine, ${num(d.writes)} writes`,
+    ],
+    ['  by operation', d.calls > 0 ? byOperation(d.ops) : 'none'],
+    [
+      '  devices read / most reads of one device / error answers',
+      `${num(d.devicesRead)} of ${num(count)} / ${num(d.mostOnOneDevice)} / ${num(d.errors)}`,
+    ],
+  ];
+}
+
 function printNetwork(r) {
-  const { rollout: ro, verify: v, calls: c, steady: s } = r;
+  const { rollout: ro, verify: v, calls: c, steady: s, drift: d, fromActive: fa, fromCappActive: fc, cappLag: lag } = r;
   console.log(`$ ${r.command}`);
   console.log(
     'No webhook runs in this bench (--webhook-port 0): each PacketMachine is created already carrying what our webhook adds, ' +
@@ -565,19 +747,39 @@ function printNetwork(r) {
     ['figure', 'value'],
     [
       ['MachineNetworks Ready', `${num(ro.ready)} of ${num(ro.count)}${ro.timedOut ? ' (timed out)' : ''}`],
+      [
+        'machines CAPP failed (Ready=False DeviceFailed)',
+        ro.failed.length === 0 ? '0' : `${ro.failed.length}: ${ro.failed.slice(0, 3).join('; ')}`,
+      ],
       ['machines created (PacketMachine + Secret + Machine), from first create', `${sec(ro.createSeconds)} (${r.inflight} in flight)`],
       ['first / all MachineNetworks Ready, from first create', `${sec(ro.firstReadySeconds)} / ${sec(ro.allReadySeconds)}`],
       ['per machine, create -> Ready: p50 / p99 / max', `${ms(ro.latencyMs.p50)} / ${ms(ro.latencyMs.p99)} / ${ms(ro.latencyMs.max)}`],
+      [
+        'per machine, device active (simulator) -> Ready: p50 / p99 / max',
+        `${ms(fa.p50)} / ${ms(fa.p99)} / ${ms(fa.max)} (${num(fa.measured)} machines)`,
+      ],
+      [
+        '  of which device active -> CAPP fixture reports it (PacketMachine instanceStatus): p50 / p99 / max',
+        `${ms(lag.p50)} / ${ms(lag.p99)} / ${ms(lag.max)}`,
+      ],
+      ['  and CAPP fixture reports active -> Ready: p50 / p99 / max', `${ms(fc.p50)} / ${ms(fc.p99)} / ${ms(fc.max)}`],
       ['MachineNetworks Ready in each second from the first create', timeline(ro.readyPerSecond)],
       ['devices created / PacketMachines still paused', `${num(v.devices)} / ${num(v.stillPaused)}`],
       ['addresses / IPAddresses / duplicates', `${num(v.addresses)} / ${num(v.ipAddresses)} / ${num(v.duplicates)}`],
-      ['Metal calls of the network controller', `${num(c.controllerTotal)} = ${num(c.perMachine, 2)} per machine`],
+      [
+        'Metal calls of the network controller, each device until its machine was Ready',
+        `${num(c.controllerTotal)} = ${num(c.perMachine, 2)} per machine`,
+      ],
       ...Object.entries(c.controller)
         .sort((a, b) => b[1] - a[1])
         .map(([op, n]) => [`  ${op}`, `${num(n)} = ${num(n / r.count, 2)} per machine`]),
       [
         '  on a device / not tied to one (by operation)',
         `${num(c.onDevices)} / ${num(c.withoutDevice)}${c.withoutDevice > 0 ? ` (${c.withoutDeviceOps})` : ''}`,
+      ],
+      [
+        '  on a device after its machine was Ready (drift checks while the rollout went on)',
+        `${num(c.afterReady)}${c.afterReady > 0 ? ` (${c.afterReadyOps})` : ''}`,
       ],
       ['  per device p50 / max', `${num(c.perDeviceP50)} / ${num(c.worst.total)} (${c.worst.name}: ${byOperation(c.worst.ops)})`],
       [
@@ -589,6 +791,10 @@ function printNetwork(r) {
       [
         `429s seen in the rollout (simulated rate limit: ${rateLimitText(r.rateLimited.limit)})`,
         `network controller ${num(r.rateLimited.network)} (metal_api_requests_total{status="429"}), CAPP fixture ${num(r.rateLimited.capp)} (simulator log)`,
+      ],
+      [
+        'network controller / IPAM controller peak RSS (VmHWM) over the rollout',
+        `${mib(r.memory.network.peakKiB)} / ${mib(r.memory.ipam.peakKiB)}`,
       ],
       [
         'Metal calls of the CAPP fixture (User-Agent cluster-api-provider-packet/...)',
@@ -603,16 +809,21 @@ function printNetwork(r) {
       ],
       ['  Metal calls of the network controller since the restart', `${num(s.calls)}${s.calls > 0 ? ` (${byOperation(s.ops)})` : ''}`],
       ['  Metal calls of the CAPP fixture meanwhile', num(s.cappCalls)],
+      ...driftRows(d, r.count),
       [
         `CPU seconds in the ${sec(r.windowSeconds)} from first create to all Ready`,
         Object.entries(r.cpu)
           .map(([k, n]) => `${k} ${num(n, 1)}`)
           .join(', '),
       ],
+      ...requestRows(r.requests, r.count),
       ['machine load average (1 min) before -> after', `${num(r.loadBefore, 1)} -> ${num(r.loadAfter, 1)} on ${cpus().length} CPUs`],
     ],
   );
   if (v.problems.length > 0) console.log(`found:\n  ${v.problems.slice(0, 10).join('\n  ')}`);
-  console.log(`target (DESIGN §5): at most 3 Metal calls per machine (one read, one VLAN batch, one poll), 0 in a steady-state resync`);
+  console.log(
+    'target (DESIGN §5): at most 3 Metal calls per machine (one read, one VLAN batch, one poll), 0 in a steady-state resync, ' +
+      'one read per machine per drift period, network controller under 256 MiB RSS',
+  );
   console.log(`logs: ${r.logFiles.join(' ')}`);
 }

@@ -15,10 +15,12 @@ function labelsOf(line) {
 const resourceOf = (labels) => `${labels.resource}${labels.subresource === '' ? '' : `/${labels.subresource}`}`;
 
 /**
- * A snapshot of the API server's request counters for the IPAM and Cluster API groups: counts
- * keyed "VERB resource[/subresource] code", and server-side seconds spent keyed "VERB resource".
+ * A snapshot of the API server's request counters for the IPAM and Cluster API groups (or the
+ * `groups` given; 'all' for every group): counts keyed "VERB resource[/subresource] code", and
+ * server-side seconds spent keyed "VERB resource".
+ * @param {Set<string> | 'all'} [groups]
  */
-export async function requestCounts(api) {
+export async function requestCounts(api, groups = GROUPS) {
   const response = await api.send('GET', '/metrics');
   const counts = new Map();
   const seconds = new Map();
@@ -31,7 +33,7 @@ export async function requestCounts(api) {
     const count = line.startsWith('apiserver_request_duration_seconds_count{');
     if (!total && !sum && !count) continue;
     const labels = labelsOf(line);
-    if (!GROUPS.has(labels.group)) continue;
+    if (groups !== 'all' && !groups.has(labels.group)) continue;
     const value = Number(line.slice(line.lastIndexOf(' ') + 1));
     const key = `${labels.verb} ${resourceOf(labels)}`;
     if (total) add(counts, `${key} ${labels.code}`, value);

@@ -1,5 +1,6 @@
 import { describe, expect, test } from '@jest/globals';
 import { NetworkAnnotations, type MachineNetwork } from '@metal-l2/api';
+import { objectPatch } from '@metal-l2/kube';
 import { keepRecord, restoreRecord } from './durable-record.js';
 
 const base = (): MachineNetwork => ({
@@ -37,5 +38,19 @@ describe('durable record', () => {
     };
     keepRecord(mn);
     expect(mn.metadata.annotations?.[NetworkAnnotations.assignedVlans]).toBeUndefined();
+  });
+
+  test('a MachineNetwork without annotations and nothing to record gets no metadata patch', () => {
+    // The API server returns no annotations when there are none: an empty map kept here would
+    // differ from it, and every write would send a metadata patch that changes nothing.
+    const mn: MachineNetwork = { ...base(), metadata: { ...base().metadata, resourceVersion: '7' }, status: {} };
+    const before = structuredClone(mn);
+    keepRecord(mn);
+    expect(objectPatch(before, mn)).toBeUndefined();
+    mn.status = { deviceID: 'd1', assignedVlans: assigned };
+    keepRecord(mn);
+    expect(objectPatch(before, mn)).toEqual({
+      metadata: { annotations: { [NetworkAnnotations.assignedVlans]: JSON.stringify(assigned) } },
+    });
   });
 });

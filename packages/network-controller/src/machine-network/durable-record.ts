@@ -55,5 +55,8 @@ export function keepRecord(mn: MachineNetwork): void {
     annotations[NetworkAnnotations.portsConfigured] = deviceId;
   else if (deviceId !== undefined && annotations[NetworkAnnotations.portsConfigured] !== deviceId)
     delete annotations[NetworkAnnotations.portsConfigured];
-  mn.metadata.annotations = annotations;
+  // No empty map where there were no annotations: the API server returns none for an empty map,
+  // so `{}` here would differ from every copy it returns and each write would send a metadata
+  // patch that changes nothing (a whole request per checkpoint, most of a rollout's writes).
+  if (Object.keys(annotations).length > 0 || mn.metadata.annotations !== undefined) mn.metadata.annotations = annotations;
 }
