@@ -8,12 +8,11 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import * as k8s from '@kubernetes/client-node';
 import { parseAllDocuments } from 'yaml';
-import { createMetalClient } from '@metal-l2/metal-api';
-import { reserveClusterEndpoint, startCappFixture, type RunningCappFixture } from '@metal-l2/capp-fixture';
+import { startCappFixture, type RunningCappFixture } from '@metal-l2/capp-fixture';
 import { createLogger } from '@metal-l2/kube';
 import { renderKubeconfig, type OwnedControlPlane } from '@metal-l2/local-control-plane';
 import { startSimulator, type Simulator } from '@metal-l2/metal-sim';
-import { cabpkCloudConfig, condition, netKinds } from '../e2e/support/network-world.js';
+import { cabpkCloudConfig, condition, netKinds, provisionWorkloadCluster } from '../e2e/support/network-world.js';
 import { makeServingCertificate } from '@metal-l2/test-support/certificates';
 import { createTestNamespace, loadKubeConfig } from '@metal-l2/test-support/cluster';
 import { installCrds, upstreamCrds } from '@metal-l2/test-support/crds';
@@ -737,32 +736,7 @@ describe("the chart's RBAC is exactly enough", () => {
       pollIntervalMs: 300,
       logger: createLogger({ level: 'info', stream: fixtureLog }),
     });
-    await objects.create(netKinds.packetCluster, {
-      metadata: { name: CLUSTER, namespace: ns },
-      spec: { projectID: PROJECT_ID, metro: METRO },
-    });
-    // CPEM (the default): the endpoint reservation CAPP's PacketCluster controller would make.
-    await reserveClusterEndpoint(createMetalClient({ token: TOKEN, baseUrl: sim.baseUrl, rateLimit: false }), {
-      projectId: PROJECT_ID,
-      clusterName: CLUSTER,
-      metro: METRO,
-    });
-    await objects.create(netKinds.cluster, {
-      metadata: { name: CLUSTER, namespace: ns },
-      spec: { infrastructureRef: { apiGroup: 'infrastructure.cluster.x-k8s.io', kind: 'PacketCluster', name: CLUSTER } },
-    });
-    // No CAPI Cluster controller runs here: the cluster infrastructure is provisioned, as CAPP needs.
-    await kc.makeApiClient(k8s.CustomObjectsApi).patchNamespacedCustomObjectStatus(
-      {
-        group: netKinds.cluster.group,
-        version: netKinds.cluster.version,
-        plural: netKinds.cluster.plural,
-        namespace: ns,
-        name: CLUSTER,
-        body: { status: { initialization: { infrastructureProvisioned: true } } },
-      },
-      k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
-    );
+    await provisionWorkloadCluster({ kc, objects, namespace: ns, metalBaseUrl: sim.baseUrl, token: TOKEN });
 
     // A VRF-backed pool (its credentials Secret, the Metal VRF, VLAN, gateway), a plain pool and a global one.
     await objects.create(netKinds.pool, {

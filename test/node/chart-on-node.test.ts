@@ -3,12 +3,11 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import * as k8s from '@kubernetes/client-node';
-import { createMetalClient } from '@metal-l2/metal-api';
-import { reserveClusterEndpoint, startCappFixture, type RunningCappFixture } from '@metal-l2/capp-fixture';
+import { startCappFixture, type RunningCappFixture } from '@metal-l2/capp-fixture';
 import { createLogger } from '@metal-l2/kube';
 import { isAlive, nodeLayout, nodeLeftovers, stopControlPlane } from '@metal-l2/local-control-plane';
 import { startSimulator, type Simulator } from '@metal-l2/metal-sim';
-import { cabpkCloudConfig, condition, netKinds } from '../e2e/support/network-world.js';
+import { cabpkCloudConfig, condition, netKinds, provisionWorkloadCluster } from '../e2e/support/network-world.js';
 import { loadKubeConfig } from '@metal-l2/test-support/cluster';
 import { installCrds, upstreamCrds } from '@metal-l2/test-support/crds';
 import { Objects, type Obj } from '@metal-l2/test-support/objects';
@@ -269,30 +268,7 @@ describe('helm install onto a real node', () => {
         }),
       }),
     });
-    await objects.create(netKinds.packetCluster, {
-      metadata: { name: CLUSTER, namespace: ns },
-      spec: { projectID: PROJECT_ID, metro: METRO },
-    });
-    await reserveClusterEndpoint(createMetalClient({ token: TOKEN, baseUrl: sim.baseUrl, rateLimit: false }), {
-      projectId: PROJECT_ID,
-      clusterName: CLUSTER,
-      metro: METRO,
-    });
-    await objects.create(netKinds.cluster, {
-      metadata: { name: CLUSTER, namespace: ns },
-      spec: { infrastructureRef: { apiGroup: 'infrastructure.cluster.x-k8s.io', kind: 'PacketCluster', name: CLUSTER } },
-    });
-    await kc.makeApiClient(k8s.CustomObjectsApi).patchNamespacedCustomObjectStatus(
-      {
-        group: netKinds.cluster.group,
-        version: netKinds.cluster.version,
-        plural: netKinds.cluster.plural,
-        namespace: ns,
-        name: CLUSTER,
-        body: { status: { initialization: { infrastructureProvisioned: true } } },
-      },
-      k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
-    );
+    await provisionWorkloadCluster({ kc, objects, namespace: ns, metalBaseUrl: sim.baseUrl, token: TOKEN });
     await objects.create(netKinds.pool, {
       metadata: { name: 'vrf-pool', namespace: ns },
       spec: {

@@ -300,33 +300,7 @@ export function useNetworkWorld(prefix: string, options: NetworkWorldOptions = {
       logger: linesLogger(cappLogLines),
       pollIntervalMs: 300,
     });
-    await objects.create(netKinds.packetCluster, {
-      metadata: { name: CLUSTER, namespace: ns },
-      spec: { projectID: PROJECT_ID, metro: METRO },
-    });
-    // CPEM (the default vipManager): the endpoint reservation CAPP's PacketCluster controller makes.
-    await reserveClusterEndpoint(createMetalClient({ token: TOKEN, baseUrl: sim.baseUrl, rateLimit: false }), {
-      projectId: PROJECT_ID,
-      clusterName: CLUSTER,
-      metro: METRO,
-    });
-    await objects.create(netKinds.cluster, {
-      metadata: { name: CLUSTER, namespace: ns },
-      spec: { infrastructureRef: { apiGroup: 'infrastructure.cluster.x-k8s.io', kind: 'PacketCluster', name: CLUSTER } },
-    });
-    // No CAPI Cluster controller runs here: say the cluster infrastructure is provisioned, as it
-    // would once CAPP made the PacketCluster ready (CAPP waits for it before creating devices).
-    await kc.makeApiClient(k8s.CustomObjectsApi).patchNamespacedCustomObjectStatus(
-      {
-        group: netKinds.cluster.group,
-        version: netKinds.cluster.version,
-        plural: netKinds.cluster.plural,
-        namespace: ns,
-        name: CLUSTER,
-        body: { status: { initialization: { infrastructureProvisioned: true } } },
-      },
-      k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
-    );
+    await provisionWorkloadCluster({ kc, objects, namespace: ns, metalBaseUrl: sim.baseUrl, token: TOKEN });
   }, 120_000);
 
   afterAll(async () => {
@@ -550,4 +524,44 @@ export async function playBootScript(world: NetworkWorld, machine: string): Prom
     body: JSON.stringify({ state: 'running', code: 1001, message: 'metal-l2: metadata captured' }),
   });
   if (res.status !== 204) throw new Error(`posting the user-state event answered ${res.status}: ${await res.text()}`);
+}
+
+/**
+ * The workload cluster as Cluster API and CAPP would have it before any machine: the PacketCluster,
+ * the endpoint reservation CAPP's PacketCluster controller makes for CPEM (the default vipManager;
+ * without it CAPP v0.9.0, and so the fixture, fails every active machine), the Cluster, and its
+ * infrastructure marked provisioned (no CAPI Cluster controller runs; CAPP waits for it).
+ */
+export async function provisionWorkloadCluster(options: {
+  readonly kc: k8s.KubeConfig;
+  readonly objects: Objects;
+  readonly namespace: string;
+  readonly metalBaseUrl: string;
+  readonly token: string;
+}): Promise<void> {
+  const { kc, objects, namespace } = options;
+  await objects.create(netKinds.packetCluster, {
+    metadata: { name: CLUSTER, namespace },
+    spec: { projectID: PROJECT_ID, metro: METRO },
+  });
+  await reserveClusterEndpoint(createMetalClient({ token: options.token, baseUrl: options.metalBaseUrl, rateLimit: false }), {
+    projectId: PROJECT_ID,
+    clusterName: CLUSTER,
+    metro: METRO,
+  });
+  await objects.create(netKinds.cluster, {
+    metadata: { name: CLUSTER, namespace },
+    spec: { infrastructureRef: { apiGroup: 'infrastructure.cluster.x-k8s.io', kind: 'PacketCluster', name: CLUSTER } },
+  });
+  await kc.makeApiClient(k8s.CustomObjectsApi).patchNamespacedCustomObjectStatus(
+    {
+      group: netKinds.cluster.group,
+      version: netKinds.cluster.version,
+      plural: netKinds.cluster.plural,
+      namespace,
+      name: CLUSTER,
+      body: { status: { initialization: { infrastructureProvisioned: true } } },
+    },
+    k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
+  );
 }
