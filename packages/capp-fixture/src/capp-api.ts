@@ -56,5 +56,11 @@ export const CapiMachineLabels = {
 /** How long the v1.7 Machine controller waits before looking again for a missing infra machine. */
 export const EXTERNAL_READY_WAIT_MS = 30_000;
 
+/** CAPP's PacketMachine workers (`--packetmachine-concurrency`, default 10 in v0.9.0's main.go). */
+export const CAPP_MACHINE_WORKERS = 10;
+
+/** The Cluster API Machine controller's workers (`--machine-concurrency`, default 10 in v1.7). */
+export const CAPI_MACHINE_WORKERS = 10;
+
 /** CAPP's requeue while a device is queued or provisioning. */
 export const CAPP_DEVICE_POLL_MS = 10_000;

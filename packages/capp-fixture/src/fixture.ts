@@ -3,7 +3,7 @@
 import { CAPI_CORE_GROUP, CAPI_CORE_VERSIONS, type CapiCoreVersion } from '@metal-l2/api';
 import { Controller, KubeClient, silentLogger, type ClusterAccess, type Logger } from '@metal-l2/kube';
 import { createMetalClient, type MetalClientOptions } from '@metal-l2/metal-api';
-import { CAPP_DEVICE_POLL_MS } from './capp-api.js';
+import { CAPI_MACHINE_WORKERS, CAPP_DEVICE_POLL_MS, CAPP_MACHINE_WORKERS } from './capp-api.js';
 import { renderGoTemplate, type GoTemplateOptions } from './go-template.js';
 import { createFixtureInformers } from './informers.js';
 import { MachineReconciler } from './machine-reconciler.js';
@@ -71,7 +71,7 @@ export async function startCappFixture(options: CappFixtureOptions): Promise<Run
   const capp = new Controller({
     name: 'packetmachine',
     logger,
-    concurrency: 4,
+    concurrency: CAPP_MACHINE_WORKERS,
     reconciler: new PacketMachineReconciler({
       client,
       metal,
@@ -90,7 +90,7 @@ export async function startCappFixture(options: CappFixtureOptions): Promise<Run
     const machines = new Controller({
       name: 'machine',
       logger,
-      concurrency: 4,
+      concurrency: CAPI_MACHINE_WORKERS,
       reconciler: new MachineReconciler({ client, capiVersion, informers }),
     });
     watchForMachineController(machines, { informers });

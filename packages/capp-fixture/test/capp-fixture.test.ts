@@ -478,7 +478,11 @@ describe('what CAPP sends when the PacketMachine leaves fields empty', () => {
     expect(failed.status.failureReason).toBe('CreateMachineError');
     expect(failed.status.failureMessage).toMatch(/^failed to create machine nobilling: createDevice .* answered HTTP 422: .*billing_cycle/);
     expect(devicesNamed('nobilling')).toEqual([]);
-    expect(sim.requests.entries({ operationId: 'createDevice', status: 422 })).toHaveLength(1);
+    // Once or twice: controller-runtime requeues a failed reconcile after 5 ms and CAPP reads from its
+    // cache, so with ten workers it may ask again before it sees its own failureReason. Never a device.
+    const refused = sim.requests.entries({ operationId: 'createDevice', status: 422 }).length;
+    expect(refused).toBeGreaterThanOrEqual(1);
+    expect(refused).toBeLessThanOrEqual(2);
   });
 });
 

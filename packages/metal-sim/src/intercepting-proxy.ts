@@ -10,7 +10,7 @@ import { createServer as createHttpServer, type IncomingMessage, type RequestLis
 import { createServer as createHttpsServer } from 'node:https';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { listenLocal } from './listen.js';
+import { holdIdleConnections, listenLocal } from './listen.js';
 
 /** The host CAPP (and the equinix-sdk-go default configuration) calls. */
 export const EQUINIX_API_HOST = 'api.equinix.com';
@@ -69,6 +69,7 @@ export async function startInterceptingProxy(handler: RequestListener, options: 
   // Terminates TLS on sockets handed over by CONNECT; it never listens itself. Only HTTP/1.1 is
   // offered over ALPN, so Go's client does not try HTTP/2.
   const terminator = createHttpsServer({ cert: options.cert, key: options.key, ALPNProtocols: ['http/1.1'] }, handler);
+  holdIdleConnections(terminator);
 
   const front: Server = createHttpServer((req: IncomingMessage, res: ServerResponse) => {
     refused.push({ target: req.url ?? '', method: req.method ?? '' });

@@ -12,7 +12,7 @@ import { FaultInjector, type FaultRuleInput, type TerminalFault } from './faults
 import { API_PREFIX, type HttpMethod, type RouteDef, type SimResponse } from './http.js';
 import { IdGenerator, randomSeed } from './ids.js';
 import { startInterceptingProxy, type InterceptingProxy, type InterceptingProxyOptions } from './intercepting-proxy.js';
-import { listenLocal } from './listen.js';
+import { holdIdleConnections, listenLocal } from './listen.js';
 import { SimRateLimiter, type SimRateLimit } from './rate-limit.js';
 import { RequestLog } from './request-log.js';
 import { Router } from './router.js';
@@ -139,6 +139,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   };
   const server: Server =
     options.tls === undefined ? createHttpServer(listener) : createHttpsServer({ cert: options.tls.cert, key: options.tls.key }, listener);
+  holdIdleConnections(server);
   const hostPort = await listenLocal(server, options.port ?? 0, options.host ?? '127.0.0.1');
   const url = `${options.tls === undefined ? 'http' : 'https'}://${hostPort}`;
   parts.publicUrl = options.publicUrl?.replace(/\/+$/, '') ?? url;

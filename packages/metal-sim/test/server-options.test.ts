@@ -2,11 +2,13 @@
 
 import { describe, expect, test } from '@jest/globals';
 import { readFile } from 'node:fs/promises';
+import { Agent, get as httpGet, type IncomingMessage } from 'node:http';
 import { request } from 'node:https';
 import { fileURLToPath } from 'node:url';
 import { ManualClock } from '../src/clock.js';
 import { ContractValidator } from '../src/contract.js';
 import type { FaultRuleInput } from '../src/faults.js';
+import { IDLE_KEEP_ALIVE_MS } from '../src/listen.js';
 import { loadSeedFile } from '../src/seed.js';
 import { startSimulator, type Simulator, type SimulatorOptions } from '../src/server.js';
 import type { DeviceWire } from '../src/wire.js';
@@ -131,6 +133,24 @@ describe('simulator options', () => {
     }
   });
 
+  test('an idle keep-alive connection outlives Node’s 5 s default: the next request on it is answered, not reset', async () => {
+    // Failed before: Node closed idle sockets after 5 s, and a client reusing one under load got ECONNRESET.
+    await withSim(await startSimulator(checked({})), async (sim) => {
+      const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+      try {
+        const first = await getOn(agent, `${sim.url}/metadata/none`);
+        expect(first.headers['keep-alive']).toBe(`timeout=${IDLE_KEEP_ALIVE_MS / 1000}`);
+        // The idle time is the input here, not a stand-in for a condition.
+        await new Promise((resolve) => setTimeout(resolve, 6_000));
+        const second = await getOn(agent, `${sim.url}/metadata/none`);
+        expect(second.reused).toBe(true);
+        expect(second.status).toBe(first.status);
+      } finally {
+        agent.destroy();
+      }
+    });
+  }, 20_000);
+
   test('publicUrl is what devices are told to call back', async () => {
     const clock = new ManualClock();
     await withSim(await startSimulator(checked({ clock, publicUrl: 'https://metadata.example.test/' })), async (sim) => {
@@ -142,5 +162,16 @@ describe('simulator options', () => {
     });
   });
 });
+
+/** A GET through `agent`: its status, headers, and whether it went over a reused socket. */
+async function getOn(agent: Agent, url: string): Promise<{ status: number; headers: IncomingMessage['headers']; reused: boolean }> {
+  return new Promise((resolve, reject) => {
+    const req = httpGet(url, { agent }, (res) => {
+      res.resume();
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, reused: req.reusedSocket }));
+    });
+    req.on('error', reject);
+  });
+}
 
 describeContractOf(contract);
