@@ -4,6 +4,7 @@ import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Binaries } from './binaries.js';
 import { nodeLayout } from './node-layout.js';
+import { releaseNodeLock } from './node-lock.js';
 import { teardownNode, type NodeProcesses } from './node-teardown.js';
 import { freePort } from './free-port.js';
 import { probeOnce, waitHealthy } from './health.js';
@@ -268,6 +269,7 @@ export async function stopControlPlane(stateDir: string): Promise<void> {
   if (existsSync(layout.stateFile)) {
     const processes = JSON.parse(await readFile(layout.stateFile, 'utf8').catch(() => '{}')) as NodeProcesses;
     await teardownNode(layout, processes);
+    await releaseNodeLock(stateDir);
   }
   const state = await readControlPlaneState(stateDir);
   if (state !== undefined) {

@@ -8,6 +8,22 @@ export { nodeLayout, NODE_NAME } from './node-layout.js';
 export type { NodeLayout } from './node-layout.js';
 export { nodeLeftovers } from './node-teardown.js';
 export { importOciLayout, imageDigest } from './node-images.js';
+export { nodeLockHolder } from './node-lock.js';
+export type { NodeLockHolder } from './node-lock.js';
+export {
+  IMAGE_REPOSITORY,
+  RELEASE,
+  RELEASE_NAMESPACE,
+  controllerDeployments,
+  deploymentAvailable,
+  importImage,
+  installRelease,
+  readBuiltImage,
+  uninstallRelease,
+  userValueFlags,
+  waitReleaseReady,
+} from './release.js';
+export type { BuiltImage, DeploymentView, InstallOptions, ReleaseTools, UserValues } from './release.js';
 export { renderKubeconfig } from './kubeconfig.js';
 export type { AdminCredentials } from './kubeconfig.js';
 export { isAlive, stopProcess } from './processes.js';

@@ -1,0 +1,77 @@
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import { delay, isAlive } from './processes.js';
+
+// A node takes host-wide names (its bridge, its CIDRs, its cgroup root) and shares the host's
+// iptables with any other node: two kube-proxies rewrite each other's KUBE-SERVICES chain, and a
+// teardown removes every KUBE-* chain. So one node runs on a machine at a time, and this file says
+// which: a second start (another jest worker's suite, `cluster:up -- --node` beside a test run)
+// waits for it to be released or fails, instead of breaking both.
+
+const LOCK_FILE = '/run/metal-l2/node.lock';
+
+/** Who holds the node: its state directory, and the processes whose life keeps it held. */
+export interface NodeLockHolder {
+  readonly stateDir: string;
+  /** The starter first; once started, the node's own processes (the starter may exit, as `cluster:up` does). */
+  readonly pids: readonly number[];
+}
+
+export async function nodeLockHolder(): Promise<NodeLockHolder | undefined> {
+  try {
+    return JSON.parse(await readFile(LOCK_FILE, 'utf8')) as NodeLockHolder;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Takes the lock for the node in `stateDir`, waiting up to `waitMs` for another holder to release
+ * it. A holder none of whose processes is alive died without stopping its node: its lock is taken
+ * over (what it left on the host is the bridge check's business, and a test run's sweep stops it).
+ */
+export async function acquireNodeLock(stateDir: string, waitMs: number): Promise<void> {
+  await mkdir(dirname(LOCK_FILE), { recursive: true });
+  const deadline = Date.now() + waitMs;
+  for (;;) {
+    const mine: NodeLockHolder = { stateDir, pids: [process.pid] };
+    const created = await writeFile(LOCK_FILE, JSON.stringify(mine), { flag: 'wx' }).then(
+      () => true,
+      (err: NodeJS.ErrnoException) => {
+        if (err.code === 'EEXIST') return false;
+        throw err;
+      },
+    );
+    if (created) return;
+    const holder = await nodeLockHolder();
+    if (holder?.stateDir === stateDir) {
+      await writeFile(LOCK_FILE, JSON.stringify(mine));
+      return;
+    }
+    if (holder !== undefined && !holder.pids.some((pid) => isAlive(pid))) {
+      // Removed, then created again above (exclusively; should two waiters race here, the bridge check still stops one).
+      await rm(LOCK_FILE, { force: true });
+      continue;
+    }
+    if (Date.now() > deadline) {
+      throw new Error(
+        `another node runs on this machine (state in ${holder?.stateDir ?? '?'}, ${LOCK_FILE}): ` +
+          'one node at a time; stop it first (npm run cluster:down, npm run demo:down, or let its test run end)',
+      );
+    }
+    await delay(1_000);
+  }
+}
+
+/** Once the node runs: its processes keep the lock held after the starter exits. */
+export async function recordNodeLockPids(stateDir: string, pids: readonly number[]): Promise<void> {
+  const holder = await nodeLockHolder();
+  if (holder?.stateDir !== stateDir) throw new Error(`the node lock is not held for ${stateDir}`);
+  await writeFile(LOCK_FILE, JSON.stringify({ stateDir, pids: [...new Set([...holder.pids, ...pids])] } satisfies NodeLockHolder));
+}
+
+/** Releases the lock when the node in `stateDir` holds it (after its teardown); anyone else's stays. */
+export async function releaseNodeLock(stateDir: string): Promise<void> {
+  const holder = await nodeLockHolder();
+  if (holder?.stateDir === stateDir) await rm(LOCK_FILE, { force: true });
+}
