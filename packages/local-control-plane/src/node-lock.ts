@@ -8,7 +8,8 @@ import { delay, isAlive } from './processes.js';
 // which: a second start (another jest worker's suite, `cluster:up -- --node` beside a test run)
 // waits for it to be released or fails, instead of breaking both.
 
-const LOCK_FILE = '/run/metal-l2/node.lock';
+/** Host-wide, as what it guards is; tests of the lock itself pass a file of their own. */
+export const NODE_LOCK_FILE = '/run/metal-l2/node.lock';
 
 /** Who holds the node: its state directory, and the processes whose life keeps it held. */
 export interface NodeLockHolder {
@@ -17,9 +18,9 @@ export interface NodeLockHolder {
   readonly pids: readonly number[];
 }
 
-export async function nodeLockHolder(): Promise<NodeLockHolder | undefined> {
+export async function nodeLockHolder(lockFile: string = NODE_LOCK_FILE): Promise<NodeLockHolder | undefined> {
   try {
-    return JSON.parse(await readFile(LOCK_FILE, 'utf8')) as NodeLockHolder;
+    return JSON.parse(await readFile(lockFile, 'utf8')) as NodeLockHolder;
   } catch {
     return undefined;
   }
@@ -30,12 +31,15 @@ export async function nodeLockHolder(): Promise<NodeLockHolder | undefined> {
  * it. A holder none of whose processes is alive died without stopping its node: its lock is taken
  * over (what it left on the host is the bridge check's business, and a test run's sweep stops it).
  */
-export async function acquireNodeLock(stateDir: string, waitMs: number): Promise<void> {
-  await mkdir(dirname(LOCK_FILE), { recursive: true });
+export async function acquireNodeLock(
+  stateDir: string,
+  { waitMs, lockFile = NODE_LOCK_FILE }: { readonly waitMs: number; readonly lockFile?: string },
+): Promise<void> {
+  await mkdir(dirname(lockFile), { recursive: true });
   const deadline = Date.now() + waitMs;
   for (;;) {
     const mine: NodeLockHolder = { stateDir, pids: [process.pid] };
-    const created = await writeFile(LOCK_FILE, JSON.stringify(mine), { flag: 'wx' }).then(
+    const created = await writeFile(lockFile, JSON.stringify(mine), { flag: 'wx' }).then(
       () => true,
       (err: NodeJS.ErrnoException) => {
         if (err.code === 'EEXIST') return false;
@@ -43,19 +47,19 @@ export async function acquireNodeLock(stateDir: string, waitMs: number): Promise
       },
     );
     if (created) return;
-    const holder = await nodeLockHolder();
+    const holder = await nodeLockHolder(lockFile);
     if (holder?.stateDir === stateDir) {
-      await writeFile(LOCK_FILE, JSON.stringify(mine));
+      await writeFile(lockFile, JSON.stringify(mine));
       return;
     }
     if (holder !== undefined && !holder.pids.some((pid) => isAlive(pid))) {
       // Removed, then created again above (exclusively; should two waiters race here, the bridge check still stops one).
-      await rm(LOCK_FILE, { force: true });
+      await rm(lockFile, { force: true });
       continue;
     }
     if (Date.now() > deadline) {
       throw new Error(
-        `another node runs on this machine (state in ${holder?.stateDir ?? '?'}, ${LOCK_FILE}): ` +
+        `another node runs on this machine (state in ${holder?.stateDir ?? '?'}, ${lockFile}): ` +
           'one node at a time; stop it first (npm run cluster:down, npm run demo:down, or let its test run end)',
       );
     }
@@ -64,14 +68,14 @@ export async function acquireNodeLock(stateDir: string, waitMs: number): Promise
 }
 
 /** Once the node runs: its processes keep the lock held after the starter exits. */
-export async function recordNodeLockPids(stateDir: string, pids: readonly number[]): Promise<void> {
-  const holder = await nodeLockHolder();
+export async function recordNodeLockPids(stateDir: string, pids: readonly number[], lockFile: string = NODE_LOCK_FILE): Promise<void> {
+  const holder = await nodeLockHolder(lockFile);
   if (holder?.stateDir !== stateDir) throw new Error(`the node lock is not held for ${stateDir}`);
-  await writeFile(LOCK_FILE, JSON.stringify({ stateDir, pids: [...new Set([...holder.pids, ...pids])] } satisfies NodeLockHolder));
+  await writeFile(lockFile, JSON.stringify({ stateDir, pids: [...new Set([...holder.pids, ...pids])] } satisfies NodeLockHolder));
 }
 
 /** Releases the lock when the node in `stateDir` holds it (after its teardown); anyone else's stays. */
-export async function releaseNodeLock(stateDir: string): Promise<void> {
-  const holder = await nodeLockHolder();
-  if (holder?.stateDir === stateDir) await rm(LOCK_FILE, { force: true });
+export async function releaseNodeLock(stateDir: string, lockFile: string = NODE_LOCK_FILE): Promise<void> {
+  const holder = await nodeLockHolder(lockFile);
+  if (holder?.stateDir === stateDir) await rm(lockFile, { force: true });
 }

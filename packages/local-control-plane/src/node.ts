@@ -123,7 +123,7 @@ export async function startNodeCluster(options: StartNodeOptions): Promise<NodeC
 async function startNodeClusterSteps(options: StartNodeOptions): Promise<NodeClusterState> {
   const layout = nodeLayout(options.stateDir);
   await stopControlPlane(options.stateDir);
-  await acquireNodeLock(options.stateDir, options.lockWaitMs ?? 0);
+  await acquireNodeLock(options.stateDir, { waitMs: options.lockWaitMs ?? 0 });
   if (await bridgeExists(layout.bridge)) {
     throw new Error(`a node runs on this machine already (bridge ${layout.bridge} exists): stop it first (npm run cluster:down)`);
   }
