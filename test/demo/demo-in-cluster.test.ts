@@ -37,7 +37,7 @@ let local = '';
 beforeAll(async () => {
   if (process.getuid?.() !== 0) throw new Error('the in-cluster demo runs containerd and a kubelet: run it as root (CI does)');
   local = await mkdtemp(join(tmpdir(), 'metal-l2-demo-in-cluster-'));
-  [world, image] = await Promise.all([startNodeWorld('demo-node'), buildImage(join(local, 'image'))]);
+  [world, image] = await Promise.all([startNodeWorld('demo'), buildImage(join(local, 'image'))]);
   await mkdir(join(local, 'bin'));
   await symlink(world.tools.kubectl, join(local, 'bin', 'kubectl'));
   await symlink(world.tools.helm, join(local, 'bin', 'helm'));
@@ -115,12 +115,20 @@ function need(): NodeWorld {
   return world;
 }
 
-/** The image's id (its config digest) as the node's containerd holds it under `reference`: what the CRI reports as imageID. */
+/**
+ * The image's id as the node's containerd holds it under `reference`: its manifest's config
+ * digest, what the CRI reports as a container's imageID.
+ */
 async function importedImageId(w: NodeWorld, reference: string): Promise<string> {
-  const { stdout } = await run('ctr', ['--address', w.cluster.node.containerdSocket, '-n', 'k8s.io', 'images', 'ls']);
-  const line = stdout.split('\n').find((l) => l.startsWith(`${reference} `));
-  if (line === undefined) throw new Error(`${reference} not in the node's containerd:\n${stdout}`);
-  return line.split(/\s+/)[2] ?? '';
+  const ctr = async (...args: string[]): Promise<string> =>
+    (await run('ctr', ['--address', w.cluster.node.containerdSocket, '-n', 'k8s.io', ...args])).stdout;
+  const images = await ctr('images', 'ls');
+  const manifest = images
+    .split('\n')
+    .find((l) => l.startsWith(`${reference} `))
+    ?.split(/\s+/)[2];
+  if (manifest === undefined) throw new Error(`${reference} not in the node's containerd:\n${images}`);
+  return (JSON.parse(await ctr('content', 'get', manifest)) as { config: { digest: string } }).config.digest;
 }
 
 /** Each running container's host pid, the script node runs in it, and its cgroup. */
@@ -132,7 +140,7 @@ async function containerProcesses(w: NodeWorld): Promise<{ pid: number; script: 
     const pid = Number(pidText);
     if (status !== 'RUNNING' || !Number.isInteger(pid) || pid <= 0) continue;
     const argv = (await readFile(`/proc/${pid}/cmdline`, 'utf8')).split('\0');
-    if (argv[0] !== '/usr/bin/node') continue; // the pods' sandboxes (busybox sleep)
+    if (!/(^|\/)node$/.test(argv[0] ?? '')) continue; // the pods' sandboxes (busybox sleep)
     found.push({ pid, script: argv[1] ?? '', cgroup: await readFile(`/proc/${pid}/cgroup`, 'utf8') });
   }
   return found;

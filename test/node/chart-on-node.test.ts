@@ -15,6 +15,7 @@ import {
   nodeLayout,
   nodeLeftovers,
   stopControlPlane,
+  uninstallRelease,
   type BuiltImage,
   type UserValues,
 } from '@metal-l2/local-control-plane';
@@ -455,7 +456,7 @@ describe('helm install onto a real node', () => {
         (d): d is { kind: string; apiVersion: string; metadata: { name: string; namespace?: string } } => typeof d?.kind === 'string',
       );
     expect(refs.length).toBeGreaterThan(10);
-    await helm(w, ['uninstall', release, '-n', releaseNs, '--wait', '--timeout=120s']);
+    await uninstallRelease(w.tools, { release, namespace: releaseNs });
     await waitFor('the controller pods gone', async () => (await controllerPods()).length === 0, { timeoutMs: 120_000, intervalMs: 500 });
     const left: string[] = [];
     for (const ref of refs) {

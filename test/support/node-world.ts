@@ -75,12 +75,13 @@ export interface NodeWorld {
 
 /**
  * A one-node cluster owned by this jest worker (a later run's sweep stops it if the worker dies),
- * under .local/test-clusters/<label>-<pid>-<time>: its state, containerd's root and the kubelet's
+ * under .local/test-clusters/<label>-<pid>-<time in base 36>: its state, containerd's root and the kubelet's
  * directory are its own; the host-wide names (bridge, CIDRs, iptables chains) wait for the lock.
  */
 export async function startNodeWorld(label = 'node'): Promise<NodeWorld> {
   const [binaries, nodeBinaries] = await Promise.all([resolveBinaries(repoRoot), resolveNodeBinaries(repoRoot)]);
-  const stateDir = join(testClustersDir, `${label}-${process.pid}-${Date.now()}`);
+  // Short: containerd's sockets live under it, and a unix socket path has at most 104 bytes.
+  const stateDir = join(testClustersDir, `${label}-${process.pid}-${Date.now().toString(36)}`);
   const cluster = await startNodeCluster({ binaries, nodeBinaries, stateDir, ownerPid: process.pid, lockWaitMs: NODE_LOCK_WAIT_MS });
   const tools = { kubectl: binaries.kubectl, helm: binaries.helm, kubeconfig: cluster.kubeconfig };
   return { cluster, stateDir, binaries, tools };

@@ -1,7 +1,8 @@
 import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, test } from '@jest/globals';
 import { acquireNodeLock, nodeLockHolder, recordNodeLockPids, releaseNodeLock } from './node-lock.js';
 
@@ -30,6 +31,7 @@ describe('node lock', () => {
     await acquireNodeLock('/state/first', { waitMs: 0, lockFile });
     await expect(acquireNodeLock('/state/second', { waitMs: 0, lockFile })).rejects.toThrow(/another node runs .*\/state\/first/);
     await releaseNodeLock('/state/first', lockFile);
+    expect(existsSync(dirname(lockFile))).toBe(false);
     await acquireNodeLock('/state/second', { waitMs: 0, lockFile });
     expect((await nodeLockHolder(lockFile))?.stateDir).toBe('/state/second');
   });

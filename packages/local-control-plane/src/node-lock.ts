@@ -1,4 +1,4 @@
-import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rm, rmdir, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { delay, isAlive } from './processes.js';
 
@@ -35,18 +35,21 @@ export async function acquireNodeLock(
   stateDir: string,
   { waitMs, lockFile = NODE_LOCK_FILE }: { readonly waitMs: number; readonly lockFile?: string },
 ): Promise<void> {
-  await mkdir(dirname(lockFile), { recursive: true });
   const deadline = Date.now() + waitMs;
   for (;;) {
     const mine: NodeLockHolder = { stateDir, pids: [process.pid] };
+    // The directory too, each time: a release removes it once empty.
+    await mkdir(dirname(lockFile), { recursive: true });
     const created = await writeFile(lockFile, JSON.stringify(mine), { flag: 'wx' }).then(
-      () => true,
+      () => 'yes' as const,
       (err: NodeJS.ErrnoException) => {
-        if (err.code === 'EEXIST') return false;
+        if (err.code === 'EEXIST') return 'held' as const;
+        if (err.code === 'ENOENT') return 'retry' as const;
         throw err;
       },
     );
-    if (created) return;
+    if (created === 'yes') return;
+    if (created === 'retry') continue;
     const holder = await nodeLockHolder(lockFile);
     if (holder?.stateDir === stateDir) {
       await writeFile(lockFile, JSON.stringify(mine));
@@ -57,7 +60,7 @@ export async function acquireNodeLock(
       await rm(lockFile, { force: true });
       continue;
     }
-    if (Date.now() > deadline) {
+    if (Date.now() >= deadline) {
       throw new Error(
         `another node runs on this machine (state in ${holder?.stateDir ?? '?'}, ${lockFile}): ` +
           'one node at a time; stop it first (npm run cluster:down, npm run demo:down, or let its test run end)',
@@ -77,5 +80,8 @@ export async function recordNodeLockPids(stateDir: string, pids: readonly number
 /** Releases the lock when the node in `stateDir` holds it (after its teardown); anyone else's stays. */
 export async function releaseNodeLock(stateDir: string, lockFile: string = NODE_LOCK_FILE): Promise<void> {
   const holder = await nodeLockHolder(lockFile);
-  if (holder?.stateDir === stateDir) await rm(lockFile, { force: true });
+  if (holder?.stateDir !== stateDir) return;
+  await rm(lockFile, { force: true });
+  // Nothing of a stopped node stays on the host, its lock's directory included (kept while another lock is in it).
+  await rmdir(dirname(lockFile)).catch(() => undefined);
 }

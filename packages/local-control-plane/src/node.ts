@@ -122,6 +122,12 @@ export async function startNodeCluster(options: StartNodeOptions): Promise<NodeC
 
 async function startNodeClusterSteps(options: StartNodeOptions): Promise<NodeClusterState> {
   const layout = nodeLayout(options.stateDir);
+  // containerd listens on <socket>.ttrpc too, and a unix socket path has at most 104 bytes.
+  if (Buffer.byteLength(`${layout.containerdSocket}.ttrpc`) > 104) {
+    throw new Error(
+      `the node's state directory ${options.stateDir} is too deep for containerd's socket (${layout.containerdSocket}.ttrpc > 104 bytes)`,
+    );
+  }
   await stopControlPlane(options.stateDir);
   await acquireNodeLock(options.stateDir, { waitMs: options.lockWaitMs ?? 0 });
   if (await bridgeExists(layout.bridge)) {
