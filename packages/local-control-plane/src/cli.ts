@@ -5,15 +5,14 @@
 // State lives in <repo>/.local/cluster; the kubeconfig is copied to .local/kubeconfig and kubectl
 // and helm are linked into .local/bin so the README's commands work as written. METAL_L2_LOCAL moves
 // .local, as it does for the demo (test/demo runs `demo:down` on a node of its own that way).
-import { existsSync, realpathSync } from 'node:fs';
+import { realpathSync } from 'node:fs';
 import { copyFile, mkdir, rm, symlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { resolveBinaries } from './binaries.js';
 import { isRunning, readControlPlaneState, startControlPlane, stopControlPlane } from './control-plane.js';
 import { resolveNodeBinaries, startNodeCluster } from './node.js';
-import { nodeLayout } from './node-layout.js';
-import { nodeLeftovers } from './node-teardown.js';
+import { NODE_NAME } from './node-layout.js';
 
 const repoRoot = fileURLToPath(new URL('../../../', import.meta.url));
 const local = process.env['METAL_L2_LOCAL'] ?? join(repoRoot, '.local');
@@ -70,18 +69,15 @@ function printWhere(logDir: string): void {
 }
 
 async function down(): Promise<void> {
-  const layout = nodeLayout(stateDir);
-  const hadNode = existsSync(layout.stateFile);
-  await stopControlPlane(stateDir);
+  const { node } = await stopControlPlane(stateDir);
   await rm(kubeconfigLink, { force: true });
   console.log('control plane stopped and its data removed');
-  if (!hadNode) return;
-  const left = await nodeLeftovers(layout);
-  if (left.length > 0) {
+  if (node === undefined) return;
+  if (node.leftovers.length > 0) {
     process.exitCode = 1;
-    console.error(`node ${layout.nodeName} torn down, but these are left on the host:\n  ${left.join('\n  ')}`);
+    console.error(`node ${NODE_NAME} torn down, but these are left on the host:\n  ${node.leftovers.join('\n  ')}`);
   } else {
-    console.log(`node ${layout.nodeName} torn down: no container, mount, cgroup, bridge, iptables chain or CNI cache entry of it left`);
+    console.log(`node ${NODE_NAME} torn down: no container, mount, cgroup, bridge, iptables chain or CNI cache entry of it left`);
   }
 }
 
