@@ -40,7 +40,7 @@ export async function acquireNodeLock(
     const mine: NodeLockHolder = { stateDir, pids: [process.pid] };
     // The directory too, each time: a release removes it once empty.
     await mkdir(dirname(lockFile), { recursive: true });
-    const created = await writeFile(lockFile, JSON.stringify(mine), { flag: 'wx' }).then(
+    const outcome = await writeFile(lockFile, JSON.stringify(mine), { flag: 'wx' }).then(
       () => 'yes' as const,
       (err: NodeJS.ErrnoException) => {
         if (err.code === 'EEXIST') return 'held' as const;
@@ -48,8 +48,8 @@ export async function acquireNodeLock(
         throw err;
       },
     );
-    if (created === 'yes') return;
-    if (created === 'retry') continue;
+    if (outcome === 'yes') return;
+    if (outcome === 'retry') continue;
     const holder = await nodeLockHolder(lockFile);
     if (holder?.stateDir === stateDir) {
       await writeFile(lockFile, JSON.stringify(mine));
