@@ -1,11 +1,13 @@
 // `npm run demo:down`: stops what `npm run demo` left running — the webhook configurations it
-// registered, the CAPP fixture, both controllers and the simulator (by the pids recorded in
+// registered (or, in the cluster, the helm release: the controllers' pods with their Services,
+// webhooks and RBAC), the CAPP fixture, both controllers and the simulator (by the pids recorded in
 // .local/demo/state.json, each checked against its command line first), then the local control
-// plane. Safe to run when nothing is up.
+// plane and its node, if it has one (`cluster:down`). Safe to run when nothing is up.
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { uninstallRelease } from '@metal-l2/local-control-plane';
 
 const root = fileURLToPath(new URL('../', import.meta.url));
 // METAL_L2_LOCAL moves the demo's state (kubeconfig, bin/, demo/) elsewhere: test/demo runs the demo
@@ -26,8 +28,22 @@ function runs(pid, script) {
   }
 }
 
-/** @type {{ processes?: { name: string; pid: number; script: string }[]; webhooks?: string[] }} */
+/** @type {{ processes?: { name: string; pid: number; script: string }[]; webhooks?: string[]; release?: { name: string; namespace: string } }} */
 const state = existsSync(stateFile) ? JSON.parse(readFileSync(stateFile, 'utf8')) : {};
+
+// The release before the host processes, as the webhooks are: no controller acts on what stops next.
+if (state.release !== undefined && existsSync(kubeconfig) && existsSync(join(local, 'bin', 'helm'))) {
+  const tools = { kubectl: join(local, 'bin', 'kubectl'), helm: join(local, 'bin', 'helm'), kubeconfig };
+  try {
+    await uninstallRelease(tools, state.release);
+    console.log(
+      `helm uninstall ${state.release.name}: the controllers' pods, Services, webhooks and RBAC removed (the CRDs stay, as Helm keeps them)`,
+    );
+  } catch (err) {
+    // The node is torn down below either way; say why the release could not go first.
+    console.log(`helm uninstall ${state.release.name} failed (${String(err).split('\n')[0]}); the node teardown removes its pods`);
+  }
+}
 
 if ((state.webhooks ?? []).length > 0 && existsSync(kubeconfig) && existsSync(join(local, 'bin', 'kubectl'))) {
   try {
@@ -62,5 +78,10 @@ rmSync(stateFile, { force: true });
 
 if (!process.argv.includes('--keep-cluster')) {
   const cli = join(root, 'packages', 'local-control-plane', 'dist', 'cli.js');
-  if (existsSync(cli)) execFileSync(process.execPath, [cli, 'down'], { stdio: 'inherit' });
+  try {
+    if (existsSync(cli)) execFileSync(process.execPath, [cli, 'down'], { stdio: 'inherit' });
+  } catch {
+    // cluster:down said why (a node's leftovers, say) on stderr, which this shares.
+    process.exitCode = 1;
+  }
 }

@@ -4,12 +4,27 @@
 // VRF-backed pool, one MachineNetworkTemplate per network mode and a handful of machines the way
 // Cluster API would, follows them to Ready and prints a table. Everything stays up for kubectl;
 // `npm run demo:down` stops it (the pids are in .local/demo/state.json).
+// With --in-cluster (on `npm run cluster:up -- --node`) the controllers are pods instead: the image
+// in .local/image imported into the node's containerd and `helm install` of charts/metal-l2 with a
+// user's values. The simulator and the fixture stay processes on this host; the rest is the same.
 import { execFileSync, spawn } from 'node:child_process';
-import { closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { reserveClusterEndpoint } from '@metal-l2/capp-fixture';
+import {
+  IMAGE_REPOSITORY,
+  RELEASE,
+  RELEASE_NAMESPACE,
+  controllerDeployments,
+  importImage,
+  installRelease,
+  readBuiltImage,
+  readControlPlaneState,
+  userValueFlags,
+  waitReleaseReady,
+} from '@metal-l2/local-control-plane';
 import { createMetalClient } from '@metal-l2/metal-api';
 
 const root = fileURLToPath(new URL('../', import.meta.url));
@@ -28,6 +43,11 @@ const PROJECT_ID = '5e0f2c5a-8a3b-4a4e-9d4c-1b2c3d4e5f60';
 const TOKEN = 'demo-metal-token';
 const CONTROLLER_AGENT = 'metal-l2-network-controller';
 const started = Date.now();
+// `--in-cluster`: the controllers run as pods on the node of `npm run cluster:up -- --node`,
+// installed by `helm install` of charts/metal-l2 from the image `npm run image` built.
+const inCluster = process.argv.includes('--in-cluster');
+const imageDir = join(local, 'image');
+const tools = { kubectl: join(local, 'bin', 'kubectl'), helm: join(local, 'bin', 'helm'), kubeconfig };
 
 /** @param {string[]} args @param {string} [input] @returns {string} */
 const kubectl = (args, input) =>
@@ -72,8 +92,8 @@ function freePort() {
   });
 }
 
-/** @type {{ processes: { name: string; pid: number; script: string; log: string }[]; webhooks: string[]; simulator?: string }} */
-const state = { processes: [], webhooks: [] };
+/** @type {{ mode: 'processes' | 'in-cluster', processes: { name: string; pid: number; script: string; log: string }[]; webhooks: string[]; simulator?: string, release?: { name: string, namespace: string } }} */
+const state = { mode: inCluster ? 'in-cluster' : 'processes', processes: [], webhooks: [] };
 const saveState = () => writeFileSync(stateFile, `${JSON.stringify(state, null, 2)}\n`);
 
 /** @type {Map<string, import('node:child_process').ChildProcess>} */
@@ -130,203 +150,205 @@ const answers = (url) =>
     () => false,
   );
 
-// ---------------------------------------------------------------------------------------------
+/** @typedef {{ sim: number, ipamMetrics: number, ipamHealth: number, ipamWebhook: number, netMetrics: number, netHealth: number, netWebhook: number }} Ports */
 
-if (!existsSync(kubeconfig)) throw new Error('no .local/kubeconfig: run `npm run cluster:up` first (or `npm run demo`)');
-if (existsSync(stateFile)) throw new Error('a demo is already running (.local/demo/state.json): `npm run demo:down` first');
-const capiCrds = join(shared, 'upstream-crds', 'cluster-api-v1.14.0');
-const cappCrds = join(shared, 'upstream-crds', 'cluster-api-provider-packet');
-if (!existsSync(capiCrds))
-  throw new Error(`the Cluster API CRDs are read from ${capiCrds}; clone the shared folder beside this repository or set METAL_L2_SHARED`);
-rmSync(demoDir, { recursive: true, force: true });
-mkdirSync(manifestDir, { recursive: true });
-saveState();
+/** Our CRDs served: from crds/ in the process demo, from the chart's crds/ in the cluster. */
+function waitCrdsEstablished() {
+  kubectl([
+    'wait',
+    '--for=condition=Established',
+    '--timeout=60s',
+    'crd/ipaddressclaims.ipam.cluster.x-k8s.io',
+    'crd/inclusterippools.ipam.metal.x-k8s.io',
+    'crd/packetmachines.infrastructure.cluster.x-k8s.io',
+    'crd/machinenetworks.network.metal.x-k8s.io',
+  ]);
+}
 
-step('CRDs: Cluster API v1.14 and CAPP v0.9 (from ../shared/upstream-crds), and ours (crds/)');
-kubectl(['apply', '--server-side', '-f', capiCrds]);
-kubectl(['apply', '--server-side', '-f', cappCrds]);
-kubectl(['apply', '--server-side', '-f', join(root, 'crds')]);
-kubectl([
-  'wait',
-  '--for=condition=Established',
-  '--timeout=60s',
-  'crd/ipaddressclaims.ipam.cluster.x-k8s.io',
-  'crd/inclusterippools.ipam.metal.x-k8s.io',
-  'crd/packetmachines.infrastructure.cluster.x-k8s.io',
-  'crd/machinenetworks.network.metal.x-k8s.io',
-]);
-kubectl(['apply', '-f', '-'], `apiVersion: v1\nkind: Namespace\nmetadata: {name: ${ns}}\n`);
-
-step('webhook serving certificate for 127.0.0.1 (openssl: a throw-away CA, then a serving certificate)');
-const certDir = join(demoDir, 'certs');
-mkdirSync(certDir, { recursive: true });
-/** @param {string[]} args */
-const openssl = (args) => execFileSync('openssl', args, { stdio: 'ignore' });
-openssl([
-  'req',
-  '-x509',
-  '-newkey',
-  'ec',
-  '-pkeyopt',
-  'ec_paramgen_curve:P-256',
-  '-nodes',
-  '-days',
-  '30',
-  '-subj',
-  '/CN=metal-l2-demo-ca',
-  '-keyout',
-  join(certDir, 'ca.key'),
-  '-out',
-  join(certDir, 'ca.crt'),
-]);
-writeFileSync(join(certDir, 'ext.cnf'), 'subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth\n');
-openssl([
-  'req',
-  '-newkey',
-  'ec',
-  '-pkeyopt',
-  'ec_paramgen_curve:P-256',
-  '-nodes',
-  '-subj',
-  '/CN=localhost',
-  '-keyout',
-  join(certDir, 'tls.key'),
-  '-out',
-  join(certDir, 'tls.csr'),
-]);
-openssl([
-  'x509',
-  '-req',
-  '-in',
-  join(certDir, 'tls.csr'),
-  '-CA',
-  join(certDir, 'ca.crt'),
-  '-CAkey',
-  join(certDir, 'ca.key'),
-  '-CAcreateserial',
-  '-days',
-  '30',
-  '-extfile',
-  join(certDir, 'ext.cnf'),
-  '-out',
-  join(certDir, 'tls.crt'),
-]);
-const caBundle = readFileSync(join(certDir, 'ca.crt')).toString('base64');
-console.log(`  ${relative(root, certDir)}/tls.crt, tls.key (CA ca.crt)`);
-
-step('processes (each outlives this script; `npm run demo:down` stops them)');
-const ports = {
-  sim: await freePort(),
-  ipamMetrics: await freePort(),
-  ipamHealth: await freePort(),
-  ipamWebhook: await freePort(),
-  netMetrics: await freePort(),
-  netHealth: await freePort(),
-  netWebhook: await freePort(),
-};
-// The simulator: one metro, one 2-port plan, one project with a known id, one token; devices
-// provision in 2.5 s instead of 5.
-writeFileSync(
-  join(demoDir, 'seed.yaml'),
-  `metros: [{code: ${METRO}, name: Dallas, country: US}]\nplans: [{slug: c3.small.x86, ports: 2}]\nprojects: [{name: demo, id: ${PROJECT_ID}}]\ntokens: [{token: ${TOKEN}}]\n`,
-);
-startProcess({
-  name: 'metal-sim',
-  script: 'packages/metal-sim/dist/cli.js',
-  args: [
-    '--port',
-    String(ports.sim),
-    '--seed',
-    'demo',
-    '--seed-file',
-    join(demoDir, 'seed.yaml'),
-    '--device-queued-ms',
-    '500',
-    '--device-provisioning-ms',
-    '2000',
-  ],
-});
-const simUrl = `http://127.0.0.1:${ports.sim}`;
-const metalUrl = `${simUrl}/metal/v1`;
-state.simulator = simUrl;
-saveState();
 /**
- * A Metal API call to the simulator with the demo's token.
- * @param {string} path
- * @param {RequestInit} [init]
+ * The node `npm run cluster:up -- --node` started (its state in .local/cluster, a link followed).
+ * @returns {Promise<import('@metal-l2/local-control-plane').NodeClusterState['node']>}
  */
-const metal = async (path, init = {}) => {
-  const res = await fetch(`${metalUrl}${path}`, {
-    ...init,
-    headers: { 'X-Auth-Token': TOKEN, 'Content-Type': 'application/json', 'User-Agent': 'metal-l2-demo' },
-  });
-  if (!res.ok) throw new Error(`${init.method ?? 'GET'} ${path}: ${res.status} ${await res.text()}`);
-  return res.status === 204 ? undefined : res.json();
-};
-await waitFor('the simulator', async () => {
-  assertAlive();
-  return answers(`${simUrl}/_sim/requests?operationId=none`);
-});
+async function clusterNode() {
+  const dir = join(local, 'cluster');
+  const cluster = /** @type {import('@metal-l2/local-control-plane').NodeClusterState | undefined} */ (
+    await readControlPlaneState(existsSync(dir) ? realpathSync(dir) : dir)
+  );
+  if (cluster?.node === undefined) {
+    throw new Error('--in-cluster needs a node: `npm run cluster:up -- --node` first (or `npm run demo -- --in-cluster`)');
+  }
+  return cluster.node;
+}
 
-const controllerFlags = (/** @type {number} */ metrics, /** @type {number} */ health, /** @type {number} */ webhook) => [
-  '--kubeconfig',
-  kubeconfig,
-  '--leader-elect=false',
-  '--metrics-bind-address',
-  `127.0.0.1:${metrics}`,
-  '--health-probe-bind-address',
-  `127.0.0.1:${health}`,
-  '--webhook-port',
-  String(webhook),
-  '--webhook-cert-dir',
-  certDir,
-  '--metal-api-url',
-  metalUrl,
-];
-startProcess({
-  name: 'ipam-controller',
-  script: 'packages/ipam-controller/dist/main.js',
-  args: [...controllerFlags(ports.ipamMetrics, ports.ipamHealth, ports.ipamWebhook), '--controller-namespace', ns],
-});
-startProcess({
-  name: 'network-controller',
-  script: 'packages/network-controller/dist/main.js',
-  args: [
-    ...controllerFlags(ports.netMetrics, ports.netHealth, ports.netWebhook),
-    '--metal-credentials-secret',
-    `${ns}/metal-credentials`,
-    '--metadata-url',
-    `${simUrl}/metadata`,
-  ],
-});
-// CAPP v0.9.0 and the owner-reference part of the CAPI Machine controller, played by the fixture.
-writeFileSync(join(demoDir, 'metal-token'), `${TOKEN}\n`, { mode: 0o600 });
-startProcess({
-  name: 'capp-fixture',
-  script: 'packages/capp-fixture/dist/cli.js',
-  args: [
+/**
+ * The in-cluster demo's controllers: the image imported into the node's containerd, then a user's
+ * `helm install` of charts/metal-l2 (release.ts, shared with test/node), followed until both
+ * Deployments are Available and their Services lead to the pods.
+ * @param {{ metalUrl: string, simUrl: string, node: import('@metal-l2/local-control-plane').NodeClusterState['node'] }} options
+ */
+async function installChart({ metalUrl, simUrl, node }) {
+  step(
+    `the controllers: \`helm install\` of charts/metal-l2 onto node ${node.name}, from the image built here (${relative(root, imageDir)})`,
+  );
+  if (!existsSync(join(imageDir, 'image.json'))) {
+    throw new Error(`no image in ${imageDir}: run \`npm run image\` (\`npm run demo -- --in-cluster\` builds it when missing)`);
+  }
+  const image = await readBuiltImage(imageDir);
+  const digest = await importImage(node.containerdSocket, image);
+  console.log(
+    `  ${IMAGE_REPOSITORY}:${image.tag} imported into the node's containerd (${(image.compressedBytes / 1e6).toFixed(1)} MB compressed; ${digest})`,
+  );
+  /** @type {import('@metal-l2/local-control-plane').UserValues} */
+  const values = { imageTag: image.tag, metalApiUrl: metalUrl, metadataUrl: `${simUrl}/metadata`, credentialsSecret: 'metal-credentials' };
+  console.log(`  Secret ${RELEASE_NAMESPACE}/metal-credentials (apiToken), then`);
+  console.log(`  $ helm install ${RELEASE} charts/metal-l2 -n ${RELEASE_NAMESPACE} ${userValueFlags(values).join(' ')}`);
+  state.release = { name: RELEASE, namespace: RELEASE_NAMESPACE };
+  saveState();
+  const installing = Date.now();
+  await installRelease(tools, { chart: join(root, 'charts', 'metal-l2'), values, token: TOKEN });
+  await waitReleaseReady(tools, { timeoutMs: 240_000 });
+  console.log(
+    `  both Deployments Available (their own probes) and their Services answering ${((Date.now() - installing) / 1000).toFixed(1)} s after helm install`,
+  );
+  waitCrdsEstablished();
+  show(['get', 'pods', '-n', RELEASE_NAMESPACE, '-o', 'wide']);
+  const services = controllerDeployments().map((name) => {
+    const ip = kubectl([
+      'get',
+      'service',
+      `${name}-metrics`,
+      '-n',
+      RELEASE_NAMESPACE,
+      '-o',
+      'jsonpath={.spec.clusterIP}:{.spec.ports[0].port}',
+    ]);
+    return `http://${ip}/metrics (Service ${name}-metrics)`;
+  });
+  console.log(`\n  simulator ${simUrl} (API ${metalUrl}, request log ${simUrl}/_sim/requests)`);
+  console.log(`  metrics: IPAM ${services[0]}, network ${services[1]}`);
+}
+
+/** In the cluster the webhooks are the chart's: served by the pods through its Services, with its certificate. */
+function chartWebhooks() {
+  step("webhooks: the chart's (IPAM pool validation, the PacketMachine pause, template validation), through its Services");
+  show(['get', 'validatingwebhookconfigurations,mutatingwebhookconfigurations', '-l', `app.kubernetes.io/instance=${RELEASE}`]);
+}
+
+/** The process demo serves the webhooks itself, behind a throw-away CA and a certificate for 127.0.0.1. */
+function webhookCertificate() {
+  step('webhook serving certificate for 127.0.0.1 (openssl: a throw-away CA, then a serving certificate)');
+  const certDir = join(demoDir, 'certs');
+  mkdirSync(certDir, { recursive: true });
+  /** @param {string[]} args */
+  const openssl = (args) => execFileSync('openssl', args, { stdio: 'ignore' });
+  openssl([
+    'req',
+    '-x509',
+    '-newkey',
+    'ec',
+    '-pkeyopt',
+    'ec_paramgen_curve:P-256',
+    '-nodes',
+    '-days',
+    '30',
+    '-subj',
+    '/CN=metal-l2-demo-ca',
+    '-keyout',
+    join(certDir, 'ca.key'),
+    '-out',
+    join(certDir, 'ca.crt'),
+  ]);
+  writeFileSync(join(certDir, 'ext.cnf'), 'subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth\n');
+  openssl([
+    'req',
+    '-newkey',
+    'ec',
+    '-pkeyopt',
+    'ec_paramgen_curve:P-256',
+    '-nodes',
+    '-subj',
+    '/CN=localhost',
+    '-keyout',
+    join(certDir, 'tls.key'),
+    '-out',
+    join(certDir, 'tls.csr'),
+  ]);
+  openssl([
+    'x509',
+    '-req',
+    '-in',
+    join(certDir, 'tls.csr'),
+    '-CA',
+    join(certDir, 'ca.crt'),
+    '-CAkey',
+    join(certDir, 'ca.key'),
+    '-CAcreateserial',
+    '-days',
+    '30',
+    '-extfile',
+    join(certDir, 'ext.cnf'),
+    '-out',
+    join(certDir, 'tls.crt'),
+  ]);
+  const caBundle = readFileSync(join(certDir, 'ca.crt')).toString('base64');
+  console.log(`  ${relative(root, certDir)}/tls.crt, tls.key (CA ca.crt)`);
+  return { certDir, caBundle };
+}
+
+/**
+ * The process demo's controllers: their built main.js, as processes on this host.
+ * @param {{ certDir: string, metalUrl: string, simUrl: string, ports: Ports }} options
+ */
+function startControllers({ certDir, metalUrl, simUrl, ports }) {
+  const controllerFlags = (/** @type {number} */ metrics, /** @type {number} */ health, /** @type {number} */ webhook) => [
     '--kubeconfig',
     kubeconfig,
+    '--leader-elect=false',
+    '--metrics-bind-address',
+    `127.0.0.1:${metrics}`,
+    '--health-probe-bind-address',
+    `127.0.0.1:${health}`,
+    '--webhook-port',
+    String(webhook),
+    '--webhook-cert-dir',
+    certDir,
     '--metal-api-url',
     metalUrl,
-    '--metal-token-file',
-    join(demoDir, 'metal-token'),
-    '--namespace',
-    ns,
-    '--poll-interval-ms',
-    '1000',
-  ],
-});
-await waitFor('both controllers ready (/readyz)', async () => {
-  assertAlive();
-  return (await answers(`http://127.0.0.1:${ports.ipamHealth}/readyz`)) && answers(`http://127.0.0.1:${ports.netHealth}/readyz`);
-});
-console.log(`  simulator ${simUrl} (API ${metalUrl}, request log ${simUrl}/_sim/requests)`);
-console.log(`  metrics: IPAM http://127.0.0.1:${ports.ipamMetrics}/metrics, network http://127.0.0.1:${ports.netMetrics}/metrics`);
+  ];
+  startProcess({
+    name: 'ipam-controller',
+    script: 'packages/ipam-controller/dist/main.js',
+    args: [...controllerFlags(ports.ipamMetrics, ports.ipamHealth, ports.ipamWebhook), '--controller-namespace', ns],
+  });
+  startProcess({
+    name: 'network-controller',
+    script: 'packages/network-controller/dist/main.js',
+    args: [
+      ...controllerFlags(ports.netMetrics, ports.netHealth, ports.netWebhook),
+      '--metal-credentials-secret',
+      `${ns}/metal-credentials`,
+      '--metadata-url',
+      `${simUrl}/metadata`,
+    ],
+  });
+}
 
-step('webhooks: IPAM pool validation, the PacketMachine pause (mutating), template validation');
-/** @param {{ name: string, port: number, path: string, rule: string }} webhook */
-const hook = ({ name, port, path, rule }) => `  - name: ${name}
+/** @param {Ports} ports */
+async function controllersReady(ports) {
+  await waitFor('both controllers ready (/readyz)', async () => {
+    assertAlive();
+    return (await answers(`http://127.0.0.1:${ports.ipamHealth}/readyz`)) && answers(`http://127.0.0.1:${ports.netHealth}/readyz`);
+  });
+}
+
+/**
+ * The webhook configurations the chart would register, at the processes' ports.
+ * @param {{ caBundle: string, ports: Ports }} options
+ */
+function registerWebhooks({ caBundle, ports }) {
+  step('webhooks: IPAM pool validation, the PacketMachine pause (mutating), template validation');
+  /** @param {{ name: string, port: number, path: string, rule: string }} webhook */
+  const hook = ({ name, port, path, rule }) => `  - name: ${name}
     admissionReviewVersions: [v1]
     sideEffects: None
     failurePolicy: Fail
@@ -335,15 +357,15 @@ const hook = ({ name, port, path, rule }) => `  - name: ${name}
     clientConfig: {url: "https://127.0.0.1:${port}${path}", caBundle: ${caBundle}}
     rules: [${rule}]
 `;
-state.webhooks = [
-  'validatingwebhookconfiguration/metal-l2-demo-ipam',
-  'mutatingwebhookconfiguration/metal-l2-demo-network',
-  'validatingwebhookconfiguration/metal-l2-demo-network',
-];
-saveState();
-apply(
-  'webhooks.yaml',
-  `apiVersion: admissionregistration.k8s.io/v1
+  state.webhooks = [
+    'validatingwebhookconfiguration/metal-l2-demo-ipam',
+    'mutatingwebhookconfiguration/metal-l2-demo-network',
+    'validatingwebhookconfiguration/metal-l2-demo-network',
+  ];
+  saveState();
+  apply(
+    'webhooks.yaml',
+    `apiVersion: admissionregistration.k8s.io/v1
 kind: ValidatingWebhookConfiguration
 metadata: {name: metal-l2-demo-ipam}
 webhooks:
@@ -367,7 +389,126 @@ kind: ValidatingWebhookConfiguration
 metadata: {name: metal-l2-demo-network}
 webhooks:
 ${hook({ name: 'machinenetworktemplate.network.metal.x-k8s.io', port: ports.netWebhook, path: '/validate-network-metal-x-k8s-io-v1alpha1-machinenetworktemplate', rule: '{apiGroups: [network.metal.x-k8s.io], apiVersions: [v1alpha1], operations: [CREATE, UPDATE], resources: [machinenetworktemplates]}' })}`,
+  );
+}
+
+// ---------------------------------------------------------------------------------------------
+
+if (!existsSync(kubeconfig)) throw new Error('no .local/kubeconfig: run `npm run cluster:up` first (or `npm run demo`)');
+if (existsSync(stateFile)) throw new Error('a demo is already running (.local/demo/state.json): `npm run demo:down` first');
+const capiCrds = join(shared, 'upstream-crds', 'cluster-api-v1.14.0');
+const cappCrds = join(shared, 'upstream-crds', 'cluster-api-provider-packet');
+if (!existsSync(capiCrds))
+  throw new Error(`the Cluster API CRDs are read from ${capiCrds}; clone the shared folder beside this repository or set METAL_L2_SHARED`);
+const node = inCluster ? await clusterNode() : undefined;
+rmSync(demoDir, { recursive: true, force: true });
+mkdirSync(manifestDir, { recursive: true });
+saveState();
+
+step(
+  inCluster
+    ? 'CRDs: Cluster API v1.14 and CAPP v0.9 (from ../shared/upstream-crds); ours come with the chart'
+    : 'CRDs: Cluster API v1.14 and CAPP v0.9 (from ../shared/upstream-crds), and ours (crds/)',
 );
+kubectl(['apply', '--server-side', '-f', capiCrds]);
+kubectl(['apply', '--server-side', '-f', cappCrds]);
+if (node === undefined) {
+  kubectl(['apply', '--server-side', '-f', join(root, 'crds')]);
+  waitCrdsEstablished();
+}
+kubectl(['apply', '-f', '-'], `apiVersion: v1\nkind: Namespace\nmetadata: {name: ${ns}}\n`);
+
+const webhookCert = node === undefined ? webhookCertificate() : undefined;
+
+step(
+  node === undefined
+    ? 'processes (each outlives this script; `npm run demo:down` stops them)'
+    : 'processes on this host: the simulator (on the node bridge, where pods reach it) and the CAPP fixture (each outlives this script; `npm run demo:down` stops them)',
+);
+const ports = {
+  sim: await freePort(),
+  ipamMetrics: await freePort(),
+  ipamHealth: await freePort(),
+  ipamWebhook: await freePort(),
+  netMetrics: await freePort(),
+  netHealth: await freePort(),
+  netWebhook: await freePort(),
+};
+// The simulator: one metro, one 2-port plan, one project with a known id, one token; devices
+// provision in 2.5 s instead of 5. In the cluster it listens on the node bridge: the pods reach the
+// host there, and so do this host's programs.
+const simHost = node?.hostAddress ?? '127.0.0.1';
+writeFileSync(
+  join(demoDir, 'seed.yaml'),
+  `metros: [{code: ${METRO}, name: Dallas, country: US}]\nplans: [{slug: c3.small.x86, ports: 2}]\nprojects: [{name: demo, id: ${PROJECT_ID}}]\ntokens: [{token: ${TOKEN}}]\n`,
+);
+startProcess({
+  name: 'metal-sim',
+  script: 'packages/metal-sim/dist/cli.js',
+  args: [
+    '--port',
+    String(ports.sim),
+    '--host',
+    simHost,
+    '--seed',
+    'demo',
+    '--seed-file',
+    join(demoDir, 'seed.yaml'),
+    '--device-queued-ms',
+    '500',
+    '--device-provisioning-ms',
+    '2000',
+  ],
+});
+const simUrl = `http://${simHost}:${ports.sim}`;
+const metalUrl = `${simUrl}/metal/v1`;
+state.simulator = simUrl;
+saveState();
+/**
+ * A Metal API call to the simulator with the demo's token.
+ * @param {string} path
+ * @param {RequestInit} [init]
+ */
+const metal = async (path, init = {}) => {
+  const res = await fetch(`${metalUrl}${path}`, {
+    ...init,
+    headers: { 'X-Auth-Token': TOKEN, 'Content-Type': 'application/json', 'User-Agent': 'metal-l2-demo' },
+  });
+  if (!res.ok) throw new Error(`${init.method ?? 'GET'} ${path}: ${res.status} ${await res.text()}`);
+  return res.status === 204 ? undefined : res.json();
+};
+await waitFor('the simulator', async () => {
+  assertAlive();
+  return answers(`${simUrl}/_sim/requests?operationId=none`);
+});
+if (webhookCert !== undefined) startControllers({ certDir: webhookCert.certDir, metalUrl, simUrl, ports });
+// CAPP v0.9.0 and the owner-reference part of the CAPI Machine controller, played by the fixture.
+writeFileSync(join(demoDir, 'metal-token'), `${TOKEN}\n`, { mode: 0o600 });
+startProcess({
+  name: 'capp-fixture',
+  script: 'packages/capp-fixture/dist/cli.js',
+  args: [
+    '--kubeconfig',
+    kubeconfig,
+    '--metal-api-url',
+    metalUrl,
+    '--metal-token-file',
+    join(demoDir, 'metal-token'),
+    '--namespace',
+    ns,
+    '--poll-interval-ms',
+    '1000',
+  ],
+});
+if (node === undefined) {
+  await controllersReady(ports);
+  console.log(`  simulator ${simUrl} (API ${metalUrl}, request log ${simUrl}/_sim/requests)`);
+  console.log(`  metrics: IPAM http://127.0.0.1:${ports.ipamMetrics}/metrics, network http://127.0.0.1:${ports.netMetrics}/metrics`);
+  registerWebhooks({ caBundle: webhookCert?.caBundle ?? '', ports });
+} else {
+  await installChart({ metalUrl, simUrl, node });
+  chartWebhooks();
+}
 
 step('the workload cluster as Cluster API and CAPP would have it (infrastructure marked provisioned: no CAPI Cluster controller runs)');
 apply(
@@ -682,6 +823,13 @@ console.log(`  export KUBECONFIG=${kubeconfig}
   kubectl get machinenetwork hy-0 -n ${ns} -o yaml          # addresses, ports, conditions
   kubectl get secret hy-0-bootstrap -n ${ns} -o jsonpath='{.data.value}' | base64 -d   # the injected user data
   curl -s '${simUrl}/_sim/requests?userAgent=${CONTROLLER_AGENT}'   # every Metal call the controller made
-
+${
+  node === undefined
+    ? ''
+    : `  kubectl get deployments,pods,services -n ${RELEASE_NAMESPACE}          # the controllers, installed by helm
+  kubectl logs -n ${RELEASE_NAMESPACE} deployment/${controllerDeployments()[1]} | tail   # through the kubelet
+  helm list -n ${RELEASE_NAMESPACE}
+`
+}
   manifests: .local/demo/manifests/   logs: .local/demo/*.log
-  stop everything (controllers, fixture, simulator, control plane): npm run demo:down`);
+  stop everything (${node === undefined ? 'controllers' : 'the helm release'}, fixture, simulator, ${node === undefined ? 'control plane' : 'node and control plane'}): npm run demo:down`);

@@ -5,7 +5,20 @@ import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import * as k8s from '@kubernetes/client-node';
 import { startCappFixture, type RunningCappFixture } from '@metal-l2/capp-fixture';
 import { createLogger } from '@metal-l2/kube';
-import { isAlive, nodeLayout, nodeLeftovers, stopControlPlane } from '@metal-l2/local-control-plane';
+import {
+  IMAGE_REPOSITORY,
+  controllerDeployments,
+  deploymentAvailable,
+  importImage,
+  installRelease,
+  isAlive,
+  nodeLayout,
+  nodeLeftovers,
+  stopControlPlane,
+  uninstallRelease,
+  type BuiltImage,
+  type UserValues,
+} from '@metal-l2/local-control-plane';
 import { startSimulator, type Simulator } from '@metal-l2/metal-sim';
 import { cabpkCloudConfig, condition, netKinds, provisionWorkloadCluster } from '../e2e/support/network-world.js';
 import { loadKubeConfig } from '@metal-l2/test-support/cluster';
@@ -16,18 +29,7 @@ import { staysTrue, waitFor } from '@metal-l2/test-support/wait-for';
 import { parseAllDocuments } from 'yaml';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import {
-  buildImage,
-  rebuildImage,
-  deploymentAvailable,
-  helm,
-  importImage,
-  kubectl,
-  startNodeWorld,
-  IMAGE_REPOSITORY,
-  type BuiltImage,
-  type NodeWorld,
-} from './support/node-world.js';
+import { buildImage, rebuildImage, helm, kubectl, startNodeWorld, type NodeWorld } from '@metal-l2/test-support/node-world';
 
 // The chart the way users install it: `helm install` onto a real node (containerd, runc, the
 // bridge CNI, kube-proxy, a kubelet with webhook authentication) with the image `npm run image`
@@ -46,7 +48,7 @@ const CLUSTER = 'wl';
 const CREDENTIALS = 'metal-credentials';
 const VXLAN = 1100;
 const ns = 'machines';
-const deployments = [`${release}-ipam`, `${release}-network`] as const;
+const deployments = controllerDeployments(release);
 
 let world: NodeWorld | undefined;
 let image: BuiltImage;
@@ -93,12 +95,8 @@ function machineHealthCheckStandIn(): k8s.V1CustomResourceDefinition {
 }
 
 /** The values a user sets, and nothing else. */
-function userValues(s: Simulator, tag: string): string[] {
-  return [
-    ...['--set', `image.repository=${IMAGE_REPOSITORY}`, '--set', `image.tag=${tag}`, '--set', 'image.pullPolicy=Never'],
-    ...['--set', `ipam.metalApiUrl=${s.baseUrl}`, '--set', `network.metalApiUrl=${s.baseUrl}`],
-    ...['--set', `network.metadataUrl=${s.url}/metadata`, '--set', `network.metalCredentials.secretName=${CREDENTIALS}`],
-  ];
+function userValues(s: Simulator, tag: string): UserValues {
+  return { imageTag: tag, metalApiUrl: s.baseUrl, metadataUrl: `${s.url}/metadata`, credentialsSecret: CREDENTIALS };
 }
 
 async function readDeployment(name: string): Promise<k8s.V1Deployment | undefined> {
@@ -139,7 +137,7 @@ beforeAll(async () => {
   [image, world] = await Promise.all([buildImage(join(imageDir, 'first')), startNodeWorld()]);
   rebuilt = await rebuildImage(image, join(imageDir, 'rebuilt'), 'rebuilt');
 
-  await importImage(world, image);
+  await importImage(world.cluster.node.containerdSocket, image);
   kc = loadKubeConfig(world.cluster.kubeconfig);
   objects = new Objects(kc);
   await installCrds(kc, [...(await upstreamCrds('capiV1_14')), ...(await upstreamCrds('capp')), machineHealthCheckStandIn()]);
@@ -155,11 +153,11 @@ beforeAll(async () => {
     },
     delays: { deviceQueuedMs: 100, deviceProvisioningMs: 300, batchQueuedMs: 50, batchInProgressMs: 150 },
   });
+  // The machines' namespace and the pool's credentials; the release namespace and its Secret are
+  // what a user makes for `helm install` (installRelease).
   const core = kc.makeApiClient(k8s.CoreV1Api);
-  for (const name of [releaseNs, ns]) await core.createNamespace({ body: { metadata: { name } } });
-  for (const namespace of [releaseNs, ns]) {
-    await core.createNamespacedSecret({ namespace, body: { metadata: { name: CREDENTIALS }, stringData: { apiToken: TOKEN } } });
-  }
+  await core.createNamespace({ body: { metadata: { name: ns } } });
+  await core.createNamespacedSecret({ namespace: ns, body: { metadata: { name: CREDENTIALS }, stringData: { apiToken: TOKEN } } });
 }, 1_200_000);
 
 afterAll(async () => {
@@ -174,7 +172,7 @@ describe('helm install onto a real node', () => {
     const w = need();
     if (sim === undefined) throw new Error('no simulator');
     const started = Date.now();
-    await helm(w, ['install', release, chart, '-n', releaseNs, ...userValues(sim, image.tag)]);
+    await installRelease(w.tools, { chart, release, namespace: releaseNs, values: userValues(sim, image.tag), token: TOKEN });
     for (const name of deployments) {
       await waitFor(`Deployment ${name} Available`, async () => availableOrWhy(name), {
         timeoutMs: 180_000,
@@ -361,7 +359,8 @@ describe('helm install onto a real node', () => {
     const w = need();
     if (sim === undefined) throw new Error('no simulator');
     expect(rebuilt.ociDigest).not.toBe(image.ociDigest);
-    const digests = [await importImage(w, rebuilt), await importImage(w, image)];
+    const socket = w.cluster.node.containerdSocket;
+    const digests = [await importImage(socket, rebuilt), await importImage(socket, image)];
     expect(digests[0]).not.toBe(digests[1]);
     const names = ['u-0', 'u-1', 'u-2', 'u-3'];
     for (const name of names.slice(0, 2)) await createMachine(name, 'hb');
@@ -457,7 +456,7 @@ describe('helm install onto a real node', () => {
         (d): d is { kind: string; apiVersion: string; metadata: { name: string; namespace?: string } } => typeof d?.kind === 'string',
       );
     expect(refs.length).toBeGreaterThan(10);
-    await helm(w, ['uninstall', release, '-n', releaseNs, '--wait', '--timeout=120s']);
+    await uninstallRelease(w.tools, { release, namespace: releaseNs });
     await waitFor('the controller pods gone', async () => (await controllerPods()).length === 0, { timeoutMs: 120_000, intervalMs: 500 });
     const left: string[] = [];
     for (const ref of refs) {
@@ -497,9 +496,11 @@ describe('helm install onto a real node', () => {
     for (const kind of ['mount', 'cgroup', 'bridge', 'chain']) expect(before.some((l) => l.startsWith(`${kind} `))).toBe(true);
     await fixture?.stop();
     fixture = undefined;
-    await stopControlPlane(w.stateDir);
+    // Looked for inside the stop, before the node lock goes: a node another suite starts next takes
+    // the same bridge and chain names.
+    const stopped = await stopControlPlane(w.stateDir);
     world = undefined;
-    expect(await nodeLeftovers(layout)).toEqual([]);
+    expect(stopped.node?.leftovers).toEqual([]);
     expect(pids.filter((pid) => isAlive(pid))).toEqual([]);
   }, 120_000);
 });

@@ -3,19 +3,32 @@
 // `npm run cluster:up`; with --node a one-node cluster (kube-scheduler, containerd, kube-proxy, a
 // kubelet) that runs pods, for `helm install` of the chart (needs root and the `node` Debian packages).
 // State lives in <repo>/.local/cluster; the kubeconfig is copied to .local/kubeconfig and kubectl
-// and helm are linked into .local/bin so the README's commands work as written.
+// and helm are linked into .local/bin so the README's commands work as written. METAL_L2_LOCAL moves
+// .local, as it does for the demo (test/demo runs `demo:down` on a node of its own that way).
+import { realpathSync } from 'node:fs';
 import { copyFile, mkdir, rm, symlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { resolveBinaries } from './binaries.js';
 import { isRunning, readControlPlaneState, startControlPlane, stopControlPlane } from './control-plane.js';
 import { resolveNodeBinaries, startNodeCluster } from './node.js';
+import { NODE_NAME } from './node-layout.js';
 
 const repoRoot = fileURLToPath(new URL('../../../', import.meta.url));
-const local = join(repoRoot, '.local');
-const stateDir = join(local, 'cluster');
+const local = process.env['METAL_L2_LOCAL'] ?? join(repoRoot, '.local');
+// A link (test/demo links its own node's directory here) is followed: teardown finds the node's
+// mounts by their real path.
+const stateDir = resolveLink(join(local, 'cluster'));
 const kubeconfigLink = join(local, 'kubeconfig');
 const binDir = join(local, 'bin');
+
+function resolveLink(path: string): string {
+  try {
+    return realpathSync(path);
+  } catch {
+    return path;
+  }
+}
 
 async function up(): Promise<void> {
   const existing = await readControlPlaneState(stateDir);
@@ -56,9 +69,16 @@ function printWhere(logDir: string): void {
 }
 
 async function down(): Promise<void> {
-  await stopControlPlane(stateDir);
+  const { node } = await stopControlPlane(stateDir);
   await rm(kubeconfigLink, { force: true });
   console.log('control plane stopped and its data removed');
+  if (node === undefined) return;
+  if (node.leftovers.length > 0) {
+    process.exitCode = 1;
+    console.error(`node ${NODE_NAME} torn down, but these are left on the host:\n  ${node.leftovers.join('\n  ')}`);
+  } else {
+    console.log(`node ${NODE_NAME} torn down: no container, mount, cgroup, bridge, iptables chain or CNI cache entry of it left`);
+  }
 }
 
 async function status(): Promise<void> {

@@ -4,7 +4,8 @@ import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Binaries } from './binaries.js';
 import { nodeLayout } from './node-layout.js';
-import { teardownNode, type NodeProcesses } from './node-teardown.js';
+import { releaseNodeLock } from './node-lock.js';
+import { nodeLeftovers, teardownNode, type NodeProcesses } from './node-teardown.js';
 import { freePort } from './free-port.js';
 import { probeOnce, waitHealthy } from './health.js';
 import { renderKubeconfig } from './kubeconfig.js';
@@ -259,21 +260,32 @@ export async function writeControlPlaneState(stateDir: string, state: ControlPla
   await writeFile(join(stateDir, STATE_FILE), JSON.stringify(state, null, 2));
 }
 
+/** What a stop found: for a node, what its teardown left on the host (empty when nothing). */
+export interface StopResult {
+  readonly node?: { readonly leftovers: readonly string[] };
+}
+
 /**
  * Stops whatever state.json records (in reverse start order) and removes the state directory; a
  * node (node.json) is torn down first, so that no mount, cgroup, link or iptables chain stays.
+ * What is left is looked for before the node lock goes: the next node takes the same bridge and
+ * chain names, so a check after the release could find that node's.
  */
-export async function stopControlPlane(stateDir: string): Promise<void> {
+export async function stopControlPlane(stateDir: string): Promise<StopResult> {
   const layout = nodeLayout(stateDir);
+  let result: StopResult = {};
   if (existsSync(layout.stateFile)) {
     const processes = JSON.parse(await readFile(layout.stateFile, 'utf8').catch(() => '{}')) as NodeProcesses;
     await teardownNode(layout, processes);
+    result = { node: { leftovers: await nodeLeftovers(layout) } };
+    await releaseNodeLock(stateDir);
   }
   const state = await readControlPlaneState(stateDir);
   if (state !== undefined) {
     for (const p of [...state.processes].reverse()) await stopProcess(p.pid);
   }
   await rm(stateDir, { recursive: true, force: true });
+  return result;
 }
 
 /**

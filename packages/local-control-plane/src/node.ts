@@ -12,6 +12,7 @@ import { renderKubeconfig } from './kubeconfig.js';
 import { renderCniConfig, renderContainerdConfig, renderKubeProxyConfig, renderKubeletConfig } from './node-config.js';
 import { importArchive, sandboxImageArchive } from './node-images.js';
 import { nodeLayout, type NodeLayout } from './node-layout.js';
+import { acquireNodeLock, recordNodeLockPids, releaseNodeLock } from './node-lock.js';
 import { makeKubeletClientPki } from './node-pki.js';
 import { bridgeExists, nodeCgroups, type NodeProcesses } from './node-teardown.js';
 import { delay, isAlive, spawnLogged, type SpawnedProcess } from './processes.js';
@@ -90,6 +91,11 @@ export interface StartNodeOptions {
   readonly nodeBinaries: NodeBinaries;
   readonly stateDir: string;
   readonly ownerPid?: number;
+  /**
+   * How long to wait for a node another process runs on this machine to stop (one node at a time:
+   * node-lock.ts). 0, the default, fails at once, saying which one runs.
+   */
+  readonly lockWaitMs?: number;
 }
 
 /**
@@ -108,6 +114,7 @@ export async function startNodeCluster(options: StartNodeOptions): Promise<NodeC
     await rm(kept, { recursive: true, force: true });
     if (existsSync(logs)) await cp(logs, kept, { recursive: true });
     await stopControlPlane(options.stateDir);
+    await releaseNodeLock(options.stateDir);
     const message = err instanceof Error ? err.message : String(err);
     throw new Error(`${message.replaceAll(logs, kept)} (logs kept in ${kept})`, { cause: err });
   }
@@ -115,7 +122,14 @@ export async function startNodeCluster(options: StartNodeOptions): Promise<NodeC
 
 async function startNodeClusterSteps(options: StartNodeOptions): Promise<NodeClusterState> {
   const layout = nodeLayout(options.stateDir);
+  // containerd listens on <socket>.ttrpc too, and a unix socket path has at most 104 bytes.
+  if (Buffer.byteLength(`${layout.containerdSocket}.ttrpc`) > 104) {
+    throw new Error(
+      `the node's state directory ${options.stateDir} is too deep for containerd's socket (${layout.containerdSocket}.ttrpc > 104 bytes)`,
+    );
+  }
   await stopControlPlane(options.stateDir);
+  await acquireNodeLock(options.stateDir, { waitMs: options.lockWaitMs ?? 0 });
   if (await bridgeExists(layout.bridge)) {
     throw new Error(`a node runs on this machine already (bridge ${layout.bridge} exists): stop it first (npm run cluster:down)`);
   }
@@ -219,6 +233,10 @@ async function startNodeClusterSteps(options: StartNodeOptions): Promise<NodeClu
     },
   };
   await writeControlPlaneState(options.stateDir, state);
+  await recordNodeLockPids(
+    options.stateDir,
+    processes.map((p) => p.pid),
+  );
   return state;
 }
 
