@@ -99,7 +99,7 @@ describe('renderEndpointAnnouncer', () => {
   test('the notify script leaves groups and other instances alone (run under sh, with no tools on PATH)', () => {
     const script = fileContent(announcer(), NOTIFY_SCRIPT_PATH);
     const run = (...args: string[]) =>
-      spawnSync('sh', ['-c', script, 'metal-l2-notify', ...args], { env: { PATH: '/nonexistent' }, encoding: 'utf8' });
+      spawnSync('/bin/sh', ['-c', script, 'metal-l2-notify', ...args], { env: { PATH: '/nonexistent' }, encoding: 'utf8' });
     expect(spawnSync('sh', ['-n', '-c', script]).status).toBe(0);
     for (const args of [
       ['GROUP', 'metal_l2_endpoint', 'MASTER', '100'],
