@@ -374,7 +374,7 @@ describe('data plane: the control-plane endpoint on the VLAN (keepalived)', () =
         expect(await holdsVip(survivor)).toBe(true);
         const after = await workerAsks(survivor, 5);
         expect(after.code).not.toBe(0);
-        expect(after.attempts.length).toBeGreaterThan(10);
+        expect(after.attempts.length).toBeGreaterThanOrEqual(5);
         expect(after.attempts.every((a) => a.answer === '-')).toBe(true);
       } finally {
         world.sim.faults.remove(holdDelete);
