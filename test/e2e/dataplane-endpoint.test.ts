@@ -311,7 +311,8 @@ describe('data plane: the control-plane endpoint on the VLAN (keepalived)', () =
       expect(done.code).toBe(0);
       const firstOther = attempts.filter((a) => a.answer === other).sort((x, y) => x.endSec - y.endSec)[0];
       const lastHolder = attempts.filter((a) => a.answer === holder).sort((x, y) => y.endSec - x.endSec)[0];
-      if (firstOther === undefined || lastHolder === undefined) throw new Error(`no answers in the probe log:\n${attempts.length}`);
+      if (firstOther === undefined || lastHolder === undefined)
+        throw new Error(`the probe log lacks an answer from ${holder} or ${other}: ${JSON.stringify(attempts)}`);
       // Only one ever held it: nothing from the other before the kill.
       expect(firstOther.startSec).toBeGreaterThan(killSec - lagMs / 1000);
       const failoverSec = firstOther.endSec - killSec;
