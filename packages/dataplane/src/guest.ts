@@ -4,7 +4,7 @@
 // Metal port plugged into the switch, and the command agent on a virtio-serial port.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { open, rm } from 'node:fs/promises';
+import { open, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { GuestAgent, type CommandResult } from './guest-agent.js';
 import type { GuestImage } from './guest-image.js';
@@ -168,6 +168,31 @@ export class Guest {
         `guest ${this.options.name}: QEMU exited (${this.child.exitCode ?? this.child.signalCode}); see ${this.options.workDir}`,
       );
     }
+  }
+
+  /**
+   * Cuts the guest's power: SIGKILL to QEMU itself, so nothing of the guest runs on (no shutdown, no
+   * last packet). QEMU runs under `timeout`, which cannot pass SIGKILL on, hence its child, not it.
+   * Resolves to the host time of the kill once QEMU is gone; the sockets and logs stay until stop().
+   */
+  async kill(): Promise<number> {
+    const pid = this.child.pid;
+    if (pid === undefined || this.child.exitCode !== null || this.child.signalCode !== null) {
+      throw new Error(`guest ${this.options.name}: QEMU is not running`);
+    }
+    const children = (await readFile(`/proc/${pid}/task/${pid}/children`, 'utf8'))
+      .trim()
+      .split(/\s+/)
+      .filter((c) => c !== '');
+    const qemu = Number(children[0]);
+    if (children.length !== 1 || !Number.isInteger(qemu)) {
+      throw new Error(`guest ${this.options.name}: expected QEMU as the one child of timeout (pid ${pid}), found [${children.join(', ')}]`);
+    }
+    process.kill(qemu, 'SIGKILL');
+    const killedAt = Date.now();
+    await this.exited;
+    this.agent.close();
+    return killedAt;
   }
 
   /** Stops QEMU (SIGTERM, then SIGKILL) and removes the guest's sockets and logs unless keepLogs. */

@@ -1,10 +1,11 @@
 import { describe, expect, test } from '@jest/globals';
+import { spawnSync } from 'node:child_process';
 import { renderCloudConfigPart } from './cloud-config.js';
 import { parseEnvelope } from './envelope.js';
 import { AnnouncerIssueCode, renderEndpointAnnouncer } from './endpoint-announcer.js';
 import type { EndpointAnnouncerInput, RenderedAnnouncer } from './endpoint-announcer.js';
 import { FORBIDDEN_IN_PART, injectUserData } from './inject.js';
-import { APISERVER_CHECK_PATH, KEEPALIVED_CONF_PATH } from './keepalived.js';
+import { APISERVER_CHECK_PATH, ENDPOINT_STATE_PATH, KEEPALIVED_CONF_PATH, NOTIFY_SCRIPT_PATH } from './keepalived.js';
 import { renderMachineNetwork } from './render.js';
 import type { RenderedNetwork } from './types.js';
 import { ConfigIssueCode } from './validate.js';
@@ -69,6 +70,7 @@ describe('renderEndpointAnnouncer', () => {
     expect(a.files.map((f) => [f.path, f.mode])).toEqual([
       [KEEPALIVED_CONF_PATH, '0644'],
       [APISERVER_CHECK_PATH, '0755'],
+      [NOTIFY_SCRIPT_PATH, '0755'],
     ]);
     expect(fileContent(a, APISERVER_CHECK_PATH)).toBe(
       '#!/bin/bash\n' +
@@ -76,6 +78,40 @@ describe('renderEndpointAnnouncer', () => {
         '# accepts TCP connections on port 6443.\n' +
         'exec 3<>/dev/tcp/127.0.0.1/6443\n',
     );
+  });
+
+  test('every state change of the instance is kept in the state file by the notify script', () => {
+    const a = announcer();
+    const conf = fileContent(a, KEEPALIVED_CONF_PATH);
+    // inside the instance block, after its track_script: keepalived appends INSTANCE <name> <state> <priority>
+    expect(conf).toContain(`    track_script {\n        metal_l2_apiserver\n    }\n    notify "${NOTIFY_SCRIPT_PATH}"\n}\n`);
+    expect(ENDPOINT_STATE_PATH).toBe('/run/metal-l2/endpoint-state');
+    expect(fileContent(a, NOTIFY_SCRIPT_PATH)).toBe(
+      '#!/bin/sh\n' +
+        '# metal-l2: keepalived calls this on every state change; the state of metal_l2_endpoint (MASTER, BACKUP,\n' +
+        '# FAULT, STOP) is kept in /run/metal-l2/endpoint-state.\n' +
+        '[ "$1" = INSTANCE ] && [ "$2" = metal_l2_endpoint ] || exit 0\n' +
+        'mkdir -p /run/metal-l2\n' +
+        'printf \'%s\\n\' "$3" > /run/metal-l2/endpoint-state.$$ && mv -f /run/metal-l2/endpoint-state.$$ /run/metal-l2/endpoint-state\n',
+    );
+  });
+
+  test('the notify script leaves groups and other instances alone (run under sh, with no tools on PATH)', () => {
+    const script = fileContent(announcer(), NOTIFY_SCRIPT_PATH);
+    const run = (...args: string[]) =>
+      spawnSync('/bin/sh', ['-c', script, 'metal-l2-notify', ...args], { env: { PATH: '/nonexistent' }, encoding: 'utf8' });
+    expect(spawnSync('sh', ['-n', '-c', script]).status).toBe(0);
+    for (const args of [
+      ['GROUP', 'metal_l2_endpoint', 'MASTER', '100'],
+      ['INSTANCE', 'VI_1', 'MASTER', '100'],
+    ]) {
+      const r = run(...args);
+      expect([r.status, r.stderr]).toEqual([0, '']);
+    }
+    // ours gets past the filter: it needs mkdir, not found on this PATH
+    const ours = run('INSTANCE', 'metal_l2_endpoint', 'MASTER', '100');
+    expect(ours.status).not.toBe(0);
+    expect(ours.stderr).toContain('mkdir');
   });
 
   test('a native VLAN: the VIP goes on the port interface itself', () => {
@@ -158,7 +194,9 @@ describe('the announcer in the injected part', () => {
       { source: '/opt/metal-l2/files/01-60-metal-l2.cfg', path: '/etc/network/interfaces.d/60-metal-l2.cfg', mode: '0644' },
       { source: '/opt/metal-l2/files/02-keepalived.conf', path: KEEPALIVED_CONF_PATH, mode: '0644' },
       { source: '/opt/metal-l2/files/03-metal-l2-apiserver-check', path: APISERVER_CHECK_PATH, mode: '0755' },
+      { source: '/opt/metal-l2/files/04-metal-l2-notify', path: NOTIFY_SCRIPT_PATH, mode: '0755' },
     ]);
+    expect(shippedContent(part, '/opt/metal-l2/files/04-metal-l2-notify')).toBe(fileContent(a, NOTIFY_SCRIPT_PATH));
     expect(shippedContent(part, '/opt/metal-l2/files/02-keepalived.conf')).toBe(fileContent(a, KEEPALIVED_CONF_PATH));
     expect(part.split('runcmd:\n')[1]).toBe(
       ["- '/opt/metal-l2/metal-l2-net apply || exit 1'", ...a.commands.map((c) => `- '${c}'`), ''].join('\n'),

@@ -1,5 +1,5 @@
 // The control-plane endpoint announcer: a cluster's VIP on a VLAN, held by keepalived (VRRP) on one
-// control-plane machine at a time (docs/vip-announcer.md). Rendered from the endpoint (address,
+// control-plane machine at a time (docs/clusters-on-the-vlan.md). Rendered from the endpoint (address,
 // prefix, port, VLAN, virtual router id) and the machine's ports, found by Metal port name as the
 // network configuration is: the files carry port placeholders the boot script resolves. Pure and
 // deterministic: the injected part's hash depends on it.
@@ -8,8 +8,10 @@ import {
   ANNOUNCER_COMMANDS,
   APISERVER_CHECK_PATH,
   KEEPALIVED_CONF_PATH,
+  NOTIFY_SCRIPT_PATH,
   renderApiserverCheck,
   renderKeepalivedConf,
+  renderNotifyScript,
 } from './keepalived.js';
 import { planInterfaces } from './topology.js';
 import type { PlannedInterface } from './topology.js';
@@ -93,6 +95,7 @@ export function renderEndpointAnnouncer(input: EndpointAnnouncerInput): Announce
           content: renderKeepalivedConf({ ...input, interface: iface, advertIntervalSec }),
         },
         { path: APISERVER_CHECK_PATH, mode: '0755', content: renderApiserverCheck(input.port) },
+        { path: NOTIFY_SCRIPT_PATH, mode: '0755', content: renderNotifyScript() },
       ],
       commands: [...ANNOUNCER_COMMANDS],
     },

@@ -39,4 +39,12 @@ export type { InjectOutcome, InjectUserDataInput } from './inject.js';
 
 export { AnnouncerIssueCode, DEFAULT_ADVERT_INTERVAL_SEC, renderEndpointAnnouncer } from './endpoint-announcer.js';
 export type { AnnouncerIssue, AnnouncerOutcome, EndpointAnnouncerInput, RenderedAnnouncer } from './endpoint-announcer.js';
-export { ANNOUNCER_COMMANDS, APISERVER_CHECK_PATH, KEEPALIVED_CONF_PATH, VRRP_INSTANCE, VRRP_SCRIPT } from './keepalived.js';
+export {
+  ANNOUNCER_COMMANDS,
+  APISERVER_CHECK_PATH,
+  ENDPOINT_STATE_PATH,
+  KEEPALIVED_CONF_PATH,
+  NOTIFY_SCRIPT_PATH,
+  VRRP_INSTANCE,
+  VRRP_SCRIPT,
+} from './keepalived.js';

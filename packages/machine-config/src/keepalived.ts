@@ -6,6 +6,9 @@
 
 export const KEEPALIVED_CONF_PATH = '/etc/keepalived/keepalived.conf';
 export const APISERVER_CHECK_PATH = '/etc/keepalived/metal-l2-apiserver-check';
+export const NOTIFY_SCRIPT_PATH = '/etc/keepalived/metal-l2-notify';
+/** The instance's last state as keepalived reported it (MASTER, BACKUP, FAULT, STOP), one word and a newline. */
+export const ENDPOINT_STATE_PATH = '/run/metal-l2/endpoint-state';
 /** keepalived's names for our instance and script, seen in its log and in `ip addr` labels. */
 export const VRRP_INSTANCE = 'metal_l2_endpoint';
 export const VRRP_SCRIPT = 'metal_l2_apiserver';
@@ -60,6 +63,7 @@ export function renderKeepalivedConf(p: KeepalivedParams): string {
     '    track_script {',
     `        ${VRRP_SCRIPT}`,
     '    }',
+    `    notify "${NOTIFY_SCRIPT_PATH}"`,
     '}',
     '',
   ].join('\n');
@@ -76,6 +80,27 @@ export function renderApiserverCheck(port: number): string {
     '# metal-l2: keepalived holds the control-plane VIP only while this succeeds: the local API server',
     `# accepts TCP connections on port ${port}.`,
     `exec 3<>/dev/tcp/127.0.0.1/${port}`,
+    '',
+  ].join('\n');
+}
+
+/**
+ * keepalived runs it on each state change of every instance and group, with `INSTANCE|GROUP <name>
+ * <state> <priority>` appended: our instance's state goes to a file an operator (or a test) reads,
+ * instead of keepalived's log lines, whose wording and delivery are not ours. Written whole through a
+ * rename, so a reader never sees half a word. keepalived forks a call per change without waiting:
+ * two changes within the same instant (two machines claiming at once, one yielding) could land out
+ * of order, so `ip addr` stays the authority on who holds the VIP.
+ */
+export function renderNotifyScript(): string {
+  const dir = ENDPOINT_STATE_PATH.slice(0, ENDPOINT_STATE_PATH.lastIndexOf('/'));
+  return [
+    '#!/bin/sh',
+    `# metal-l2: keepalived calls this on every state change; the state of ${VRRP_INSTANCE} (MASTER, BACKUP,`,
+    `# FAULT, STOP) is kept in ${ENDPOINT_STATE_PATH}.`,
+    `[ "$1" = INSTANCE ] && [ "$2" = ${VRRP_INSTANCE} ] || exit 0`,
+    `mkdir -p ${dir}`,
+    `printf '%s\\n' "$3" > ${ENDPOINT_STATE_PATH}.$$ && mv -f ${ENDPOINT_STATE_PATH}.$$ ${ENDPOINT_STATE_PATH}`,
     '',
   ].join('\n');
 }

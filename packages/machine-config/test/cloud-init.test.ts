@@ -187,15 +187,18 @@ describe('CAPP Go templating, then cloud-init', () => {
     expect(runcmd.slice(0, 3)).toEqual([OUR_COMMAND, ...ANNOUNCER_COMMANDS]);
     expect(runcmd.indexOf(ANNOUNCER_COMMANDS[1] ?? '')).toBeLessThan(runcmd.indexOf(JOIN));
     const paths = writeFiles(result).map((f) => f.path);
-    expect(paths.slice(0, 5)).toEqual([
+    expect(paths.slice(0, 6)).toEqual([
       '/opt/metal-l2/files/01-60-metal-l2.cfg',
       '/opt/metal-l2/files/02-keepalived.conf',
       '/opt/metal-l2/files/03-metal-l2-apiserver-check',
+      '/opt/metal-l2/files/04-metal-l2-notify',
       '/opt/metal-l2/netcfg.json',
       '/opt/metal-l2/metal-l2-net',
     ]);
     const conf = writeFiles(result).find((f) => f.path === '/opt/metal-l2/files/02-keepalived.conf');
     expect(Buffer.from(conf?.content ?? '', 'base64').toString('utf8')).toBe(announcer().files[0]?.content);
+    const notify = writeFiles(result).find((f) => f.path === '/opt/metal-l2/files/04-metal-l2-notify');
+    expect(Buffer.from(notify?.content ?? '', 'base64').toString('utf8')).toBe(announcer().files[2]?.content);
   });
 
   test('a Go template error in the original still surfaces (we neither hide nor cause it)', async () => {
