@@ -29,8 +29,9 @@ export const ClusterEndpointAnnotations = {
    */
   hold: 'network.metal.x-k8s.io/endpoint-hold',
   /**
-   * On a Cluster we hold that has no ClusterEndpoint yet (its template is not found): why it waits,
-   * as `<Reason>: <message>`. Removed once the ClusterEndpoint exists (its conditions say the rest).
+   * On a Cluster we hold: why it still waits, as `<Reason>: <message>` (the template not found, the
+   * pool missing or exhausted, the claim not answered...), so `kubectl describe cluster` shows it
+   * with the Warning Event of the same reason. Removed with the hold.
    */
   holdReason: 'network.metal.x-k8s.io/endpoint-hold-reason',
 } as const;
@@ -58,11 +59,16 @@ export const ClusterEndpointReasons = {
   addressAllocated: 'AddressAllocated',
   waitingForAddress: 'WaitingForAddress',
   poolExhausted: 'PoolExhausted',
+  /** The claim's pool is missing or not ready (the claim's own reason). */
+  poolNotReady: 'PoolNotReady',
   claimConflict: 'ClaimConflict',
   claimRefused: 'ClaimRefused',
   // EndpointSet
   endpointSet: 'EndpointSet',
-  /** The Cluster already had another controlPlaneEndpoint: it is never overwritten. */
+  /**
+   * The Cluster has another controlPlaneEndpoint (set by hand, or copied by Cluster API first): it
+   * is never overwritten, no address is kept claimed for it, and a hold of ours ends.
+   */
   endpointAlreadySet: 'EndpointAlreadySet',
   // Ready and all
   ready: 'Ready',
