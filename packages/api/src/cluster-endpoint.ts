@@ -1,6 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { ConditionsSchema } from './condition.js';
-import { buildCrd, type CrdManifest, type PrinterColumn } from './crd.js';
+import { CLUSTERCTL_CRD_LABELS, buildCrd, type CrdManifest, type PrinterColumn } from './crd.js';
 import { NETWORK_GROUP, NETWORK_VERSION, PoolRefSchema } from './machine-network.js';
 import type { ObjectMeta, ResourceType } from './object-meta.js';
 
@@ -191,10 +191,6 @@ const endpointColumns: readonly PrinterColumn[] = [
   { name: 'Reason', type: 'string', jsonPath: '.status.conditions[?(@.type=="Ready")].reason', priority: 1 },
 ];
 
-// Same labels as the other kinds: clusterctl move takes every template, and the ClusterEndpoint
-// follows its owner, the Cluster (the claim, also owned by the Cluster, moves with it).
-const labels = { 'clusterctl.cluster.x-k8s.io/move-hierarchy': '', 'cluster.x-k8s.io/provider': 'ipam-metal-l2' };
-
 export function clusterEndpointCrds(): CrdManifest[] {
   return [
     buildCrd({
@@ -205,7 +201,8 @@ export function clusterEndpointCrds(): CrdManifest[] {
       shortNames: ['cet'],
       scope: 'Namespaced',
       categories: ['cluster-api', 'metal-l2'],
-      labels,
+      // clusterctl move takes every template and ClusterEndpoint (and the latter follows its owner, the Cluster).
+      labels: CLUSTERCTL_CRD_LABELS,
       versions: [
         {
           name: NETWORK_VERSION,
@@ -228,7 +225,7 @@ export function clusterEndpointCrds(): CrdManifest[] {
       shortNames: ['cep'],
       scope: 'Namespaced',
       categories: ['cluster-api', 'metal-l2'],
-      labels,
+      labels: CLUSTERCTL_CRD_LABELS,
       versions: [
         {
           name: NETWORK_VERSION,

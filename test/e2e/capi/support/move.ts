@@ -132,3 +132,27 @@ export async function deleteMovedObjects(
   }
   return deleted;
 }
+
+/**
+ * The kinds `clusterctl move` knows, found the way clusterctl v1.7.9 finds them
+ * (cmd/clusterctl/client/cluster/objectgraph.go): the CRDs labelled clusterctl.cluster.x-k8s.io,
+ * each moved with the owner graph ('graph'), every object of it ('move'), or every object with
+ * what it owns ('move-hierarchy'). Keys are `<plural>.<group>`.
+ */
+export async function clusterctlMoveKinds(kc: k8s.KubeConfig): Promise<Map<string, 'graph' | 'move' | 'move-hierarchy'>> {
+  const crds = await kc
+    .makeApiClient(k8s.ApiextensionsV1Api)
+    .listCustomResourceDefinition({ labelSelector: 'clusterctl.cluster.x-k8s.io' });
+  const kinds = new Map<string, 'graph' | 'move' | 'move-hierarchy'>();
+  for (const crd of crds.items) {
+    const labels = crd.metadata?.labels ?? {};
+    const how =
+      labels['clusterctl.cluster.x-k8s.io/move-hierarchy'] !== undefined
+        ? 'move-hierarchy'
+        : labels['clusterctl.cluster.x-k8s.io/move'] !== undefined
+          ? 'move'
+          : 'graph';
+    kinds.set(crd.metadata?.name ?? '', how);
+  }
+  return kinds;
+}
