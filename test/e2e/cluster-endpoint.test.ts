@@ -10,6 +10,7 @@ import { createTestNamespace, deleteTestNamespace } from '@metal-l2/test-support
 import type { Kind, Obj } from '@metal-l2/test-support/objects';
 import { Writable } from 'node:stream';
 import { deleteMovedObjects, moveObjects } from './capi/support/move.js';
+import { eventsOf } from './support/network-probes.js';
 import {
   CLUSTER,
   CREDENTIALS_SECRET,
@@ -121,11 +122,12 @@ describe('cluster endpoint from a pool', () => {
     expect(c.spec.controlPlaneEndpoint).toEqual({ host: '192.168.40.10', port: 6443 });
     expect(c.metadata.annotations?.[HOLD]).toBeUndefined();
 
-    // The claim is the Cluster's (controller owner) and not linked to it by name: a provider
-    // leaves the claims of a paused Cluster alone, and this one is paused until the address is there.
+    // The claim is the Cluster's (controller owner), made unlinked (a provider leaves the claims of
+    // a paused Cluster alone, and this one was paused until the address was there) and linked by
+    // the cluster-name label once bound, so that a pause by clusterctl move pauses it too.
     const claim = await world.objects.get(netKinds.claim, 'ep-a-endpoint', world.ns);
     expect(claim?.spec).toEqual({ poolRef: poolRef('vip') });
-    expect(claim?.metadata.labels?.['cluster.x-k8s.io/cluster-name']).toBeUndefined();
+    expect(claim?.metadata.labels?.['cluster.x-k8s.io/cluster-name']).toBe('ep-a');
     expect(claim?.metadata.ownerReferences).toEqual([expect.objectContaining({ kind: 'Cluster', uid: c.metadata.uid, controller: true })]);
     expect(ep.metadata.ownerReferences).toEqual([expect.objectContaining({ kind: 'Cluster', uid: c.metadata.uid, controller: true })]);
   });
@@ -145,7 +147,7 @@ describe('cluster endpoint from a pool', () => {
     expect(ep.spec.virtualRouterID).toBe(42);
     expect(ep.status.address).toBeUndefined();
     expect(await world.objects.get(netKinds.claim, 'ep-set-endpoint', world.ns)).toBeUndefined();
-    expect(await eventReasons('Cluster', 'ep-set')).not.toContain('ClaimCreated');
+    expect(eventReasons('ep-set')).not.toContain('ClaimCreated');
     const c = await cluster('ep-set');
     expect(c.spec.controlPlaneEndpoint).toEqual({ host: '203.0.113.7', port: 6443 });
     expect(c.spec.paused ?? false).toBe(false);
@@ -161,7 +163,7 @@ describe('cluster endpoint from a pool', () => {
     expect(reason).toContain('TemplateNotFound');
     expect(reason).toContain('late');
     expect(held(await cluster('ep-late'))).toBe(true);
-    await waitForEvent('Cluster', 'ep-late', 'TemplateNotFound');
+    await waitForEvent('ep-late', 'TemplateNotFound');
     expect(await world.objects.get(netKinds.clusterEndpoint, 'ep-late', world.ns)).toBeUndefined();
 
     await createEndpointTemplate('late', 'vip');
@@ -188,7 +190,7 @@ describe('cluster endpoint from a pool', () => {
     expect(condition(waiting, 'Ready')).toMatchObject({ status: 'False', reason: 'PoolExhausted' });
     expect(held(await cluster('ex-2'))).toBe(true);
     expect(await holdReasonOf('ex-2', 'PoolExhausted')).toContain('one');
-    await waitForEvent('Cluster', 'ex-2', 'PoolExhausted');
+    await waitForEvent('ex-2', 'PoolExhausted');
 
     // Owner GC takes the ClusterEndpoint and the claim with the Cluster; the IPAM provider gives the address back.
     await world.objects.delete(netKinds.cluster, 'ex-1', world.ns);
@@ -213,7 +215,7 @@ describe('cluster endpoint from a pool', () => {
     expect(condition(waiting, 'AddressAllocated')?.message).toContain('vip-later');
     expect(condition(waiting, 'Ready')).toMatchObject({ status: 'False', reason: 'PoolNotReady' });
     expect(await holdReasonOf('ep-nopool', 'PoolNotReady')).toContain('vip-later');
-    await waitForEvent('Cluster', 'ep-nopool', 'PoolNotReady');
+    await waitForEvent('ep-nopool', 'PoolNotReady');
     expect(held(await cluster('ep-nopool'))).toBe(true);
 
     await createEndpointPool('vip-later', ['192.168.40.60']);
@@ -235,7 +237,7 @@ describe('cluster endpoint from a pool', () => {
     expect(reason).toContain('no IPAM provider has answered');
     expect(reason).toContain('NobodysPool/x');
     expect(condition(waiting, 'Ready')?.reason).toBe('WaitingForAddress');
-    await waitForEvent('Cluster', 'ep-nobody', 'WaitingForAddress');
+    await waitForEvent('ep-nobody', 'WaitingForAddress');
 
     await world.objects.patch(netKinds.cluster, 'ep-nobody', world.ns, { metadata: { annotations: { [TEMPLATE_ANNOTATION]: null } } });
     const c = await waitFor('Cluster ep-nobody released', async () => (held(await cluster('ep-nobody')) ? false : cluster('ep-nobody')), {
@@ -443,18 +445,13 @@ const addressKind: Kind = {
   namespaced: true,
 };
 
-/** The reasons of the Events on one object of this namespace. */
-async function eventReasons(kind: string, name: string): Promise<string[]> {
-  const list = await world.kc
-    .makeApiClient(k8s.CoreV1Api)
-    .listNamespacedEvent({ namespace: world.ns, fieldSelector: `involvedObject.kind=${kind},involvedObject.name=${name}` });
-  return list.items.map((e) => e.reason ?? '');
+/** The reasons of the Events the controller recorded for an object of this name (this namespace only). */
+function eventReasons(name: string): string[] {
+  return eventsOf(world, name).map((e) => e.reason ?? '');
 }
 
-async function waitForEvent(kind: string, name: string, reason: string): Promise<void> {
-  await waitFor(`a ${reason} Event on ${kind} ${name}`, async () => (await eventReasons(kind, name)).includes(reason), {
-    timeoutMs: 10_000,
-  });
+async function waitForEvent(name: string, reason: string): Promise<void> {
+  await waitFor(`a ${reason} Event on ${name}`, () => eventReasons(name).includes(reason), { timeoutMs: 10_000 });
 }
 
 /** The Cluster's hold-reason annotation once it starts with `reason:`. */
