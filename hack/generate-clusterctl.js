@@ -53,7 +53,8 @@ for (const obj of objects) {
   const what = `${obj.kind} ${obj.metadata.name}`;
   if (obj.metadata.labels[PROVIDER_LABEL] !== PROVIDER) problems.push(`${what} lacks ${PROVIDER_LABEL}=${PROVIDER}`);
   if (obj.kind === 'CustomResourceDefinition' && obj.metadata.labels[MOVE_LABEL] !== '') problems.push(`${what} lacks ${MOVE_LABEL}`);
-  if (obj.kind === 'CustomResourceDefinition' && obj.metadata.labels[DISCOVERY_LABEL] !== '') problems.push(`${what} lacks ${DISCOVERY_LABEL}`);
+  if (obj.kind === 'CustomResourceDefinition' && obj.metadata.labels[DISCOVERY_LABEL] !== '')
+    problems.push(`${what} lacks ${DISCOVERY_LABEL}`);
   if (obj.kind === 'Namespace' && obj !== namespace) problems.push(`the chart renders ${what}; clusterctl wants exactly one`);
   const ns = obj.metadata.namespace;
   if (ns !== undefined && ns !== NAMESPACE) problems.push(`${what} is in namespace ${ns}, not ${NAMESPACE}`);

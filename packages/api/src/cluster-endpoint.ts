@@ -21,7 +21,7 @@ export const ClusterEndpointType = {
 } as const satisfies ResourceType;
 
 export const ClusterEndpointAnnotations = {
-  /** On a Cluster (set by the user, or by a ClusterClass metadata patch): the ClusterEndpointTemplate it uses. */
+  /** On a Cluster (set by the user; on a topology Cluster too, which a ClusterClass cannot set): the ClusterEndpointTemplate it uses. */
   template: 'network.metal.x-k8s.io/endpoint-template',
   /**
    * On a Cluster: the `spec.paused` beside it is ours (value: when the hold began, RFC 3339). Only a
