@@ -397,6 +397,40 @@ describe('cluster endpoint from a pool', () => {
     }
   });
 
+  test('a claim name taken by a claim that is not the Cluster’s keeps it held with ClaimConflict; once that claim is gone it goes on', async () => {
+    await world.objects.create(netKinds.claim, {
+      metadata: { name: 'ep-cf-endpoint', namespace: world.ns },
+      spec: { poolRef: poolRef('vip') },
+    });
+    await createCluster('ep-cf', 'vip');
+    const waiting = await waitEndpointReason('ep-cf', 'AddressAllocated', 'ClaimConflict');
+    expect(condition(waiting, 'Ready')?.reason).toBe('ClaimConflict');
+    expect(await holdReasonOf('ep-cf', 'ClaimConflict')).toContain('ep-cf-endpoint');
+    await waitForEvent('ep-cf', 'ClaimConflict');
+    expect(held(await cluster('ep-cf'))).toBe(true);
+
+    await world.objects.delete(netKinds.claim, 'ep-cf-endpoint', world.ns);
+    const ep = await waitEndpointReason('ep-cf', 'Ready', 'Ready');
+    const c = await waitFor('Cluster ep-cf released', async () => (held(await cluster('ep-cf')) ? false : cluster('ep-cf')), {
+      timeoutMs: 10_000,
+    });
+    expect(c.spec.controlPlaneEndpoint.host).toBe(ep.status.address);
+    const claim = await world.objects.get(netKinds.claim, 'ep-cf-endpoint', world.ns);
+    expect(claim?.metadata.ownerReferences).toEqual([expect.objectContaining({ kind: 'Cluster', uid: c.metadata.uid })]);
+  });
+
+  test('the annotation removed from a Cluster that runs on its claimed address: the claim and the ClusterEndpoint stay, and say why', async () => {
+    await createCluster('ep-keep', 'vip');
+    const ready = await waitEndpointReason('ep-keep', 'Ready', 'Ready');
+    await world.objects.patch(netKinds.cluster, 'ep-keep', world.ns, { metadata: { annotations: { [TEMPLATE_ANNOTATION]: null } } });
+    // The controller saw the unlinking: it says so on the ClusterEndpoint.
+    const kept = await waitEndpointReason('ep-keep', 'Ready', 'Unlinked');
+    expect(condition(kept, 'Ready')?.message).toContain(ready.status.address as string);
+    const claim = await world.objects.get(netKinds.claim, 'ep-keep-endpoint', world.ns);
+    expect(claim?.metadata.deletionTimestamp).toBeUndefined();
+    expect((await cluster('ep-keep')).spec.controlPlaneEndpoint.host).toBe(ready.status.address);
+  });
+
   test('a control-plane machine waits for its Cluster endpoint, then carries the VIP announcer; a worker carries none', async () => {
     await createVlans(world, [1000, 1001]);
     await createPool(world, 'vlan-1000', 10);

@@ -73,6 +73,8 @@ export const ClusterEndpointReasons = {
   // Ready and all
   ready: 'Ready',
   templateNotFound: 'TemplateNotFound',
+  /** The annotation was removed while the Cluster runs on the claimed address: both stay, and go with the Cluster. */
+  unlinked: 'Unlinked',
   deleting: 'Deleting',
 } as const;
 export type ClusterEndpointReason = (typeof ClusterEndpointReasons)[keyof typeof ClusterEndpointReasons];

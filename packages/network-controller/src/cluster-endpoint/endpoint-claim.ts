@@ -57,6 +57,9 @@ function claimObject(scope: EndpointScope, name: string): IPAddressClaim {
   };
 }
 
+/** How often a claim name taken by someone else's claim is looked at again. */
+export const CONFLICT_RECHECK_MS = 5_000;
+
 /** How long a claim may go unanswered before a held Cluster says so (a provider usually answers in milliseconds). */
 export const UNANSWERED_CLAIM_QUIET_MS = 10_000;
 
@@ -101,7 +104,8 @@ export async function ensureEndpointClaim(scope: EndpointScope): Promise<StepOut
       ClusterEndpointReasons.claimConflict,
       `IPAddressClaim ${scope.namespace}/${name} exists but is not owned by Cluster ${scope.name}; delete or rename it`,
     );
-    return waitFor();
+    // Not ours, so not in our informer (it watches our label only): its deletion would not wake us.
+    return waitFor(CONFLICT_RECHECK_MS);
   }
   return proceed;
 }

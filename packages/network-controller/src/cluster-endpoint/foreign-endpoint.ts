@@ -6,7 +6,7 @@ import {
   type Cluster,
   type ClusterEndpoint,
 } from '@metal-l2/api';
-import type { ReconcileContext } from '@metal-l2/kube';
+import { getCondition, type ReconcileContext } from '@metal-l2/kube';
 import { endpointClaimName } from '../machine-network/claim-names.js';
 import { failed, proceed, waitFor, type StepOutcome } from '../machine-network/scope.js';
 import type { EndpointContext, EndpointScope } from './context.js';
@@ -83,10 +83,37 @@ export async function unlinkCluster(at: {
   const scope = { ctx, rctx, namespace, name, cluster };
   const claim = ctx.caches.claims.get({ namespace, name: endpointClaimName(name) });
   const address = boundAddress(scope, claim)?.spec.address;
-  if (address !== undefined && address === cluster.spec?.controlPlaneEndpoint?.host) return;
+  if (address !== undefined && address === cluster.spec?.controlPlaneEndpoint?.host) {
+    await noteKept(at, address);
+    return;
+  }
   await dropClaim(scope, 'the Cluster links no ClusterEndpointTemplate any more');
   if (at.endpoint !== undefined && at.endpoint.metadata.deletionTimestamp === undefined) {
     await ctx.client.delete(ClusterEndpointType, { namespace, name }, { signal: rctx.signal });
     rctx.logger.info('deleted the ClusterEndpoint of an unlinked Cluster');
   }
+}
+
+/** Says on the ClusterEndpoint why it and its claim stay after the unlinking (once). */
+async function noteKept(
+  at: { ctx: EndpointContext; rctx: ReconcileContext; endpoint: ClusterEndpoint | undefined },
+  address: string,
+): Promise<void> {
+  const { endpoint } = at;
+  if (endpoint === undefined) return;
+  const ready = getCondition(endpoint.status?.conditions, ClusterEndpointConditionTypes.ready);
+  if (ready?.reason === ClusterEndpointReasons.unlinked) return;
+  const working = { endpoint: structuredClone(endpoint), now: at.ctx.now() };
+  markEndpointCondition(working, {
+    type: ClusterEndpointConditionTypes.ready,
+    status: 'False',
+    reason: ClusterEndpointReasons.unlinked,
+    message: `the Cluster links no ClusterEndpointTemplate any more but runs on ${address}: the claim stays while it does and goes with the Cluster; new control-plane machines get no announcer`,
+  });
+  await at.ctx.client.patchStatus(
+    ClusterEndpointType,
+    { namespace: endpoint.metadata.namespace ?? '', name: endpoint.metadata.name ?? '' },
+    { status: { conditions: working.endpoint.status?.conditions ?? [] } },
+    { signal: at.rctx.signal },
+  );
 }
