@@ -98,9 +98,10 @@ export async function moveObjects(
 export const DELETE_FOR_MOVE = 'clusterctl.cluster.x-k8s.io/delete-for-move';
 
 /**
- * The last step of clusterctl move: the source objects deleted in the reverse of the copy order,
- * each first annotated delete-for-move and stripped of its finalizers (so no provider's
- * finalizer runs: nothing is released or torn down for a move). Returns how many were deleted.
+ * The last step of clusterctl move (mover.go deleteSourceObject): the source objects deleted in
+ * the reverse of the copy order, each first annotated delete-for-move and stripped of its
+ * finalizers (so no provider's finalizer runs: nothing is released or torn down for a move).
+ * Returns how many were deleted.
  */
 export async function deleteMovedObjects(
   source: k8s.KubeConfig,
@@ -125,7 +126,11 @@ export async function deleteMovedObjects(
     for (const obj of await from.list(kind, options.namespace)) {
       if (options.filter !== undefined && !options.filter(kind, obj)) continue;
       const name = obj.metadata.name ?? '';
-      await from.patch(kind, name, options.namespace, { metadata: { annotations: { [DELETE_FOR_MOVE]: '' }, finalizers: null } });
+      // clusterctl's JSON patch `add /metadata/annotations` replaces them all with this one.
+      const cleared = Object.fromEntries(Object.keys(obj.metadata.annotations ?? {}).map((key) => [key, null]));
+      await from.patch(kind, name, options.namespace, {
+        metadata: { annotations: { ...cleared, [DELETE_FOR_MOVE]: '' }, finalizers: null },
+      });
       await from.delete(kind, name, options.namespace);
       deleted += 1;
     }
