@@ -153,6 +153,22 @@ describe('cluster endpoint from a pool', () => {
     expect(c.spec.paused ?? false).toBe(false);
   });
 
+  test('a Cluster created with its own endpoint and a missing template says so, and the reason goes once the template exists', async () => {
+    await createCluster('ep-set-late', 'set-late', { host: '203.0.113.8', port: 6443 });
+    expect(await holdReasonOf('ep-set-late', 'TemplateNotFound')).toContain('no endpoint is claimed until it exists');
+    expect(held(await cluster('ep-set-late'))).toBe(false);
+    await createEndpointTemplate('set-late', 'vip');
+    await waitEndpointReason('ep-set-late', 'EndpointSet', 'EndpointAlreadySet');
+    await waitFor(
+      'the hold reason of ep-set-late gone',
+      async () => (await cluster('ep-set-late')).metadata.annotations?.[HOLD_REASON] === undefined,
+      {
+        timeoutMs: 10_000,
+      },
+    );
+    expect(await world.objects.get(netKinds.claim, 'ep-set-late-endpoint', world.ns)).toBeUndefined();
+  });
+
   test('a missing template keeps the Cluster held with a reason; the template created later lets it go on', async () => {
     await createCluster('ep-late', 'late');
     const reason = await waitFor(

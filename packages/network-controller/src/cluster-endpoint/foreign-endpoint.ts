@@ -46,10 +46,11 @@ export async function respectForeignEndpoint(scope: EndpointScope): Promise<Step
   const held = isHeldByUs(cluster);
   if (claim !== undefined && address === undefined && !held) return proceed;
   const endpoint = `${host}:${current?.port ?? '?'}`;
-  const message = `Cluster.spec.controlPlaneEndpoint is ${endpoint}, not an address of pool ${scope.endpoint.spec.addressFromPool.name}; it is never overwritten, no address is claimed for it and its control-plane machines get no VIP announcer. Clear it to get the VLAN endpoint, or remove the annotation network.metal.x-k8s.io/endpoint-template.`;
+  const message = `Cluster.spec.controlPlaneEndpoint is ${endpoint}, not an address of pool ${scope.endpoint.spec.addressFromPool.name}; it is never overwritten, no address is claimed for it and its control-plane machines get no VIP announcer. For the VLAN endpoint instead, pause the Cluster and clear it (a paused Cluster without an endpoint gets ours); to silence this, remove the annotation network.metal.x-k8s.io/endpoint-template.`;
   try {
     await dropClaim(scope, `the Cluster's endpoint is ${endpoint}`);
-    if (held) await releaseHold(scope, `control-plane endpoint ${endpoint} set by someone else; released the pause`);
+    // Also clears a hold reason left on a Cluster we never held (its template was missing).
+    await releaseHold(scope, `control-plane endpoint ${endpoint} set by someone else; released the pause`);
   } catch (err: unknown) {
     return failed(new Error(`give up the endpoint claim of Cluster ${scope.namespace}/${scope.name}`, { cause: err }));
   }
