@@ -21,6 +21,8 @@ export const PROVIDER_LABEL = 'cluster.x-k8s.io/provider';
 export const PROVIDER = 'ipam-metal-l2';
 export const NAMESPACE = 'metal-l2-system';
 const MOVE_LABEL = 'clusterctl.cluster.x-k8s.io/move-hierarchy';
+/** clusterctl move lists only CRDs with this label (clusterctl init adds it; a Helm install needs it in the CRD). */
+const DISCOVERY_LABEL = 'clusterctl.cluster.x-k8s.io';
 /** Helm's bookkeeping labels say nothing true about a clusterctl install. */
 const HELM_LABELS = ['helm.sh/chart', 'app.kubernetes.io/managed-by'];
 
@@ -51,6 +53,8 @@ for (const obj of objects) {
   const what = `${obj.kind} ${obj.metadata.name}`;
   if (obj.metadata.labels[PROVIDER_LABEL] !== PROVIDER) problems.push(`${what} lacks ${PROVIDER_LABEL}=${PROVIDER}`);
   if (obj.kind === 'CustomResourceDefinition' && obj.metadata.labels[MOVE_LABEL] !== '') problems.push(`${what} lacks ${MOVE_LABEL}`);
+  if (obj.kind === 'CustomResourceDefinition' && obj.metadata.labels[DISCOVERY_LABEL] !== '')
+    problems.push(`${what} lacks ${DISCOVERY_LABEL}`);
   if (obj.kind === 'Namespace' && obj !== namespace) problems.push(`the chart renders ${what}; clusterctl wants exactly one`);
   const ns = obj.metadata.namespace;
   if (ns !== undefined && ns !== NAMESPACE) problems.push(`${what} is in namespace ${ns}, not ${NAMESPACE}`);

@@ -882,6 +882,33 @@ describe("the chart's RBAC is exactly enough", () => {
       async () => condition(await objects.get(netKinds.clusterEndpoint, 'ep', ns), 'Ready')?.status === 'True',
       { timeoutMs: 30_000, intervalMs: 300 },
     );
+    // Bound, the claim is linked to its Cluster (a patch of its label).
+    expect((await objects.get(netKinds.claim, 'ep-endpoint', ns))?.metadata.labels?.['cluster.x-k8s.io/cluster-name']).toBe('ep');
+    // A held Cluster whose pool no provider serves, then unlinked: the hold ends and its claim and
+    // ClusterEndpoint are deleted.
+    await objects.create(netKinds.endpointTemplate, {
+      metadata: { name: 'cep-nobody', namespace: ns },
+      spec: { vxlan: VXLAN, addressFromPool: { apiGroup: 'ipam.example.com', kind: 'NobodysPool', name: 'x' } },
+    });
+    await objects.create(netKinds.cluster, {
+      metadata: { name: 'ep-gone', namespace: ns, annotations: { 'network.metal.x-k8s.io/endpoint-template': 'cep-nobody' } },
+      spec: { infrastructureRef: { apiGroup: 'infrastructure.cluster.x-k8s.io', kind: 'PacketCluster', name: 'ep-gone' } },
+    });
+    await waitFor('the claim of ep-gone', async () => (await objects.get(netKinds.claim, 'ep-gone-endpoint', ns)) !== undefined, {
+      timeoutMs: 30_000,
+      intervalMs: 300,
+    });
+    await objects.patch(netKinds.cluster, 'ep-gone', ns, {
+      metadata: { annotations: { 'network.metal.x-k8s.io/endpoint-template': null } },
+    });
+    await waitFor(
+      'ep-gone released, its claim and ClusterEndpoint deleted',
+      async () =>
+        (await objects.get(netKinds.cluster, 'ep-gone', ns))?.spec?.paused !== true &&
+        (await objects.get(netKinds.claim, 'ep-gone-endpoint', ns)) === undefined &&
+        (await objects.get(netKinds.clusterEndpoint, 'ep-gone', ns)) === undefined,
+      { timeoutMs: 30_000, intervalMs: 300 },
+    );
 
     // A machine cloned from a PacketMachineTemplate that carries the link: the webhook reads the template.
     await objects.create(packetMachineTemplateKind, {

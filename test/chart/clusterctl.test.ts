@@ -76,7 +76,11 @@ describe('clusterctl artifacts', () => {
       'machinenetworks.network.metal.x-k8s.io',
       'machinenetworktemplates.network.metal.x-k8s.io',
     ]);
-    for (const crd of crds) expect(crd.metadata.labels?.['clusterctl.cluster.x-k8s.io/move-hierarchy']).toBe('');
+    for (const crd of crds) {
+      expect(crd.metadata.labels?.['clusterctl.cluster.x-k8s.io/move-hierarchy']).toBe('');
+      // clusterctl move discovers kinds by this label only.
+      expect(crd.metadata.labels?.['clusterctl.cluster.x-k8s.io']).toBe('');
+    }
     expect(docs.filter((d) => d.kind === 'Secret')).toEqual([]);
     const namespaced = docs.filter((d) => d.metadata.namespace !== undefined);
     expect(new Set(namespaced.map((d) => d.metadata.namespace))).toEqual(new Set(['metal-l2-system']));

@@ -1,10 +1,21 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
-import type { Obj } from '@metal-l2/test-support/objects';
-import { waitFor } from '@metal-l2/test-support/wait-for';
+import { staysTrue, waitFor } from '@metal-l2/test-support/wait-for';
 import { watchFirstVersions, type FirstVersions } from './support/first-versions.js';
 import * as k8s from '@kubernetes/client-node';
+import { startIpamController, type RunningIpamController } from '@metal-l2/ipam-controller';
+import { createLogger, type Logger } from '@metal-l2/kube';
+import { startNetworkController, type RunningNetworkController } from '@metal-l2/network-controller';
+import { makeServingCertificate } from '@metal-l2/test-support/certificates';
+import { createTestNamespace, deleteTestNamespace } from '@metal-l2/test-support/cluster';
+import type { Kind, Obj } from '@metal-l2/test-support/objects';
+import { Writable } from 'node:stream';
+import { deleteMovedObjects, moveObjects } from './capi/support/move.js';
+import { eventsOf } from './support/network-probes.js';
 import {
   CLUSTER,
+  CREDENTIALS_SECRET,
+  FAST_TIMINGS,
+  TOKEN,
   condition,
   createMachine,
   createPool,
@@ -111,32 +122,51 @@ describe('cluster endpoint from a pool', () => {
     expect(c.spec.controlPlaneEndpoint).toEqual({ host: '192.168.40.10', port: 6443 });
     expect(c.metadata.annotations?.[HOLD]).toBeUndefined();
 
-    // The claim is the Cluster's (controller owner) and not linked to it by name: a provider
-    // leaves the claims of a paused Cluster alone, and this one is paused until the address is there.
+    // The claim is the Cluster's (controller owner), made unlinked (a provider leaves the claims of
+    // a paused Cluster alone, and this one was paused until the address was there) and linked by
+    // the cluster-name label once bound, so that a pause by clusterctl move pauses it too.
     const claim = await world.objects.get(netKinds.claim, 'ep-a-endpoint', world.ns);
     expect(claim?.spec).toEqual({ poolRef: poolRef('vip') });
-    expect(claim?.metadata.labels?.['cluster.x-k8s.io/cluster-name']).toBeUndefined();
+    expect(claim?.metadata.labels?.['cluster.x-k8s.io/cluster-name']).toBe('ep-a');
     expect(claim?.metadata.ownerReferences).toEqual([expect.objectContaining({ kind: 'Cluster', uid: c.metadata.uid, controller: true })]);
     expect(ep.metadata.ownerReferences).toEqual([expect.objectContaining({ kind: 'Cluster', uid: c.metadata.uid, controller: true })]);
   });
 
-  test('a Cluster created with another endpoint (clusterctl move, a hand-set one) is never held nor overwritten: EndpointAlreadySet', async () => {
+  test('a Cluster created with another endpoint (a hand-set one) is never held nor overwritten, and no address is claimed for it: EndpointAlreadySet', async () => {
     await createEndpointTemplate('vip-port', 'vip', { port: 8443, virtualRouterID: 42 });
     await createCluster('ep-set', 'vip-port', { host: '203.0.113.7', port: 6443 });
     const first = await (firstVersions as FirstVersions).of('ep-set', 10_000);
     expect(first.spec?.paused ?? false).toBe(false);
     expect(first.metadata.annotations?.[HOLD]).toBeUndefined();
 
-    // The controller saw it: it claimed an address and says why it did not write it.
+    // The controller saw it: it says why it neither claimed nor wrote an address.
     const ep = await waitEndpointReason('ep-set', 'EndpointSet', 'EndpointAlreadySet');
     const message = condition(ep, 'EndpointSet')?.message ?? '';
     expect(message).toContain('203.0.113.7:6443');
-    expect(message).toContain(`${ep.status.address as string}:8443`);
     expect(condition(ep, 'Ready')).toMatchObject({ status: 'False', reason: 'EndpointAlreadySet' });
-    expect(ep.status.virtualRouterID).toBe(42);
+    expect(ep.spec.virtualRouterID).toBe(42);
+    expect(ep.status.address).toBeUndefined();
+    expect(await world.objects.get(netKinds.claim, 'ep-set-endpoint', world.ns)).toBeUndefined();
+    expect(eventReasons('ep-set')).not.toContain('ClaimCreated');
     const c = await cluster('ep-set');
     expect(c.spec.controlPlaneEndpoint).toEqual({ host: '203.0.113.7', port: 6443 });
     expect(c.spec.paused ?? false).toBe(false);
+  });
+
+  test('a Cluster created with its own endpoint and a missing template says so, and the reason goes once the template exists', async () => {
+    await createCluster('ep-set-late', 'set-late', { host: '203.0.113.8', port: 6443 });
+    expect(await holdReasonOf('ep-set-late', 'TemplateNotFound')).toContain('no endpoint is claimed until it exists');
+    expect(held(await cluster('ep-set-late'))).toBe(false);
+    await createEndpointTemplate('set-late', 'vip');
+    await waitEndpointReason('ep-set-late', 'EndpointSet', 'EndpointAlreadySet');
+    await waitFor(
+      'the hold reason of ep-set-late gone',
+      async () => (await cluster('ep-set-late')).metadata.annotations?.[HOLD_REASON] === undefined,
+      {
+        timeoutMs: 10_000,
+      },
+    );
+    expect(await world.objects.get(netKinds.claim, 'ep-set-late-endpoint', world.ns)).toBeUndefined();
   });
 
   test('a missing template keeps the Cluster held with a reason; the template created later lets it go on', async () => {
@@ -149,6 +179,7 @@ describe('cluster endpoint from a pool', () => {
     expect(reason).toContain('TemplateNotFound');
     expect(reason).toContain('late');
     expect(held(await cluster('ep-late'))).toBe(true);
+    await waitForEvent('ep-late', 'TemplateNotFound');
     expect(await world.objects.get(netKinds.clusterEndpoint, 'ep-late', world.ns)).toBeUndefined();
 
     await createEndpointTemplate('late', 'vip');
@@ -174,6 +205,8 @@ describe('cluster endpoint from a pool', () => {
     const waiting = await waitEndpointReason('ex-2', 'AddressAllocated', 'PoolExhausted');
     expect(condition(waiting, 'Ready')).toMatchObject({ status: 'False', reason: 'PoolExhausted' });
     expect(held(await cluster('ex-2'))).toBe(true);
+    expect(await holdReasonOf('ex-2', 'PoolExhausted')).toContain('one');
+    await waitForEvent('ex-2', 'PoolExhausted');
 
     // Owner GC takes the ClusterEndpoint and the claim with the Cluster; the IPAM provider gives the address back.
     await world.objects.delete(netKinds.cluster, 'ex-1', world.ns);
@@ -187,7 +220,231 @@ describe('cluster endpoint from a pool', () => {
     const ep = await waitEndpointReason('ex-2', 'Ready', 'Ready');
     expect(ep.status.address).toBe('192.168.40.100');
     await waitFor('Cluster ex-2 released', async () => (await cluster('ex-2')).spec?.paused !== true, { timeoutMs: 10_000 });
+    expect((await cluster('ex-2')).metadata.annotations?.[HOLD_REASON]).toBeUndefined();
     expect(await world.objects.get(netKinds.clusterEndpoint, 'ex-1', world.ns)).toBeUndefined();
+  });
+
+  test('a missing pool keeps the Cluster held and says so on the Cluster (annotation, Event) and the ClusterEndpoint; the pool created later lets it go on', async () => {
+    await createEndpointTemplate('nopool', 'vip-later');
+    await createCluster('ep-nopool', 'nopool');
+    const waiting = await waitEndpointReason('ep-nopool', 'AddressAllocated', 'PoolNotReady');
+    expect(condition(waiting, 'AddressAllocated')?.message).toContain('vip-later');
+    expect(condition(waiting, 'Ready')).toMatchObject({ status: 'False', reason: 'PoolNotReady' });
+    expect(await holdReasonOf('ep-nopool', 'PoolNotReady')).toContain('vip-later');
+    await waitForEvent('ep-nopool', 'PoolNotReady');
+    expect(held(await cluster('ep-nopool'))).toBe(true);
+
+    await createEndpointPool('vip-later', ['192.168.40.60']);
+    const ep = await waitEndpointReason('ep-nopool', 'Ready', 'Ready');
+    expect(ep.status.address).toBe('192.168.40.60');
+    const c = await waitFor('Cluster ep-nopool released', async () => (held(await cluster('ep-nopool')) ? false : cluster('ep-nopool')), {
+      timeoutMs: 10_000,
+    });
+    expect(c.metadata.annotations?.[HOLD_REASON]).toBeUndefined();
+    expect(c.spec.controlPlaneEndpoint).toEqual({ host: '192.168.40.60', port: 6443 });
+  });
+
+  test('a claim no IPAM provider answers is said after a quiet moment; removing the annotation ends the hold and removes the claim and the ClusterEndpoint', async () => {
+    await createEndpointTemplate('nobody', 'x', { addressFromPool: { apiGroup: 'ipam.example.com', kind: 'NobodysPool', name: 'x' } });
+    await createCluster('ep-nobody', 'nobody');
+    const waiting = await waitEndpointReason('ep-nobody', 'AddressAllocated', 'WaitingForAddress');
+    expect(await world.objects.get(netKinds.claim, 'ep-nobody-endpoint', world.ns)).toBeDefined();
+    const reason = await holdReasonOf('ep-nobody', 'WaitingForAddress', 30_000);
+    expect(reason).toContain('no IPAM provider has answered');
+    expect(reason).toContain('NobodysPool/x');
+    expect(condition(waiting, 'Ready')?.reason).toBe('WaitingForAddress');
+    await waitForEvent('ep-nobody', 'WaitingForAddress');
+
+    await world.objects.patch(netKinds.cluster, 'ep-nobody', world.ns, { metadata: { annotations: { [TEMPLATE_ANNOTATION]: null } } });
+    const c = await waitFor('Cluster ep-nobody released', async () => (held(await cluster('ep-nobody')) ? false : cluster('ep-nobody')), {
+      timeoutMs: 10_000,
+    });
+    expect(c.spec.paused ?? false).toBe(false);
+    expect(c.metadata.annotations?.[HOLD_REASON]).toBeUndefined();
+    await waitFor(
+      'the claim and the ClusterEndpoint of ep-nobody gone',
+      async () =>
+        (await world.objects.get(netKinds.claim, 'ep-nobody-endpoint', world.ns)) === undefined &&
+        (await world.objects.get(netKinds.clusterEndpoint, 'ep-nobody', world.ns)) === undefined,
+      { timeoutMs: 10_000 },
+    );
+  });
+
+  test('an endpoint set by hand on a held Cluster ends the hold and gives up its claim: the address it waited for is left to others', async () => {
+    await createEndpointPool('solo', ['192.168.40.70']);
+    await createEndpointTemplate('solo', 'solo');
+    await createCluster('solo-1', 'solo');
+    await waitEndpointReason('solo-1', 'Ready', 'Ready');
+    await createCluster('solo-2', 'solo');
+    await waitEndpointReason('solo-2', 'AddressAllocated', 'PoolExhausted');
+    expect(await world.objects.get(netKinds.claim, 'solo-2-endpoint', world.ns)).toBeDefined();
+
+    await world.objects.patch(netKinds.cluster, 'solo-2', world.ns, {
+      spec: { controlPlaneEndpoint: { host: '198.51.100.9', port: 6443 } },
+    });
+    const ep = await waitEndpointReason('solo-2', 'EndpointSet', 'EndpointAlreadySet');
+    expect(condition(ep, 'EndpointSet')?.message).toContain('198.51.100.9:6443');
+    const c = await waitFor('Cluster solo-2 released', async () => (held(await cluster('solo-2')) ? false : cluster('solo-2')), {
+      timeoutMs: 10_000,
+    });
+    expect(c.spec.controlPlaneEndpoint).toEqual({ host: '198.51.100.9', port: 6443 });
+    await waitFor(
+      'the claim of solo-2 gone',
+      async () => (await world.objects.get(netKinds.claim, 'solo-2-endpoint', world.ns)) === undefined,
+      {
+        timeoutMs: 10_000,
+      },
+    );
+    // The address solo-1 gives back goes to nobody: solo-2 claims nothing any more.
+    await world.objects.delete(netKinds.cluster, 'solo-1', world.ns);
+    await waitFor('pool solo all free', async () => (await poolUsed('solo')) === 0, { timeoutMs: 30_000 });
+    expect(await world.objects.get(netKinds.claim, 'solo-2-endpoint', world.ns)).toBeUndefined();
+  });
+
+  test('clusterctl move (pause, copy without status, unpause, delete the source): the moved Cluster is not held again and keeps its address, with no second allocation', async () => {
+    // Three addresses; the first is freed before the move, so a second allocation on the target
+    // would take it, not the moved one.
+    await createEndpointPool('mv', ['192.168.40.200-192.168.40.202']);
+    await createEndpointTemplate('mv', 'mv');
+    await createCluster('mv-0', 'mv');
+    await waitEndpointReason('mv-0', 'Ready', 'Ready');
+    await createCluster('mv-1', 'mv');
+    const source = await waitEndpointReason('mv-1', 'Ready', 'Ready');
+    expect(source.status.address).toBe('192.168.40.201');
+    await world.objects.delete(netKinds.cluster, 'mv-0', world.ns);
+    await waitFor(
+      'the claim of mv-0 gone',
+      async () => (await world.objects.get(netKinds.claim, 'mv-0-endpoint', world.ns)) === undefined,
+      {
+        timeoutMs: 30_000,
+      },
+    );
+    await waitFor(
+      'mv-1 claim linked to its Cluster',
+      async () =>
+        (await world.objects.get(netKinds.claim, 'mv-1-endpoint', world.ns))?.metadata.labels?.['cluster.x-k8s.io/cluster-name'] === 'mv-1',
+      { timeoutMs: 10_000 },
+    );
+
+    const target = await startTarget();
+    try {
+      await world.objects.patch(netKinds.cluster, 'mv-1', world.ns, { spec: { paused: true } });
+      const targetFirst = await watchFirstVersions(world.kc, netKinds.cluster, target.ns);
+      const pick = (kind: Kind, obj: Obj): boolean => {
+        const name = obj.metadata.name ?? '';
+        switch (kind.kind) {
+          case 'Cluster':
+          case 'ClusterEndpoint':
+            return name === 'mv-1';
+          case 'InClusterIPPool':
+          case 'ClusterEndpointTemplate':
+            return name === 'mv';
+          case 'IPAddressClaim':
+            return name === 'mv-1-endpoint';
+          default:
+            return obj.spec?.claimRef?.name === 'mv-1-endpoint';
+        }
+      };
+      // clusterctl's order: what nothing owns, then what it owns.
+      const moveKinds = [netKinds.cluster, netKinds.pool, netKinds.endpointTemplate, netKinds.clusterEndpoint, netKinds.claim, addressKind];
+      const moved = await moveObjects(world.kc, world.kc, {
+        namespace: world.ns,
+        targetNamespace: target.ns,
+        kinds: moveKinds,
+        secrets: [],
+        filter: pick,
+      });
+      expect(moved.copied).toBe(6);
+      try {
+        const stored = await targetFirst.of('mv-1', 10_000);
+        expect(stored.spec.paused).toBe(true);
+        expect(stored.metadata.annotations?.[HOLD]).toBeUndefined();
+      } finally {
+        targetFirst.stop();
+      }
+      // The target's webhook saw the Cluster and let it pass as it was: it has its endpoint.
+      expect(target.logLines.some((l) => l.includes('Cluster passes') && l.includes('endpoint-set'))).toBe(true);
+      await world.objects.patch(netKinds.cluster, 'mv-1', target.ns, { spec: { paused: false } });
+
+      const moved1 = await waitFor(
+        'the moved ClusterEndpoint Ready on the target',
+        async () => {
+          const ep = await world.objects.get(netKinds.clusterEndpoint, 'mv-1', target.ns);
+          return ep !== undefined && condition(ep, 'Ready')?.status === 'True' ? ep : false;
+        },
+        { timeoutMs: 30_000 },
+      );
+      expect(moved1?.status).toMatchObject({ address: '192.168.40.201', claimName: 'mv-1-endpoint' });
+      expect(moved1?.spec.virtualRouterID).toBe(source.spec.virtualRouterID);
+      const targetCluster = await world.objects.get(netKinds.cluster, 'mv-1', target.ns);
+      expect(targetCluster?.spec.controlPlaneEndpoint).toEqual({ host: '192.168.40.201', port: 6443 });
+      expect(targetCluster?.spec.paused ?? false).toBe(false);
+      const claim = await world.objects.get(netKinds.claim, 'mv-1-endpoint', target.ns);
+      expect(claim?.metadata.ownerReferences).toEqual([expect.objectContaining({ kind: 'Cluster', uid: targetCluster?.metadata.uid })]);
+      const addresses = await world.objects.list(addressKind, target.ns);
+      expect(addresses.map((a) => [a.metadata.name, a.spec.address])).toEqual([['mv-1-endpoint', '192.168.40.201']]);
+      const pool = await waitFor(
+        'the target pool counts the moved address',
+        async () => {
+          const p = await world.objects.get(netKinds.pool, 'mv', target.ns);
+          return p?.status?.ipAddresses?.used === 1 ? p : false;
+        },
+        { timeoutMs: 30_000 },
+      );
+      expect(pool.status.ipAddresses.used).toBe(1);
+      // Nothing was released in the source before clusterctl deletes it there.
+      const sourceClaim = await world.objects.get(netKinds.claim, 'mv-1-endpoint', world.ns);
+      expect(sourceClaim?.metadata.deletionTimestamp).toBeUndefined();
+      expect(await poolUsed('mv')).toBe(1);
+
+      await deleteMovedObjects(world.kc, { namespace: world.ns, kinds: moveKinds, secrets: [], filter: pick });
+      await waitFor('the source Cluster gone', async () => (await world.objects.get(netKinds.cluster, 'mv-1', world.ns)) === undefined, {
+        timeoutMs: 10_000,
+      });
+      await staysTrue(
+        'the target keeps its claim, address and allocation',
+        async () =>
+          (await world.objects.get(addressKind, 'mv-1-endpoint', target.ns))?.spec.address === '192.168.40.201' &&
+          (await world.objects.get(netKinds.pool, 'mv', target.ns))?.status?.ipAddresses?.used === 1,
+        3_000,
+      );
+    } finally {
+      await target.stop();
+    }
+  });
+
+  test('a claim name taken by a claim that is not the Cluster’s keeps it held with ClaimConflict; once that claim is gone it goes on', async () => {
+    await world.objects.create(netKinds.claim, {
+      metadata: { name: 'ep-cf-endpoint', namespace: world.ns },
+      spec: { poolRef: poolRef('vip') },
+    });
+    await createCluster('ep-cf', 'vip');
+    const waiting = await waitEndpointReason('ep-cf', 'AddressAllocated', 'ClaimConflict');
+    expect(condition(waiting, 'Ready')?.reason).toBe('ClaimConflict');
+    expect(await holdReasonOf('ep-cf', 'ClaimConflict')).toContain('ep-cf-endpoint');
+    await waitForEvent('ep-cf', 'ClaimConflict');
+    expect(held(await cluster('ep-cf'))).toBe(true);
+
+    await world.objects.delete(netKinds.claim, 'ep-cf-endpoint', world.ns);
+    const ep = await waitEndpointReason('ep-cf', 'Ready', 'Ready');
+    const c = await waitFor('Cluster ep-cf released', async () => (held(await cluster('ep-cf')) ? false : cluster('ep-cf')), {
+      timeoutMs: 10_000,
+    });
+    expect(c.spec.controlPlaneEndpoint.host).toBe(ep.status.address);
+    const claim = await world.objects.get(netKinds.claim, 'ep-cf-endpoint', world.ns);
+    expect(claim?.metadata.ownerReferences).toEqual([expect.objectContaining({ kind: 'Cluster', uid: c.metadata.uid })]);
+  });
+
+  test('the annotation removed from a Cluster that runs on its claimed address: the claim and the ClusterEndpoint stay, and say why', async () => {
+    await createCluster('ep-keep', 'vip');
+    const ready = await waitEndpointReason('ep-keep', 'Ready', 'Ready');
+    await world.objects.patch(netKinds.cluster, 'ep-keep', world.ns, { metadata: { annotations: { [TEMPLATE_ANNOTATION]: null } } });
+    // The controller saw the unlinking: it says so on the ClusterEndpoint.
+    const kept = await waitEndpointReason('ep-keep', 'Ready', 'Unlinked');
+    expect(condition(kept, 'Ready')?.message).toContain(ready.status.address as string);
+    const claim = await world.objects.get(netKinds.claim, 'ep-keep-endpoint', world.ns);
+    expect(claim?.metadata.deletionTimestamp).toBeUndefined();
+    expect((await cluster('ep-keep')).spec.controlPlaneEndpoint.host).toBe(ready.status.address);
   });
 
   test('a control-plane machine waits for its Cluster endpoint, then carries the VIP announcer; a worker carries none', async () => {
@@ -228,4 +485,117 @@ async function injectedText(machine: string): Promise<string> {
   const value = Buffer.from(secret.data?.['value'] ?? '', 'base64').toString('utf8');
   const decoded = [...value.matchAll(/content: ([A-Za-z0-9+/=]+)$/gm)].map((m) => Buffer.from(m[1] ?? '', 'base64').toString('utf8'));
   return [value, ...decoded].join('\n');
+}
+
+const addressKind: Kind = {
+  group: 'ipam.cluster.x-k8s.io',
+  version: 'v1beta2',
+  plural: 'ipaddresses',
+  kind: 'IPAddress',
+  namespaced: true,
+};
+
+/** The reasons of the Events the controller recorded for an object of this name (this namespace only). */
+function eventReasons(name: string): string[] {
+  return eventsOf(world, name).map((e) => e.reason ?? '');
+}
+
+async function waitForEvent(name: string, reason: string): Promise<void> {
+  await waitFor(`a ${reason} Event on ${name}`, () => eventReasons(name).includes(reason), { timeoutMs: 10_000 });
+}
+
+/** The Cluster's hold-reason annotation once it starts with `reason:`. */
+async function holdReasonOf(name: string, reason: string, timeoutMs = 10_000): Promise<string> {
+  return waitFor(
+    `the hold reason ${reason} on Cluster ${name}`,
+    async () => {
+      const value = (await cluster(name)).metadata.annotations?.[HOLD_REASON];
+      return value?.startsWith(`${reason}: `) === true ? value : false;
+    },
+    { timeoutMs },
+  );
+}
+
+function linesLogger(lines: string[]): Logger {
+  const stream = new Writable({
+    write(chunk: Buffer | string, _encoding, callback): void {
+      lines.push(String(chunk));
+      callback();
+    },
+  });
+  return createLogger({ level: 'debug', stream });
+}
+
+/**
+ * A second management "cluster" for the move: another namespace of this control plane with its
+ * own IPAM provider and network controller (each watching only it) and our Cluster webhook there.
+ */
+async function startTarget(): Promise<{ ns: string; logLines: string[]; stop(): Promise<void> }> {
+  const ns = await createTestNamespace(world.kc, 'net-endpoint-target');
+  const logLines: string[] = [];
+  const certs = await makeServingCertificate();
+  const core = world.kc.makeApiClient(k8s.CoreV1Api);
+  await core.createNamespacedSecret({ namespace: ns, body: { metadata: { name: CREDENTIALS_SECRET }, stringData: { apiToken: TOKEN } } });
+  let ipam: RunningIpamController | undefined;
+  let network: RunningNetworkController | undefined;
+  const webhookName = `metal-l2-move-target-${ns}`;
+  const admission = world.kc.makeApiClient(k8s.AdmissionregistrationV1Api);
+  const stop = async (): Promise<void> => {
+    // The moved Cluster goes while the target's controllers still run: its claim's finalizer is released.
+    for (const c of await world.objects.list(netKinds.cluster, ns)) await world.objects.delete(netKinds.cluster, c.metadata.name ?? '', ns);
+    await waitFor('the target namespace without claims', async () => (await world.objects.list(netKinds.claim, ns)).length === 0, {
+      timeoutMs: 30_000,
+    }).catch(() => undefined);
+    await admission.deleteMutatingWebhookConfiguration({ name: webhookName }).catch(() => undefined);
+    await network?.stop();
+    await ipam?.stop();
+    await deleteTestNamespace(world.kc, ns);
+  };
+  try {
+    ipam = await startIpamController({
+      kubeConfig: world.kc,
+      namespace: ns,
+      logger: createLogger({ level: 'error', silent: true }),
+      leaderElection: false,
+      concurrency: 2,
+    });
+    network = await startNetworkController({
+      kubeConfig: world.kc,
+      namespace: ns,
+      logger: linesLogger(logLines),
+      concurrency: 2,
+      webhook: { port: 0, certDir: certs.certDir, host: '127.0.0.1' },
+      metal: { baseUrl: world.sim.baseUrl, rateLimit: false, retry: { baseDelayMs: 50, maxDelayMs: 1_000 } },
+      defaultCredentials: { namespace: ns, name: CREDENTIALS_SECRET },
+      metadataUrl: `${world.sim.url}/metadata`,
+      timings: FAST_TIMINGS,
+    });
+    await admission.createMutatingWebhookConfiguration({
+      body: {
+        metadata: { name: webhookName },
+        webhooks: [
+          {
+            name: `cluster.${ns}.network.metal.x-k8s.io`,
+            admissionReviewVersions: ['v1'],
+            sideEffects: 'None',
+            failurePolicy: 'Fail',
+            timeoutSeconds: 10,
+            clientConfig: { url: `https://127.0.0.1:${network.webhookPort}/mutate-cluster-x-k8s-io-cluster`, caBundle: certs.caBundle },
+            rules: [{ apiGroups: ['cluster.x-k8s.io'], apiVersions: ['*'], operations: ['CREATE'], resources: ['clusters'] }],
+            matchConditions: [
+              {
+                name: 'endpoint-template',
+                expression: "has(object.metadata.annotations) && 'network.metal.x-k8s.io/endpoint-template' in object.metadata.annotations",
+              },
+            ],
+            namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': ns } },
+          },
+        ],
+      },
+    });
+  } catch (err: unknown) {
+    await stop();
+    throw err;
+  }
+  return { ns, logLines, stop };
 }

@@ -1,6 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { ConditionsSchema } from './condition.js';
-import { buildCrd, type CrdManifest, type PrinterColumn } from './crd.js';
+import { CLUSTERCTL_CRD_LABELS, buildCrd, type CrdManifest, type PrinterColumn } from './crd.js';
 import { NETWORK_GROUP, NETWORK_VERSION, PoolRefSchema } from './machine-network.js';
 import type { ObjectMeta, ResourceType } from './object-meta.js';
 
@@ -21,7 +21,7 @@ export const ClusterEndpointType = {
 } as const satisfies ResourceType;
 
 export const ClusterEndpointAnnotations = {
-  /** On a Cluster (set by the user, or by a ClusterClass metadata patch): the ClusterEndpointTemplate it uses. */
+  /** On a Cluster (set by the user; on a topology Cluster too, which a ClusterClass cannot set): the ClusterEndpointTemplate it uses. */
   template: 'network.metal.x-k8s.io/endpoint-template',
   /**
    * On a Cluster: the `spec.paused` beside it is ours (value: when the hold began, RFC 3339). Only a
@@ -29,8 +29,9 @@ export const ClusterEndpointAnnotations = {
    */
   hold: 'network.metal.x-k8s.io/endpoint-hold',
   /**
-   * On a Cluster we hold that has no ClusterEndpoint yet (its template is not found): why it waits,
-   * as `<Reason>: <message>`. Removed once the ClusterEndpoint exists (its conditions say the rest).
+   * On a Cluster we hold: why it still waits, as `<Reason>: <message>` (the template not found, the
+   * pool missing or exhausted, the claim not answered...), so `kubectl describe cluster` shows it
+   * with the Warning Event of the same reason. Removed with the hold.
    */
   holdReason: 'network.metal.x-k8s.io/endpoint-hold-reason',
 } as const;
@@ -58,15 +59,22 @@ export const ClusterEndpointReasons = {
   addressAllocated: 'AddressAllocated',
   waitingForAddress: 'WaitingForAddress',
   poolExhausted: 'PoolExhausted',
+  /** The claim's pool is missing or not ready (the claim's own reason). */
+  poolNotReady: 'PoolNotReady',
   claimConflict: 'ClaimConflict',
   claimRefused: 'ClaimRefused',
   // EndpointSet
   endpointSet: 'EndpointSet',
-  /** The Cluster already had another controlPlaneEndpoint: it is never overwritten. */
+  /**
+   * The Cluster has another controlPlaneEndpoint (set by hand, or copied by Cluster API first): it
+   * is never overwritten, no address is kept claimed for it, and a hold of ours ends.
+   */
   endpointAlreadySet: 'EndpointAlreadySet',
   // Ready and all
   ready: 'Ready',
   templateNotFound: 'TemplateNotFound',
+  /** The annotation was removed while the Cluster runs on the claimed address: both stay, and go with the Cluster. */
+  unlinked: 'Unlinked',
   deleting: 'Deleting',
 } as const;
 export type ClusterEndpointReason = (typeof ClusterEndpointReasons)[keyof typeof ClusterEndpointReasons];
@@ -185,10 +193,6 @@ const endpointColumns: readonly PrinterColumn[] = [
   { name: 'Reason', type: 'string', jsonPath: '.status.conditions[?(@.type=="Ready")].reason', priority: 1 },
 ];
 
-// Same labels as the other kinds: clusterctl move takes every template, and the ClusterEndpoint
-// follows its owner, the Cluster (the claim, also owned by the Cluster, moves with it).
-const labels = { 'clusterctl.cluster.x-k8s.io/move-hierarchy': '', 'cluster.x-k8s.io/provider': 'ipam-metal-l2' };
-
 export function clusterEndpointCrds(): CrdManifest[] {
   return [
     buildCrd({
@@ -199,7 +203,8 @@ export function clusterEndpointCrds(): CrdManifest[] {
       shortNames: ['cet'],
       scope: 'Namespaced',
       categories: ['cluster-api', 'metal-l2'],
-      labels,
+      // clusterctl move takes every template and ClusterEndpoint (and the latter follows its owner, the Cluster).
+      labels: CLUSTERCTL_CRD_LABELS,
       versions: [
         {
           name: NETWORK_VERSION,
@@ -222,7 +227,7 @@ export function clusterEndpointCrds(): CrdManifest[] {
       shortNames: ['cep'],
       scope: 'Namespaced',
       categories: ['cluster-api', 'metal-l2'],
-      labels,
+      labels: CLUSTERCTL_CRD_LABELS,
       versions: [
         {
           name: NETWORK_VERSION,

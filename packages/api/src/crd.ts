@@ -8,6 +8,20 @@ export interface PrinterColumn {
   readonly priority?: number;
 }
 
+/**
+ * The labels every CRD of ours carries, for clusterctl. `clusterctl move` discovers the kinds it
+ * moves by listing the CRDs that have the label `clusterctl.cluster.x-k8s.io` (clusterctl init
+ * adds it to the components it installs; a Helm install does not, so ours carry it themselves),
+ * then moves every object of a `move-hierarchy` kind with what it owns. Without the first label a
+ * Helm-installed metal-l2 is invisible to a move: pools, templates, MachineNetworks and
+ * ClusterEndpoints stay behind while the claims that name them move.
+ */
+export const CLUSTERCTL_CRD_LABELS: Readonly<Record<string, string>> = {
+  'clusterctl.cluster.x-k8s.io': '',
+  'clusterctl.cluster.x-k8s.io/move-hierarchy': '',
+  'cluster.x-k8s.io/provider': 'ipam-metal-l2',
+};
+
 export interface CrdSource {
   readonly group: string;
   readonly kind: string;

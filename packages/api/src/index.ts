@@ -2,7 +2,7 @@ export { apiVersionOf } from './object-meta.js';
 export type { KubeObject, ObjectMeta, OwnerReference, ResourceType } from './object-meta.js';
 export { ConditionSchema, ConditionsSchema } from './condition.js';
 export type { Condition, ConditionStatus } from './condition.js';
-export { buildCrd } from './crd.js';
+export { CLUSTERCTL_CRD_LABELS, buildCrd } from './crd.js';
 export type { CrdManifest, CrdSource, PrinterColumn } from './crd.js';
 export {
   IPAM_GROUP,

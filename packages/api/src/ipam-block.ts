@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { buildCrd, type CrdManifest, type PrinterColumn } from './crd.js';
+import { CLUSTERCTL_CRD_LABELS, buildCrd, type CrdManifest, type PrinterColumn } from './crd.js';
 import { IPAM_GROUP, IPAM_VERSION, type PoolKind } from './ipam-pool.js';
 import type { ObjectMeta, ResourceType } from './object-meta.js';
 
@@ -77,9 +77,9 @@ export function blockCrds(): CrdManifest[] {
       singular: 'ipaddressblock',
       scope: 'Namespaced',
       categories: ['metal-l2'],
-      // Moved with their pool (clusterctl components label every CRD): a move carries no status and
-      // the moved pool has a new UID, so it rebuilds its blocks (named by that UID) from IPAddresses.
-      labels: { 'clusterctl.cluster.x-k8s.io/move-hierarchy': '', 'cluster.x-k8s.io/provider': 'ipam-metal-l2' },
+      // Moved with their pool: a move carries no status and the moved pool has a new UID, so it
+      // rebuilds its blocks (named by that UID) from IPAddresses.
+      labels: CLUSTERCTL_CRD_LABELS,
       versions: [
         {
           name: t.version,

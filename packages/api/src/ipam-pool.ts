@@ -1,6 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { ConditionsSchema } from './condition.js';
-import { buildCrd, type CrdManifest, type PrinterColumn } from './crd.js';
+import { CLUSTERCTL_CRD_LABELS, buildCrd, type CrdManifest, type PrinterColumn } from './crd.js';
 import type { ObjectMeta, ResourceType } from './object-meta.js';
 
 export const IPAM_GROUP = 'ipam.metal.x-k8s.io';
@@ -264,8 +264,6 @@ const poolColumns: readonly PrinterColumn[] = [
   { name: 'Reason', type: 'string', jsonPath: '.status.conditions[?(@.type=="Ready")].reason', priority: 1 },
 ];
 
-const moveLabels = { 'clusterctl.cluster.x-k8s.io/move-hierarchy': '', 'cluster.x-k8s.io/provider': 'ipam-metal-l2' };
-
 export function poolCrds(): CrdManifest[] {
   return poolTypes.map((type) =>
     buildCrd({
@@ -275,7 +273,7 @@ export function poolCrds(): CrdManifest[] {
       singular: type.kind.toLowerCase(),
       scope: type.namespaced ? 'Namespaced' : 'Cluster',
       categories: ['cluster-api', 'metal-l2'],
-      labels: moveLabels,
+      labels: CLUSTERCTL_CRD_LABELS,
       versions: [
         { name: type.version, served: true, storage: true, schema: poolSchema(type.kind), printerColumns: poolColumns, hasStatus: true },
       ],

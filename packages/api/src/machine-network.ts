@@ -1,7 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { PORT_NETWORK_TYPES, type PortNetworkType } from '@metal-l2/metal-api';
 import { ConditionsSchema } from './condition.js';
-import { buildCrd, type CrdManifest, type PrinterColumn } from './crd.js';
+import { CLUSTERCTL_CRD_LABELS, buildCrd, type CrdManifest, type PrinterColumn } from './crd.js';
 import type { ObjectMeta, ResourceType } from './object-meta.js';
 
 export const NETWORK_GROUP = 'network.metal.x-k8s.io';
@@ -461,8 +461,6 @@ const machineNetworkColumns: readonly PrinterColumn[] = [
   { name: 'Reason', type: 'string', jsonPath: '.status.conditions[?(@.type=="Ready")].reason' },
 ];
 
-const labels = { 'clusterctl.cluster.x-k8s.io/move-hierarchy': '', 'cluster.x-k8s.io/provider': 'ipam-metal-l2' };
-
 export function machineNetworkCrds(): CrdManifest[] {
   return [
     buildCrd({
@@ -473,7 +471,7 @@ export function machineNetworkCrds(): CrdManifest[] {
       shortNames: ['mnt'],
       scope: 'Namespaced',
       categories: ['cluster-api', 'metal-l2'],
-      labels,
+      labels: CLUSTERCTL_CRD_LABELS,
       versions: [
         {
           name: NETWORK_VERSION,
@@ -496,7 +494,7 @@ export function machineNetworkCrds(): CrdManifest[] {
       shortNames: ['mn'],
       scope: 'Namespaced',
       categories: ['cluster-api', 'metal-l2'],
-      labels,
+      labels: CLUSTERCTL_CRD_LABELS,
       versions: [
         {
           name: NETWORK_VERSION,

@@ -40,6 +40,8 @@ export interface EndpointScope {
   readonly endpoint: ClusterEndpoint;
   readonly now: Date;
   readonly logger: Logger;
+  /** Set by a step whose wait is not worth telling the user yet (a claim just made, not answered). */
+  quiet?: boolean;
 }
 
 export type EndpointStep = (scope: EndpointScope) => Promise<StepOutcome>;

@@ -1,5 +1,4 @@
 import {
-  ClusterEndpointAnnotations,
   ClusterEndpointReasons,
   ClusterEndpointType,
   DEFAULT_ENDPOINT_PORT,
@@ -11,7 +10,7 @@ import {
 } from '@metal-l2/api';
 import { apiVersionOf, done, isAlreadyExists, requeueAfter, type ReconcileContext, type ReconcileResult } from '@metal-l2/kube';
 import type { EndpointContext } from './context.js';
-import { isHeldByUs } from './hold.js';
+import { isHeldByUs, noteHoldReason } from './hold.js';
 import { virtualRouterIdOf } from './virtual-router-id.js';
 
 /** A new ClusterEndpoint: the template's spec copied (port and virtual router id resolved), controller-owned by the Cluster. */
@@ -64,18 +63,10 @@ export async function ensureClusterEndpoint(at: At): Promise<ClusterEndpoint | R
   const name = cluster.metadata.name ?? '';
   const template = ctx.caches.templates.get({ namespace, name: at.templateName });
   if (template === undefined) {
-    const reason = `${ClusterEndpointReasons.templateNotFound}: ClusterEndpointTemplate ${namespace}/${at.templateName} not found; ${
+    const message = `ClusterEndpointTemplate ${namespace}/${at.templateName} not found; ${
       isHeldByUs(cluster) ? 'the Cluster stays paused until it exists' : 'no endpoint is claimed until it exists'
     }`;
-    if (cluster.metadata.annotations?.[ClusterEndpointAnnotations.holdReason] !== reason) {
-      await ctx.client.patch(
-        ctx.types.cluster,
-        { namespace, name },
-        { metadata: { annotations: { [ClusterEndpointAnnotations.holdReason]: reason } } },
-        { signal: rctx.signal },
-      );
-      ctx.events.event(cluster, { type: 'Warning', reason: ClusterEndpointReasons.templateNotFound, message: reason });
-    }
+    await noteHoldReason(at, ClusterEndpointReasons.templateNotFound, message);
     return done();
   }
   try {

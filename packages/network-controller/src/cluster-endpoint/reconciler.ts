@@ -1,15 +1,29 @@
-import { ClusterEndpointAnnotations, ClusterEndpointType, type ClusterEndpoint } from '@metal-l2/api';
-import { PatchHelper, done, requeueAfter, type ReconcileContext, type ReconcileResult } from '@metal-l2/kube';
+import {
+  ClusterEndpointAnnotations,
+  ClusterEndpointConditionTypes,
+  ClusterEndpointReasons,
+  ClusterEndpointType,
+  type ClusterEndpoint,
+} from '@metal-l2/api';
+import { PatchHelper, done, getCondition, requeueAfter, type ReconcileContext, type ReconcileResult } from '@metal-l2/kube';
 import type { StepOutcome } from '../machine-network/scope.js';
 import type { EndpointContext, EndpointScope, EndpointStep } from './context.js';
-import { ensureEndpointClaim, waitForEndpointAddress } from './endpoint-claim.js';
+import { ensureEndpointClaim, linkEndpointClaim, waitForEndpointAddress } from './endpoint-claim.js';
 import { ensureClusterEndpoint } from './ensure-endpoint.js';
-import { releaseHold } from './hold.js';
+import { respectForeignEndpoint, unlinkCluster } from './foreign-endpoint.js';
+import { isHeldByUs, isPausedWithEndpoint, noteHoldReason } from './hold.js';
 import { releaseClusterHold, setClusterEndpoint } from './set-endpoint.js';
 import { summarizeEndpointReady } from './status.js';
 
-/** Claim, wait for the address, write it into the Cluster, end our hold: each step states its postcondition. */
-const steps: readonly EndpointStep[] = [ensureEndpointClaim, waitForEndpointAddress, setClusterEndpoint, releaseClusterHold];
+/** Each step states its postcondition: the Cluster's own endpoint respected, claim, address, written, claim linked, hold ended. */
+const steps: readonly EndpointStep[] = [
+  respectForeignEndpoint,
+  ensureEndpointClaim,
+  waitForEndpointAddress,
+  setClusterEndpoint,
+  linkEndpointClaim,
+  releaseClusterHold,
+];
 
 async function runSteps(scope: EndpointScope): Promise<StepOutcome> {
   for (const step of steps) {
@@ -17,6 +31,18 @@ async function runSteps(scope: EndpointScope): Promise<StepOutcome> {
     if (outcome.kind !== 'continue') return outcome;
   }
   return { kind: 'continue' };
+}
+
+/**
+ * A Cluster we still hold because its address is not there says why on the Cluster too (the
+ * ClusterEndpoint's condition, as the hold-reason annotation and an Event). A foreign endpoint
+ * ended the hold already (its reason is on the ClusterEndpoint and in its Event).
+ */
+async function reportWaiting(scope: EndpointScope, outcome: StepOutcome): Promise<void> {
+  if (outcome.kind === 'continue' || scope.quiet === true || !isHeldByUs(scope.cluster)) return;
+  const allocated = getCondition(scope.endpoint.status?.conditions, ClusterEndpointConditionTypes.addressAllocated);
+  if (allocated === undefined || allocated.status === 'True' || allocated.reason === ClusterEndpointReasons.endpointAlreadySet) return;
+  await noteHoldReason(scope, allocated.reason ?? ClusterEndpointReasons.waitingForAddress, allocated.message ?? '');
 }
 
 /**
@@ -32,12 +58,13 @@ export async function reconcileClusterEndpoint(
 ): Promise<ReconcileResult> {
   const cluster = ctx.caches.clusters.get(key);
   if (cluster === undefined || cluster.metadata.deletionTimestamp !== undefined) return done();
+  // clusterctl move is copying it (or a user paused it): its unpause brings us back.
+  if (isPausedWithEndpoint(cluster)) return done();
   const templateName = cluster.metadata.annotations?.[ClusterEndpointAnnotations.template];
   let endpoint = ctx.caches.endpoints.get(key);
   const ours = endpoint !== undefined && (endpoint.metadata.ownerReferences ?? []).some((o) => o.uid === cluster.metadata.uid);
   if (templateName === undefined || templateName === '') {
-    // Unlinked (the annotation removed, e.g. to keep an endpoint set by hand): a hold of ours ends.
-    await releaseHold({ ctx, rctx, cluster }, 'no ClusterEndpointTemplate linked any more; released the pause');
+    await unlinkCluster({ ctx, rctx, cluster, endpoint: ours ? endpoint : undefined });
     return done();
   }
   if (endpoint !== undefined && !ours) return requeueAfter(1_000); // a ClusterEndpoint of a former Cluster of this name, going with it
@@ -45,17 +72,6 @@ export async function reconcileClusterEndpoint(
     const ensured = await ensureClusterEndpoint({ ctx, rctx, cluster, templateName });
     if (!('apiVersion' in ensured)) return ensured;
     endpoint = ensured;
-  }
-  if (cluster.metadata.annotations?.[ClusterEndpointAnnotations.holdReason] !== undefined) {
-    // The ClusterEndpoint's conditions say the rest now. The Cluster's update brings us back with
-    // its new version (the endpoint write below is guarded by the version it reads).
-    await ctx.client.patch(
-      ctx.types.cluster,
-      key,
-      { metadata: { annotations: { [ClusterEndpointAnnotations.holdReason]: null } } },
-      { signal: rctx.signal },
-    );
-    return done();
   }
 
   const patch = PatchHelper.snapshot(ClusterEndpointType, endpoint);
@@ -65,6 +81,7 @@ export async function reconcileClusterEndpoint(
   (working.status ??= {}).observedGeneration = working.metadata.generation ?? 0;
   summarizeEndpointReady(scope);
   await patch.patch(ctx.client, working, { signal: rctx.signal });
+  await reportWaiting(scope, outcome);
   switch (outcome.kind) {
     case 'continue':
       return done();

@@ -48,11 +48,11 @@ export async function setClusterEndpoint(scope: EndpointScope): Promise<StepOutc
     });
     return proceed;
   }
-  const message = `Cluster.spec.controlPlaneEndpoint is ${host}:${current?.port ?? '?'}, not the claimed ${address}:${port}; it is never overwritten. ${
-    isHeldByUs(cluster)
-      ? 'The Cluster stays paused: clear the endpoint to get the VLAN one, or remove the annotation network.metal.x-k8s.io/endpoint-template to keep this one.'
-      : 'Its machines get no VIP announcer.'
-  }`;
+  // Our address with another port (respectForeignEndpoint let it through: the address is in use).
+  const message =
+    `Cluster.spec.controlPlaneEndpoint is ${host}:${current?.port ?? '?'}, not the claimed ${address}:${port}; it is never overwritten. ${
+      isHeldByUs(cluster) ? 'The Cluster stays paused: clear the endpoint to get the VLAN one.' : ''
+    }`.trimEnd();
   const before = endpoint.status?.conditions?.find((c) => c.type === ClusterEndpointConditionTypes.endpointSet);
   if (before?.reason !== ClusterEndpointReasons.endpointAlreadySet)
     ctx.events.event(endpoint, { type: 'Warning', reason: ClusterEndpointEventReasons.endpointAlreadySet, message });

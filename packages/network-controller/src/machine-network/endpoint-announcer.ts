@@ -1,4 +1,11 @@
-import { CapiLabels, ClusterEndpointAnnotations, MachineNetworkReasons } from '@metal-l2/api';
+import {
+  CapiLabels,
+  ClusterEndpointAnnotations,
+  ClusterEndpointConditionTypes,
+  ClusterEndpointReasons,
+  MachineNetworkReasons,
+} from '@metal-l2/api';
+import { getCondition } from '@metal-l2/kube';
 import { renderEndpointAnnouncer, type PortConfig, type RenderedAnnouncer } from '@metal-l2/machine-config';
 import { describe, type MachineNetworkScope } from './scope.js';
 
@@ -13,7 +20,8 @@ export interface AnnouncerWait {
  * control-plane label) of a Cluster linked to a ClusterEndpointTemplate gets one. Such a machine
  * waits (fail closed: a control plane booted without it never holds the VIP) until the Cluster's
  * ClusterEndpoint has an address, and is refused with a reason when its ports do not carry the
- * endpoint's VLAN. Workers, and machines of Clusters without an endpoint template, get nothing.
+ * endpoint's VLAN. Workers, machines of Clusters without an endpoint template and of Clusters
+ * running with an endpoint of their own (EndpointAlreadySet) get nothing.
  */
 export function announcerFor(
   scope: MachineNetworkScope,
@@ -26,6 +34,9 @@ export function announcerFor(
   if (template === undefined || template === '') return { next: undefined };
   const endpoint = ctx.caches.clusterEndpoints?.get({ namespace: scope.namespace, name: clusterName });
   const status = endpoint?.status;
+  // The Cluster runs with another endpoint (set by hand): there is no VIP of ours to announce.
+  if (getCondition(status?.conditions, ClusterEndpointConditionTypes.endpointSet)?.reason === ClusterEndpointReasons.endpointAlreadySet)
+    return { next: undefined };
   if (endpoint === undefined || status?.address === undefined || status.prefix === undefined) {
     return {
       wait: {

@@ -1,0 +1,120 @@
+import {
+  ClusterEndpointConditionTypes,
+  ClusterEndpointEventReasons,
+  ClusterEndpointReasons,
+  ClusterEndpointType,
+  type Cluster,
+  type ClusterEndpoint,
+} from '@metal-l2/api';
+import { getCondition, type ReconcileContext } from '@metal-l2/kube';
+import { endpointClaimName } from '../machine-network/claim-names.js';
+import { failed, proceed, waitFor, type StepOutcome } from '../machine-network/scope.js';
+import type { EndpointContext, EndpointScope } from './context.js';
+import { boundAddress, ownedByCluster } from './endpoint-claim.js';
+import { isHeldByUs, releaseHold } from './hold.js';
+import { markEndpointCondition } from './status.js';
+
+/** Deletes the Cluster's endpoint claim (its IPAM provider gives the address back); true when there was one. */
+async function dropClaim(scope: Pick<EndpointScope, 'ctx' | 'rctx' | 'namespace' | 'name' | 'cluster'>, why: string): Promise<boolean> {
+  const name = endpointClaimName(scope.name);
+  const claim = scope.ctx.caches.claims.get({ namespace: scope.namespace, name });
+  if (claim === undefined || claim.metadata.deletionTimestamp !== undefined || !ownedByCluster(claim, scope)) return false;
+  await scope.ctx.client.delete(scope.ctx.types.claim, { namespace: scope.namespace, name }, { signal: scope.rctx.signal });
+  scope.ctx.events.event(scope.cluster, {
+    type: 'Normal',
+    reason: ClusterEndpointEventReasons.claimReleased,
+    message: `deleted IPAddressClaim ${name}: ${why}`,
+  });
+  return true;
+}
+
+/**
+ * Precondition of claiming: the Cluster's endpoint, if it has one, is ours. Another one (set by
+ * hand, or copied by Cluster API before us) is the user's choice and is never overwritten: no
+ * address stays claimed for it, our hold ends, and its machines get no announcer. Ours is known
+ * only from a bound claim; a claim not bound yet on a Cluster we do not hold (a moved or restored
+ * Cluster, its IPAddress not read back yet) is never dropped on a guess.
+ */
+export async function respectForeignEndpoint(scope: EndpointScope): Promise<StepOutcome> {
+  const { cluster } = scope;
+  const current = cluster.spec?.controlPlaneEndpoint;
+  const host = current?.host ?? '';
+  if (host === '') return proceed;
+  const claim = scope.ctx.caches.claims.get({ namespace: scope.namespace, name: endpointClaimName(scope.name) });
+  const address = boundAddress(scope, claim)?.spec.address;
+  if (address === host) return proceed;
+  const held = isHeldByUs(cluster);
+  if (claim !== undefined && address === undefined && !held) return proceed;
+  const endpoint = `${host}:${current?.port ?? '?'}`;
+  const message = `Cluster.spec.controlPlaneEndpoint is ${endpoint}, not an address of pool ${scope.endpoint.spec.addressFromPool.name}; it is never overwritten, no address is claimed for it and its control-plane machines get no VIP announcer. For the VLAN endpoint instead, pause the Cluster and clear it (a paused Cluster without an endpoint gets ours); to silence this, remove the annotation network.metal.x-k8s.io/endpoint-template.`;
+  try {
+    await dropClaim(scope, `the Cluster's endpoint is ${endpoint}`);
+    // Also clears a hold reason left on a Cluster we never held (its template was missing).
+    await releaseHold(scope, `control-plane endpoint ${endpoint} set by someone else; released the pause`);
+  } catch (err: unknown) {
+    return failed(new Error(`give up the endpoint claim of Cluster ${scope.namespace}/${scope.name}`, { cause: err }));
+  }
+  const status = (scope.endpoint.status ??= {});
+  delete status.address;
+  delete status.prefix;
+  delete status.claimName;
+  const before = scope.endpoint.status.conditions?.find((c) => c.type === ClusterEndpointConditionTypes.endpointSet);
+  if (before?.reason !== ClusterEndpointReasons.endpointAlreadySet)
+    scope.ctx.events.event(scope.endpoint, { type: 'Warning', reason: ClusterEndpointEventReasons.endpointAlreadySet, message });
+  for (const type of [ClusterEndpointConditionTypes.addressAllocated, ClusterEndpointConditionTypes.endpointSet])
+    markEndpointCondition(scope, { type, status: 'False', reason: ClusterEndpointReasons.endpointAlreadySet, message });
+  return waitFor();
+}
+
+/**
+ * The annotation removed (to keep an endpoint set by hand, or to give up waiting): our hold ends
+ * and what we made for the Cluster goes, unless its address is the endpoint the Cluster runs with
+ * (then both stay, owned by the Cluster, and go with it).
+ */
+export async function unlinkCluster(at: {
+  ctx: EndpointContext;
+  rctx: ReconcileContext;
+  cluster: Cluster;
+  endpoint: ClusterEndpoint | undefined;
+}): Promise<void> {
+  const { ctx, rctx, cluster } = at;
+  await releaseHold(at, 'no ClusterEndpointTemplate linked any more; released the pause');
+  const namespace = cluster.metadata.namespace ?? '';
+  const name = cluster.metadata.name ?? '';
+  const scope = { ctx, rctx, namespace, name, cluster };
+  const claim = ctx.caches.claims.get({ namespace, name: endpointClaimName(name) });
+  const address = boundAddress(scope, claim)?.spec.address;
+  if (address !== undefined && address === cluster.spec?.controlPlaneEndpoint?.host) {
+    await noteKept(at, address);
+    return;
+  }
+  await dropClaim(scope, 'the Cluster links no ClusterEndpointTemplate any more');
+  if (at.endpoint !== undefined && at.endpoint.metadata.deletionTimestamp === undefined) {
+    await ctx.client.delete(ClusterEndpointType, { namespace, name }, { signal: rctx.signal });
+    rctx.logger.info('deleted the ClusterEndpoint of an unlinked Cluster');
+  }
+}
+
+/** Says on the ClusterEndpoint why it and its claim stay after the unlinking (once). */
+async function noteKept(
+  at: { ctx: EndpointContext; rctx: ReconcileContext; endpoint: ClusterEndpoint | undefined },
+  address: string,
+): Promise<void> {
+  const { endpoint } = at;
+  if (endpoint === undefined) return;
+  const ready = getCondition(endpoint.status?.conditions, ClusterEndpointConditionTypes.ready);
+  if (ready?.reason === ClusterEndpointReasons.unlinked) return;
+  const working = { endpoint: structuredClone(endpoint), now: at.ctx.now() };
+  markEndpointCondition(working, {
+    type: ClusterEndpointConditionTypes.ready,
+    status: 'False',
+    reason: ClusterEndpointReasons.unlinked,
+    message: `the Cluster links no ClusterEndpointTemplate any more but runs on ${address}: the claim stays while it does and goes with the Cluster; new control-plane machines get no announcer`,
+  });
+  await at.ctx.client.patchStatus(
+    ClusterEndpointType,
+    { namespace: endpoint.metadata.namespace ?? '', name: endpoint.metadata.name ?? '' },
+    { status: { conditions: working.endpoint.status?.conditions ?? [] } },
+    { signal: at.rctx.signal },
+  );
+}
