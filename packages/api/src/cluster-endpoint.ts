@@ -1,8 +1,8 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { ConditionsSchema } from './condition.js';
-import { CLUSTERCTL_CRD_LABELS, buildCrd, type CrdManifest, type PrinterColumn } from './crd.js';
-import { NETWORK_GROUP, NETWORK_VERSION, PoolRefSchema } from './machine-network.js';
-import type { ObjectMeta, ResourceType } from './object-meta.js';
+import { CLUSTERCTL_CRD_LABELS, buildCrd, kindSchema, type CrdManifest, type PrinterColumn } from './crd.js';
+import { NETWORK_GROUP, NETWORK_VERSION, PoolRefSchema, type NetworkObject } from './machine-network.js';
+import type { ResourceType } from './object-meta.js';
 
 export const ClusterEndpointTemplateType = {
   group: NETWORK_GROUP,
@@ -147,37 +147,8 @@ export const ClusterEndpointStatusSchema = Type.Object({
 });
 export type ClusterEndpointStatus = Static<typeof ClusterEndpointStatusSchema>;
 
-export interface ClusterEndpointTemplate {
-  apiVersion: `${typeof NETWORK_GROUP}/${typeof NETWORK_VERSION}`;
-  kind: 'ClusterEndpointTemplate';
-  metadata: ObjectMeta;
-  spec: ClusterEndpointTemplateSpec;
-}
-
-export interface ClusterEndpoint {
-  apiVersion: `${typeof NETWORK_GROUP}/${typeof NETWORK_VERSION}`;
-  kind: 'ClusterEndpoint';
-  metadata: ObjectMeta;
-  spec: ClusterEndpointSpec;
-  status?: ClusterEndpointStatus;
-}
-
-function objectSchema(
-  description: string,
-  spec: ReturnType<typeof Type.Object>,
-  status?: ReturnType<typeof Type.Object>,
-): ReturnType<typeof Type.Object> {
-  return Type.Object(
-    {
-      apiVersion: Type.Optional(Type.String()),
-      kind: Type.Optional(Type.String()),
-      metadata: Type.Optional(Type.Object({})),
-      spec,
-      ...(status === undefined ? {} : { status: Type.Optional(status) }),
-    },
-    { description, required: ['spec'] },
-  );
-}
+export type ClusterEndpointTemplate = NetworkObject<'ClusterEndpointTemplate', ClusterEndpointTemplateSpec>;
+export type ClusterEndpoint = NetworkObject<'ClusterEndpoint', ClusterEndpointSpec, ClusterEndpointStatus>;
 
 const templateColumns: readonly PrinterColumn[] = [
   { name: 'VXLAN', type: 'integer', jsonPath: '.spec.vxlan' },
@@ -210,7 +181,7 @@ export function clusterEndpointCrds(): CrdManifest[] {
           name: NETWORK_VERSION,
           served: true,
           storage: true,
-          schema: objectSchema(
+          schema: kindSchema(
             'ClusterEndpointTemplate: a control-plane endpoint on a VLAN, from a pool. A Cluster uses it through the annotation network.metal.x-k8s.io/endpoint-template.',
             ClusterEndpointTemplateSpecSchema,
           ),
@@ -233,7 +204,7 @@ export function clusterEndpointCrds(): CrdManifest[] {
           name: NETWORK_VERSION,
           served: true,
           storage: true,
-          schema: objectSchema(
+          schema: kindSchema(
             'ClusterEndpoint: the control-plane endpoint of one Cluster (same name, owned by it): its claim, its address, whether it was written into the Cluster.',
             ClusterEndpointSpecSchema,
             ClusterEndpointStatusSchema,

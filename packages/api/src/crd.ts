@@ -1,4 +1,4 @@
-import type { TSchema } from '@sinclair/typebox';
+import { Type, type TObject, type TSchema } from '@sinclair/typebox';
 
 export interface PrinterColumn {
   readonly name: string;
@@ -40,6 +40,23 @@ export interface CrdSource {
     readonly printerColumns?: readonly PrinterColumn[];
     readonly hasStatus: boolean;
   }[];
+}
+
+/**
+ * The top level of a kind's schema: spec required, status optional, and apiVersion, kind and
+ * metadata left to the API server (it validates them itself).
+ */
+export function kindSchema(description: string, spec: TObject, status?: TObject): TObject {
+  return Type.Object(
+    {
+      apiVersion: Type.Optional(Type.String()),
+      kind: Type.Optional(Type.String()),
+      metadata: Type.Optional(Type.Object({})),
+      spec,
+      ...(status === undefined ? {} : { status: Type.Optional(status) }),
+    },
+    { description, required: ['spec'] },
+  );
 }
 
 /** A CustomResourceDefinition as plain JSON, the way crds/ and the chart carry it. */

@@ -1,7 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { PORT_NETWORK_TYPES, type PortNetworkType } from '@metal-l2/metal-api';
 import { ConditionsSchema } from './condition.js';
-import { CLUSTERCTL_CRD_LABELS, buildCrd, type CrdManifest, type PrinterColumn } from './crd.js';
+import { CLUSTERCTL_CRD_LABELS, buildCrd, kindSchema, type CrdManifest, type PrinterColumn } from './crd.js';
 import type { ObjectMeta, ResourceType } from './object-meta.js';
 
 export const NETWORK_GROUP = 'network.metal.x-k8s.io';
@@ -416,37 +416,17 @@ export const MachineNetworkStatusSchema = Type.Object({
 });
 export type MachineNetworkStatus = Static<typeof MachineNetworkStatusSchema>;
 
-export interface MachineNetworkTemplate {
+/** An object of one of the network.metal.x-k8s.io kinds; templates have no status. */
+export interface NetworkObject<Kind extends string, Spec, Status = never> {
   apiVersion: `${typeof NETWORK_GROUP}/${typeof NETWORK_VERSION}`;
-  kind: 'MachineNetworkTemplate';
+  kind: Kind;
   metadata: ObjectMeta;
-  spec: MachineNetworkTemplateSpec;
+  spec: Spec;
+  status?: Status;
 }
 
-export interface MachineNetwork {
-  apiVersion: `${typeof NETWORK_GROUP}/${typeof NETWORK_VERSION}`;
-  kind: 'MachineNetwork';
-  metadata: ObjectMeta;
-  spec: MachineNetworkSpec;
-  status?: MachineNetworkStatus;
-}
-
-function objectSchema(
-  description: string,
-  spec: ReturnType<typeof Type.Object>,
-  status?: ReturnType<typeof Type.Object>,
-): ReturnType<typeof Type.Object> {
-  return Type.Object(
-    {
-      apiVersion: Type.Optional(Type.String()),
-      kind: Type.Optional(Type.String()),
-      metadata: Type.Optional(Type.Object({})),
-      spec,
-      ...(status === undefined ? {} : { status: Type.Optional(status) }),
-    },
-    { description, required: ['spec'] },
-  );
-}
+export type MachineNetworkTemplate = NetworkObject<'MachineNetworkTemplate', MachineNetworkTemplateSpec>;
+export type MachineNetwork = NetworkObject<'MachineNetwork', MachineNetworkSpec, MachineNetworkStatus>;
 
 const templateColumns: readonly PrinterColumn[] = [
   { name: 'Ports', type: 'string', jsonPath: '.spec.ports[*].name' },
@@ -477,7 +457,7 @@ export function machineNetworkCrds(): CrdManifest[] {
           name: NETWORK_VERSION,
           served: true,
           storage: true,
-          schema: objectSchema(
+          schema: kindSchema(
             'MachineNetworkTemplate: how the ports of the machines that use it should look.',
             MachineNetworkTemplateSpecSchema,
           ),
@@ -500,7 +480,7 @@ export function machineNetworkCrds(): CrdManifest[] {
           name: NETWORK_VERSION,
           served: true,
           storage: true,
-          schema: objectSchema(
+          schema: kindSchema(
             'MachineNetwork: the network of one PacketMachine (same name, owned by it): addresses, injected configuration, ports.',
             MachineNetworkSpecSchema,
             MachineNetworkStatusSchema,
