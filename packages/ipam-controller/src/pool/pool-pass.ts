@@ -41,7 +41,14 @@ export interface PoolPassInput {
 
 /** How a pass ended: committed; the pool is gone; or a live pool started deleting meanwhile. */
 export type PoolPassResult =
-  | { readonly kind: 'committed'; readonly scope: PoolScope; readonly plan: AllocationPlan; readonly written: IPPool }
+  | {
+      readonly kind: 'committed';
+      readonly scope: PoolScope;
+      readonly plan: AllocationPlan;
+      readonly written: IPPool;
+      /** The pool's counts were held back (count-writes.ts): come back then. */
+      readonly countsDueInMs?: number | undefined;
+    }
   | { readonly kind: 'gone' }
   | { readonly kind: 'deleting'; readonly pool: IPPool };
 
@@ -76,8 +83,9 @@ export async function commitPoolPass(ctx: IpamContext, input: PoolPassInput): Pr
     if (commit.kind === 'conflict') continue;
     if (commit.writes > 0) recordCommitted(ctx, { ref, plan });
     let written: IPPool;
+    let countsDueInMs: number | undefined;
     try {
-      written = await commitStatus(ctx, { scope, plan, blockWrites: commit.writes });
+      ({ pool: written, countsDueInMs } = await commitStatus(ctx, { scope, plan, blockWrites: commit.writes }));
     } catch (err: unknown) {
       if (!isConflict(err)) throw err;
       ctx.metrics?.commitConflicts.inc({ kind: ref.kind });
@@ -89,7 +97,7 @@ export async function commitPoolPass(ctx: IpamContext, input: PoolPassInput): Pr
     if (plan.conflicts.length > 0) {
       ctx.events.event(written, { type: 'Warning', reason: 'AllocationConflict', message: plan.conflicts.slice(0, 5).join('; ') });
     }
-    return { kind: 'committed', scope, plan, written };
+    return { kind: 'committed', scope, plan, written, countsDueInMs };
   }
   if (pool === undefined) return { kind: 'gone' };
   throw new Error(`could not commit allocations of ${formatPoolRef(ref)}: lost ${COMMIT_ATTEMPTS} races in a row`);
