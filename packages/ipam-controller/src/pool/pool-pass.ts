@@ -1,4 +1,4 @@
-import { PoolReasons, type IPPool } from '@metal-l2/api';
+import { PoolReasons, type IPAddress, type IPPool } from '@metal-l2/api';
 import {
   formatIssues,
   parseAddress,
@@ -13,7 +13,7 @@ import { isConflict } from '@metal-l2/kube';
 import type { ClaimView } from '../claim/claim-view.js';
 import { clusterStateOf, mayActOn } from '../claim/cluster-state.js';
 import { IndexNames, type IpamContext } from '../context.js';
-import { planAllocations, type AllocationPlan } from './allocation-plan.js';
+import { planAllocations, type AddressView, type AllocationPlan } from './allocation-plan.js';
 import { applyDecisions, removeAddressesOfDeletingClaims } from './claim-decisions.js';
 import { isOlderPool, overlappingPools } from './pool-overlap.js';
 import { formatPoolRef, poolIndexKey, poolObjectKey, poolTypeOf, type PoolRef } from '../pool-ref.js';
@@ -238,17 +238,25 @@ function decide(
     claims: acting,
     heldClaims: held,
     releasable,
-    addresses: scope.addresses.map((a) => ({
-      namespace: a.metadata.namespace ?? '',
-      name: a.metadata.name ?? '',
-      claimName: a.spec.claimRef.name,
-      address: a.spec.address,
-    })),
+    addresses: scope.addresses.map(addressView),
     canAllocate: scope.blocker === undefined && scope.resolved !== undefined,
     gracePeriodSeconds: claims.gracePeriodSeconds ?? scope.pool.spec.addressReuseGracePeriodSeconds ?? 0,
     now: ctx.now(),
     watchNamespace: ctx.watchNamespace,
   });
+}
+
+// One view per IPAddress version (the cache hands out one object per version), so what the plan
+// derives from a view (its canonical address) is derived once.
+const addressViews = new WeakMap<IPAddress, AddressView>();
+
+function addressView(a: IPAddress): AddressView {
+  let view = addressViews.get(a);
+  if (view === undefined) {
+    view = { namespace: a.metadata.namespace ?? '', name: a.metadata.name ?? '', claimName: a.spec.claimRef.name, address: a.spec.address };
+    addressViews.set(a, view);
+  }
+  return view;
 }
 
 function emptyPool(): ResolvedPool {
