@@ -121,6 +121,7 @@ export async function runFloor(options) {
     const requestsAfter = await requestCounts(cluster.api);
     const claimsAfter = cpu();
     claims.requests = requestDelta(requestsBefore, requestsAfter);
+    claims.cpu = Object.fromEntries(Object.keys(claimsAfter).map((k) => [k, claimsAfter[k] - claimsBefore[k]]));
     claims.watchEvents = watchDelta(requestsBefore, requestsAfter);
     const claimsCommand = `per claim: POST ipaddressclaims, PATCH its finalizers, POST ipaddresses, PATCH its status; ${count} claims, ${options.inflight} in flight (hack/bench/floor.js)`;
     const command = `POST /api/v1/namespaces/floor/configmaps x ${count}, ${options.inflight} in flight (hack/bench/api.js)`;
@@ -237,6 +238,11 @@ export function perClaimRows(burstResult, floorResult) {
     const f = floorResult.claims.watchEvents.get(kind);
     const text = (e, n) => (e === undefined ? '0' : `${num(e.count / n, 2)} (${num(e.bytes / n / 1024, 1)} KiB)`);
     rows.push([`watch events sent: ${kind}`, text(b, burstClaims), text(f, floorClaims)]);
+  }
+  // CPU per claim does not depend on how much of the machine others take, as rates do.
+  for (const process of ['kube-apiserver', 'etcd', 'controller']) {
+    const cpu = (r, n) => (r?.[process] === undefined ? 'n/a' : `${num((1000 * r[process]) / n, 1)} ms`);
+    rows.push([`CPU per claim: ${process}`, cpu(burstResult.cpu, burstClaims), cpu(floorResult.claims.cpu, floorClaims)]);
   }
   return rows;
 }
