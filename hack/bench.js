@@ -274,6 +274,14 @@ function printSummary(results, errors) {
       '>= 0.9',
       `${num(fill.fullRate)} / ${num(fill.emptyRate)} claims/s; ${fill.command}`,
     ]);
+    for (const k of Object.keys(fill.emptyCpu ?? {})) {
+      rows.push([
+        `  CPU per claim, holding / empty: ${k}`,
+        num(fill.fullCpu[k] / fill.emptyCpu[k], 2),
+        '',
+        `${num(1000 * fill.fullCpu[k], 1)} / ${num(1000 * fill.emptyCpu[k], 1)} ms`,
+      ]);
+    }
   }
   if (network) {
     const { rollout: n, calls, steady, verify, fromActive, memory, drift } = network;
