@@ -3,6 +3,7 @@ import type { KubeClient, Logger, ObjectKey, ReconcileContext } from '@metal-l2/
 import type { RecentWrites } from './claim/recent-writes.js';
 import type { OwnWrites } from './own-writes.js';
 import type { CountWrites } from './pool/count-writes.js';
+import type { OwnStatusWrites } from './pool/own-status-writes.js';
 import type { IpamMetrics } from './ipam-metrics.js';
 import type { PoolSizes } from './pool/pool-size.js';
 import type { VrfRuntime } from './vrf/vrf-runtime.js';
@@ -56,6 +57,8 @@ export interface IpamContext {
   readonly ownWrites: { readonly pools: OwnWrites<IPPool>; readonly blocks: OwnWrites<IPAddressBlock> };
   /** When each pool's counts were last written: they follow the blocks within a bounded lag. */
   readonly countWrites: CountWrites;
+  /** The status each pool's last status write sent: its watch event wakes no pass. */
+  readonly ownStatusWrites: OwnStatusWrites;
   readonly metrics?: IpamMetrics | undefined;
   /** Metal clients, memory and timing of the VRF steps (pools with spec.vrf). */
   readonly vrf: VrfRuntime;

@@ -26,12 +26,10 @@ export class OwnWrites<T extends KubeObject> {
     // Versions the cache has not shown yet stay replaced; once it showed ours, only the base counts.
     const chain = previous !== undefined && !previous.seen && previous.written.metadata.uid === written.metadata.uid;
     const replaced = new Set(chain ? previous.replaced : []);
-    const produced = new Set(chain ? previous.produced : []);
     if (basedOn !== undefined) replaced.add(basedOn);
     if (chain) replaced.add(previous.written.metadata.resourceVersion ?? '');
     const kept = withoutManagedFields(written);
-    produced.add(kept.metadata.resourceVersion ?? '');
-    byName.set(name, { written: kept, replaced, produced, seen: false });
+    byName.set(name, { written: kept, replaced, seen: false });
     return kept;
   }
 
@@ -68,14 +66,6 @@ export class OwnWrites<T extends KubeObject> {
     return [...byName].filter(([name, e]) => !listed.has(name) && !e.seen).map(([, e]) => e.written);
   }
 
-  /**
-   * Whether this object version is one of ours the cache had not shown when we wrote the next
-   * (its watch event tells us nothing new).
-   */
-  produced(group: string, name: string, resourceVersion: string | undefined): boolean {
-    return resourceVersion !== undefined && this.entries.get(group)?.get(name)?.produced.has(resourceVersion) === true;
-  }
-
   forget(group: string, name?: string): void {
     if (name === undefined) this.entries.delete(group);
     else this.drop(group, name);
@@ -92,8 +82,6 @@ interface Entry<T> {
   readonly written: T;
   /** Versions our writes replaced: a cache showing one of them is behind ours. */
   readonly replaced: ReadonlySet<string>;
-  /** Versions our writes produced since the cache last showed ours. */
-  readonly produced: ReadonlySet<string>;
   /** The cache has shown our version once. */
   seen: boolean;
 }

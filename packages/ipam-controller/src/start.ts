@@ -36,6 +36,7 @@ import {
 import { RecentWrites } from './claim/recent-writes.js';
 import { OwnWrites } from './own-writes.js';
 import { CountWrites } from './pool/count-writes.js';
+import { OwnStatusWrites } from './pool/own-status-writes.js';
 import { readClusterIdentity } from './cluster-identity.js';
 import { createIpamMetrics } from './ipam-metrics.js';
 import { inReconcile, type EventSink, type IpamContext } from './context.js';
@@ -154,6 +155,7 @@ export async function createIpamController(options: IpamControllerOptions & { cl
     recentWrites: new RecentWrites(),
     ownWrites: { pools: new OwnWrites<IPPool>(), blocks: new OwnWrites<IPAddressBlock>() },
     countWrites: new CountWrites(),
+    ownStatusWrites: new OwnStatusWrites(),
     metrics,
     vrf: createVrfRuntime({ ...options.vrf, clusterIdentity }, logger),
     statusBudget: new PoolSizes(statusBudgetBytes),
@@ -180,8 +182,7 @@ export async function createIpamController(options: IpamControllerOptions & { cl
     // did not know: no pass for it.
     controller.watch(pools[kind], undefined, {
       predicate: (event) =>
-        event.type !== 'update' ||
-        !ctx.ownWrites.pools.produced(poolIndexKey(refOfPool(kind, event.object)), '', event.object.metadata.resourceVersion),
+        event.type !== 'update' || !ctx.ownStatusWrites.isOurs(poolIndexKey(refOfPool(kind, event.object)), event.oldObject, event.object),
     });
     controller.watch(claims, watches.claims);
     controller.watch(addresses, watches.addresses);

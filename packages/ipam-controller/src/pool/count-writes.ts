@@ -39,7 +39,7 @@ export class CountWrites {
  * a new observedGeneration, or counts a pool never had go out at once.
  */
 export function changesCountsOnly(before: PoolStatus | undefined, after: PoolStatus): boolean {
-  if (before?.ipAddresses === undefined) return false;
+  if (before?.ipAddresses === undefined || jsonEqual(before, after)) return false;
   return jsonEqual(withoutCounts(before), withoutCounts(after));
 }
 

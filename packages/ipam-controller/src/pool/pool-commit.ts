@@ -32,6 +32,7 @@ export async function commitStatus(
   });
   const nowMs = ctx.now().getTime();
   const waitMs = changesCountsOnly(scope.pool.status, status) ? ctx.countWrites.waitMs(key, uid, nowMs) : 0;
+  if (waitMs === 0) ctx.ownStatusWrites.sending(key, status);
   const written =
     waitMs > 0
       ? undefined

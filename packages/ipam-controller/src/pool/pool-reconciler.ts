@@ -29,6 +29,7 @@ export async function reconcilePool(ctx: IpamContext, ref: PoolRef): Promise<Rec
     ctx.statusBudget.forget(ref);
     ctx.ownWrites.pools.forget(key);
     ctx.countWrites.forget(key);
+    ctx.ownStatusWrites.forget(key);
     const labels = { kind: ref.kind, namespace: ref.namespace ?? '', pool: ref.name };
     for (const state of ['total', 'used', 'free', 'out_of_range']) ctx.metrics?.poolAddresses.remove({ ...labels, state });
     ctx.metrics?.poolObjectBytes.remove(labels);
