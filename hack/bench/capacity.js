@@ -135,10 +135,10 @@ export async function runFill(options) {
       );
     const emptyCpu = cpuPerClaim(empty);
     const fullCpu = cpuPerClaim(full);
-    const cpuRows = Object.keys(emptyCpu).map((k) => [
-      `CPU per claim: ${k}, empty -> holding`,
-      `${num(1000 * emptyCpu[k], 1)} ms -> ${num(1000 * fullCpu[k], 1)} ms (${num(fullCpu[k] / emptyCpu[k], 2)}x)`,
-    ]);
+    const cpuRows = Object.entries(emptyCpu).map(([k, e]) => {
+      const f = fullCpu[k] ?? NaN;
+      return [`CPU per claim: ${k}, empty -> holding`, `${num(1000 * e, 1)} ms -> ${num(1000 * f, 1)} ms (${num(f / e, 2)}x)`];
+    });
     const loadOf = (b) => `${num(b.snapshots.before.load, 1)} -> ${num(b.snapshots.after.load, 1)}`;
     const result = {
       command: controller.command,

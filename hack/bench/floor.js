@@ -117,12 +117,15 @@ export async function runFloor(options) {
     await claimWrites({ api: cluster.api, namespace: claimNamespace, count: options.inflight, inflight: options.inflight, prefix: 'warm' });
     const claimsBefore = cpu();
     const requestsBefore = await requestCounts(cluster.api);
-    const claims = await claimWrites({ api: cluster.api, namespace: claimNamespace, count, inflight: options.inflight });
+    const written = await claimWrites({ api: cluster.api, namespace: claimNamespace, count, inflight: options.inflight });
     const requestsAfter = await requestCounts(cluster.api);
     const claimsAfter = cpu();
-    claims.requests = requestDelta(requestsBefore, requestsAfter);
-    claims.cpu = Object.fromEntries(Object.keys(claimsAfter).map((k) => [k, claimsAfter[k] - claimsBefore[k]]));
-    claims.watchEvents = watchDelta(requestsBefore, requestsAfter);
+    const claims = {
+      ...written,
+      requests: requestDelta(requestsBefore, requestsAfter),
+      cpu: Object.fromEntries(Object.keys(claimsAfter).map((k) => [k, claimsAfter[k] - claimsBefore[k]])),
+      watchEvents: watchDelta(requestsBefore, requestsAfter),
+    };
     const claimsCommand = `per claim: POST ipaddressclaims, PATCH its finalizers, POST ipaddresses, PATCH its status; ${count} claims, ${options.inflight} in flight (hack/bench/floor.js)`;
     const command = `POST /api/v1/namespaces/floor/configmaps x ${count}, ${options.inflight} in flight (hack/bench/api.js)`;
     console.log(`$ ${command}`);
