@@ -90,7 +90,7 @@ import { runCapacity, runFill } from './bench/capacity.js';
 import { stopAllClusters } from './bench/cluster.js';
 import { stopAllControllers } from './bench/controllers.js';
 import { runCore } from './bench/core.js';
-import { floorComparison, runFloor } from './bench/floor.js';
+import { floorComparison, perClaimRows, runFloor } from './bench/floor.js';
 import { runMemory, runOurBurst, runSteady } from './bench/ipam.js';
 import { parseRateLimit } from '@metal-l2/metal-sim';
 import { rateLimitText, runNetwork } from './bench/network.js';
@@ -149,6 +149,15 @@ function metalRateLimit(text) {
   } catch (err) {
     throw new Error(`--metal-rate-limit: ${err instanceof Error ? err.message : String(err)}`);
   }
+}
+
+/** The burst's API requests and watch events per claim beside the claim-write floor's. */
+function printPerClaim(burst, floor) {
+  section('per claim: API requests by verb and resource, and watch events, burst vs claim-write floor');
+  console.log(
+    '(apiserver_request_total and apiserver_watch_events_total/_sizes of the IPAM and CAPI groups; codes other than 2xx in brackets)',
+  );
+  printTable(['per claim', `burst (${num(burst.burst.bound)} bound)`, `floor (${num(floor.claims.count)})`], perClaimRows(burst, floor));
 }
 
 function printSummary(results, errors) {
@@ -265,6 +274,14 @@ function printSummary(results, errors) {
       '>= 0.9',
       `${num(fill.fullRate)} / ${num(fill.emptyRate)} claims/s; ${fill.command}`,
     ]);
+    for (const k of Object.keys(fill.emptyCpu ?? {})) {
+      rows.push([
+        `  CPU per claim, holding / empty: ${k}`,
+        num(fill.fullCpu[k] / fill.emptyCpu[k], 2),
+        '',
+        `${num(1000 * fill.fullCpu[k], 1)} / ${num(1000 * fill.emptyCpu[k], 1)} ms`,
+      ]);
+    }
   }
   if (network) {
     const { rollout: n, calls, steady, verify, fromActive, memory, drift } = network;
@@ -347,6 +364,7 @@ async function main() {
   if (options.only.has('core')) await attempt('core', () => runCore());
   if (options.only.has('burst')) await attempt('burst', () => runOurBurst(options));
   if (options.only.has('floor')) await attempt('floor', () => runFloor(options));
+  if (results.burst !== undefined && results.floor !== undefined) printPerClaim(results.burst, results.floor);
   if (options.only.has('steady')) await attempt('steady', () => runSteady(options));
   if (options.only.has('memory')) await attempt('memory', () => runMemory(options));
   if (options.only.has('capacity')) await attempt('capacity', () => runCapacity(options));

@@ -95,6 +95,16 @@ export async function runFill(options) {
   section(`fill: a ${num(count)}-claim burst on an empty pool, then on the same pool holding ${num(seed + count)} allocations`);
   return withOurCluster('fill', {}, async ({ cluster, namespace, controller }) => {
     await createPool({ api: cluster.api, namespace, target: ours, name: 'bench', spec, controller });
+    // CPU seconds per claim do not depend on how much of the machine others take, as rates do.
+    const snapshot = async () => ({
+      at: Date.now(),
+      load: loadavg()[0],
+      cpu: {
+        controller: cpuSeconds(controller.pid),
+        'kube-apiserver': cpuSeconds(cluster.pids['kube-apiserver']),
+        etcd: cpuSeconds(cluster.pids.etcd),
+      },
+    });
     const burstOf = (prefix, n) =>
       runBurst({
         api: cluster.api,
@@ -106,7 +116,7 @@ export async function runFill(options) {
         timeoutMs: options.timeoutMs(n),
         controller,
         ratePerSecond: undefined,
-        snapshot: undefined,
+        snapshot,
         nameOf: (i) => `${prefix}-${i}`,
       });
     note(`burst on the empty pool: ${count} claims`);
@@ -119,7 +129,29 @@ export async function runFill(options) {
     controller.assertAlive();
     const emptyRate = rate(empty.bound, empty.fromFirstCreateSeconds);
     const fullRate = rate(full.bound, full.fromFirstCreateSeconds);
-    const result = { command: controller.command, empty, seeded, full, verify, ratio: fullRate / emptyRate, emptyRate, fullRate };
+    const cpuPerClaim = (b) =>
+      Object.fromEntries(
+        Object.keys(b.snapshots.after.cpu).map((k) => [k, (b.snapshots.after.cpu[k] - b.snapshots.before.cpu[k]) / b.bound]),
+      );
+    const emptyCpu = cpuPerClaim(empty);
+    const fullCpu = cpuPerClaim(full);
+    const cpuRows = Object.entries(emptyCpu).map(([k, e]) => {
+      const f = fullCpu[k] ?? NaN;
+      return [`CPU per claim: ${k}, empty -> holding`, `${num(1000 * e, 1)} ms -> ${num(1000 * f, 1)} ms (${num(f / e, 2)}x)`];
+    });
+    const loadOf = (b) => `${num(b.snapshots.before.load, 1)} -> ${num(b.snapshots.after.load, 1)}`;
+    const result = {
+      command: controller.command,
+      empty,
+      seeded,
+      full,
+      verify,
+      ratio: fullRate / emptyRate,
+      emptyRate,
+      fullRate,
+      emptyCpu,
+      fullCpu,
+    };
     console.log(`$ ${controller.command}`);
     printTable(
       ['figure', 'value'],
@@ -128,6 +160,8 @@ export async function runFill(options) {
         [`seed: ${num(seed)} claims`, `${sec(seeded.fromFirstCreateSeconds)} (${num(seeded.bound)} bound)`],
         [`${num(count)}-claim burst on the pool holding ${num(seed + count)}`, `${num(fullRate)} claims/s (${num(full.bound)} bound)`],
         ['ratio (holding / empty)', num(result.ratio, 2)],
+        ...cpuRows,
+        ['machine load average (1 min) in the bursts, empty / holding', `${loadOf(empty)} / ${loadOf(full)} on 2 CPUs`],
         ['IPAddresses / duplicates', `${num(verify.ipAddresses)} / ${num(verify.duplicates)}`],
         ['pool', verify.poolSummary],
         ['controller peak RSS (VmHWM)', mib(controller.memory().peakKiB)],

@@ -9,7 +9,7 @@ import { percentile } from './burst.js';
 import { resourcePath } from './api.js';
 import { createNamespace, crdDirs, installCrds, startCluster } from './cluster.js';
 import { ours } from './targets.js';
-import { cpuSeconds } from './server-metrics.js';
+import { cpuSeconds, requestCounts, requestDelta, watchDelta } from './server-metrics.js';
 import { ms, num, printTable, rate, sec, section } from './table.js';
 
 const note = (text) => process.stderr.write(`  ${text}\n`);
@@ -116,8 +116,16 @@ export async function runFloor(options) {
     // with its watches by then, so the floor warms it too, unmeasured.
     await claimWrites({ api: cluster.api, namespace: claimNamespace, count: options.inflight, inflight: options.inflight, prefix: 'warm' });
     const claimsBefore = cpu();
-    const claims = await claimWrites({ api: cluster.api, namespace: claimNamespace, count, inflight: options.inflight });
+    const requestsBefore = await requestCounts(cluster.api);
+    const written = await claimWrites({ api: cluster.api, namespace: claimNamespace, count, inflight: options.inflight });
+    const requestsAfter = await requestCounts(cluster.api);
     const claimsAfter = cpu();
+    const claims = {
+      ...written,
+      requests: requestDelta(requestsBefore, requestsAfter),
+      cpu: Object.fromEntries(Object.keys(claimsAfter).map((k) => [k, claimsAfter[k] - claimsBefore[k]])),
+      watchEvents: watchDelta(requestsBefore, requestsAfter),
+    };
     const claimsCommand = `per claim: POST ipaddressclaims, PATCH its finalizers, POST ipaddresses, PATCH its status; ${count} claims, ${options.inflight} in flight (hack/bench/floor.js)`;
     const command = `POST /api/v1/namespaces/floor/configmaps x ${count}, ${options.inflight} in flight (hack/bench/api.js)`;
     console.log(`$ ${command}`);
@@ -178,4 +186,66 @@ export function floorComparison(burstResult, floorResult) {
     writesPerClaim,
     writeShare: (claimsPerSecond * writesPerClaim) / floorResult.writesPerSecond,
   };
+}
+
+/** "PATCH ipaddressclaims/status 200" -> "PATCH ipaddressclaims/status" (codes apart: a 409 is a write too). */
+const opOf = (key) => key.slice(0, key.lastIndexOf(' '));
+
+/** Requests ([{ key, count }]) by operation, with the response codes other than 2xx noted. */
+function byOperation(requests) {
+  const ops = new Map();
+  for (const { key, count } of requests) {
+    const op = opOf(key);
+    const code = key.slice(key.lastIndexOf(' ') + 1);
+    const entry = ops.get(op) ?? { count: 0, failed: new Map() };
+    entry.count += count;
+    if (!code.startsWith('2')) entry.failed.set(code, (entry.failed.get(code) ?? 0) + count);
+    ops.set(op, entry);
+  }
+  return ops;
+}
+
+const isWrite = (op) => /^(POST|PUT|PATCH|DELETE|APPLY) /.test(op);
+
+/**
+ * Per claim, the API requests (writes first) and watch events of the burst beside those of the
+ * claim-write floor: what the controller costs the API server beyond the claim's own four writes.
+ * The burst's claim creates (left out of its request counts as the bench's own) are put back, as
+ * the floor counts its own.
+ */
+export function perClaimRows(burstResult, floorResult) {
+  const { claim } = ours;
+  const burstClaims = burstResult.burst.bound;
+  const floorClaims = floorResult.claims.count;
+  const burstOps = byOperation([...burstResult.requests, { key: `POST ${claim.plural} 201`, count: burstResult.burst.count }]);
+  const floorOps = byOperation(floorResult.claims.requests);
+  const ops = [...new Set([...burstOps.keys(), ...floorOps.keys()])].sort(
+    (a, b) => Number(isWrite(b)) - Number(isWrite(a)) || (burstOps.get(b)?.count ?? 0) - (burstOps.get(a)?.count ?? 0),
+  );
+  const cell = (entry, claims) => {
+    if (entry === undefined) return '0';
+    const failed = [...entry.failed].map(([code, n]) => `${num(n / claims, 2)} ${code}`).join(', ');
+    return `${num(entry.count / claims, 2)}${failed === '' ? '' : ` (${failed})`}`;
+  };
+  const sumOf = (map, filter) => [...map].filter(([op]) => filter(op)).reduce((s, [, e]) => s + e.count, 0);
+  const rows = ops.map((op) => [op, cell(burstOps.get(op), burstClaims), cell(floorOps.get(op), floorClaims)]);
+  rows.push(['writes, all', num(sumOf(burstOps, isWrite) / burstClaims, 2), num(sumOf(floorOps, isWrite) / floorClaims, 2)]);
+  rows.push([
+    'reads, all (watches not counted)',
+    num(sumOf(burstOps, (op) => !isWrite(op)) / burstClaims, 2),
+    num(sumOf(floorOps, (op) => !isWrite(op)) / floorClaims, 2),
+  ]);
+  const kinds = [...new Set([...burstResult.watchEvents.keys(), ...floorResult.claims.watchEvents.keys()])].sort();
+  for (const kind of kinds) {
+    const b = burstResult.watchEvents.get(kind);
+    const f = floorResult.claims.watchEvents.get(kind);
+    const text = (e, n) => (e === undefined ? '0' : `${num(e.count / n, 2)} (${num(e.bytes / n / 1024, 1)} KiB)`);
+    rows.push([`watch events sent: ${kind}`, text(b, burstClaims), text(f, floorClaims)]);
+  }
+  // CPU per claim does not depend on how much of the machine others take, as rates do.
+  for (const process of ['kube-apiserver', 'etcd', 'controller']) {
+    const cpu = (r, n) => (r?.[process] === undefined ? 'n/a' : `${num((1000 * r[process]) / n, 1)} ms`);
+    rows.push([`CPU per claim: ${process}`, cpu(burstResult.cpu, burstClaims), cpu(floorResult.claims.cpu, floorClaims)]);
+  }
+  return rows;
 }

@@ -2,7 +2,7 @@
 // test run as a child process; the reference comparison (reference.js) runs its bursts here too.
 import { cpus, loadavg } from 'node:os';
 import { createPool, poolFor, runBurst, verifyBurst } from './burst.js';
-import { cpuSeconds, forcedWatchCloses, requestCounts, requestDelta } from './server-metrics.js';
+import { cpuSeconds, forcedWatchCloses, requestCounts, requestDelta, watchDelta } from './server-metrics.js';
 import { createNamespace, crdDirs, installCrds, startCluster } from './cluster.js';
 import { startOurController } from './controllers.js';
 import { ours } from './targets.js';
@@ -44,6 +44,7 @@ export async function burstOnFreshCluster({ label, crds, target, start, count, r
     });
     const { before, after } = burst.snapshots;
     const requests = requestDelta(before.requests, after.requests, new Map([[`POST ${target.claim.plural} 201`, count]]));
+    const watchEvents = watchDelta(before.requests, after.requests);
     const cpu = Object.fromEntries(Object.keys(after.cpu).map((k) => [k, after.cpu[k] - before.cpu[k]]));
     const windowSeconds = (after.at - before.at) / 1000;
     const forcedCloses = await forcedWatchCloses(cluster.apiserverLog, `${target.claim.plural}.${target.claim.group}`);
@@ -63,6 +64,7 @@ export async function burstOnFreshCluster({ label, crds, target, start, count, r
       loadBefore,
       loadAfter,
       requests,
+      watchEvents,
       forcedCloses,
       cpu,
       windowSeconds,

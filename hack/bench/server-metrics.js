@@ -25,22 +25,42 @@ export async function requestCounts(api, groups = GROUPS) {
   const counts = new Map();
   const seconds = new Map();
   const calls = new Map();
-  if (response.status !== 200) return { counts, seconds, calls };
+  const watchEvents = new Map();
+  const watchBytes = new Map();
+  if (response.status !== 200) return { counts, seconds, calls, watchEvents, watchBytes };
   const add = (map, key, value) => map.set(key, (map.get(key) ?? 0) + value);
   for (const line of response.text.split('\n')) {
     const total = line.startsWith('apiserver_request_total{');
     const sum = line.startsWith('apiserver_request_duration_seconds_sum{');
     const count = line.startsWith('apiserver_request_duration_seconds_count{');
-    if (!total && !sum && !count) continue;
+    const events = line.startsWith('apiserver_watch_events_total{');
+    const bytes = line.startsWith('apiserver_watch_events_sizes_sum{');
+    if (!total && !sum && !count && !events && !bytes) continue;
     const labels = labelsOf(line);
     if (groups !== 'all' && !groups.has(labels.group)) continue;
     const value = Number(line.slice(line.lastIndexOf(' ') + 1));
+    // Watch events are labelled by kind (older servers) or resource (newer ones).
+    if (events || bytes) {
+      add(events ? watchEvents : watchBytes, labels.resource ?? labels.kind, value);
+      continue;
+    }
     const key = `${labels.verb} ${resourceOf(labels)}`;
     if (total) add(counts, `${key} ${labels.code}`, value);
     else if (sum) add(seconds, key, value);
     else add(calls, key, value);
   }
-  return { counts, seconds, calls };
+  return { counts, seconds, calls, watchEvents, watchBytes };
+}
+
+/** Watch events (and their bytes) the API server sent between two snapshots, by kind or resource. */
+export function watchDelta(before, after) {
+  const rows = new Map();
+  for (const [kind, events] of after.watchEvents) {
+    const count = events - (before.watchEvents.get(kind) ?? 0);
+    const bytes = (after.watchBytes.get(kind) ?? 0) - (before.watchBytes.get(kind) ?? 0);
+    if (count > 0) rows.set(kind, { count, bytes });
+  }
+  return rows;
 }
 
 /**

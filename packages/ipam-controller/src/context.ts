@@ -1,6 +1,9 @@
 import type { CapiIpamVersion, Cluster, IPAddress, IPAddressBlock, IPAddressClaim, IPPool, PoolKind, ResourceType } from '@metal-l2/api';
 import type { KubeClient, Logger, ObjectKey, ReconcileContext } from '@metal-l2/kube';
 import type { RecentWrites } from './claim/recent-writes.js';
+import type { OwnWrites } from './own-writes.js';
+import type { CountWrites } from './pool/count-writes.js';
+import type { OwnStatusWrites } from './pool/own-status-writes.js';
 import type { IpamMetrics } from './ipam-metrics.js';
 import type { PoolSizes } from './pool/pool-size.js';
 import type { VrfRuntime } from './vrf/vrf-runtime.js';
@@ -50,6 +53,12 @@ export interface IpamContext {
   readonly writeConcurrency: number;
   /** Our own recent writes, so a lagging cache does not make us send them again. */
   readonly recentWrites: RecentWrites;
+  /** The pools (by poolIndexKey) and blocks (by pool UID) we wrote last, until the cache has them. */
+  readonly ownWrites: { readonly pools: OwnWrites<IPPool>; readonly blocks: OwnWrites<IPAddressBlock> };
+  /** When each pool's counts were last written: they follow the blocks within a bounded lag. */
+  readonly countWrites: CountWrites;
+  /** The status each pool's last status write sent: its watch event wakes no pass. */
+  readonly ownStatusWrites: OwnStatusWrites;
   readonly metrics?: IpamMetrics | undefined;
   /** Metal clients, memory and timing of the VRF steps (pools with spec.vrf). */
   readonly vrf: VrfRuntime;

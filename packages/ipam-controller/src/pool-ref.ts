@@ -64,3 +64,9 @@ export function describePool(pool: IPPool): string {
   const ns = pool.metadata.namespace;
   return ns === undefined || ns === '' ? `${pool.kind} ${pool.metadata.name ?? ''}` : `${pool.kind} ${ns}/${pool.metadata.name ?? ''}`;
 }
+
+/** The ref of a pool object of `kind` (a global pool has no namespace). */
+export function refOfPool(kind: PoolKind, pool: IPPool): PoolRef {
+  const name = pool.metadata.name ?? '';
+  return kind === 'InClusterIPPool' ? { kind, namespace: pool.metadata.namespace ?? '', name } : { kind, name };
+}

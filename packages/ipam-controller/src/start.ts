@@ -34,6 +34,9 @@ import {
   type RuntimeMetrics,
 } from '@metal-l2/kube';
 import { RecentWrites } from './claim/recent-writes.js';
+import { OwnWrites } from './own-writes.js';
+import { CountWrites } from './pool/count-writes.js';
+import { OwnStatusWrites } from './pool/own-status-writes.js';
 import { readClusterIdentity } from './cluster-identity.js';
 import { createIpamMetrics } from './ipam-metrics.js';
 import { inReconcile, type EventSink, type IpamContext } from './context.js';
@@ -44,6 +47,7 @@ import { DEFAULT_BLOCK_SIZE } from './block/block-layout.js';
 import { poolAllocations } from './block/pool-allocations.js';
 import { createVrfRuntime, type VrfRuntimeOptions } from './vrf/index.js';
 import { addIndexes, poolWatches } from './watches.js';
+import { poolIndexKey, refOfPool } from './pool-ref.js';
 import { listPools, poolAdmissionHandler, poolWebhookPaths } from './webhook/pool-webhook.js';
 
 export interface IpamControllerOptions {
@@ -149,6 +153,9 @@ export async function createIpamController(options: IpamControllerOptions & { cl
     watchNamespace: ns,
     writeConcurrency: 16,
     recentWrites: new RecentWrites(),
+    ownWrites: { pools: new OwnWrites<IPPool>(), blocks: new OwnWrites<IPAddressBlock>() },
+    countWrites: new CountWrites(),
+    ownStatusWrites: new OwnStatusWrites(),
     metrics,
     vrf: createVrfRuntime({ ...options.vrf, clusterIdentity }, logger),
     statusBudget: new PoolSizes(statusBudgetBytes),
@@ -171,7 +178,12 @@ export async function createIpamController(options: IpamControllerOptions & { cl
       },
     });
     const watches = poolWatches(kind, claims);
-    controller.watch(pools[kind]);
+    // A pool version our own guarded status write produced holds nothing the pass that wrote it
+    // did not know: no pass for it.
+    controller.watch(pools[kind], undefined, {
+      predicate: (event) =>
+        event.type !== 'update' || !ctx.ownStatusWrites.isOurs(poolIndexKey(refOfPool(kind, event.object)), event.oldObject, event.object),
+    });
     controller.watch(claims, watches.claims);
     controller.watch(addresses, watches.addresses);
     if (clusters !== undefined) controller.watch(clusters, watches.clusters);

@@ -110,6 +110,38 @@ describe('Controller against the API server', () => {
     expect(overlaps).toEqual([]);
   });
 
+  test('an update whose old and new object map to the same key is reconciled once, not twice', async () => {
+    await createLabelled('once', 'once-0');
+    const informer = configMapInformer('once');
+    /** What each reconcile saw of the object: data.round from the cache. */
+    const seen: string[] = [];
+    const controller = new Controller({
+      name: 'once',
+      logger,
+      reconciler: {
+        reconcile: (key: ObjectKey): Promise<ReconcileResult> => {
+          seen.push(informer.get(key)?.data?.['round'] ?? 'created');
+          return Promise.resolve(done());
+        },
+      },
+    });
+    controller.watch(informer);
+    const stop = new AbortController();
+    const running = controller.start(stop.signal);
+    await waitFor('the create reconciled', () => seen.includes('created'), { timeoutMs: timeouts.watchEvent });
+    // The worker is idle when each update arrives: the case where the second add of the key (the
+    // old object's, then the new one's), made while its first reconcile runs, queued it again.
+    for (const round of ['1', '2', '3', 'last']) {
+      await client.patch(builtinTypes.configMap, { namespace: ns, name: 'once-0' }, { data: { round } });
+      await waitFor(`update ${round} reconciled`, () => seen.includes(round), { timeoutMs: timeouts.watchEvent });
+    }
+    stop.abort();
+    await running;
+    await informer.stopped();
+    // A second reconcile of an update runs right after its first, before the next update's.
+    expect(seen).toEqual(['created', '1', '2', '3', 'last']);
+  });
+
   test('a failing reconcile is retried with backoff until it succeeds; a terminal one is not retried', async () => {
     await createLabelled('retry', 'flaky');
     await createLabelled('retry', 'broken');

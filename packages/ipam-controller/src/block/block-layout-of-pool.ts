@@ -1,6 +1,6 @@
 import type { IPPool } from '@metal-l2/api';
 import type { IpamContext } from '../context.js';
-import { poolObjectKey, poolTypeOf, type PoolRef } from '../pool-ref.js';
+import { poolIndexKey, poolObjectKey, poolTypeOf, type PoolRef } from '../pool-ref.js';
 import type { BlockLayout } from './block-layout.js';
 
 /**
@@ -19,5 +19,5 @@ export async function ensureBlockLayout(ctx: IpamContext, ref: PoolRef, pool: IP
     { status: { blocks: layout } },
     pool.metadata.resourceVersion === undefined ? {} : { resourceVersion: pool.metadata.resourceVersion },
   );
-  return { pool: written, layout };
+  return { pool: ctx.ownWrites.pools.remember(poolIndexKey(ref), '', { basedOn: pool.metadata.resourceVersion, written }), layout };
 }

@@ -1,6 +1,6 @@
 import { IPAddressBlockType, IpamLabels, type IPAddressBlock, type IPPool } from '@metal-l2/api';
 import { decodeAllocations, encodeAllocations, type Allocation } from '@metal-l2/ipam-core';
-import { apiVersionOf, isAlreadyExists, isConflict, patchStatusIfChanged } from '@metal-l2/kube';
+import { apiVersionOf, isAlreadyExists, isConflict, isNotFound, patchStatusIfChanged } from '@metal-l2/kube';
 import { IndexNames, type IpamContext } from '../context.js';
 import { forEachBounded } from '../parallel.js';
 import type { PoolRef } from '../pool-ref.js';
@@ -14,10 +14,18 @@ import { blockCidr, groupByBlock, type BlockLayout } from './block-layout.js';
 /** A pool's blocks by name. */
 export type BlockSet = ReadonlyMap<string, IPAddressBlock>;
 
-/** The pool's blocks as the cache has them. */
-export function cachedBlocks(ctx: Pick<IpamContext, 'caches'>, pool: IPPool): Map<string, IPAddressBlock> {
+/** The pool's blocks as the cache has them, or as we wrote them when the cache has not caught up yet. */
+export function cachedBlocks(ctx: Pick<IpamContext, 'caches' | 'ownWrites'>, pool: IPPool): Map<string, IPAddressBlock> {
   const uid = pool.metadata.uid ?? '';
-  return new Map(ctx.caches.blocks.byIndex(IndexNames.byPoolUid, uid).map((b) => [b.metadata.name ?? '', b]));
+  const own = ctx.ownWrites.blocks;
+  const blocks = new Map<string, IPAddressBlock>();
+  for (const cached of ctx.caches.blocks.byIndex(IndexNames.byPoolUid, uid)) {
+    const name = cached.metadata.name ?? '';
+    const block = own.fresher(uid, name, cached);
+    if (block !== undefined) blocks.set(name, block);
+  }
+  for (const block of own.unseen(uid, new Set(blocks.keys()))) blocks.set(block.metadata.name ?? '', block);
+  return blocks;
 }
 
 // Decoding grows with the pool's fill: done once per block version (the cache hands out a new
@@ -65,6 +73,8 @@ export async function commitBlocks(
   },
 ): Promise<BlockCommit> {
   const { pool, layout } = input;
+  const uid = pool.metadata.uid ?? '';
+  const own = ctx.ownWrites.blocks;
   const changed = changedBlocks(input);
   if (changed.length === 0) return { kind: 'written', blocks: input.blocks, writes: 0 };
 
@@ -73,10 +83,14 @@ export async function commitBlocks(
   await forEachBounded(changed, ctx.writeConcurrency, async ({ name, group }) => {
     const allocations = group?.allocations ?? [];
     let block = blocks.get(name);
+    let creating = false;
     try {
       if (block === undefined) {
         if (group === undefined) return;
-        block = await createBlock(ctx, { ref: input.ref, pool, layout, name, index: group.index, family: group.family });
+        creating = true;
+        const created = await createBlock(ctx, { ref: input.ref, pool, layout, name, index: group.index, family: group.family });
+        creating = false;
+        block = own.remember(uid, name, { basedOn: undefined, written: created });
         blocks.set(name, block);
       }
       const status = { allocations: encodeAllocations(allocations), used: allocations.length };
@@ -86,10 +100,12 @@ export async function commitBlocks(
         before: { ...block, status: { allocations: block.status?.allocations ?? {}, used: block.status?.used ?? 0 } },
         after: { ...block, status },
       });
-      if (written !== undefined) blocks.set(name, written);
+      if (written !== undefined) blocks.set(name, own.remember(uid, name, { basedOn: block.metadata.resourceVersion, written }));
     } catch (err: unknown) {
-      if (!isConflict(err) && !isAlreadyExists(err)) throw err;
+      // A patch's NotFound: a block we wrote (and the cache never showed) was deleted since.
+      if (!isConflict(err) && !isAlreadyExists(err) && !(isNotFound(err) && !creating)) throw err;
       conflict = true;
+      own.forget(uid, name);
       ctx.metrics?.commitConflicts.inc({ kind: input.ref.kind });
       const live = await readBlock(ctx, layout.namespace, name);
       if (live === undefined) blocks.delete(name);

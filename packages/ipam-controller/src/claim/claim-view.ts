@@ -19,7 +19,17 @@ export interface ClaimView {
   readonly object: IPAddressClaim;
 }
 
+// The cache hands out one object per claim version, and every pass over a pool views all of its
+// claims: a view is made once per version.
+const views = new WeakMap<IPAddressClaim, ClaimView>();
+
 export function viewClaim(claim: IPAddressClaim): ClaimView {
+  let view = views.get(claim);
+  if (view === undefined) views.set(claim, (view = makeView(claim)));
+  return view;
+}
+
+function makeView(claim: IPAddressClaim): ClaimView {
   const meta = claim.metadata;
   const label = meta.labels?.[CapiLabels.clusterName];
   const specCluster = claim.spec.clusterName;
@@ -36,4 +46,13 @@ export function viewClaim(claim: IPAddressClaim): ClaimView {
     isPaused: meta.annotations?.[CapiAnnotations.paused] !== undefined,
     object: claim,
   };
+}
+
+const keys = new WeakMap<ClaimView, string>();
+
+/** `namespace/name`: how passes key live claims (once per view). */
+export function claimKey(claim: ClaimView): string {
+  let key = keys.get(claim);
+  if (key === undefined) keys.set(claim, (key = `${claim.namespace}/${claim.name}`));
+  return key;
 }

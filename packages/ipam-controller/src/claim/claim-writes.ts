@@ -99,8 +99,8 @@ export async function ensureIPAddress(
 ): Promise<EnsureAddressResult> {
   const key = { namespace: desired.metadata.namespace ?? '', name: desired.metadata.name ?? '' };
   const memoryKey = `address:${key.namespace}/${key.name}`;
+  if (hasIPAddress(ctx, desired)) return { kind: 'ok' };
   const cached = ctx.caches.addresses.get(key);
-  if (cached !== undefined && matches(cached, desired)) return { kind: 'ok' };
   if (cached === undefined && ctx.recentWrites.has(memoryKey, desired.spec.address, undefined)) return { kind: 'ok' };
   let existing = cached;
   if (existing === undefined) {
@@ -125,6 +125,12 @@ export async function ensureIPAddress(
     existing,
     message: `IPAddress ${key.namespace}/${key.name} exists with address ${existing.spec.address} for pool ${existing.spec.poolRef.kind} ${existing.spec.poolRef.name}, but the pool allocated ${desired.spec.address}; not overwriting it`,
   };
+}
+
+/** Whether the cache has the IPAddress as desired (ensureIPAddress would write nothing). */
+export function hasIPAddress(ctx: Pick<IpamContext, 'caches'>, desired: IPAddress): boolean {
+  const cached = ctx.caches.addresses.get({ namespace: desired.metadata.namespace ?? '', name: desired.metadata.name ?? '' });
+  return cached !== undefined && matches(cached, desired);
 }
 
 function matches(existing: IPAddress, desired: IPAddress): boolean {

@@ -4,7 +4,6 @@ import {
   expireReleased,
   formatAddress,
   formatClaimRef,
-  isSameClaim,
   parseAddress,
   releaseClaims,
   type Address,
@@ -14,7 +13,7 @@ import {
   type ClaimRef,
   type ResolvedPool,
 } from '@metal-l2/ipam-core';
-import type { ClaimView } from '../claim/claim-view.js';
+import { claimKey, type ClaimView } from '../claim/claim-view.js';
 
 /** An IPAddress of this pool as the plan needs it. */
 export interface AddressView {
@@ -84,12 +83,14 @@ export interface AllocationPlan {
 export function planAllocations(input: AllocationPlanInput): AllocationPlan {
   const refOf = (claim: { namespace: string; name: string }): ClaimRef =>
     input.isGlobal ? { namespace: claim.namespace, name: claim.name } : { name: claim.name };
+  const liveClaims = liveClaimsOf(input);
   const settled = settleDuplicates(input, refOf);
-  const recovery = recover({ ...input, allocations: settled.allocations }, refOf);
-  const release = releaseGone(input, { allocations: recovery.allocations, refOf });
+  const recovery = recover({ ...input, allocations: settled.allocations }, { refOf, liveClaims });
+  const release = releaseGone(input, { allocations: recovery.allocations, refOf, liveClaims });
   const allocation = allocateWaiting(input, { allocations: release.allocations, refOf });
   const allocations = allocation.allocations;
-  const releasedKeys = new Set(allocations.filter((a) => a.releasedAt === undefined).map((a) => formatClaimRef(a.claim)));
+  const releasedKeys =
+    input.releasable.length === 0 ? new Set<string>() : new Set(allocations.filter((a) => a.releasedAt === undefined).map(claimRefKey));
   return {
     allocations,
     changed: settled.changed || recovery.changed || release.changed || allocation.newlyAllocated > 0,
@@ -108,7 +109,10 @@ type RefOf = (claim: { namespace: string; name: string }) => ClaimRef;
 
 /** Claims the cache has, whether the provider may act on them now or must leave them alone. */
 function liveClaimsOf(input: AllocationPlanInput): Map<string, ClaimView> {
-  return new Map([...input.claims, ...input.heldClaims].map((c) => [`${c.namespace}/${c.name}`, c]));
+  const live = new Map<string, ClaimView>();
+  for (const c of input.claims) live.set(claimKey(c), c);
+  for (const c of input.heldClaims) live.set(claimKey(c), c);
+  return live;
 }
 
 /**
@@ -121,19 +125,22 @@ function settleDuplicates(
   input: AllocationPlanInput,
   refOf: RefOf,
 ): { allocations: readonly Allocation[]; changed: boolean; dropped: number } {
+  // Claims held twice are rare: the first entry of each claim is kept aside, arrays only for those.
+  const first = new Map<string, Allocation>();
   const byClaim = new Map<string, Allocation[]>();
   for (const a of input.allocations) {
     if (a.releasedAt !== undefined) continue;
-    const key = formatClaimRef(a.claim);
-    const entries = byClaim.get(key);
-    if (entries === undefined) byClaim.set(key, [a]);
-    else entries.push(a);
+    const key = claimRefKey(a);
+    const held = first.get(key);
+    if (held === undefined) first.set(key, a);
+    else byClaim.set(key, [...(byClaim.get(key) ?? [held]), a]);
   }
+  if (byClaim.size === 0) return { allocations: input.allocations, changed: false, dropped: 0 };
   const dropped = new Set<Allocation>();
   for (const ip of input.addresses) {
     const entries = byClaim.get(formatClaimRef(refOf({ namespace: ip.namespace, name: ip.claimName })));
     if (entries === undefined || entries.length < 2) continue;
-    const address = canonical(ip.address);
+    const address = canonicalOf(ip);
     if (!entries.some((a) => a.address === address)) continue;
     for (const a of entries) if (a.address !== address) dropped.add(a);
   }
@@ -148,26 +155,32 @@ function settleDuplicates(
  */
 function recover(
   input: AllocationPlanInput,
-  refOf: RefOf,
+  current: { refOf: RefOf; liveClaims: ReadonlyMap<string, ClaimView> },
 ): { allocations: Allocation[]; changed: boolean; recovered: number; conflicts: string[] } {
+  const { refOf, liveClaims } = current;
   const allocations: Allocation[] = [...input.allocations];
   const conflicts: string[] = [];
-  const byAddress = new Map(allocations.map((a) => [a.address, a]));
-  const activeByClaim = new Map(allocations.filter((a) => a.releasedAt === undefined).map((a) => [formatClaimRef(a.claim), a]));
-  const liveClaims = liveClaimsOf(input);
+  const byAddress = new Map<string, Allocation>();
+  const activeByClaim = new Map<string, Allocation>();
+  for (const a of allocations) {
+    byAddress.set(a.address, a);
+    if (a.releasedAt === undefined) activeByClaim.set(claimRefKey(a), a);
+  }
   let recovered = 0;
   for (const ip of input.addresses) {
     const claim = liveClaims.get(`${ip.namespace}/${ip.claimName}`);
-    const address = canonical(ip.address);
-    if (claim === undefined || address === undefined) continue;
-    const ref = refOf(claim);
+    if (claim === undefined) continue;
+    const address = canonicalOf(ip);
+    if (address === undefined) continue;
     const holder = byAddress.get(address);
     if (holder !== undefined) {
-      if (!isSameClaim(holder.claim, ref)) {
+      // The common case, an IPAddress that status agrees with, compares keys and builds nothing.
+      if (claimRefKey(holder) !== (input.isGlobal ? claimKey(claim) : claim.name)) {
         conflicts.push(`IPAddress ${ip.namespace}/${ip.name} has ${address}, which status gives to ${formatClaimRef(holder.claim)}`);
       }
       continue;
     }
+    const ref = refOf(claim);
     const other = activeByClaim.get(formatClaimRef(ref));
     if (other !== undefined) {
       conflicts.push(`IPAddress ${ip.namespace}/${ip.name} has ${address}, but status gives its claim ${other.address}`);
@@ -176,7 +189,7 @@ function recover(
     const entry: Allocation = { address, claim: ref };
     allocations.push(entry);
     byAddress.set(address, entry);
-    activeByClaim.set(formatClaimRef(ref), entry);
+    activeByClaim.set(claimRefKey(entry), entry);
     recovered++;
   }
   return { allocations, changed: recovered > 0, recovered, conflicts };
@@ -188,17 +201,18 @@ function recover(
  */
 function releaseGone(
   input: AllocationPlanInput,
-  current: { allocations: Allocation[]; refOf: RefOf },
+  current: { allocations: Allocation[]; refOf: RefOf; liveClaims: ReadonlyMap<string, ClaimView> },
 ): { allocations: Allocation[]; changed: boolean; nextExpiryInMs: number | undefined } {
   const { refOf } = current;
   let allocations = current.allocations;
   let changed = false;
   const releasedRefs = input.releasable.map(refOf);
-  const liveRefs = new Set([...liveClaimsOf(input).values()].map((c) => formatClaimRef(refOf(c))));
+  // A namespaced pool's refs are claim names; a global pool's are `namespace/name`, the live key.
+  const liveRefs = input.isGlobal ? current.liveClaims : new Set([...current.liveClaims.values()].map((c) => c.name));
   const isWatched = (claim: ClaimRef): boolean =>
     input.watchNamespace === undefined || claim.namespace === undefined || claim.namespace === input.watchNamespace;
   const vanished = allocations
-    .filter((a) => a.releasedAt === undefined && isWatched(a.claim) && !liveRefs.has(formatClaimRef(a.claim)))
+    .filter((a) => a.releasedAt === undefined && isWatched(a.claim) && !liveRefs.has(claimRefKey(a)))
     .map((a) => a.claim);
   const toRelease = [...releasedRefs, ...vanished];
   if (toRelease.length > 0) {
@@ -231,14 +245,16 @@ function allocateWaiting(
   const held = new Map<string, Allocation>();
   for (const a of allocations) {
     // A claim still held twice (settleDuplicates) is bound to its first entry until its IPAddress decides.
-    const key = formatClaimRef(a.claim);
-    if (a.releasedAt === undefined && !held.has(key)) held.set(key, a);
+    if (a.releasedAt !== undefined) continue;
+    const key = claimRefKey(a);
+    if (!held.has(key)) held.set(key, a);
   }
-  const state = createAllocationState({
-    family: input.pool.family,
-    allocatable: input.pool.allocatable,
-    used: allocations.map((a) => parseAddress(a.address)).filter((a): a is Address => a !== undefined),
-  });
+  const used: Address[] = [];
+  for (const a of allocations) {
+    const parsed = addressOf(a);
+    if (parsed !== undefined) used.push(parsed);
+  }
+  const state = createAllocationState({ family: input.pool.family, allocatable: input.pool.allocatable, used });
   const decisions: ClaimDecision[] = [];
   const waiting: ClaimView[] = [];
   const requests: AllocationRequest[] = [];
@@ -308,6 +324,33 @@ function allocateWaiting(
 function canonical(text: string): string | undefined {
   const parsed = parseAddress(text);
   return parsed === undefined ? undefined : formatAddress(parsed);
+}
+
+// A pass reads every allocation, claim and IPAddress of its pool, nearly all of them the same
+// objects as in the pass before (a block is decoded once per version, the caches hand out one
+// object per version): what the plan derives from one (its parsed address, its key) is kept with
+// it, so an unchanged object costs a lookup, not a parse, whatever the pool's fill.
+const parsedAddresses = new WeakMap<Allocation, Address | null>();
+const refKeys = new WeakMap<ClaimRef, string>();
+const canonicalAddresses = new WeakMap<AddressView, string | null>();
+
+function addressOf(a: Allocation): Address | undefined {
+  let parsed = parsedAddresses.get(a);
+  if (parsed === undefined) parsedAddresses.set(a, (parsed = parseAddress(a.address) ?? null));
+  return parsed ?? undefined;
+}
+
+/** formatClaimRef of the allocation's claim. */
+function claimRefKey(a: Allocation): string {
+  let key = refKeys.get(a.claim);
+  if (key === undefined) refKeys.set(a.claim, (key = formatClaimRef(a.claim)));
+  return key;
+}
+
+function canonicalOf(ip: AddressView): string | undefined {
+  let text = canonicalAddresses.get(ip);
+  if (text === undefined) canonicalAddresses.set(ip, (text = canonical(ip.address) ?? null));
+  return text ?? undefined;
 }
 
 function sameAllocations(a: readonly Allocation[], b: readonly Allocation[]): boolean {

@@ -3,7 +3,15 @@ import { buildIPAddress } from '../claim/ip-address.js';
 import { clusterStateOf, mayActOn } from '../claim/cluster-state.js';
 import type { ClaimOutcome } from '../claim/claim-status.js';
 import type { ClaimView } from '../claim/claim-view.js';
-import { deleteIPAddress, ensureClaimFinalizer, ensureIPAddress, removeClaimFinalizer, writeClaimStatus } from '../claim/claim-writes.js';
+import {
+  deleteIPAddress,
+  ensureClaimFinalizer,
+  ensureIPAddress,
+  hasIPAddress,
+  removeClaimFinalizer,
+  writeClaimStatus,
+} from '../claim/claim-writes.js';
+import { claimStatusPatch } from '../claim/claim-status.js';
 import type { IpamContext } from '../context.js';
 import { forEachBounded } from '../parallel.js';
 import type { AllocationPlan, ClaimDecision } from './allocation-plan.js';
@@ -64,24 +72,37 @@ function gatewayOf(scope: PoolScope): string | undefined {
   return scope.pool.spec.gateway ?? (scope.pool.spec.vrf?.metalGateway === true ? scope.vrf?.gatewayAddress : undefined);
 }
 
+function desiredAddress(ctx: IpamContext, scope: PoolScope, decision: ClaimDecision & { kind: 'bound' }): IPAddress {
+  return buildIPAddress({
+    claim: decision.claim,
+    pool: { ...scope.ref, uid: scope.pool.metadata.uid ?? '' },
+    address: decision.address,
+    prefix: scope.pool.spec.prefix,
+    gateway: gatewayOf(scope),
+    version: ctx.version,
+  });
+}
+
+/**
+ * A bound claim whose finalizer, IPAddress and status the cache already shows as they should be:
+ * the writes below would send nothing. Sorted out in one synchronous sweep, so a pass over a full
+ * pool costs a check per claim it leaves alone, not an asynchronous write step.
+ */
+function isSettled(ctx: IpamContext, scope: PoolScope, decision: ClaimDecision): boolean {
+  if (decision.kind !== 'bound' || !decision.claim.hasFinalizer) return false;
+  const patch = claimStatusPatch(decision.claim.object, outcomeOf(ctx, scope, decision), { version: ctx.version, now: ctx.now() });
+  return patch === undefined && hasIPAddress(ctx, desiredAddress(ctx, scope, decision));
+}
+
 /** After the commit: IPAddresses, finalizers and claim status follow what status now says. */
 export async function applyDecisions(ctx: IpamContext, scope: PoolScope, plan: AllocationPlan): Promise<void> {
   const conflicts: string[] = [];
-  await forEachBounded(plan.decisions, ctx.writeConcurrency, async (decision) => {
+  const pending = plan.decisions.filter((d) => !isSettled(ctx, scope, d));
+  await forEachBounded(pending, ctx.writeConcurrency, async (decision) => {
     const { claim } = decision;
     if (decision.kind === 'bound') {
       await ensureClaimFinalizer(ctx, claim);
-      const result = await ensureIPAddress(
-        ctx,
-        buildIPAddress({
-          claim,
-          pool: { ...scope.ref, uid: scope.pool.metadata.uid ?? '' },
-          address: decision.address,
-          prefix: scope.pool.spec.prefix,
-          gateway: gatewayOf(scope),
-          version: ctx.version,
-        }),
-      );
+      const result = await ensureIPAddress(ctx, desiredAddress(ctx, scope, decision));
       if (result.kind === 'conflict') {
         const held = heldAddressOf(plan, claim, result.existing);
         if (held !== undefined) {

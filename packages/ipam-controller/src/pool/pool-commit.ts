@@ -1,22 +1,27 @@
 import type { IPPool } from '@metal-l2/api';
 import { patchStatusIfChanged } from '@metal-l2/kube';
 import type { IpamContext } from '../context.js';
-import { formatPoolRef, poolTypeOf, type PoolRef } from '../pool-ref.js';
+import { formatPoolRef, poolIndexKey, poolTypeOf, type PoolRef } from '../pool-ref.js';
 import type { AllocationPlan } from './allocation-plan.js';
 import type { PoolScope } from './pool-scope.js';
+import { changesCountsOnly } from './count-writes.js';
 import { computePoolStatus } from './pool-status.js';
 
 /**
  * Writes the pool's status after a pass's blocks were committed (counts, conditions,
  * observedGeneration; one merge patch guarded by resourceVersion, nothing when nothing changed)
- * and reports the pass: log line and metrics. Returns the pool as the server has it after the
- * write (the scope's pool when nothing was written).
+ * and reports the pass: log line and metrics. A change of the counts alone waits until the pool's
+ * last status write is COUNT_WRITE_INTERVAL_MS old (count-writes.ts): `countsDueInMs` says when
+ * to come back. Returns the pool as the server has it after the write (the scope's pool when
+ * nothing was written).
  */
 export async function commitStatus(
   ctx: IpamContext,
   input: { readonly scope: PoolScope; readonly plan: AllocationPlan; readonly blockWrites: number },
-): Promise<IPPool> {
+): Promise<{ readonly pool: IPPool; readonly countsDueInMs?: number | undefined }> {
   const { scope, plan } = input;
+  const key = poolIndexKey(scope.ref);
+  const uid = scope.pool.metadata.uid ?? '';
   const status = computePoolStatus({
     current: scope.pool.status,
     state: scope.resolved === undefined ? undefined : plan.state,
@@ -25,12 +30,22 @@ export async function commitStatus(
     generation: scope.pool.metadata.generation,
     now: ctx.now(),
   });
-  const written = await patchStatusIfChanged({
-    client: ctx.client,
-    type: poolTypeOf(scope.ref.kind),
-    before: scope.pool,
-    after: { ...scope.pool, status },
-  });
+  const nowMs = ctx.now().getTime();
+  const waitMs = changesCountsOnly(scope.pool.status, status) ? ctx.countWrites.waitMs(key, uid, nowMs) : 0;
+  if (waitMs === 0) ctx.ownStatusWrites.sending(key, status);
+  const written =
+    waitMs > 0
+      ? undefined
+      : await patchStatusIfChanged({
+          client: ctx.client,
+          type: poolTypeOf(scope.ref.kind),
+          before: scope.pool,
+          after: { ...scope.pool, status },
+        });
+  if (written !== undefined) {
+    ctx.countWrites.wrote(key, uid, nowMs);
+    ctx.ownWrites.pools.remember(key, '', { basedOn: scope.pool.metadata.resourceVersion, written });
+  }
   const objectBytes = written === undefined ? undefined : ctx.statusBudget.remember(scope.ref, written);
   recordMetrics(ctx, { scope, plan, counts: status.ipAddresses, objectBytes });
   if (input.blockWrites > 0 && plan.changed) {
@@ -43,7 +58,7 @@ export async function commitStatus(
       blocksWritten: input.blockWrites,
     });
   }
-  return written ?? scope.pool;
+  return { pool: written ?? scope.pool, ...(waitMs > 0 ? { countsDueInMs: waitMs } : {}) };
 }
 
 /** Counts what a pass committed to its blocks (called once per committed plan, whatever the pool write does next). */

@@ -1,4 +1,4 @@
-import { PoolReasons, type IPPool } from '@metal-l2/api';
+import { PoolReasons, type IPAddress, type IPPool } from '@metal-l2/api';
 import {
   formatIssues,
   parseAddress,
@@ -13,7 +13,7 @@ import { isConflict } from '@metal-l2/kube';
 import type { ClaimView } from '../claim/claim-view.js';
 import { clusterStateOf, mayActOn } from '../claim/cluster-state.js';
 import { IndexNames, type IpamContext } from '../context.js';
-import { planAllocations, type AllocationPlan } from './allocation-plan.js';
+import { planAllocations, type AddressView, type AllocationPlan } from './allocation-plan.js';
 import { applyDecisions, removeAddressesOfDeletingClaims } from './claim-decisions.js';
 import { isOlderPool, overlappingPools } from './pool-overlap.js';
 import { formatPoolRef, poolIndexKey, poolObjectKey, poolTypeOf, type PoolRef } from '../pool-ref.js';
@@ -41,7 +41,14 @@ export interface PoolPassInput {
 
 /** How a pass ended: committed; the pool is gone; or a live pool started deleting meanwhile. */
 export type PoolPassResult =
-  | { readonly kind: 'committed'; readonly scope: PoolScope; readonly plan: AllocationPlan; readonly written: IPPool }
+  | {
+      readonly kind: 'committed';
+      readonly scope: PoolScope;
+      readonly plan: AllocationPlan;
+      readonly written: IPPool;
+      /** The pool's counts were held back (count-writes.ts): come back then. */
+      readonly countsDueInMs?: number | undefined;
+    }
   | { readonly kind: 'gone' }
   | { readonly kind: 'deleting'; readonly pool: IPPool };
 
@@ -76,8 +83,9 @@ export async function commitPoolPass(ctx: IpamContext, input: PoolPassInput): Pr
     if (commit.kind === 'conflict') continue;
     if (commit.writes > 0) recordCommitted(ctx, { ref, plan });
     let written: IPPool;
+    let countsDueInMs: number | undefined;
     try {
-      written = await commitStatus(ctx, { scope, plan, blockWrites: commit.writes });
+      ({ pool: written, countsDueInMs } = await commitStatus(ctx, { scope, plan, blockWrites: commit.writes }));
     } catch (err: unknown) {
       if (!isConflict(err)) throw err;
       ctx.metrics?.commitConflicts.inc({ kind: ref.kind });
@@ -89,7 +97,7 @@ export async function commitPoolPass(ctx: IpamContext, input: PoolPassInput): Pr
     if (plan.conflicts.length > 0) {
       ctx.events.event(written, { type: 'Warning', reason: 'AllocationConflict', message: plan.conflicts.slice(0, 5).join('; ') });
     }
-    return { kind: 'committed', scope, plan, written };
+    return { kind: 'committed', scope, plan, written, countsDueInMs };
   }
   if (pool === undefined) return { kind: 'gone' };
   throw new Error(`could not commit allocations of ${formatPoolRef(ref)}: lost ${COMMIT_ATTEMPTS} races in a row`);
@@ -230,17 +238,25 @@ function decide(
     claims: acting,
     heldClaims: held,
     releasable,
-    addresses: scope.addresses.map((a) => ({
-      namespace: a.metadata.namespace ?? '',
-      name: a.metadata.name ?? '',
-      claimName: a.spec.claimRef.name,
-      address: a.spec.address,
-    })),
+    addresses: scope.addresses.map(addressView),
     canAllocate: scope.blocker === undefined && scope.resolved !== undefined,
     gracePeriodSeconds: claims.gracePeriodSeconds ?? scope.pool.spec.addressReuseGracePeriodSeconds ?? 0,
     now: ctx.now(),
     watchNamespace: ctx.watchNamespace,
   });
+}
+
+// One view per IPAddress version (the cache hands out one object per version), so what the plan
+// derives from a view (its canonical address) is derived once.
+const addressViews = new WeakMap<IPAddress, AddressView>();
+
+function addressView(a: IPAddress): AddressView {
+  let view = addressViews.get(a);
+  if (view === undefined) {
+    view = { namespace: a.metadata.namespace ?? '', name: a.metadata.name ?? '', claimName: a.spec.claimRef.name, address: a.spec.address };
+    addressViews.set(a, view);
+  }
+  return view;
 }
 
 function emptyPool(): ResolvedPool {

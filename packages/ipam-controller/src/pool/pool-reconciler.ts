@@ -20,11 +20,16 @@ import { observeVrf } from './pool-vrf.js';
  * (pool-pass.ts).
  */
 export async function reconcilePool(ctx: IpamContext, ref: PoolRef): Promise<ReconcileResult> {
-  const cached = ctx.caches.pools[ref.kind].get(poolObjectKey(ref));
-  const claims = ctx.caches.claims.byIndex(IndexNames.byPool, poolIndexKey(ref)).map(viewClaim);
+  const key = poolIndexKey(ref);
+  const inCache = ctx.caches.pools[ref.kind].get(poolObjectKey(ref));
+  const cached = inCache === undefined ? undefined : ctx.ownWrites.pools.fresher(key, '', inCache);
+  const claims = ctx.caches.claims.byIndex(IndexNames.byPool, key).map(viewClaim);
   if (cached === undefined) {
-    ctx.vrf.memory.forget(poolIndexKey(ref));
+    ctx.vrf.memory.forget(key);
     ctx.statusBudget.forget(ref);
+    ctx.ownWrites.pools.forget(key);
+    ctx.countWrites.forget(key);
+    ctx.ownStatusWrites.forget(key);
     const labels = { kind: ref.kind, namespace: ref.namespace ?? '', pool: ref.name };
     for (const state of ['total', 'used', 'free', 'out_of_range']) ctx.metrics?.poolAddresses.remove({ ...labels, state });
     ctx.metrics?.poolObjectBytes.remove(labels);
@@ -49,7 +54,7 @@ async function reconcileLivePool(
     case 'deleting':
       return reconcileDeletingPool(ctx, { ref, pool: pass.pool, claims });
     case 'committed':
-      return [pass.plan.nextExpiryInMs, observed.view?.requeueAfterMs].reduce<ReconcileResult>(
+      return [pass.plan.nextExpiryInMs, observed.view?.requeueAfterMs, pass.countsDueInMs].reduce<ReconcileResult>(
         (result, afterMs) => (afterMs === undefined ? result : soonest(result, requeueAfter(afterMs))),
         done(),
       );
@@ -66,15 +71,16 @@ function resolve(pool: IPPool): ResolvedPool | undefined {
 }
 
 /** Returns the pool as written, so the status write that follows is guarded by its new version. */
-async function ensurePoolFinalizer(ctx: Pick<IpamContext, 'client'>, ref: PoolRef, pool: IPPool): Promise<IPPool> {
+async function ensurePoolFinalizer(ctx: Pick<IpamContext, 'client' | 'ownWrites'>, ref: PoolRef, pool: IPPool): Promise<IPPool> {
   const finalizers = pool.metadata.finalizers ?? [];
   if (finalizers.includes(IpamFinalizers.protectPool)) return pool;
-  return ctx.client.patch<IPPool>(
+  const written = await ctx.client.patch<IPPool>(
     poolTypeOf(ref.kind),
     poolObjectKey(ref),
     { metadata: { finalizers: [...finalizers, IpamFinalizers.protectPool] } },
     { ...(pool.metadata.resourceVersion === undefined ? {} : { resourceVersion: pool.metadata.resourceVersion }) },
   );
+  return ctx.ownWrites.pools.remember(poolIndexKey(ref), '', { basedOn: pool.metadata.resourceVersion, written });
 }
 
 async function writePausedStatus(ctx: Pick<IpamContext, 'client' | 'now'>, scope: PoolScope): Promise<ReconcileResult> {

@@ -1,5 +1,5 @@
 import type { IPAddress, IPAddressClaim } from '@metal-l2/api';
-import { viewClaim, type ClaimView } from '../claim/claim-view.js';
+import { claimKey, viewClaim, type ClaimView } from '../claim/claim-view.js';
 import type { IpamContext } from '../context.js';
 import { forEachBounded } from '../parallel.js';
 import { poolIndexKey, poolOfClaim } from '../pool-ref.js';
@@ -23,7 +23,7 @@ export interface UncachedClaims {
  * namespaces than the watched one are not ours to judge (and never released by the plan).
  */
 export async function confirmUncachedClaims(ctx: IpamContext, scope: PoolScope): Promise<UncachedClaims> {
-  const cached = new Set(scope.claims.map((c) => `${c.namespace}/${c.name}`));
+  const cached = new Set(scope.claims.map(claimKey));
   const missing = new Map<string, { namespace: string; name: string }>();
   const note = (namespace: string, name: string): void => {
     const key = `${namespace}/${name}`;

@@ -90,9 +90,11 @@ export class Controller {
     const handle = (event: CacheEvent<T>): void => {
       if (options.predicate !== undefined && !options.predicate(event)) return;
       const objects = event.type === 'update' ? [event.oldObject, event.object] : [event.object];
-      for (const obj of objects) {
-        for (const key of toKeys(obj, event.type)) this.enqueue(key);
-      }
+      // Once per key: an idle worker takes a key the moment it is added, so a second add of the
+      // same key (old and new object mapping alike) would run a second, useless reconcile after it.
+      const keys = new Set<string>();
+      for (const obj of objects) for (const key of toKeys(obj, event.type)) keys.add(keyString(key));
+      for (const key of keys) this.enqueue(key);
     };
     informer.on('add', (object) => handle({ type: 'add', object }));
     informer.on('update', (oldObject, object) => handle({ type: 'update', oldObject, object }));
