@@ -23,6 +23,7 @@ import {
   createVlans,
   netKinds,
   poolRef,
+  provisionWorkloadCluster,
   useNetworkWorld,
   waitMachineNetworkReady,
   waitMachineNetworkReason,
@@ -515,24 +516,32 @@ describe('cluster endpoint from a pool', () => {
     expect(condition(refused, 'UserDataInjected')?.message).toContain('1000');
   });
 
-  test('a control-plane machine of a Cluster running on an endpoint set by hand (EndpointAlreadySet) gets no VIP announcer and does not wait for one', async () => {
-    // The world's Cluster (linked to cp-vip by the test before) given an endpoint of the user's own.
-    await world.objects.patch(netKinds.cluster, CLUSTER, world.ns, {
-      metadata: { annotations: { [TEMPLATE_ANNOTATION]: 'cp-vip' } },
-      spec: { controlPlaneEndpoint: { host: '203.0.113.30', port: 6443 } },
+  test('a control-plane machine of a Cluster created with an endpoint of its own (EndpointAlreadySet) gets no VIP announcer and does not wait for one', async () => {
+    // A second workload cluster, linked and given the user's endpoint at creation, before we could claim one.
+    await provisionWorkloadCluster({
+      kc: world.kc,
+      objects: world.objects,
+      namespace: world.ns,
+      metalBaseUrl: world.sim.baseUrl,
+      token: TOKEN,
+      name: 'own',
+      annotations: { [TEMPLATE_ANNOTATION]: 'cp-vip' },
+      controlPlaneEndpoint: { host: '203.0.113.30', port: 6443 },
     });
     // The controller saw it: the ClusterEndpoint says it runs with the user's endpoint.
-    const ep = await waitEndpointReason(CLUSTER, 'EndpointSet', 'EndpointAlreadySet');
+    const ep = await waitEndpointReason('own', 'EndpointSet', 'EndpointAlreadySet');
     expect(condition(ep, 'EndpointSet')?.message).toContain('203.0.113.30:6443');
     expect(ep.status.address).toBeUndefined();
+    expect(held(await cluster('own'))).toBe(false);
 
-    await createMachine(world, 'cp-own', 'hb', { controlPlane: true });
-    const ready = await waitMachineNetworkReady(world, 'cp-own');
+    await createMachine(world, 'own-cp-0', 'hb', { controlPlane: true, cluster: 'own' });
+    const ready = await waitMachineNetworkReady(world, 'own-cp-0');
     expect(condition(ready, 'UserDataInjected')).toMatchObject({ status: 'True' });
-    const injected = await injectedText('cp-own');
+    const injected = await injectedText('own-cp-0');
     expect(injected).not.toContain('keepalived');
     expect(injected).not.toContain('203.0.113.30');
-    expect((await cluster(CLUSTER)).spec.controlPlaneEndpoint).toEqual({ host: '203.0.113.30', port: 6443 });
+    expect((await cluster('own')).spec.controlPlaneEndpoint).toEqual({ host: '203.0.113.30', port: 6443 });
+    expect(await world.objects.get(netKinds.claim, 'own-endpoint', world.ns)).toBeUndefined();
   });
 });
 
