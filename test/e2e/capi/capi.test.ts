@@ -117,11 +117,10 @@ interface World {
 }
 
 /**
- * A workload Cluster as clusterctl's template makes it: its PacketCluster (CPEM as the VIP
- * manager), a one-replica KubeadmControlPlane on the PacketMachineTemplate `<name>-control-plane`,
- * and the Cluster. Returns the PacketCluster once CAPP has it ready with an endpoint.
+ * A workload cluster as clusterctl's template makes it: its PacketCluster (CPEM as the VIP
+ * manager) and a one-replica KubeadmControlPlane on the PacketMachineTemplate `<name>-control-plane`.
  */
-async function createKubeadmCluster(objects: Objects, name: string): Promise<Obj> {
+async function createKubeadmControlPlane(objects: Objects, name: string): Promise<void> {
   await objects.create(kinds.packetCluster, {
     metadata: { name, namespace: NS },
     spec: { projectID: PROJECT_ID, metro: METRO, vipManager: 'CPEM' },
@@ -141,8 +140,12 @@ async function createKubeadmCluster(objects: Objects, name: string): Promise<Obj
       kubeadmConfigSpec,
     },
   });
-  await objects.create(kinds.cluster, {
-    metadata: { name, namespace: NS },
+}
+
+/** The Cluster of createKubeadmControlPlane's objects. */
+function kubeadmCluster(name: string, annotations: Record<string, string> = {}): Obj {
+  return {
+    metadata: { name, namespace: NS, annotations },
     spec: {
       clusterNetwork: { pods: { cidrBlocks: ['192.168.0.0/16'] }, services: { cidrBlocks: ['172.26.0.0/16'] } },
       controlPlaneRef: {
@@ -152,7 +155,13 @@ async function createKubeadmCluster(objects: Objects, name: string): Promise<Obj
       },
       infrastructureRef: { apiVersion: 'infrastructure.cluster.x-k8s.io/v1beta1', kind: 'PacketCluster', name },
     },
-  });
+  };
+}
+
+/** createKubeadmControlPlane and its Cluster; returns the PacketCluster once CAPP has it ready with an endpoint. */
+async function createKubeadmCluster(objects: Objects, name: string): Promise<Obj> {
+  await createKubeadmControlPlane(objects, name);
+  await objects.create(kinds.cluster, kubeadmCluster(name));
   return waitFor(
     `PacketCluster ${name} ready with a control-plane endpoint`,
     async () => {
@@ -915,39 +924,10 @@ describe('a control-plane endpoint on the VLAN (issue 20 items 1 and 6)', () => 
       metadata: { name: `${VEP}-control-plane`, namespace: NS, annotations: { [LINK]: 'vep-cp-net' } },
       spec: { template: { spec: { os: 'ubuntu_22_04', billingCycle: 'hourly', machineType: 'c3.small.x86', tags: [] } } },
     });
-    await objects.create(kinds.packetCluster, {
-      metadata: { name: VEP, namespace: NS },
-      spec: { projectID: PROJECT_ID, metro: METRO, vipManager: 'CPEM' },
-    });
-    await objects.create(kinds.kcp, {
-      metadata: { name: `${VEP}-control-plane`, namespace: NS },
-      spec: {
-        replicas: 1,
-        version: K8S_VERSION,
-        machineTemplate: {
-          infrastructureRef: {
-            apiVersion: 'infrastructure.cluster.x-k8s.io/v1beta1',
-            kind: 'PacketMachineTemplate',
-            name: `${VEP}-control-plane`,
-          },
-        },
-        kubeadmConfigSpec,
-      },
-    });
+    await createKubeadmControlPlane(objects, VEP);
     const clusterFirst = await watchFirstVersions(kc, kinds.cluster, NS);
     try {
-      await objects.create(kinds.cluster, {
-        metadata: { name: VEP, namespace: NS, annotations: { 'network.metal.x-k8s.io/endpoint-template': 'vep-vip' } },
-        spec: {
-          clusterNetwork: { pods: { cidrBlocks: ['192.168.0.0/16'] }, services: { cidrBlocks: ['172.26.0.0/16'] } },
-          controlPlaneRef: {
-            apiVersion: 'controlplane.cluster.x-k8s.io/v1beta1',
-            kind: 'KubeadmControlPlane',
-            name: `${VEP}-control-plane`,
-          },
-          infrastructureRef: { apiVersion: 'infrastructure.cluster.x-k8s.io/v1beta1', kind: 'PacketCluster', name: VEP },
-        },
-      });
+      await objects.create(kinds.cluster, kubeadmCluster(VEP, { 'network.metal.x-k8s.io/endpoint-template': 'vep-vip' }));
       const created = await clusterFirst.of(VEP, 30_000);
       expect(created.spec?.paused).toBe(true);
       expect(created.metadata.annotations?.['network.metal.x-k8s.io/endpoint-hold']).toEqual(expect.any(String));
