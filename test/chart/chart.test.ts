@@ -15,7 +15,7 @@ import { startSimulator, type Simulator } from '@metal-l2/metal-sim';
 import { cabpkCloudConfig, condition, netKinds, provisionWorkloadCluster } from '../e2e/support/network-world.js';
 import { makeServingCertificate } from '@metal-l2/test-support/certificates';
 import { createTestNamespace, loadKubeConfig } from '@metal-l2/test-support/cluster';
-import { installCrds, upstreamCrds } from '@metal-l2/test-support/crds';
+import { installCrds, machineHealthCheckStandIn, upstreamCrds } from '@metal-l2/test-support/crds';
 import { Objects, kinds, type Kind, type Obj } from '@metal-l2/test-support/objects';
 import { repoRoot } from '@metal-l2/test-support/paths';
 import { startPrivateControlPlane, stopPrivateControlPlane } from '@metal-l2/test-support/test-control-planes';
@@ -55,36 +55,6 @@ const controllers = {
 } as const;
 type ControllerKey = keyof typeof controllers;
 const userOf = (key: ControllerKey): string => `system:serviceaccount:${releaseNs}:${controllers[key].sa}`;
-
-/**
- * The upstream CRD set here has no MachineHealthCheck; the network controller watches it when
- * served, so a minimal stand-in (any spec) makes the API server serve it, as a real cluster does.
- */
-function machineHealthCheckStandIn(): k8s.V1CustomResourceDefinition {
-  return {
-    apiVersion: 'apiextensions.k8s.io/v1',
-    kind: 'CustomResourceDefinition',
-    metadata: { name: 'machinehealthchecks.cluster.x-k8s.io' },
-    spec: {
-      group: 'cluster.x-k8s.io',
-      scope: 'Namespaced',
-      names: {
-        kind: 'MachineHealthCheck',
-        plural: 'machinehealthchecks',
-        singular: 'machinehealthcheck',
-        listKind: 'MachineHealthCheckList',
-      },
-      versions: [
-        {
-          name: 'v1beta2',
-          served: true,
-          storage: true,
-          schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } as k8s.V1JSONSchemaProps },
-        },
-      ],
-    },
-  };
-}
 
 let plane: OwnedControlPlane | undefined;
 let kc: k8s.KubeConfig;

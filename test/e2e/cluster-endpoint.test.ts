@@ -23,6 +23,7 @@ import {
   createVlans,
   netKinds,
   poolRef,
+  provisionWorkloadCluster,
   useNetworkWorld,
   waitMachineNetworkReady,
   waitMachineNetworkReason,
@@ -435,6 +436,43 @@ describe('cluster endpoint from a pool', () => {
     expect(claim?.metadata.ownerReferences).toEqual([expect.objectContaining({ kind: 'Cluster', uid: c.metadata.uid })]);
   });
 
+  test('a claim the API server refuses keeps the Cluster held with ClaimRefused and its message; once the refusal is lifted it goes on', async () => {
+    const refusal = await refuseClaim('ep-refused-endpoint', 'endpoint claims are refused here until the policy goes');
+    try {
+      await createEndpointPool('refused', ['192.168.40.80']);
+      await createEndpointTemplate('refused', 'refused');
+      await createCluster('ep-refused', 'refused');
+      const waiting = await waitEndpointReason('ep-refused', 'AddressAllocated', 'ClaimRefused');
+      expect(condition(waiting, 'AddressAllocated')?.message).toContain('endpoint claims are refused here until the policy goes');
+      expect(condition(waiting, 'Ready')?.reason).toBe('ClaimRefused');
+      const reason = await holdReasonOf('ep-refused', 'ClaimRefused');
+      expect(reason).toContain('ep-refused-endpoint');
+      expect(reason).toContain(`ValidatingAdmissionPolicy '${refusal.name}'`);
+      expect(reason).toContain('endpoint claims are refused here until the policy goes');
+      await waitForEvent('ep-refused', 'ClaimRefused');
+      const event = eventsOf(world, 'ep-refused').find((e) => e.reason === 'ClaimRefused');
+      expect(event?.type).toBe('Warning');
+      expect(event?.message).toContain('endpoint claims are refused here until the policy goes');
+      expect(held(await cluster('ep-refused'))).toBe(true);
+      expect(await world.objects.get(netKinds.claim, 'ep-refused-endpoint', world.ns)).toBeUndefined();
+    } finally {
+      await refusal.lift();
+    }
+    const ep = await waitEndpointReason('ep-refused', 'Ready', 'Ready', 60_000);
+    const c = await waitFor(
+      'Cluster ep-refused released',
+      async () => (held(await cluster('ep-refused')) ? false : cluster('ep-refused')),
+      {
+        timeoutMs: 10_000,
+      },
+    );
+    expect(ep.status.address).toBe('192.168.40.80');
+    expect(c.spec.controlPlaneEndpoint).toEqual({ host: '192.168.40.80', port: 6443 });
+    expect(c.metadata.annotations?.[HOLD_REASON]).toBeUndefined();
+    const claim = await world.objects.get(netKinds.claim, 'ep-refused-endpoint', world.ns);
+    expect(claim?.metadata.ownerReferences).toEqual([expect.objectContaining({ kind: 'Cluster', uid: c.metadata.uid, controller: true })]);
+  });
+
   test('the annotation removed from a Cluster that runs on its claimed address: the claim and the ClusterEndpoint stay, and say why', async () => {
     await createCluster('ep-keep', 'vip');
     const ready = await waitEndpointReason('ep-keep', 'Ready', 'Ready');
@@ -477,6 +515,34 @@ describe('cluster endpoint from a pool', () => {
     const refused = await waitMachineNetworkReason(world, 'cp-x', { type: 'UserDataInjected', reason: 'EndpointVLANNotOnMachine' });
     expect(condition(refused, 'UserDataInjected')?.message).toContain('1000');
   });
+
+  test('a control-plane machine of a Cluster created with an endpoint of its own (EndpointAlreadySet) gets no VIP announcer and does not wait for one', async () => {
+    // A second workload cluster, linked and given the user's endpoint at creation, before we could claim one.
+    await provisionWorkloadCluster({
+      kc: world.kc,
+      objects: world.objects,
+      namespace: world.ns,
+      metalBaseUrl: world.sim.baseUrl,
+      token: TOKEN,
+      name: 'own',
+      annotations: { [TEMPLATE_ANNOTATION]: 'cp-vip' },
+      controlPlaneEndpoint: { host: '203.0.113.30', port: 6443 },
+    });
+    // The controller saw it: the ClusterEndpoint says it runs with the user's endpoint.
+    const ep = await waitEndpointReason('own', 'EndpointSet', 'EndpointAlreadySet');
+    expect(condition(ep, 'EndpointSet')?.message).toContain('203.0.113.30:6443');
+    expect(ep.status.address).toBeUndefined();
+    expect(held(await cluster('own'))).toBe(false);
+
+    await createMachine(world, 'own-cp-0', 'hb', { controlPlane: true, cluster: 'own' });
+    const ready = await waitMachineNetworkReady(world, 'own-cp-0');
+    expect(condition(ready, 'UserDataInjected')).toMatchObject({ status: 'True' });
+    const injected = await injectedText('own-cp-0');
+    expect(injected).not.toContain('keepalived');
+    expect(injected).not.toContain('203.0.113.30');
+    expect((await cluster('own')).spec.controlPlaneEndpoint).toEqual({ host: '203.0.113.30', port: 6443 });
+    expect(await world.objects.get(netKinds.claim, 'own-endpoint', world.ns)).toBeUndefined();
+  });
 });
 
 /** The bootstrap data of a machine as the controller left it, with every base64 file content decoded beside it. */
@@ -514,6 +580,69 @@ async function holdReasonOf(name: string, reason: string, timeoutMs = 10_000): P
     },
     { timeoutMs },
   );
+}
+
+/**
+ * Makes the API server refuse to create the claim of this name in the test namespace: a
+ * ValidatingAdmissionPolicy and its binding, effective once a dry-run create is refused.
+ */
+async function refuseClaim(claimName: string, message: string): Promise<{ name: string; lift(): Promise<void> }> {
+  const admission = world.kc.makeApiClient(k8s.AdmissionregistrationV1Api);
+  const name = `refuse-${world.ns}-${claimName}`;
+  const lift = async (): Promise<void> => {
+    await admission.deleteValidatingAdmissionPolicyBinding({ name }).catch(() => undefined);
+    await admission.deleteValidatingAdmissionPolicy({ name }).catch(() => undefined);
+  };
+  await admission.createValidatingAdmissionPolicy({
+    body: {
+      metadata: { name },
+      spec: {
+        failurePolicy: 'Fail',
+        matchConstraints: {
+          resourceRules: [
+            { apiGroups: ['ipam.cluster.x-k8s.io'], apiVersions: ['*'], operations: ['CREATE'], resources: ['ipaddressclaims'] },
+          ],
+        },
+        validations: [{ expression: `object.metadata.name != '${claimName}'`, message }],
+      },
+    },
+  });
+  await admission.createValidatingAdmissionPolicyBinding({
+    body: {
+      metadata: { name },
+      spec: {
+        policyName: name,
+        validationActions: ['Deny'],
+        matchResources: { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': world.ns } } },
+      },
+    },
+  });
+  const probe = world.kc.makeApiClient(k8s.CustomObjectsApi);
+  await waitFor(
+    `the API server refusing IPAddressClaim ${claimName}`,
+    async () => {
+      try {
+        await probe.createNamespacedCustomObject({
+          group: netKinds.claim.group,
+          version: netKinds.claim.version,
+          plural: netKinds.claim.plural,
+          namespace: world.ns,
+          dryRun: 'All',
+          body: {
+            apiVersion: `${netKinds.claim.group}/${netKinds.claim.version}`,
+            kind: 'IPAddressClaim',
+            metadata: { name: claimName, namespace: world.ns },
+            spec: { poolRef: poolRef('vip') },
+          },
+        });
+        return false;
+      } catch (err: unknown) {
+        return String(err).includes(message);
+      }
+    },
+    { timeoutMs: 10_000 },
+  );
+  return { name, lift };
 }
 
 function linesLogger(lines: string[]): Logger {

@@ -22,7 +22,7 @@ import {
 import { startSimulator, type Simulator } from '@metal-l2/metal-sim';
 import { cabpkCloudConfig, condition, netKinds, provisionWorkloadCluster } from '../e2e/support/network-world.js';
 import { loadKubeConfig } from '@metal-l2/test-support/cluster';
-import { installCrds, upstreamCrds } from '@metal-l2/test-support/crds';
+import { installCrds, machineHealthCheckStandIn, upstreamCrds } from '@metal-l2/test-support/crds';
 import { Objects, type Obj } from '@metal-l2/test-support/objects';
 import { repoRoot } from '@metal-l2/test-support/paths';
 import { staysTrue, waitFor } from '@metal-l2/test-support/wait-for';
@@ -65,33 +65,6 @@ const run = promisify(execFile);
 function need(): NodeWorld {
   if (world === undefined) throw new Error('the node did not start');
   return world;
-}
-
-/** The upstream CRD set has no MachineHealthCheck; the network controller watches it when served. */
-function machineHealthCheckStandIn(): k8s.V1CustomResourceDefinition {
-  return {
-    apiVersion: 'apiextensions.k8s.io/v1',
-    kind: 'CustomResourceDefinition',
-    metadata: { name: 'machinehealthchecks.cluster.x-k8s.io' },
-    spec: {
-      group: 'cluster.x-k8s.io',
-      scope: 'Namespaced',
-      names: {
-        kind: 'MachineHealthCheck',
-        plural: 'machinehealthchecks',
-        singular: 'machinehealthcheck',
-        listKind: 'MachineHealthCheckList',
-      },
-      versions: [
-        {
-          name: 'v1beta2',
-          served: true,
-          storage: true,
-          schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } as k8s.V1JSONSchemaProps },
-        },
-      ],
-    },
-  };
 }
 
 /** The values a user sets, and nothing else. */

@@ -8,6 +8,36 @@ import { waitFor } from './wait-for.js';
 
 type Crd = k8s.V1CustomResourceDefinition;
 
+/**
+ * The upstream CRD sets have no MachineHealthCheck; the network controller watches it when served,
+ * so a minimal stand-in (any spec) makes the API server serve it, as a real cluster does.
+ */
+export function machineHealthCheckStandIn(): Crd {
+  return {
+    apiVersion: 'apiextensions.k8s.io/v1',
+    kind: 'CustomResourceDefinition',
+    metadata: { name: 'machinehealthchecks.cluster.x-k8s.io' },
+    spec: {
+      group: 'cluster.x-k8s.io',
+      scope: 'Namespaced',
+      names: {
+        kind: 'MachineHealthCheck',
+        plural: 'machinehealthchecks',
+        singular: 'machinehealthcheck',
+        listKind: 'MachineHealthCheckList',
+      },
+      versions: [
+        {
+          name: 'v1beta2',
+          served: true,
+          storage: true,
+          schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } as k8s.V1JSONSchemaProps },
+        },
+      ],
+    },
+  };
+}
+
 /** Upstream CRD sets in ../shared/upstream-crds, by the folder they sit in. */
 export const upstreamCrdSets = {
   capiV1_14: 'cluster-api-v1.14.0',

@@ -116,6 +116,62 @@ interface World {
   logLines: string[];
 }
 
+/**
+ * A workload cluster as clusterctl's template makes it: its PacketCluster (CPEM as the VIP
+ * manager) and a one-replica KubeadmControlPlane on the PacketMachineTemplate `<name>-control-plane`.
+ */
+async function createKubeadmControlPlane(objects: Objects, name: string): Promise<void> {
+  await objects.create(kinds.packetCluster, {
+    metadata: { name, namespace: NS },
+    spec: { projectID: PROJECT_ID, metro: METRO, vipManager: 'CPEM' },
+  });
+  await objects.create(kinds.kcp, {
+    metadata: { name: `${name}-control-plane`, namespace: NS },
+    spec: {
+      replicas: 1,
+      version: K8S_VERSION,
+      machineTemplate: {
+        infrastructureRef: {
+          apiVersion: 'infrastructure.cluster.x-k8s.io/v1beta1',
+          kind: 'PacketMachineTemplate',
+          name: `${name}-control-plane`,
+        },
+      },
+      kubeadmConfigSpec,
+    },
+  });
+}
+
+/** The Cluster of createKubeadmControlPlane's objects. */
+function kubeadmCluster(name: string, annotations: Record<string, string> = {}): Obj {
+  return {
+    metadata: { name, namespace: NS, annotations },
+    spec: {
+      clusterNetwork: { pods: { cidrBlocks: ['192.168.0.0/16'] }, services: { cidrBlocks: ['172.26.0.0/16'] } },
+      controlPlaneRef: {
+        apiVersion: 'controlplane.cluster.x-k8s.io/v1beta1',
+        kind: 'KubeadmControlPlane',
+        name: `${name}-control-plane`,
+      },
+      infrastructureRef: { apiVersion: 'infrastructure.cluster.x-k8s.io/v1beta1', kind: 'PacketCluster', name },
+    },
+  };
+}
+
+/** createKubeadmControlPlane and its Cluster; returns the PacketCluster once CAPP has it ready with an endpoint. */
+async function createKubeadmCluster(objects: Objects, name: string): Promise<Obj> {
+  await createKubeadmControlPlane(objects, name);
+  await objects.create(kinds.cluster, kubeadmCluster(name));
+  return waitFor(
+    `PacketCluster ${name} ready with a control-plane endpoint`,
+    async () => {
+      const obj = await objects.get(kinds.packetCluster, name, NS);
+      return obj?.status?.ready === true && obj.spec?.controlPlaneEndpoint?.host !== undefined ? obj : false;
+    },
+    { timeoutMs: 120_000, intervalMs: 500 },
+  );
+}
+
 function linesLogger(lines: string[]): Logger {
   const stream = new Writable({
     write(chunk: Buffer | string, _encoding, callback): void {
@@ -371,46 +427,7 @@ describe('metal-l2 with Cluster API v1.7.9 and CAPP v0.9.0', () => {
         stringData: { value: WORKER_USER_DATA, format: 'cloud-config' },
       },
     });
-    await objects.create(kinds.packetCluster, {
-      metadata: { name: CLUSTER, namespace: NS },
-      spec: { projectID: PROJECT_ID, metro: METRO, vipManager: 'CPEM' },
-    });
-    await objects.create(kinds.kcp, {
-      metadata: { name: `${CLUSTER}-control-plane`, namespace: NS },
-      spec: {
-        replicas: 1,
-        version: K8S_VERSION,
-        machineTemplate: {
-          infrastructureRef: {
-            apiVersion: 'infrastructure.cluster.x-k8s.io/v1beta1',
-            kind: 'PacketMachineTemplate',
-            name: `${CLUSTER}-control-plane`,
-          },
-        },
-        kubeadmConfigSpec,
-      },
-    });
-    await objects.create(kinds.cluster, {
-      metadata: { name: CLUSTER, namespace: NS },
-      spec: {
-        clusterNetwork: { pods: { cidrBlocks: ['192.168.0.0/16'] }, services: { cidrBlocks: ['172.26.0.0/16'] } },
-        controlPlaneRef: {
-          apiVersion: 'controlplane.cluster.x-k8s.io/v1beta1',
-          kind: 'KubeadmControlPlane',
-          name: `${CLUSTER}-control-plane`,
-        },
-        infrastructureRef: { apiVersion: 'infrastructure.cluster.x-k8s.io/v1beta1', kind: 'PacketCluster', name: CLUSTER },
-      },
-    });
-
-    const pc = await waitFor(
-      'PacketCluster ready with a control-plane endpoint',
-      async () => {
-        const obj = await objects.get(kinds.packetCluster, CLUSTER, NS);
-        return obj?.status?.ready === true && obj.spec?.controlPlaneEndpoint?.host !== undefined ? obj : false;
-      },
-      { timeoutMs: 120_000, intervalMs: 500 },
-    );
+    const pc = await createKubeadmCluster(objects, CLUSTER);
     vip = pc.spec.controlPlaneEndpoint.host as string;
     const reservation = [...world.sim.store.reservations.values()].find((r) =>
       r.tags.includes(`cluster-api-provider-packet:cluster-id:${CLUSTER}`),
@@ -730,45 +747,7 @@ describe('a layer-2 control plane under CPEM (issue 18 item 6)', () => {
         metadata: { name: `${L2}-control-plane`, namespace: NS, annotations: { [LINK]: `${L2}-cp-net` } },
         spec: { template: { spec: { os: 'ubuntu_22_04', billingCycle: 'hourly', machineType: 'c3.small.x86', tags: [] } } },
       });
-      await objects.create(kinds.packetCluster, {
-        metadata: { name: L2, namespace: NS },
-        spec: { projectID: PROJECT_ID, metro: METRO, vipManager: 'CPEM' },
-      });
-      await objects.create(kinds.kcp, {
-        metadata: { name: `${L2}-control-plane`, namespace: NS },
-        spec: {
-          replicas: 1,
-          version: K8S_VERSION,
-          machineTemplate: {
-            infrastructureRef: {
-              apiVersion: 'infrastructure.cluster.x-k8s.io/v1beta1',
-              kind: 'PacketMachineTemplate',
-              name: `${L2}-control-plane`,
-            },
-          },
-          kubeadmConfigSpec,
-        },
-      });
-      await objects.create(kinds.cluster, {
-        metadata: { name: L2, namespace: NS },
-        spec: {
-          clusterNetwork: { pods: { cidrBlocks: ['192.168.0.0/16'] }, services: { cidrBlocks: ['172.26.0.0/16'] } },
-          controlPlaneRef: {
-            apiVersion: 'controlplane.cluster.x-k8s.io/v1beta1',
-            kind: 'KubeadmControlPlane',
-            name: `${L2}-control-plane`,
-          },
-          infrastructureRef: { apiVersion: 'infrastructure.cluster.x-k8s.io/v1beta1', kind: 'PacketCluster', name: L2 },
-        },
-      });
-      const pc = await waitFor(
-        'PacketCluster l2 ready with a control-plane endpoint',
-        async () => {
-          const obj = await objects.get(kinds.packetCluster, L2, NS);
-          return obj?.status?.ready === true && obj.spec?.controlPlaneEndpoint?.host !== undefined ? obj : false;
-        },
-        { timeoutMs: 120_000, intervalMs: 500 },
-      );
+      const pc = await createKubeadmCluster(objects, L2);
       const l2Vip = pc.spec.controlPlaneEndpoint.host as string;
       const reservation = () =>
         [...sim.store.reservations.values()].find((r) => r.tags.includes(`cluster-api-provider-packet:cluster-id:${L2}`));
@@ -945,39 +924,10 @@ describe('a control-plane endpoint on the VLAN (issue 20 items 1 and 6)', () => 
       metadata: { name: `${VEP}-control-plane`, namespace: NS, annotations: { [LINK]: 'vep-cp-net' } },
       spec: { template: { spec: { os: 'ubuntu_22_04', billingCycle: 'hourly', machineType: 'c3.small.x86', tags: [] } } },
     });
-    await objects.create(kinds.packetCluster, {
-      metadata: { name: VEP, namespace: NS },
-      spec: { projectID: PROJECT_ID, metro: METRO, vipManager: 'CPEM' },
-    });
-    await objects.create(kinds.kcp, {
-      metadata: { name: `${VEP}-control-plane`, namespace: NS },
-      spec: {
-        replicas: 1,
-        version: K8S_VERSION,
-        machineTemplate: {
-          infrastructureRef: {
-            apiVersion: 'infrastructure.cluster.x-k8s.io/v1beta1',
-            kind: 'PacketMachineTemplate',
-            name: `${VEP}-control-plane`,
-          },
-        },
-        kubeadmConfigSpec,
-      },
-    });
+    await createKubeadmControlPlane(objects, VEP);
     const clusterFirst = await watchFirstVersions(kc, kinds.cluster, NS);
     try {
-      await objects.create(kinds.cluster, {
-        metadata: { name: VEP, namespace: NS, annotations: { 'network.metal.x-k8s.io/endpoint-template': 'vep-vip' } },
-        spec: {
-          clusterNetwork: { pods: { cidrBlocks: ['192.168.0.0/16'] }, services: { cidrBlocks: ['172.26.0.0/16'] } },
-          controlPlaneRef: {
-            apiVersion: 'controlplane.cluster.x-k8s.io/v1beta1',
-            kind: 'KubeadmControlPlane',
-            name: `${VEP}-control-plane`,
-          },
-          infrastructureRef: { apiVersion: 'infrastructure.cluster.x-k8s.io/v1beta1', kind: 'PacketCluster', name: VEP },
-        },
-      });
+      await objects.create(kinds.cluster, kubeadmCluster(VEP, { 'network.metal.x-k8s.io/endpoint-template': 'vep-vip' }));
       const created = await clusterFirst.of(VEP, 30_000);
       expect(created.spec?.paused).toBe(true);
       expect(created.metadata.annotations?.['network.metal.x-k8s.io/endpoint-hold']).toEqual(expect.any(String));

@@ -408,15 +408,18 @@ export async function createMachine(
     /** A control-plane Machine (CAPI's control-plane label), as KubeadmControlPlane makes them. */
     readonly controlPlane?: boolean;
     readonly machineType?: string;
+    /** A machine of another workload cluster of the namespace than the world's (CLUSTER). */
+    readonly cluster?: string;
   } = {},
 ): Promise<Obj> {
   const { objects, ns } = world;
+  const cluster = options.cluster ?? CLUSTER;
   const secretName = options.secretName ?? `${name}-bootstrap`;
   const created = await objects.create(netKinds.packetMachine, {
     metadata: {
       name,
       namespace: ns,
-      labels: { 'cluster.x-k8s.io/cluster-name': CLUSTER },
+      labels: { 'cluster.x-k8s.io/cluster-name': cluster },
       annotations: { 'network.metal.x-k8s.io/template': template },
     },
     spec: { machineType: options.machineType ?? 'c3.small.x86', metro: METRO, os: 'ubuntu_22_04', billingCycle: 'hourly' },
@@ -426,7 +429,7 @@ export async function createMachine(
     await core.createNamespacedSecret({
       namespace: ns,
       body: {
-        metadata: { name: secretName, labels: { 'cluster.x-k8s.io/cluster-name': CLUSTER } },
+        metadata: { name: secretName, labels: { 'cluster.x-k8s.io/cluster-name': cluster } },
         type: 'cluster.x-k8s.io/secret',
         stringData: { value: options.value ?? cabpkCloudConfig(name), format: options.format ?? 'cloud-config' },
       },
@@ -437,12 +440,12 @@ export async function createMachine(
       name,
       namespace: ns,
       labels: {
-        'cluster.x-k8s.io/cluster-name': CLUSTER,
+        'cluster.x-k8s.io/cluster-name': cluster,
         ...(options.controlPlane === true ? { 'cluster.x-k8s.io/control-plane': '' } : {}),
       },
     },
     spec: {
-      clusterName: CLUSTER,
+      clusterName: cluster,
       version: 'v1.30.4',
       bootstrap: { dataSecretName: secretName },
       infrastructureRef: { apiGroup: 'infrastructure.cluster.x-k8s.io', kind: 'PacketMachine', name },
@@ -538,20 +541,29 @@ export async function provisionWorkloadCluster(options: {
   readonly namespace: string;
   readonly metalBaseUrl: string;
   readonly token: string;
+  /** Another workload cluster of the namespace than the world's (CLUSTER). */
+  readonly name?: string;
+  /** The Cluster as its user creates it: annotations, and an endpoint of their own. */
+  readonly annotations?: Readonly<Record<string, string>>;
+  readonly controlPlaneEndpoint?: { readonly host: string; readonly port: number };
 }): Promise<void> {
   const { kc, objects, namespace } = options;
+  const name = options.name ?? CLUSTER;
   await objects.create(netKinds.packetCluster, {
-    metadata: { name: CLUSTER, namespace },
+    metadata: { name, namespace },
     spec: { projectID: PROJECT_ID, metro: METRO },
   });
   await reserveClusterEndpoint(createMetalClient({ token: options.token, baseUrl: options.metalBaseUrl, rateLimit: false }), {
     projectId: PROJECT_ID,
-    clusterName: CLUSTER,
+    clusterName: name,
     metro: METRO,
   });
   await objects.create(netKinds.cluster, {
-    metadata: { name: CLUSTER, namespace },
-    spec: { infrastructureRef: { apiGroup: 'infrastructure.cluster.x-k8s.io', kind: 'PacketCluster', name: CLUSTER } },
+    metadata: { name, namespace, ...(options.annotations === undefined ? {} : { annotations: { ...options.annotations } }) },
+    spec: {
+      infrastructureRef: { apiGroup: 'infrastructure.cluster.x-k8s.io', kind: 'PacketCluster', name },
+      ...(options.controlPlaneEndpoint === undefined ? {} : { controlPlaneEndpoint: { ...options.controlPlaneEndpoint } }),
+    },
   });
   await kc.makeApiClient(k8s.CustomObjectsApi).patchNamespacedCustomObjectStatus(
     {
@@ -559,7 +571,7 @@ export async function provisionWorkloadCluster(options: {
       version: netKinds.cluster.version,
       plural: netKinds.cluster.plural,
       namespace,
-      name: CLUSTER,
+      name,
       body: { status: { initialization: { infrastructureProvisioned: true } } },
     },
     k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
