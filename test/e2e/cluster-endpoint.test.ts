@@ -10,7 +10,7 @@ import { createTestNamespace, deleteTestNamespace } from '@metal-l2/test-support
 import type { Kind, Obj } from '@metal-l2/test-support/objects';
 import { Writable } from 'node:stream';
 import { deleteMovedObjects, moveObjects } from './capi/support/move.js';
-import { eventsOf } from './support/network-probes.js';
+import { eventsOf, poolUsed as poolUsedIn, waitPoolUsed } from './support/network-probes.js';
 import {
   CLUSTER,
   CREDENTIALS_SECRET,
@@ -90,10 +90,7 @@ async function waitEndpointReason(name: string, type: string, reason: string, ti
   );
 }
 
-async function poolUsed(name: string): Promise<number | undefined> {
-  const pool = await world.objects.get(netKinds.pool, name, world.ns);
-  return pool?.status?.ipAddresses?.used as number | undefined;
-}
+const poolUsed = (name: string): Promise<number | undefined> => poolUsedIn(world, name);
 
 function held(c: Obj): boolean {
   return c.spec?.paused === true && c.metadata.annotations?.[HOLD] !== undefined;
@@ -201,7 +198,7 @@ describe('cluster endpoint from a pool', () => {
     await createEndpointTemplate('one', 'one');
     await createCluster('ex-1', 'one');
     await waitEndpointReason('ex-1', 'Ready', 'Ready');
-    expect(await poolUsed('one')).toBe(1);
+    await waitPoolUsed(world, 'one', 1);
     await createCluster('ex-2', 'one');
     const waiting = await waitEndpointReason('ex-2', 'AddressAllocated', 'PoolExhausted');
     expect(condition(waiting, 'Ready')).toMatchObject({ status: 'False', reason: 'PoolExhausted' });
@@ -396,7 +393,7 @@ describe('cluster endpoint from a pool', () => {
       // Nothing was released in the source before clusterctl deletes it there.
       const sourceClaim = await world.objects.get(netKinds.claim, 'mv-1-endpoint', world.ns);
       expect(sourceClaim?.metadata.deletionTimestamp).toBeUndefined();
-      expect(await poolUsed('mv')).toBe(1);
+      await waitPoolUsed(world, 'mv', 1);
 
       await deleteMovedObjects(world.kc, { namespace: world.ns, kinds: moveKinds, secrets: [], filter: pick });
       await waitFor('the source Cluster gone', async () => (await world.objects.get(netKinds.cluster, 'mv-1', world.ns)) === undefined, {

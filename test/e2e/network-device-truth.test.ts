@@ -1,6 +1,6 @@
 import { describe, expect, test } from '@jest/globals';
 import { staysTrue, waitFor } from '@metal-l2/test-support/wait-for';
-import { kubectl, loggedEvents, poolUsed, vxlansOf } from './support/network-probes.js';
+import { kubectl, loggedEvents, poolUsed, vxlansOf, waitPoolUsed } from './support/network-probes.js';
 import {
   CONTROLLER_AGENT,
   condition,
@@ -53,7 +53,7 @@ describe('the network controller at its edges', () => {
     const before = await waitMachineNetworkReady(world, 'hb-1');
     const deviceId = await deviceIdOfMachine(world, 'hb-1');
     const address = before.status.addresses[0].address as string;
-    expect(await poolUsed(world, 'vlan-1000')).toBe(1);
+    await waitPoolUsed(world, 'vlan-1000', 1);
 
     // The device's VLANs read before the delete, after every change to its ports while the
     // MachineNetwork goes and comes back, and once more after the new one says Ready.
@@ -81,7 +81,7 @@ describe('the network controller at its edges', () => {
 
     // Same address, still allocated once; the claim now belongs to the new object.
     expect(again.status.addresses[0].address).toBe(address);
-    expect(await poolUsed(world, 'vlan-1000')).toBe(1);
+    await waitPoolUsed(world, 'vlan-1000', 1);
     const claims = (await world.objects.list(netKinds.claim, world.ns)).filter((c) => c.metadata.name?.startsWith('hb-1-'));
     expect(claims.map((c) => (c.metadata.ownerReferences as { uid: string }[] | undefined)?.map((o) => o.uid))).toEqual([
       [again.metadata.uid],

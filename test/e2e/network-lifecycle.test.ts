@@ -1,6 +1,6 @@
 import { describe, expect, test } from '@jest/globals';
 import { waitFor } from '@metal-l2/test-support/wait-for';
-import { vxlansOf } from './support/network-probes.js';
+import { poolUsed, vxlansOf, waitPoolUsed } from './support/network-probes.js';
 import {
   CONTROLLER_AGENT,
   PROJECT_ID,
@@ -23,11 +23,6 @@ import {
 
 const world = useNetworkWorld('net-life');
 
-async function poolUsed(name: string): Promise<number | undefined> {
-  const pool = await world.objects.get(netKinds.pool, name, world.ns);
-  return pool?.status?.ipAddresses?.used as number | undefined;
-}
-
 describe('machine lifecycle', () => {
   test('deletion unassigns only the VLANs this controller assigned and releases the addresses', async () => {
     await createVlans(world, [1000, 1099]);
@@ -36,7 +31,7 @@ describe('machine lifecycle', () => {
     await createMachine(world, 'del-0', 'hb');
     await waitMachineNetworkReady(world, 'del-0');
     const deviceId = await deviceIdOfMachine(world, 'del-0');
-    expect(await poolUsed('vlan-1000')).toBe(1);
+    await waitPoolUsed(world, 'vlan-1000', 1);
 
     // Someone else assigns VLAN 1099 to the same bond by hand.
     const device = await world.metal.devices.get(deviceId, { include: ['network_ports'] });
@@ -57,7 +52,7 @@ describe('machine lifecycle', () => {
       { timeoutMs: 30_000 },
     );
     await waitFor('the MachineNetwork gone', async () => (await machineNetwork(world, 'del-0')) === undefined, { timeoutMs: 30_000 });
-    await waitFor('the address back in the pool', async () => (await poolUsed('vlan-1000')) === 0, { timeoutMs: 30_000 });
+    await waitFor('the address back in the pool', async () => (await poolUsed(world, 'vlan-1000')) === 0, { timeoutMs: 30_000 });
     expect(await world.objects.list(netKinds.claim, world.ns)).toEqual([]);
 
     world.sim.faults.remove(rule.id);

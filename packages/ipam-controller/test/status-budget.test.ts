@@ -55,7 +55,15 @@ describe('allocations beyond one object', () => {
         },
         { timeoutMs: timeouts.burstBound },
       );
-      const pool = await objects.get(kinds.pool, 'long', space.ns);
+      // The counts may lag the blocks by a second (docs/ipam-provider.md): waited for, not read once.
+      const pool = await waitFor(
+        'pool long counting 80 used',
+        async () => {
+          const p = await objects.get(kinds.pool, 'long', space.ns);
+          return p?.status?.ipAddresses?.used === 80 ? p : undefined;
+        },
+        { timeoutMs: timeouts.watchEvent },
+      );
       // Far past what the pool object alone could carry under this budget.
       expect(80 * encodedEntryBytes({ address: '10.214.0.100', claim: { name: names[0] ?? '' } })).toBeGreaterThan(budget);
       expect(readyCondition(pool)).toMatchObject({ status: 'True', reason: 'PoolReady' });

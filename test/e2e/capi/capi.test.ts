@@ -1138,7 +1138,12 @@ describe('a control-plane endpoint on the VLAN (issue 20 items 1 and 6)', () => 
           // Nothing was released or torn down in the source before clusterctl deletes it there.
           const claimA = await world.objects.get(kinds.claim, `${VEP}-endpoint`, NS);
           expect(claimA?.metadata.deletionTimestamp).toBeUndefined();
-          expect((await world.objects.get(kinds.pool, 'vep-vip', NS))?.status?.ipAddresses?.used).toBe(1);
+          // The count may lag its block by a second (docs/ipam-provider.md): waited for, not read once.
+          await waitFor(
+            'the source pool counting 1 used',
+            async () => (await world.objects.get(kinds.pool, 'vep-vip', NS))?.status?.ipAddresses?.used === 1,
+            { timeoutMs: 15_000 },
+          );
         });
       } finally {
         firstOnTarget.stop();

@@ -2,6 +2,8 @@ import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { testKubeconfigPath } from '@metal-l2/test-support/cluster';
+import { timeouts } from '@metal-l2/test-support/timeouts';
+import { waitFor } from '@metal-l2/test-support/wait-for';
 import { PROJECT_ID, METRO, netKinds, type NetworkWorld } from './network-world.js';
 
 // What a test reads to judge the network controller from outside: the device as the simulator
@@ -65,6 +67,17 @@ export async function portAndVlan(
 export async function poolUsed(world: NetworkWorld, name: string): Promise<number | undefined> {
   const pool = await world.objects.get(netKinds.pool, name, world.ns);
   return pool?.status?.ipAddresses?.used as number | undefined;
+}
+
+/**
+ * The pool's used count reaches `expected`. Waited for, not read once: the IPAM provider writes a
+ * pool's counts at most once a second (the blocks hold the truth at once), so the count may lag a
+ * bound claim by that second plus one pass (docs/ipam-provider.md).
+ */
+export async function waitPoolUsed(world: NetworkWorld, name: string, expected: number): Promise<void> {
+  await waitFor(`pool ${name} counting ${expected} used`, async () => (await poolUsed(world, name)) === expected, {
+    timeoutMs: timeouts.watchEvent,
+  });
 }
 
 /** Runs the control plane's real kubectl against the test cluster (its defaults: --wait, background cascade). */
