@@ -21,7 +21,13 @@ export async function oldIpamController(commit: string): Promise<string> {
   const cacheRoot = process.env['METAL_L2_CACHE'] ?? join(homedir(), '.cache', 'metal-l2');
   const dir = join(cacheRoot, 'ipam-old', commit);
   const main = join(dir, 'packages', 'ipam-controller', 'dist', 'main.js');
-  if (existsSync(join(dir, '.built'))) return main;
+  if (existsSync(join(dir, '.built'))) {
+    // The links point into the checkout that built the cache, which may be gone (another clone or
+    // worktree): only the compiled tree is cached, the third-party links are this checkout's.
+    await rm(join(dir, 'node_modules'), { recursive: true, force: true });
+    await linkNodeModules(dir);
+    return main;
+  }
   const staging = `${dir}.${process.pid}`;
   await rm(staging, { recursive: true, force: true });
   await mkdir(staging, { recursive: true });
