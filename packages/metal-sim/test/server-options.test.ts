@@ -4,11 +4,13 @@ import { describe, expect, test } from '@jest/globals';
 import { readFile } from 'node:fs/promises';
 import { Agent, get as httpGet, type IncomingMessage } from 'node:http';
 import { request } from 'node:https';
+import type { Socket } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { ManualClock } from '../src/clock.js';
 import { ContractValidator } from '../src/contract.js';
 import type { FaultRuleInput } from '../src/faults.js';
 import { IDLE_KEEP_ALIVE_MS } from '../src/listen.js';
+import { staysTrue } from '@metal-l2/test-support/wait-for';
 import { loadSeedFile } from '../src/seed.js';
 import { startSimulator, type Simulator, type SimulatorOptions } from '../src/server.js';
 import type { DeviceWire } from '../src/wire.js';
@@ -140,8 +142,8 @@ describe('simulator options', () => {
       try {
         const first = await getOn(agent, `${sim.url}/metadata/none`);
         expect(first.headers['keep-alive']).toBe(`timeout=${IDLE_KEEP_ALIVE_MS / 1000}`);
-        // The idle time is the input here, not a stand-in for a condition.
-        await new Promise((resolve) => setTimeout(resolve, 6_000));
+        // Watched, not slept: fails as soon as the simulator closes the idle socket.
+        await staysTrue('the idle connection open past Node’s 5 s default', () => !first.socket.destroyed, 6_000);
         const second = await getOn(agent, `${sim.url}/metadata/none`);
         expect(second.reused).toBe(true);
         expect(second.status).toBe(first.status);
@@ -164,11 +166,16 @@ describe('simulator options', () => {
 });
 
 /** A GET through `agent`: its status, headers, and whether it went over a reused socket. */
-async function getOn(agent: Agent, url: string): Promise<{ status: number; headers: IncomingMessage['headers']; reused: boolean }> {
+async function getOn(
+  agent: Agent,
+  url: string,
+): Promise<{ status: number; headers: IncomingMessage['headers']; reused: boolean; socket: Socket }> {
   return new Promise((resolve, reject) => {
     const req = httpGet(url, { agent }, (res) => {
+      // Taken now: the response lets go of its socket when it ends (the agent keeps it).
+      const socket = res.socket;
       res.resume();
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, reused: req.reusedSocket }));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, reused: req.reusedSocket, socket }));
     });
     req.on('error', reject);
   });
