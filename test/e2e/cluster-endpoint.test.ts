@@ -3,16 +3,16 @@ import { staysTrue, waitFor } from '@metal-l2/test-support/wait-for';
 import { watchFirstVersions, type FirstVersions } from './support/first-versions.js';
 import * as k8s from '@kubernetes/client-node';
 import { startIpamController, type RunningIpamController } from '@metal-l2/ipam-controller';
-import { createLogger, type Logger } from '@metal-l2/kube';
+import { createLogger } from '@metal-l2/kube';
 import { startNetworkController, type RunningNetworkController } from '@metal-l2/network-controller';
 import { makeServingCertificate } from '@metal-l2/test-support/certificates';
 import { createTestNamespace, deleteTestNamespace } from '@metal-l2/test-support/cluster';
 import type { Kind, Obj } from '@metal-l2/test-support/objects';
-import { Writable } from 'node:stream';
 import { deleteMovedObjects, moveObjects } from './capi/support/move.js';
 import { eventsOf, poolUsed as poolUsedIn, waitPoolUsed } from './support/network-probes.js';
 import {
   CLUSTER,
+  linesLogger,
   CREDENTIALS_SECRET,
   FAST_TIMINGS,
   TOKEN,
@@ -640,16 +640,6 @@ async function refuseClaim(claimName: string, message: string): Promise<{ name: 
     { timeoutMs: 10_000 },
   );
   return { name, lift };
-}
-
-function linesLogger(lines: string[]): Logger {
-  const stream = new Writable({
-    write(chunk: Buffer | string, _encoding, callback): void {
-      lines.push(String(chunk));
-      callback();
-    },
-  });
-  return createLogger({ level: 'debug', stream });
 }
 
 /**

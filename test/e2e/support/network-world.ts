@@ -156,7 +156,8 @@ export interface NetworkWorldOptions {
   readonly metalObserver?: MetalApiObserver;
 }
 
-function linesLogger(lines: string[]): Logger {
+/** A debug logger whose every line lands in `lines` (tests read the controllers' log). */
+export function linesLogger(lines: string[]): Logger {
   const stream = new Writable({
     write(chunk: Buffer | string, _encoding, callback): void {
       lines.push(String(chunk));
