@@ -8,7 +8,7 @@ import { loadavg } from 'node:os';
 import { createPool, runBurst, verifyBurst } from './burst.js';
 import { createNamespace, crdDirs, installCrds, startCluster } from './cluster.js';
 import { startOurController } from './controllers.js';
-import { cpuSeconds } from './server-metrics.js';
+import { cpuSeconds, requestCounts, requestDelta } from './server-metrics.js';
 import { ours } from './targets.js';
 import { mib, num, printTable, rate, sec, section } from './table.js';
 
@@ -99,6 +99,7 @@ export async function runFill(options) {
     const snapshot = async () => ({
       at: Date.now(),
       load: loadavg()[0],
+      requests: await requestCounts(cluster.api),
       cpu: {
         controller: cpuSeconds(controller.pid),
         'kube-apiserver': cpuSeconds(cluster.pids['kube-apiserver']),
@@ -140,6 +141,22 @@ export async function runFill(options) {
       return [`CPU per claim: ${k}, empty -> holding`, `${num(1000 * e, 1)} ms -> ${num(1000 * f, 1)} ms (${num(f / e, 2)}x)`];
     });
     const loadOf = (b) => `${num(b.snapshots.before.load, 1)} -> ${num(b.snapshots.after.load, 1)}`;
+    // Which API requests a claim cost in each burst (the bench's own creates left out): a request
+    // whose count grows with the fill (a list, a bigger write) shows here.
+    const requestsOf = (b) =>
+      new Map(
+        requestDelta(b.snapshots.before.requests, b.snapshots.after.requests, new Map([[`POST ${ours.claim.plural} 201`, b.bound]])).map(
+          (r) => [r.key, r],
+        ),
+      );
+    const emptyRequests = requestsOf(empty);
+    const fullRequests = requestsOf(full);
+    const requestRows = [...new Set([...emptyRequests.keys(), ...fullRequests.keys()])].map((key) => {
+      const e = emptyRequests.get(key);
+      const f = fullRequests.get(key);
+      const perClaim = (r, b) => (r === undefined ? '-' : `${num(r.count / b.bound, 2)} (${num(r.meanMs, 1)} ms)`);
+      return [`API requests per claim: ${key}, empty -> holding (mean server time)`, `${perClaim(e, empty)} -> ${perClaim(f, full)}`];
+    });
     const result = {
       command: controller.command,
       empty,
@@ -161,6 +178,7 @@ export async function runFill(options) {
         [`${num(count)}-claim burst on the pool holding ${num(seed + count)}`, `${num(fullRate)} claims/s (${num(full.bound)} bound)`],
         ['ratio (holding / empty)', num(result.ratio, 2)],
         ...cpuRows,
+        ...requestRows,
         ['machine load average (1 min) in the bursts, empty / holding', `${loadOf(empty)} / ${loadOf(full)} on 2 CPUs`],
         ['IPAddresses / duplicates', `${num(verify.ipAddresses)} / ${num(verify.duplicates)}`],
         ['pool', verify.poolSummary],

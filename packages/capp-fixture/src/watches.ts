@@ -1,6 +1,6 @@
 // Which events wake which reconciler, as the real controllers declare them (CAPP v0.9.0
 // SetupWithManager; CAPI v1.7 Machine controller and its external tracker). None of them enqueues
-// on the periodic relist: the real ones resync every 10 minutes, the fixture never does.
+// on the periodic resync: the real ones resync every 10 minutes, the fixture never does.
 import type { CapiCoreVersion, Cluster } from '@metal-l2/api';
 import { keyOf, type CacheEvent, type Controller, type KubeObject, type ObjectKey } from '@metal-l2/kube';
 import { CapiMachineLabels } from './capp-api.js';

@@ -72,7 +72,7 @@ export function createRuntimeMetrics(registry: Registry = new Registry()): Runti
     }),
     informerLists: new Counter({
       name: 'metal_l2_informer_lists_total',
-      help: 'Full lists per resource (first sync, periodic relist, recovery after 410 Gone).',
+      help: 'Full lists per resource (first sync, recovery after 410 Gone, a periodic relist when configured).',
       labelNames: ['resource'],
       registers,
     }),

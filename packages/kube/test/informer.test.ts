@@ -10,6 +10,8 @@ import {
   KubeClient,
   silentLogger,
   type KubeObject,
+  type ListItemsOptions,
+  type ListResult,
   type ResourceType,
   type WatchEvent,
   type WatchOptions,
@@ -38,6 +40,15 @@ class ResumesFromAncientVersion extends KubeClient {
   override watch<T extends KubeObject>(type: ResourceType, options: WatchOptions, onEvent: (event: WatchEvent<T>) => void): Promise<void> {
     this.watches += 1;
     return super.watch(type, this.watches === 1 ? { ...options, resourceVersion: '1' } : options, onEvent);
+  }
+}
+
+/** A real client that counts the lists it sends. */
+class CountsLists extends KubeClient {
+  lists = 0;
+  override list<T extends KubeObject = KubeObject>(type: ResourceType, options: ListItemsOptions<T> = {}): Promise<ListResult<T>> {
+    this.lists += 1;
+    return super.list<T>(type, options);
   }
 }
 
@@ -216,7 +227,7 @@ describe('Informer against the API server', () => {
     ancient.close();
   });
 
-  test('the periodic relist delivers what the watch lost, and re-announces the rest', async () => {
+  test('a periodic relist, when asked for, delivers what the watch lost', async () => {
     const lossy = new LosesDeletes({ kubeConfig: kc });
     await client.create(builtinTypes.configMap, newConfigMap(ns, 'relist-keep'));
     await client.create(builtinTypes.configMap, newConfigMap(ns, 'relist-drop'));
@@ -224,16 +235,38 @@ describe('Informer against the API server', () => {
       new Informer<ConfigMap>({ client: lossy, type: builtinTypes.configMap, namespace: ns, relistIntervalMs: 1000, logger }),
     );
     const deleted: string[] = [];
-    const resynced: string[] = [];
     informer.onDelete((o) => deleted.push(o.metadata.name ?? ''));
-    informer.on('resync', (o) => resynced.push(o.metadata.name ?? ''));
     await informer.start(signal);
     await client.delete(builtinTypes.configMap, { namespace: ns, name: 'relist-drop' });
     await waitFor('the lost deletion, delivered by a relist', () => deleted.includes('relist-drop'), { timeoutMs: timeouts.watchEvent });
     expect(informer.get(`${ns}/relist-drop`)).toBeUndefined();
-    expect(resynced).toContain('relist-keep');
+    expect(informer.get(`${ns}/relist-keep`)).toBeDefined();
     expect(informer.stats().lists).toBeGreaterThanOrEqual(2);
     lossy.close();
+  });
+
+  test('the periodic resync re-announces every cached object from the cache, without a list', async () => {
+    await client.create(builtinTypes.configMap, newConfigMap(ns, 'resync-a'));
+    await client.create(builtinTypes.configMap, newConfigMap(ns, 'resync-b'));
+    const counting = new CountsLists({ kubeConfig: kc });
+    const { informer, signal } = startable(
+      new Informer<ConfigMap>({ client: counting, type: builtinTypes.configMap, namespace: ns, resyncIntervalMs: 300, logger }),
+    );
+    const resynced = new Map<string, number>();
+    informer.on('resync', (o) => resynced.set(o.metadata.name ?? '', (resynced.get(o.metadata.name ?? '') ?? 0) + 1));
+    await informer.start(signal);
+    await waitFor(
+      'each object re-announced three times',
+      () => (resynced.get('resync-a') ?? 0) >= 3 && (resynced.get('resync-b') ?? 0) >= 3,
+      {
+        timeoutMs: timeouts.watchEvent,
+      },
+    );
+    // Only the first list reached the server (a relist of 21,000 claims every period is what the
+    // fill bench found costing most of a burst's rate).
+    expect(counting.lists).toBe(1);
+    expect(informer.stats()).toMatchObject({ lists: 1, relists: 0 });
+    counting.close();
   });
 
   test('a failing list is retried with backoff until the resource appears', async () => {

@@ -8,7 +8,7 @@ import { keyString, type KubeObject, type ObjectKey, type ResourceType } from '.
 import { Indexer, type IndexFunction } from './indexer.js';
 import { applyWatchEvent, cacheKey, replaceAll, type CacheEvent } from './store.js';
 
-/** Handler signatures per event. `resync`: the periodic relist found the object unchanged. */
+/** Handler signatures per event. `resync`: the periodic resync re-announces a cached object. */
 export interface InformerHandlers<T extends KubeObject> {
   add: (obj: T) => void;
   update: (oldObj: T, newObj: T) => void;
@@ -25,7 +25,17 @@ export interface InformerOptions {
   readonly namespace?: string;
   readonly labelSelector?: string;
   readonly fieldSelector?: string;
-  /** A full list this often, diffed into events (catches anything a watch missed). Default 5 min. */
+  /**
+   * Re-announce every cached object (the `resync` event) this often, from the cache, as client-go
+   * does: controllers get their periodic second look without a request. Default 5 min.
+   */
+  readonly resyncIntervalMs?: number;
+  /**
+   * A full list this often, diffed into events, for a server suspected of losing watch events.
+   * Off by default: a watch resumed from its resourceVersion misses nothing, and a list of a big
+   * collection is the one cost of a cache that grows with it (21,000 claims listed every 5 min
+   * cost a burst on a full pool most of its rate). A 410 Gone still relists.
+   */
   readonly relistIntervalMs?: number;
   /**
    * Restart a watch that delivered nothing (bookmarks included) for this long. The API server
@@ -77,7 +87,7 @@ export interface InformerHandle {
 
 type WatchEnd = 'closed' | 'watchdog' | 'relist' | 'aborted';
 
-const defaultRelistIntervalMs = 5 * 60_000;
+const defaultResyncIntervalMs = 5 * 60_000;
 
 /**
  * Drops metadata.managedFields from an object fresh off the wire, before it is cached: no
@@ -95,7 +105,7 @@ const defaultUnhealthyAfterMs = 60_000;
  * - paginated list, then a watch from the list's resourceVersion with bookmarks;
  * - 410 Gone (HTTP or ERROR event) → relist and diff; any other failure → restart with
  *   exponential backoff; a clean close → resume from the last resourceVersion seen;
- * - a periodic relist diffed into add/update/delete (and resync for unchanged objects);
+ * - a periodic resync from the cache (no request); a periodic relist only when asked for;
  * - a watchdog that restarts a watch that stayed silent too long;
  * - one request at a time: the previous watch is aborted and finished before the next starts.
  * Objects handed out are the cached instances: treat them as read-only (clone before editing).
@@ -240,15 +250,15 @@ export class Informer<T extends KubeObject> implements InformerHandle {
 
   private async run(signal: AbortSignal): Promise<void> {
     const backoff = new Backoff({ initialMs: this.options.backoff?.initialMs ?? 1000, maxMs: this.options.backoff?.maxMs ?? 30_000 });
-    const relistIntervalMs = this.options.relistIntervalMs ?? defaultRelistIntervalMs;
+    const relistIntervalMs = this.options.relistIntervalMs ?? Infinity;
     let resourceVersion: string | undefined;
     let relistAt = 0;
+    const stopResync = this.resyncEvery(this.options.resyncIntervalMs ?? defaultResyncIntervalMs);
+    signal.addEventListener('abort', stopResync, { once: true });
     while (!signal.aborted) {
       try {
         if (resourceVersion === undefined || this.clock.monotonic() >= relistAt) {
-          // Only the periodic relist re-announces unchanged objects; recovering from a 410
-          // needs just the differences.
-          resourceVersion = await this.relist(signal, { resync: resourceVersion !== undefined });
+          resourceVersion = await this.relist(signal);
           if (signal.aborted) return;
           relistAt = this.clock.monotonic() + relistIntervalMs;
         }
@@ -282,6 +292,17 @@ export class Informer<T extends KubeObject> implements InformerHandle {
     }
   }
 
+  /** Re-announces the cache every `intervalMs` once synced; returns what stops it. */
+  private resyncEvery(intervalMs: number): () => void {
+    let cancel = (): void => undefined;
+    const tick = (): void => {
+      if (this.synced) for (const object of [...this.store.values()]) this.dispatch({ type: 'resync', object });
+      cancel = this.clock.schedule(tick, intervalMs);
+    };
+    cancel = this.clock.schedule(tick, intervalMs);
+    return () => cancel();
+  }
+
   private countRestart(reason: Exclude<WatchEnd, 'aborted'> | 'gone' | 'error'): void {
     this.counters.restarts += 1;
     if (reason === 'watchdog') this.counters.watchdogFirings += 1;
@@ -290,7 +311,7 @@ export class Informer<T extends KubeObject> implements InformerHandle {
   }
 
   /** Lists everything, replaces the cache with it, emits the differences; returns the list's version. */
-  private async relist(signal: AbortSignal, options: { resync: boolean }): Promise<string> {
+  private async relist(signal: AbortSignal): Promise<string> {
     const result = await this.options.client.list<T>(this.options.type, {
       ...(this.options.namespace !== undefined ? { namespace: this.options.namespace } : {}),
       ...(this.options.labelSelector !== undefined ? { labelSelector: this.options.labelSelector } : {}),
@@ -310,7 +331,7 @@ export class Informer<T extends KubeObject> implements InformerHandle {
     if (signal.aborted) return result.resourceVersion;
     const firstList = !this.synced;
     this.failingSince = undefined;
-    const changes = replaceAll(this.store, result.items, { resync: options.resync && !firstList });
+    const changes = replaceAll(this.store, result.items);
     this.counters.lists += 1;
     if (!firstList) this.counters.relists += 1;
     this.options.metrics?.informerLists.inc({ resource: this.resourceName });
@@ -348,7 +369,10 @@ export class Informer<T extends KubeObject> implements InformerHandle {
     signal.addEventListener('abort', onAbort, { once: true });
     const watchdogMs = this.options.watchdogMs ?? defaultWatchdogMs;
     let cancelWatchdog = this.clock.schedule(() => stop('watchdog'), watchdogMs);
-    const cancelRelist = this.clock.schedule(() => stop('relist'), Math.max(0, options.relistAt - this.clock.monotonic()));
+    // Never a timer for Infinity: Node runs a delay beyond 2^31 - 1 ms after 1 ms.
+    const cancelRelist = Number.isFinite(options.relistAt)
+      ? this.clock.schedule(() => stop('relist'), Math.max(0, options.relistAt - this.clock.monotonic()))
+      : () => undefined;
     const onEvent = (event: WatchEvent<T>): void => {
       if (request.signal.aborted) return;
       this.failingSince = undefined;

@@ -56,7 +56,7 @@ describe('replaceAll (relist)', () => {
       ['ns/changed', claim('changed', '1')],
       ['ns/gone', claim('gone', '1')],
     ]);
-    const changes = replaceAll(store, [claim('kept', '1'), claim('changed', '5'), claim('new', '6')], { resync: false });
+    const changes = replaceAll(store, [claim('kept', '1'), claim('changed', '5'), claim('new', '6')]);
     expect(changes).toEqual([
       { type: 'update', oldObject: claim('changed', '1'), object: claim('changed', '5') },
       { type: 'add', object: claim('new', '6') },
@@ -66,14 +66,14 @@ describe('replaceAll (relist)', () => {
     expect(store.get('ns/changed')?.metadata.resourceVersion).toBe('5');
   });
 
-  test('with resync, unchanged objects are re-announced', () => {
+  test('unchanged objects yield nothing (the resync timer, not a list, re-announces them)', () => {
     const store = new Map([['ns/kept', claim('kept', '1')]]);
-    expect(replaceAll(store, [claim('kept', '1')], { resync: true })).toEqual([{ type: 'resync', object: claim('kept', '1') }]);
+    expect(replaceAll(store, [claim('kept', '1')])).toEqual([]);
   });
 
   test('an empty list empties the cache', () => {
     const store = new Map([['ns/a', claim('a', '1')]]);
-    expect(replaceAll(store, [], { resync: false })).toEqual([{ type: 'delete', object: claim('a', '1') }]);
+    expect(replaceAll(store, [])).toEqual([{ type: 'delete', object: claim('a', '1') }]);
     expect(store.size).toBe(0);
   });
 });

@@ -1,8 +1,8 @@
 import { keyOf, keyString, type KubeObject } from '../resource.js';
 
 /**
- * A change of the cache as handlers see it. `resync` re-announces an object the periodic relist
- * found unchanged, so level-based controllers look at everything again now and then.
+ * A change of the cache as handlers see it. `resync` re-announces a cached object on the
+ * informer's resync period, so level-based controllers look at everything again now and then.
  */
 export type CacheEvent<T extends KubeObject> =
   | { readonly type: 'add'; readonly object: T }
@@ -43,13 +43,9 @@ export function applyWatchEvent<T extends KubeObject>(store: Map<string, T>, eve
 /**
  * Makes `store` hold exactly `items` (the result of a full list) and returns the differences as
  * changes: new objects are added, changed ones (another resourceVersion) updated, missing ones
- * deleted with their last known state. Unchanged objects yield `resync` when asked to.
+ * deleted with their last known state. Unchanged objects yield nothing.
  */
-export function replaceAll<T extends KubeObject>(
-  store: Map<string, T>,
-  items: readonly T[],
-  options: { resync: boolean },
-): CacheEvent<T>[] {
+export function replaceAll<T extends KubeObject>(store: Map<string, T>, items: readonly T[]): CacheEvent<T>[] {
   const changes: CacheEvent<T>[] = [];
   const seen = new Set<string>();
   for (const object of items) {
@@ -60,9 +56,6 @@ export function replaceAll<T extends KubeObject>(
       changes.push({ type: 'add', object });
     } else if (old.metadata.resourceVersion !== object.metadata.resourceVersion) {
       changes.push({ type: 'update', oldObject: old, object });
-    } else if (options.resync) {
-      changes.push({ type: 'resync', object: old });
-      continue;
     } else {
       continue;
     }
