@@ -71,9 +71,11 @@
 //                 default all but capacity)
 //          --claims N     claims per burst (default 1,000; the memory bench 10,000)
 //          --machines N   machines in the network bench (default 100)
-//          --metal-rate-limit R[:B]  the network bench's simulator refuses beyond R requests per
-//                         second (burst B, default R) per API token with 429 + Retry-After
-//                         (default off: Metal publishes no figures); prints each party's 429s
+//          --metal-rate-limit R[:B]  the network bench's simulator refuses the network controller's
+//                         API token beyond R requests per second (burst B, default R) with 429
+//                         + Retry-After (default off: Metal publishes no figures); CAPP has a
+//                         token of its own, not limited (CAPP v0.9.0 fails a machine whose
+//                         createDevice is refused); prints each party's 429s
 //          --reference-claims N,N  burst sizes of the reference part (default 1000,10000)
 //          --reference-seconds S   each reference run measures the claims bound within S s of
 //                         its first create (default 300)

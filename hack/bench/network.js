@@ -25,6 +25,12 @@ const note = (text) => process.stderr.write(`  ${text}\n`);
 
 const PROJECT_ID = '0f6c3e2a-7b1d-4c5e-9a8b-1d2e3f4a5b6c';
 const TOKEN = 'metal-tok-bench-network';
+/**
+ * CAPP's own API token (the bench's setup calls that CAPP's PacketCluster controller would make
+ * use it too). --metal-rate-limit limits only the network controller's: CAPP v0.9.0 has no 429
+ * handling, and a refused createDevice is its terminal CreateMachineError.
+ */
+const CAPP_TOKEN = 'metal-tok-bench-capp';
 const METRO = 'da';
 const CLUSTER = 'wl';
 const VXLAN = 1000;
@@ -139,7 +145,7 @@ async function createWorld({ api, sim, namespace, count, ipam }) {
   await api.mergePatch(resourcePath({ ...kinds.cluster, namespace, name: CLUSTER, subresource: 'status' }), {
     status: { initialization: { infrastructureProvisioned: true } },
   });
-  const metal = createMetalClient({ token: TOKEN, baseUrl: sim.baseUrl, rateLimit: false, userAgent: 'metal-l2-bench' });
+  const metal = createMetalClient({ token: CAPP_TOKEN, baseUrl: sim.baseUrl, rateLimit: false, userAgent: 'metal-l2-bench' });
   // The PacketCluster's vipManager defaults to CPEM, so CAPP's machine reconcile looks up the
   // cluster's endpoint reservation once a device is active (a nil-pointer panic without one):
   // reserve it, as CAPP's PacketCluster controller (not played by the fixture) does first.
@@ -560,9 +566,9 @@ export async function runNetwork(options) {
         metros: [{ code: METRO }, { code: 'sv' }],
         plans: [{ slug: 'c3.small.x86', ports: 2 }],
         projects: [{ name: 'capi', id: PROJECT_ID }],
-        tokens: [{ token: TOKEN }],
+        tokens: [{ token: TOKEN }, { token: CAPP_TOKEN }],
       },
-      ...(options.metalRateLimit === undefined ? {} : { rateLimit: options.metalRateLimit }),
+      ...(options.metalRateLimit === undefined ? {} : { rateLimit: { ...options.metalRateLimit, tokens: [TOKEN] } }),
     });
     ipam = startOurController({ kubeconfig: cluster.kubeconfig, namespace });
     const metricsPort = await freePort();
@@ -599,7 +605,7 @@ export async function runNetwork(options) {
       kubeConfig: await loadKubeConfig({ kubeconfig: cluster.kubeconfig }),
       namespace,
       // No client-side limit on CAPP's side: its pace must not hide the network controller's.
-      metal: { baseUrl: sim.baseUrl, token: TOKEN, rateLimit: false },
+      metal: { baseUrl: sim.baseUrl, token: CAPP_TOKEN, rateLimit: false },
       logger: createLogger({ level: 'info', stream: fixtureLog }),
       pollIntervalMs: CAPP_POLL_MS,
     });
@@ -703,7 +709,9 @@ function cpuOf(cluster, { ipam, network }) {
 
 /** --metal-rate-limit as the table shows it. */
 export const rateLimitText = (limit) =>
-  limit === undefined ? 'off, --metal-rate-limit' : `${limit.requestsPerSecond}/s, burst ${limit.burst}, per API token`;
+  limit === undefined
+    ? 'off, --metal-rate-limit'
+    : `${limit.requestsPerSecond}/s, burst ${limit.burst}, on the network controller's API token (CAPP's has none: it cannot take a 429)`;
 
 /**
  * The API server's requests during the rollout, every client (the bench's creates, both

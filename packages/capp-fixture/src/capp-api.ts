@@ -57,14 +57,13 @@ export const CapiMachineLabels = {
 export const EXTERNAL_READY_WAIT_MS = 30_000;
 
 /**
- * The fixture's PacketMachine and Machine workers. CAPP v0.9.0 and CAPI v1.7 default to 10
- * (`--packetmachine-concurrency`, `--machine-concurrency`); with 10, a Metal rate limit of a few
- * requests a second answers CAPP's createDevice bursts with 429, which CAPP treats as a fatal
- * CreateMachineError (seen in test/e2e/network-rate-limit.test.ts). Kept at 4 until the rate-limit
- * bench (issue 21 item 5) settles what CAPP really does on a 429.
+ * The fixture's PacketMachine and Machine workers: CAPP v0.9.0's and CAPI v1.7's defaults
+ * (`--packetmachine-concurrency`, `--machine-concurrency`). CAPP has no 429 handling (a refused
+ * createDevice is a terminal CreateMachineError), so tests that limit Metal's rate limit the
+ * network controller's own API token, never CAPP's.
  */
-export const CAPP_MACHINE_WORKERS = 4;
-export const CAPI_MACHINE_WORKERS = 4;
+export const CAPP_MACHINE_WORKERS = 10;
+export const CAPI_MACHINE_WORKERS = 10;
 
 /** CAPP's requeue while a device is queued or provisioning. */
 export const CAPP_DEVICE_POLL_MS = 10_000;

@@ -10,6 +10,12 @@ export interface SimRateLimit {
   readonly requestsPerSecond: number;
   /** Bucket size: the requests one API token may send at once after a quiet period. */
   readonly burst: number;
+  /**
+   * The API tokens the limit applies to; every token when absent. Lets a test limit one client
+   * (the network controller's own token) and not another that cannot take a 429 (CAPP v0.9.0
+   * turns a refused createDevice into a terminal CreateMachineError).
+   */
+  readonly tokens?: readonly string[];
 }
 
 export class RateLimitSpecError extends Error {
@@ -23,6 +29,9 @@ export function checkRateLimit(limit: SimRateLimit): SimRateLimit {
   }
   if (!Number.isInteger(limit.burst) || limit.burst < 1) {
     throw new RateLimitSpecError(`the rate limit's burst must be a whole number from 1, got ${limit.burst}`);
+  }
+  if (limit.tokens !== undefined && limit.tokens.length === 0) {
+    throw new RateLimitSpecError(`the rate limit's tokens, when given, name at least one API token (leave it out to limit every token)`);
   }
   return limit;
 }
@@ -58,6 +67,7 @@ export class SimRateLimiter {
 
   /** Takes a token from `apiToken`'s bucket, or says how long until one is there (a refusal takes none). */
   take(apiToken: string): RateDecision {
+    if (this.limit.tokens !== undefined && !this.limit.tokens.includes(apiToken)) return { allowed: true };
     const now = this.#clock.now();
     const bucket = this.#buckets.get(apiToken) ?? { tokens: this.limit.burst, updatedAt: now };
     if (now > bucket.updatedAt) {

@@ -70,4 +70,21 @@ describe('rate limit', () => {
   });
 });
 
+describe('a rate limit on named tokens', () => {
+  const limited = useSimulator({
+    rateLimit: { ...LIMIT, tokens: [OTHER_TOKEN] },
+    seedConfig: { ...DEFAULT_SEED, tokens: [...DEFAULT_SEED.tokens, { token: OTHER_TOKEN }] },
+  });
+
+  test('limits only the tokens it names: the named one is refused past its burst, the other never', async () => {
+    const t = limited();
+    const path = `/projects/${t.projectId}/virtual-networks`;
+    const other = t.api.withToken(OTHER_TOKEN);
+    for (let i = 0; i < LIMIT.burst; i++) expect((await other.get(path)).status).toBe(200);
+    expect((await other.get(path)).status).toBe(429);
+    for (let i = 0; i < 4 * LIMIT.burst; i++) expect((await t.api.get(path)).status).toBe(200);
+    expect(t.sim.rateLimiter?.refused).toBe(1);
+  });
+});
+
 describeContract(sim);

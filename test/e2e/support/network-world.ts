@@ -23,6 +23,11 @@ import { waitFor } from '@metal-l2/test-support/wait-for';
 export const PROJECT_ID = '0f6c3e2a-7b1d-4c5e-9a8b-1d2e3f4a5b6c';
 /** Distinctive, so finding it in logs, events or conditions is a real leak. */
 export const TOKEN = 'metal-tok-4b7e1f9a2c-never-log-me';
+/**
+ * CAPP's own API token (its cluster's credentials), not the network controller's: a rate limit
+ * is per token, and a production install gives our chart its own Secret.
+ */
+export const CAPP_TOKEN = 'metal-tok-capp-5d1c7e0b3a';
 export const METRO = 'da';
 export const CLUSTER = 'wl';
 export const CREDENTIALS_SECRET = 'metal-credentials';
@@ -281,7 +286,7 @@ export function useNetworkWorld(prefix: string, options: NetworkWorldOptions = {
           { slug: FOUR_PORT_PLAN, ports: 4 },
         ],
         projects: [{ name: 'capi', id: PROJECT_ID }],
-        tokens: [{ token: TOKEN }],
+        tokens: [{ token: TOKEN }, { token: CAPP_TOKEN }],
       },
       delays: { ...FAST_DELAYS, ...options.delays },
       ...(options.faults === undefined ? {} : { faults: [...options.faults] }),
@@ -297,11 +302,11 @@ export function useNetworkWorld(prefix: string, options: NetworkWorldOptions = {
     fixture = await startCappFixture({
       kubeConfig: kc,
       namespace: ns,
-      metal: { baseUrl: sim.baseUrl, token: TOKEN },
+      metal: { baseUrl: sim.baseUrl, token: CAPP_TOKEN },
       logger: linesLogger(cappLogLines),
       pollIntervalMs: 300,
     });
-    await provisionWorkloadCluster({ kc, objects, namespace: ns, metalBaseUrl: sim.baseUrl, token: TOKEN });
+    await provisionWorkloadCluster({ kc, objects, namespace: ns, metalBaseUrl: sim.baseUrl, token: CAPP_TOKEN });
   }, 120_000);
 
   afterAll(async () => {
