@@ -1,6 +1,5 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
-import { Writable } from 'node:stream';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -8,11 +7,20 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import * as k8s from '@kubernetes/client-node';
 import { parseAllDocuments } from 'yaml';
-import { startCappFixture, type RunningCappFixture } from '@metal-l2/capp-fixture';
-import { createLogger } from '@metal-l2/kube';
+import type { RunningCappFixture } from '@metal-l2/capp-fixture';
 import { renderKubeconfig, type OwnedControlPlane } from '@metal-l2/local-control-plane';
 import { startSimulator, type Simulator } from '@metal-l2/metal-sim';
-import { cabpkCloudConfig, condition, netKinds, provisionWorkloadCluster } from '../e2e/support/network-world.js';
+import {
+  cabpkCloudConfig,
+  CLUSTER,
+  condition,
+  CREDENTIALS_SECRET as CREDENTIALS,
+  METRO,
+  netKinds,
+  PROJECT_ID,
+  startCappForWorkloadCluster,
+  vrfBackedPool,
+} from '../e2e/support/network-world.js';
 import { makeServingCertificate } from '@metal-l2/test-support/certificates';
 import { createTestNamespace, loadKubeConfig } from '@metal-l2/test-support/cluster';
 import { installCrds, machineHealthCheckStandIn, upstreamCrds } from '@metal-l2/test-support/crds';
@@ -34,11 +42,7 @@ const run = promisify(execFile);
 const chart = join(repoRoot, 'charts', 'metal-l2');
 const releaseNs = 'metal-l2-system';
 const release = 'metal-l2';
-const PROJECT_ID = '0f6c3e2a-7b1d-4c5e-9a8b-1d2e3f4a5b6c';
 const TOKEN = 'metal-tok-chart-7d1e90c4-never-log-me';
-const METRO = 'da';
-const CLUSTER = 'wl';
-const CREDENTIALS = 'metal-credentials';
 const VXLAN = 1000;
 const PROBE = 'rbac-probe';
 const packetMachineTemplateKind: Kind = {
@@ -693,37 +697,10 @@ describe("the chart's RBAC is exactly enough", () => {
 
     await core.createNamespacedSecret({ namespace: ns, body: { metadata: { name: CREDENTIALS }, stringData: { apiToken: TOKEN } } });
     const fixtureLines: string[] = [];
-    const fixtureLog = new Writable({
-      write(chunk: Buffer | string, _encoding, callback): void {
-        fixtureLines.push(String(chunk));
-        callback();
-      },
-    });
-    fixture = await startCappFixture({
-      kubeConfig: kc,
-      namespace: ns,
-      metal: { baseUrl: sim.baseUrl, token: TOKEN },
-      pollIntervalMs: 300,
-      logger: createLogger({ level: 'info', stream: fixtureLog }),
-    });
-    await provisionWorkloadCluster({ kc, objects, namespace: ns, metalBaseUrl: sim.baseUrl, token: TOKEN });
+    fixture = await startCappForWorkloadCluster({ kc, objects, namespace: ns, sim, token: TOKEN, logLines: fixtureLines });
 
     // A VRF-backed pool (its credentials Secret, the Metal VRF, VLAN, gateway), a plain pool and a global one.
-    await objects.create(netKinds.pool, {
-      metadata: { name: 'vrf-pool', namespace: ns },
-      spec: {
-        addresses: ['10.60.1.10-10.60.1.200'],
-        prefix: 24,
-        vrf: {
-          projectID: PROJECT_ID,
-          metro: METRO,
-          credentialsSecretRef: { name: CREDENTIALS },
-          create: { name: 'chart', ipRanges: ['10.60.0.0/16'], localASN: 65100 },
-          vxlan: VXLAN,
-          metalGateway: true,
-        },
-      },
-    });
+    await objects.create(netKinds.pool, vrfBackedPool({ namespace: ns, vrfName: 'chart', vxlan: VXLAN, credentials: CREDENTIALS }));
     await objects.create(netKinds.pool, {
       metadata: { name: 'plain', namespace: ns },
       spec: { addresses: ['10.70.0.10-10.70.0.200'], prefix: 24 },

@@ -1,10 +1,8 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import * as k8s from '@kubernetes/client-node';
-import { startCappFixture, type RunningCappFixture } from '@metal-l2/capp-fixture';
-import { createLogger } from '@metal-l2/kube';
+import type { RunningCappFixture } from '@metal-l2/capp-fixture';
 import {
   IMAGE_REPOSITORY,
   controllerDeployments,
@@ -20,7 +18,17 @@ import {
   type UserValues,
 } from '@metal-l2/local-control-plane';
 import { startSimulator, type Simulator } from '@metal-l2/metal-sim';
-import { cabpkCloudConfig, condition, netKinds, provisionWorkloadCluster } from '../e2e/support/network-world.js';
+import {
+  cabpkCloudConfig,
+  CLUSTER,
+  condition,
+  CREDENTIALS_SECRET as CREDENTIALS,
+  METRO,
+  netKinds,
+  PROJECT_ID,
+  startCappForWorkloadCluster,
+  vrfBackedPool,
+} from '../e2e/support/network-world.js';
 import { loadKubeConfig } from '@metal-l2/test-support/cluster';
 import { installCrds, machineHealthCheckStandIn, upstreamCrds } from '@metal-l2/test-support/crds';
 import { Objects, type Obj } from '@metal-l2/test-support/objects';
@@ -41,11 +49,7 @@ import { buildImage, rebuildImage, helm, kubectl, startNodeWorld, type NodeWorld
 const chart = join(repoRoot, 'charts', 'metal-l2');
 const releaseNs = 'metal-l2-system';
 const release = 'metal-l2';
-const PROJECT_ID = '0f6c3e2a-7b1d-4c5e-9a8b-1d2e3f4a5b6c';
 const TOKEN = 'metal-tok-node-3f9a1c7e-never-log-me';
-const METRO = 'da';
-const CLUSTER = 'wl';
-const CREDENTIALS = 'metal-credentials';
 const VXLAN = 1100;
 const ns = 'machines';
 const deployments = controllerDeployments(release);
@@ -224,37 +228,8 @@ describe('helm install onto a real node', () => {
 
   test('the IPAM + network flow runs end to end against the installed pods: machines reach Ready', async () => {
     if (sim === undefined) throw new Error('no simulator');
-    fixture = await startCappFixture({
-      kubeConfig: kc,
-      namespace: ns,
-      metal: { baseUrl: sim.baseUrl, token: TOKEN },
-      pollIntervalMs: 300,
-      logger: createLogger({
-        level: 'info',
-        stream: new Writable({
-          write(chunk: Buffer | string, _encoding, callback): void {
-            fixtureLines.push(String(chunk));
-            callback();
-          },
-        }),
-      }),
-    });
-    await provisionWorkloadCluster({ kc, objects, namespace: ns, metalBaseUrl: sim.baseUrl, token: TOKEN });
-    await objects.create(netKinds.pool, {
-      metadata: { name: 'vrf-pool', namespace: ns },
-      spec: {
-        addresses: ['10.60.1.10-10.60.1.200'],
-        prefix: 24,
-        vrf: {
-          projectID: PROJECT_ID,
-          metro: METRO,
-          credentialsSecretRef: { name: CREDENTIALS },
-          create: { name: 'node', ipRanges: ['10.60.0.0/16'], localASN: 65100 },
-          vxlan: VXLAN,
-          metalGateway: true,
-        },
-      },
-    });
+    fixture = await startCappForWorkloadCluster({ kc, objects, namespace: ns, sim, token: TOKEN, logLines: fixtureLines });
+    await objects.create(netKinds.pool, vrfBackedPool({ namespace: ns, vrfName: 'node', vxlan: VXLAN, credentials: CREDENTIALS }));
     await objects.create(netKinds.template, {
       metadata: { name: 'hb', namespace: ns },
       spec: {

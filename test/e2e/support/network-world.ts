@@ -1,7 +1,7 @@
 import { afterAll, beforeAll } from '@jest/globals';
 import { Writable } from 'node:stream';
 import * as k8s from '@kubernetes/client-node';
-import { reserveClusterEndpoint, startCappFixture } from '@metal-l2/capp-fixture';
+import { reserveClusterEndpoint, startCappFixture, type RunningCappFixture } from '@metal-l2/capp-fixture';
 import { startIpamController, type RunningIpamController } from '@metal-l2/ipam-controller';
 import { createLogger, type Logger } from '@metal-l2/kube';
 import { createMetalClient, type MetalApiObserver, type MetalClient } from '@metal-l2/metal-api';
@@ -299,14 +299,7 @@ export function useNetworkWorld(prefix: string, options: NetworkWorldOptions = {
     ipam = await startIpamController({ kubeConfig: kc, namespace: ns, logger: quietLogger(), leaderElection: false, concurrency: 4 });
     network = await startNetwork();
     await registerWebhook(network.webhookPort);
-    fixture = await startCappFixture({
-      kubeConfig: kc,
-      namespace: ns,
-      metal: { baseUrl: sim.baseUrl, token: CAPP_TOKEN },
-      logger: linesLogger(cappLogLines),
-      pollIntervalMs: 300,
-    });
-    await provisionWorkloadCluster({ kc, objects, namespace: ns, metalBaseUrl: sim.baseUrl, token: CAPP_TOKEN });
+    fixture = await startCappForWorkloadCluster({ kc, objects, namespace: ns, sim, token: CAPP_TOKEN, logLines: cappLogLines });
   }, 120_000);
 
   afterAll(async () => {
@@ -533,6 +526,58 @@ export async function playBootScript(world: NetworkWorld, machine: string): Prom
     body: JSON.stringify({ state: 'running', code: 1001, message: 'metal-l2: metadata captured' }),
   });
   if (res.status !== 204) throw new Error(`posting the user-state event answered ${res.status}: ${await res.text()}`);
+}
+
+/**
+ * CAPP's side of the world's workload cluster: the CAPP fixture (device poll 300 ms, its log lines
+ * into `logLines`) and the cluster it provisions (provisionWorkloadCluster), both with `token`.
+ */
+export async function startCappForWorkloadCluster(options: {
+  readonly kc: k8s.KubeConfig;
+  readonly objects: Objects;
+  readonly namespace: string;
+  readonly sim: Simulator;
+  readonly token: string;
+  readonly logLines: string[];
+}): Promise<RunningCappFixture> {
+  const { kc, objects, namespace, sim, token } = options;
+  const fixture = await startCappFixture({
+    kubeConfig: kc,
+    namespace,
+    metal: { baseUrl: sim.baseUrl, token },
+    logger: linesLogger(options.logLines),
+    pollIntervalMs: 300,
+  });
+  await provisionWorkloadCluster({ kc, objects, namespace, metalBaseUrl: sim.baseUrl, token });
+  return fixture;
+}
+
+/**
+ * A VRF-backed InClusterIPPool as a user writes one for the chart tests: `vrfName` created in
+ * PROJECT_ID's METRO with 10.60.0.0/16, its addresses from 10.60.1.10, VLAN `vxlan` with a Metal
+ * gateway, and Metal credentials from the Secret `credentials`.
+ */
+export function vrfBackedPool(options: {
+  readonly namespace: string;
+  readonly vrfName: string;
+  readonly vxlan: number;
+  readonly credentials: string;
+}): Obj {
+  return {
+    metadata: { name: 'vrf-pool', namespace: options.namespace },
+    spec: {
+      addresses: ['10.60.1.10-10.60.1.200'],
+      prefix: 24,
+      vrf: {
+        projectID: PROJECT_ID,
+        metro: METRO,
+        credentialsSecretRef: { name: options.credentials },
+        create: { name: options.vrfName, ipRanges: ['10.60.0.0/16'], localASN: 65100 },
+        vxlan: options.vxlan,
+        metalGateway: true,
+      },
+    },
+  };
 }
 
 /**
