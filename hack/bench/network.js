@@ -9,7 +9,7 @@ import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { clearInterval, setInterval } from 'node:timers';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { reserveClusterEndpoint, startCappFixture } from '@metal-l2/capp-fixture';
+import { cabpkCloudConfig, reserveClusterEndpoint, startCappFixture } from '@metal-l2/capp-fixture';
 import { createLogger, loadKubeConfig } from '@metal-l2/kube';
 import { createMetalClient } from '@metal-l2/metal-api';
 import { DEFAULT_DELAYS, startSimulator } from '@metal-l2/metal-sim';
@@ -58,30 +58,6 @@ const body = (kind, metadata, rest) => ({
   metadata,
   ...rest,
 });
-
-/** A CABPK-shaped bootstrap document (as in test/e2e/support/network-world.ts): Jinja header, write_files, runcmd, CAPP's Go template actions. */
-function cabpkCloudConfig(machine) {
-  return [
-    '## template: jinja',
-    '#cloud-config',
-    'write_files:',
-    '-   path: /run/kubeadm/kubeadm-join-config.yaml',
-    '    owner: root:root',
-    "    permissions: '0640'",
-    '    content: |',
-    '      apiVersion: kubeadm.k8s.io/v1beta3',
-    '      kind: JoinConfiguration',
-    '      nodeRegistration:',
-    "        name: '{{ `{{ ds.meta_data.local_hostname }}` }}'",
-    '        kubeletExtraArgs:',
-    '          provider-id: equinixmetal://{{ `{{ v1.instance_id }}` }}',
-    'runcmd:',
-    '  - "MINOR=$(echo {{ .kubernetesVersion }} | cut -d. -f2)"',
-    '  - "kubeadm join --config /run/kubeadm/kubeadm-join-config.yaml  && echo success > /run/cluster-api/bootstrap-success.complete"',
-    `  - "echo ${machine} joined"`,
-    '',
-  ].join('\n');
-}
 
 /** RFC 3339 in UTC to the second, as our webhook writes the hold marker. */
 const rfc3339 = (date) => date.toISOString().replace(/\.\d{3}Z$/, 'Z');

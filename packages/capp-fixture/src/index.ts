@@ -1,6 +1,7 @@
 // @metal-l2/capp-fixture: a dev-only stand-in for Cluster API Provider Packet v0.9.0 (and the
 // owner-reference part of the CAPI v1.7 Machine controller) for tests and the demo.
 export { startCappFixture } from './fixture.js';
+export { cabpkCloudConfig } from './cabpk-bootstrap.js';
 export type { CappFixtureOptions, RunningCappFixture } from './fixture.js';
 export { renderGoTemplate, goTemplateBinary, GoTemplateError, GoTemplateToolError } from './go-template.js';
 export type { GoTemplateErrorCode, GoTemplateOptions } from './go-template.js';

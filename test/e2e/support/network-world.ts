@@ -1,7 +1,7 @@
 import { afterAll, beforeAll } from '@jest/globals';
 import { Writable } from 'node:stream';
 import * as k8s from '@kubernetes/client-node';
-import { reserveClusterEndpoint, startCappFixture, type RunningCappFixture } from '@metal-l2/capp-fixture';
+import { cabpkCloudConfig, reserveClusterEndpoint, startCappFixture, type RunningCappFixture } from '@metal-l2/capp-fixture';
 import { startIpamController, type RunningIpamController } from '@metal-l2/ipam-controller';
 import { createLogger, type Logger } from '@metal-l2/kube';
 import { createMetalClient, type MetalApiObserver, type MetalClient } from '@metal-l2/metal-api';
@@ -107,29 +107,8 @@ export const FAST_DELAYS: Partial<SimDelays> = {
 };
 export const FAST_TIMINGS: Partial<NetworkTimings> = { batchPollMs: 300, devicePollMs: 300, metalRetryMs: 300, wakeIntervalMs: 1_000 };
 
-/** A CABPK-shaped bootstrap document: Jinja header, write_files, runcmd with kubeadm, and CAPP's Go template actions. */
-export function cabpkCloudConfig(machine: string): string {
-  return [
-    '## template: jinja',
-    '#cloud-config',
-    'write_files:',
-    '-   path: /run/kubeadm/kubeadm-join-config.yaml',
-    '    owner: root:root',
-    "    permissions: '0640'",
-    '    content: |',
-    '      apiVersion: kubeadm.k8s.io/v1beta3',
-    '      kind: JoinConfiguration',
-    '      nodeRegistration:',
-    "        name: '{{ `{{ ds.meta_data.local_hostname }}` }}'",
-    '        kubeletExtraArgs:',
-    '          provider-id: equinixmetal://{{ `{{ v1.instance_id }}` }}',
-    'runcmd:',
-    '  - "MINOR=$(echo {{ .kubernetesVersion }} | cut -d. -f2)"',
-    '  - "kubeadm join --config /run/kubeadm/kubeadm-join-config.yaml  && echo success > /run/cluster-api/bootstrap-success.complete"',
-    `  - "echo ${machine} joined"`,
-    '',
-  ].join('\n');
-}
+// The bootstrap document the world's machines carry; re-exported for the suites that import it from here.
+export { cabpkCloudConfig };
 
 export interface NetworkWorld {
   readonly kc: k8s.KubeConfig;
