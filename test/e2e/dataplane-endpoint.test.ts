@@ -1,12 +1,11 @@
 import { describe, expect, test } from '@jest/globals';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { GUEST_METADATA_URL } from '@metal-l2/dataplane';
 import { ENDPOINT_STATE_PATH, KEEPALIVED_CONF_PATH, NOTIFY_SCRIPT_PATH } from '@metal-l2/machine-config';
 import type { Obj } from '@metal-l2/test-support/objects';
 import { repoRoot } from '@metal-l2/test-support/paths';
 import { waitFor } from '@metal-l2/test-support/wait-for';
-import { useRack } from './support/dataplane-rack.js';
+import { BOOT_MS, useDataplaneWorld } from './support/dataplane-rack.js';
 import {
   CLUSTER,
   createMachine,
@@ -17,7 +16,6 @@ import {
   machineNetwork,
   netKinds,
   poolRef,
-  useNetworkWorld,
   waitMachineNetworkReady,
 } from './support/network-world.js';
 
@@ -29,11 +27,7 @@ import {
 // the machine's name, so the worker's answer says who holds the VIP. keepalived's state is read from
 // the notify script's state file (/run/metal-l2/endpoint-state), not from its log.
 
-const world = useNetworkWorld('dp-endpoint', { metadataUrl: GUEST_METADATA_URL, timings: { batchPollMs: 200 } });
-const rack = useRack(world, { imageTimeoutMs: 20 * 60_000 });
-
-/** TCG guests on a shared 2-core machine: boot deadlines are generous on purpose. */
-const BOOT_MS = 15 * 60_000;
+const { world, rack } = useDataplaneWorld('dp-endpoint');
 const CONTROL_PLANES = ['cp-a', 'cp-b'] as const;
 type ControlPlane = (typeof CONTROL_PLANES)[number];
 const WORKER = 'wk';

@@ -1,7 +1,6 @@
 import { describe, expect, test } from '@jest/globals';
-import { GUEST_METADATA_URL } from '@metal-l2/dataplane';
 import { waitFor } from '@metal-l2/test-support/wait-for';
-import { OS_NIC_OF_PORT, useRack } from './support/dataplane-rack.js';
+import { BOOT_MS, OS_NIC_OF_PORT, useDataplaneWorld } from './support/dataplane-rack.js';
 import {
   createMachine,
   createPool,
@@ -11,7 +10,6 @@ import {
   machineNetwork,
   netKinds,
   poolRef,
-  useNetworkWorld,
   waitMachineNetworkReady,
 } from './support/network-world.js';
 
@@ -29,11 +27,7 @@ import {
 // The VLAN batches are held (a simulator fault on createPortVlanAssignmentBatch) until the guests
 // have configured their network, so "before the assignment" is observed, not raced.
 
-const world = useNetworkWorld('dataplane', { metadataUrl: GUEST_METADATA_URL, timings: { batchPollMs: 200 } });
-const rack = useRack(world, { imageTimeoutMs: 20 * 60_000 });
-
-/** TCG guests on a shared 2-core machine: boot deadlines are generous on purpose. */
-const BOOT_MS = 15 * 60_000;
+const { world, rack } = useDataplaneWorld('dataplane');
 const MACHINES = ['hb', 'l2i', 'hy'] as const;
 type Machine = (typeof MACHINES)[number];
 

@@ -2,8 +2,28 @@ import { afterAll, beforeAll } from '@jest/globals';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ensureGuestImage, Guest, MetadataForwarder, TorSwitch, type CommandResult, type GuestImage } from '@metal-l2/dataplane';
-import type { NetworkWorld } from './network-world.js';
+import {
+  ensureGuestImage,
+  Guest,
+  GUEST_METADATA_URL,
+  MetadataForwarder,
+  TorSwitch,
+  type CommandResult,
+  type GuestImage,
+} from '@metal-l2/dataplane';
+import { useNetworkWorld, type NetworkWorld } from './network-world.js';
+
+/** TCG guests on a shared 2-core machine: boot deadlines are generous on purpose. */
+export const BOOT_MS = 15 * 60_000;
+
+/**
+ * A data-plane suite's world and rack: the network world with the guests' metadata URL and a
+ * quick batch poll, and the rack its guests boot in (the guest image built within 20 minutes).
+ */
+export function useDataplaneWorld(prefix: string): { world: NetworkWorld; rack: Rack } {
+  const world = useNetworkWorld(prefix, { metadataUrl: GUEST_METADATA_URL, timings: { batchPollMs: 200 } });
+  return { world, rack: useRack(world, { imageTimeoutMs: 20 * 60_000 }) };
+}
 
 // The data plane of one test file: the cached guest image, one top-of-rack switch following the
 // world's simulator, and a QEMU guest per server, each with its metadata forwarder. Everything is
