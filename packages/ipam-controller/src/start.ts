@@ -46,7 +46,7 @@ import { DEFAULT_STATUS_BUDGET_BYTES } from './pool/status-budget.js';
 import { DEFAULT_BLOCK_SIZE } from './block/block-layout.js';
 import { poolAllocations } from './block/pool-allocations.js';
 import { createVrfRuntime, type VrfRuntimeOptions } from './vrf/index.js';
-import { addIndexes, poolWatches } from './watches.js';
+import { addIndexes, ownWriteEcho, poolWatches } from './watches.js';
 import { poolIndexKey, refOfPool } from './pool-ref.js';
 import { listPools, poolAdmissionHandler, poolWebhookPaths } from './webhook/pool-webhook.js';
 
@@ -178,14 +178,15 @@ export async function createIpamController(options: IpamControllerOptions & { cl
       },
     });
     const watches = poolWatches(kind, claims);
+    const echo = ownWriteEcho(ctx.recentWrites);
     // A pool version our own guarded status write produced holds nothing the pass that wrote it
     // did not know: no pass for it.
     controller.watch(pools[kind], undefined, {
       predicate: (event) =>
         event.type !== 'update' || !ctx.ownStatusWrites.isOurs(poolIndexKey(refOfPool(kind, event.object)), event.oldObject, event.object),
     });
-    controller.watch(claims, watches.claims);
-    controller.watch(addresses, watches.addresses);
+    controller.watch(claims, watches.claims, { predicate: (event) => !echo.claims(event) });
+    controller.watch(addresses, watches.addresses, { predicate: (event) => !echo.addresses(event) });
     if (clusters !== undefined) controller.watch(clusters, watches.clusters);
     // Our own block writes need no pass (the pass that wrote them knew); a block deleted by
     // someone else does: its allocations are rebuilt from the IPAddresses.

@@ -7,7 +7,9 @@ import {
   type IPPool,
   type PoolKind,
 } from '@metal-l2/api';
-import type { Informer, ObjectKey } from '@metal-l2/kube';
+import type { CacheEvent, Informer, ObjectKey } from '@metal-l2/kube';
+import { addressWriteKey } from './claim/claim-writes.js';
+import type { RecentWrites } from './claim/recent-writes.js';
 import { viewClaim } from './claim/claim-view.js';
 import { IndexNames } from './context.js';
 import { poolIndexKey, poolObjectKey, poolOfAddress, poolOfClaim, type PoolRef } from './pool-ref.js';
@@ -66,6 +68,34 @@ export function poolWatches(kind: PoolKind, claims: Informer<IPAddressClaim>): P
       return [...keys.values()];
     },
   };
+}
+
+/**
+ * Events that are our own writes coming back: a claim version our finalizer or status patch
+ * produced (or one that arrives while such a patch is in flight and changes nothing else), an
+ * IPAddress as we created it. The pass that wrote them knew all they say, so they wake no pass;
+ * without this, each claim bound woke up to three more passes over the whole pool, whose cost
+ * grows with the pool (6x the controller CPU per claim on a pool holding 21,000).
+ */
+export function ownWriteEcho(recentWrites: RecentWrites): {
+  readonly claims: (event: CacheEvent<IPAddressClaim>) => boolean;
+  readonly addresses: (event: CacheEvent<IPAddress>) => boolean;
+} {
+  return {
+    claims: (event) =>
+      event.type === 'update' &&
+      onlyOurFieldsChanged(event.oldObject, event.object) &&
+      recentWrites.isEcho(event.object.metadata.uid ?? '', event.object.metadata.resourceVersion),
+    addresses: (event) =>
+      event.type === 'add' && recentWrites.isEcho(addressWriteKey(event.object.metadata), event.object.metadata.resourceVersion),
+  };
+}
+
+/** What our claim writes touch is finalizers and status; anything else changed is someone else's news. */
+function onlyOurFieldsChanged(before: IPAddressClaim, after: IPAddressClaim): boolean {
+  const rest = (c: IPAddressClaim): string =>
+    JSON.stringify([c.spec, c.metadata.labels, c.metadata.annotations, c.metadata.deletionTimestamp, c.metadata.ownerReferences]);
+  return rest(before) === rest(after);
 }
 
 export type PoolInformers = Readonly<Record<PoolKind, Informer<IPPool>>>;

@@ -190,4 +190,41 @@ describe('what a pass writes', () => {
       await controller.stop();
     }
   });
+
+  test('a claim bound wakes one pass: the echoes of our own claim patches and IPAddress create wake none', async () => {
+    const metrics = createRuntimeMetrics();
+    const controller = await runController(kc, space.ns, { metrics });
+    try {
+      await readyPool('echo', { addresses: ['10.89.0.0/24'], prefix: 24 });
+      const reconciles = (): Promise<number> => metricValue(metrics, 'controller_runtime_reconcile_total', 'controller="inclusterippool"');
+      // A spec change is one pass; once its status says so, every event before it was handled.
+      const fence = async (round: number): Promise<void> => {
+        const patched = await objects.patch(kinds.pool, 'echo', space.ns, { spec: { excludedAddresses: [`10.89.0.${200 + round}`] } });
+        await waitFor(
+          `status to observe generation ${patched.metadata.generation}`,
+          async () => (await objects.get(kinds.pool, 'echo', space.ns))?.status?.observedGeneration === patched.metadata.generation,
+          { timeoutMs: timeouts.claimBound },
+        );
+      };
+      await fence(0);
+      const before = await reconciles();
+      const startedAt = Date.now();
+      const claims = 20;
+      // One at a time: each claim's create is one pass, which patches the claim twice (finalizer,
+      // status) and creates its IPAddress; those three echoes came back before the next create.
+      for (let i = 0; i < claims; i++) {
+        await objects.create(kinds.claim(), claimObject(`echo-${i}`, space.ns, { pool: 'echo' }));
+        await boundAddress(space.site, `echo-${i}`);
+      }
+      const seconds = (Date.now() - startedAt) / 1000;
+      await fence(1);
+      const passes = (await reconciles()) - before;
+      // Each create's pass, the passes that write the held-back counts (at most one a
+      // COUNT_WRITE_INTERVAL_MS), and the fence's. With the echoes each claim woke two or three.
+      expect(passes).toBeGreaterThanOrEqual(claims + 1);
+      expect(passes).toBeLessThanOrEqual(claims + Math.ceil((seconds * 1000) / COUNT_WRITE_INTERVAL_MS) + 2);
+    } finally {
+      await controller.stop();
+    }
+  });
 });

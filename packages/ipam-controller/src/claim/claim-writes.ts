@@ -9,7 +9,7 @@ import type { ClaimView } from './claim-view.js';
 
 /** Returns the resourceVersion the claim has after the change (undefined when it is gone). */
 async function patchFinalizers(
-  ctx: Pick<IpamContext, 'claimType' | 'client'>,
+  ctx: Pick<IpamContext, 'claimType' | 'client' | 'recentWrites'>,
   claim: ClaimView,
   change: (finalizers: string[]) => string[],
 ): Promise<string | undefined> {
@@ -19,13 +19,14 @@ async function patchFinalizers(
     const after = change(before);
     if (after.length === before.length && after.every((f, i) => f === before[i])) return current.metadata.resourceVersion;
     try {
-      const patched = await ctx.client.patch<IPAddressClaim>(
-        ctx.claimType,
-        { namespace: claim.namespace, name: claim.name },
-        { metadata: { finalizers: after } },
-        {
-          ...(current.metadata.resourceVersion === undefined ? {} : { resourceVersion: current.metadata.resourceVersion }),
-        },
+      const version = current.metadata.resourceVersion;
+      const patched = await ctx.recentWrites.writing(claim.uid, () =>
+        ctx.client.patch<IPAddressClaim>(
+          ctx.claimType,
+          { namespace: claim.namespace, name: claim.name },
+          { metadata: { finalizers: after } },
+          { ...(version === undefined ? {} : { resourceVersion: version }) },
+        ),
       );
       return patched.metadata.resourceVersion;
     } catch (err: unknown) {
@@ -35,6 +36,11 @@ async function patchFinalizers(
     }
   }
   return current?.metadata.resourceVersion;
+}
+
+/** Where RecentWrites keeps our create of the IPAddress `key` (its key and its object id). */
+export function addressWriteKey(key: { readonly namespace?: string | undefined; readonly name?: string | undefined }): string {
+  return `address:${key.namespace ?? ''}/${key.name ?? ''}`;
 }
 
 export async function ensureClaimFinalizer(
@@ -73,10 +79,8 @@ export async function writeClaimStatus(
   const version = claim.object.metadata.resourceVersion;
   if (ctx.recentWrites.has(key, signature, version)) return;
   try {
-    const written = await ctx.client.patchStatus<IPAddressClaim>(
-      ctx.claimType,
-      { namespace: claim.namespace, name: claim.name },
-      { status: patch.status },
+    const written = await ctx.recentWrites.writing(claim.uid, () =>
+      ctx.client.patchStatus<IPAddressClaim>(ctx.claimType, { namespace: claim.namespace, name: claim.name }, { status: patch.status }),
     );
     ctx.recentWrites.remember(key, signature, { objectId: claim.uid, basedOn: version, produced: written.metadata.resourceVersion });
   } catch (err: unknown) {
@@ -98,14 +102,14 @@ export async function ensureIPAddress(
   desired: IPAddress,
 ): Promise<EnsureAddressResult> {
   const key = { namespace: desired.metadata.namespace ?? '', name: desired.metadata.name ?? '' };
-  const memoryKey = `address:${key.namespace}/${key.name}`;
+  const memoryKey = addressWriteKey(key);
   if (hasIPAddress(ctx, desired)) return { kind: 'ok' };
   const cached = ctx.caches.addresses.get(key);
   if (cached === undefined && ctx.recentWrites.has(memoryKey, desired.spec.address, undefined)) return { kind: 'ok' };
   let existing = cached;
   if (existing === undefined) {
     try {
-      const created = await ctx.client.create(ctx.addressType, desired);
+      const created = await ctx.recentWrites.writing(memoryKey, () => ctx.client.create(ctx.addressType, desired));
       ctx.recentWrites.remember(memoryKey, desired.spec.address, {
         objectId: memoryKey,
         basedOn: undefined,
@@ -169,7 +173,7 @@ export async function deleteIPAddress(
       throw err;
     }
   }
-  ctx.recentWrites.forget(`address:${key.namespace}/${key.name}`);
+  ctx.recentWrites.forget(addressWriteKey(key));
   if (current.metadata.deletionTimestamp === undefined) await ctx.client.delete(ctx.addressType, key);
   return (await ctx.client.get(ctx.addressType, key)) === undefined;
 }

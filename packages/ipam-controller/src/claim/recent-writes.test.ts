@@ -41,4 +41,32 @@ describe('RecentWrites', () => {
     writes.forget('status:uid-2');
     expect(writes.has('status:uid-2', 'x', '1')).toBe(false);
   });
+
+  test('isEcho: the versions our writes produced, not those they were based on, until they expire', () => {
+    let now = 1_000;
+    const writes = new RecentWrites(30_000, () => now);
+    writes.remember('finalizer:uid-1', 'added', { objectId: 'uid-1', basedOn: '41', produced: '42' });
+    writes.remember('status:uid-1', 'Ready/True', { objectId: 'uid-1', basedOn: '42', produced: '43' });
+    expect(writes.isEcho('uid-1', '42')).toBe(true);
+    expect(writes.isEcho('uid-1', '43')).toBe(true);
+    expect(writes.isEcho('uid-1', '41')).toBe(false);
+    expect(writes.isEcho('uid-1', '44')).toBe(false);
+    expect(writes.isEcho('uid-2', '42')).toBe(false);
+    expect(writes.isEcho('uid-1', undefined)).toBe(false);
+    now += 30_000;
+    expect(writes.isEcho('uid-1', '43')).toBe(false);
+  });
+
+  test('isEcho: any version while a write to the object is in flight, its own included', async () => {
+    const writes = new RecentWrites();
+    let answer: (version: string) => void = () => undefined;
+    const sent = writes.writing('uid-1', () => new Promise<string>((resolve) => (answer = resolve)));
+    expect(writes.isEcho('uid-1', '50')).toBe(true);
+    expect(writes.isEcho('uid-2', '50')).toBe(false);
+    answer('50');
+    expect(await sent).toBe('50');
+    expect(writes.isEcho('uid-1', '50')).toBe(false);
+    await expect(writes.writing('uid-1', () => Promise.reject(new Error('refused')))).rejects.toThrow('refused');
+    expect(writes.isEcho('uid-1', '51')).toBe(false);
+  });
 });

@@ -13,7 +13,13 @@
  */
 export class RecentWrites {
   private readonly writes = new Map<string, { readonly value: string; readonly objectId: string; readonly expiresAt: number }>();
-  private readonly versions = new Map<string, { readonly ours: Set<string | undefined>; expiresAt: number }>();
+  private readonly versions = new Map<
+    string,
+    { readonly ours: Set<string | undefined>; readonly produced: Set<string>; expiresAt: number }
+  >();
+
+  /** Objects with a write of ours in flight, and how many. */
+  private readonly inFlight = new Map<string, number>();
 
   constructor(
     private readonly ttlMs = 300_000,
@@ -49,11 +55,41 @@ export class RecentWrites {
     }
     const expiresAt = now + this.ttlMs;
     this.writes.set(key, { value, objectId: write.objectId, expiresAt });
-    const versions = this.versions.get(write.objectId) ?? { ours: new Set<string | undefined>(), expiresAt };
+    const versions = this.versions.get(write.objectId) ?? { ours: new Set<string | undefined>(), produced: new Set<string>(), expiresAt };
     versions.ours.add(write.basedOn);
-    if (write.produced !== undefined) versions.ours.add(write.produced);
+    if (write.produced !== undefined) {
+      versions.ours.add(write.produced);
+      versions.produced.add(write.produced);
+    }
     versions.expiresAt = expiresAt;
     this.versions.set(write.objectId, versions);
+  }
+
+  /**
+   * Sends `write` to object `objectId`, counted as in flight until its answer is in: the write's
+   * watch event can reach the cache before its answer reaches us (before remember runs).
+   */
+  async writing<T>(objectId: string, write: () => Promise<T>): Promise<T> {
+    this.inFlight.set(objectId, (this.inFlight.get(objectId) ?? 0) + 1);
+    try {
+      return await write();
+    } finally {
+      const left = (this.inFlight.get(objectId) ?? 1) - 1;
+      if (left > 0) this.inFlight.set(objectId, left);
+      else this.inFlight.delete(objectId);
+    }
+  }
+
+  /**
+   * Whether a watch event showing `version` of object `objectId` is the echo of a write of ours:
+   * a version one of our writes produced (and not expired), or any while a write of ours to the
+   * object is in flight (the caller checks that the change is one our writes make).
+   */
+  isEcho(objectId: string, version: string | undefined): boolean {
+    if (this.inFlight.has(objectId)) return true;
+    if (version === undefined) return false;
+    const versions = this.versions.get(objectId);
+    return versions !== undefined && versions.expiresAt > this.nowMs() && versions.produced.has(version);
   }
 
   forget(key: string): void {

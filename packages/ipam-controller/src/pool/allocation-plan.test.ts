@@ -58,6 +58,7 @@ describe('planAllocations', () => {
     expect(bound(plan)).toEqual({ a: '10.0.0.20', b: '10.0.0.1' });
     expect(plan.allocations.filter((x) => x.claim.name === 'a').map((x) => x.address)).toEqual(['10.0.0.20']);
     expect(plan.conflicts).toEqual([]);
+    expect(plan).toMatchObject({ duplicatesDropped: 1, duplicatesPending: 0 });
   });
 
   test('a claim held in two blocks without an IPAddress keeps both entries (neither goes to another claim) and binds to the first', () => {
@@ -68,6 +69,8 @@ describe('planAllocations', () => {
     const plan = planAllocations(input({ allocations, claims: [claim('a'), claim('b')] }));
     expect(bound(plan)).toEqual({ a: '10.0.0.1', b: '10.0.0.4' });
     expect(plan.allocations.filter((x) => x.claim.name === 'a')).toHaveLength(2);
+    // The pass that creates a's IPAddress must be followed by one that reads it.
+    expect(plan).toMatchObject({ duplicatesDropped: 0, duplicatesPending: 1 });
   });
 
   test('new claims get the lowest free addresses in order, skipping the gateway', () => {

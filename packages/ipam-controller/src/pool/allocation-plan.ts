@@ -68,6 +68,11 @@ export interface AllocationPlan {
   readonly recovered: number;
   /** Second entries of a claim held in two blocks, dropped (settleDuplicates). */
   readonly duplicatesDropped: number;
+  /**
+   * Claims still held in two blocks because their IPAddress, which decides, is not in the cache
+   * yet (this pass may be creating it): the pool needs another pass once it is.
+   */
+  readonly duplicatesPending: number;
   /** Disagreements between status and IPAddress objects; reported, never overwritten. */
   readonly conflicts: readonly string[];
   /** When the next grace period ends, to come back then. */
@@ -99,6 +104,7 @@ export function planAllocations(input: AllocationPlanInput): AllocationPlan {
     newlyAllocated: allocation.newlyAllocated,
     recovered: recovery.recovered,
     duplicatesDropped: settled.dropped,
+    duplicatesPending: settled.pending,
     conflicts: recovery.conflicts,
     nextExpiryInMs: release.nextExpiryInMs,
     state: allocation.state,
@@ -124,7 +130,7 @@ function liveClaimsOf(input: AllocationPlanInput): Map<string, ClaimView> {
 function settleDuplicates(
   input: AllocationPlanInput,
   refOf: RefOf,
-): { allocations: readonly Allocation[]; changed: boolean; dropped: number } {
+): { allocations: readonly Allocation[]; changed: boolean; dropped: number; pending: number } {
   // Claims held twice are rare: the first entry of each claim is kept aside, arrays only for those.
   const first = new Map<string, Allocation>();
   const byClaim = new Map<string, Allocation[]>();
@@ -135,17 +141,20 @@ function settleDuplicates(
     if (held === undefined) first.set(key, a);
     else byClaim.set(key, [...(byClaim.get(key) ?? [held]), a]);
   }
-  if (byClaim.size === 0) return { allocations: input.allocations, changed: false, dropped: 0 };
+  if (byClaim.size === 0) return { allocations: input.allocations, changed: false, dropped: 0, pending: 0 };
   const dropped = new Set<Allocation>();
+  let decided = 0;
   for (const ip of input.addresses) {
     const entries = byClaim.get(formatClaimRef(refOf({ namespace: ip.namespace, name: ip.claimName })));
     if (entries === undefined || entries.length < 2) continue;
     const address = canonicalOf(ip);
     if (!entries.some((a) => a.address === address)) continue;
+    decided += 1;
     for (const a of entries) if (a.address !== address) dropped.add(a);
   }
-  if (dropped.size === 0) return { allocations: input.allocations, changed: false, dropped: 0 };
-  return { allocations: input.allocations.filter((a) => !dropped.has(a)), changed: true, dropped: dropped.size };
+  const pending = byClaim.size - decided;
+  if (dropped.size === 0) return { allocations: input.allocations, changed: false, dropped: 0, pending };
+  return { allocations: input.allocations.filter((a) => !dropped.has(a)), changed: true, dropped: dropped.size, pending };
 }
 
 /**

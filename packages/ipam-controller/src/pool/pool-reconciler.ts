@@ -12,6 +12,9 @@ import type { PoolScope } from './pool-scope.js';
 import { computePoolStatus } from './pool-status.js';
 import { observeVrf } from './pool-vrf.js';
 
+/** How soon a pool with a claim still held in two blocks is looked at again. */
+const DUPLICATE_RECHECK_MS = 1_000;
+
 /**
  * The pool reconciler, one branch per state of the pool: gone (its claims wait), paused (status
  * says so, nothing moves), deleting (pool-deletion.ts), live. A live pool with spec.vrf first
@@ -54,10 +57,14 @@ async function reconcileLivePool(
     case 'deleting':
       return reconcileDeletingPool(ctx, { ref, pool: pass.pool, claims });
     case 'committed':
-      return [pass.plan.nextExpiryInMs, observed.view?.requeueAfterMs, pass.countsDueInMs].reduce<ReconcileResult>(
-        (result, afterMs) => (afterMs === undefined ? result : soonest(result, requeueAfter(afterMs))),
-        done(),
-      );
+      return [
+        pass.plan.nextExpiryInMs,
+        observed.view?.requeueAfterMs,
+        pass.countsDueInMs,
+        // The IPAddress that settles a claim held twice comes from this pass; its own watch event
+        // wakes no pass (an echo of ours), so look again once the cache can have it.
+        pass.plan.duplicatesPending > 0 ? DUPLICATE_RECHECK_MS : undefined,
+      ].reduce<ReconcileResult>((result, afterMs) => (afterMs === undefined ? result : soonest(result, requeueAfter(afterMs))), done());
   }
 }
 
