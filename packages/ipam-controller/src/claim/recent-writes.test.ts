@@ -69,4 +69,20 @@ describe('RecentWrites', () => {
     await expect(writes.writing('uid-1', () => Promise.reject(new Error('refused')))).rejects.toThrow('refused');
     expect(writes.isEcho('uid-1', '51')).toBe(false);
   });
+
+  test('what expired is dropped as new writes come, however few entries there are', () => {
+    let now = 1_000;
+    const writes = new RecentWrites(30_000, () => now);
+    for (let i = 0; i < 100; i++) writes.remember(`status:uid-${i}`, 'x', { objectId: `uid-${i}`, basedOn: '1', produced: '2' });
+    expect(writes.size()).toBe(200);
+    now += 15_000;
+    // Written again: its entries live on from now, the others expire at 31,000.
+    writes.remember('status:uid-0', 'y', { objectId: 'uid-0', basedOn: '2', produced: '3' });
+    now += 15_000;
+    writes.remember('status:uid-new', 'x', { objectId: 'uid-new', basedOn: '1', produced: '2' });
+    expect(writes.size()).toBe(4);
+    expect(writes.has('status:uid-0', 'y', '3')).toBe(true);
+    expect(writes.isEcho('uid-0', '3')).toBe(true);
+    expect(writes.isEcho('uid-1', '2')).toBe(false);
+  });
 });

@@ -48,12 +48,10 @@ export class RecentWrites {
    */
   remember(key: string, value: string, write: { objectId: string; basedOn: string | undefined; produced: string | undefined }): void {
     const now = this.nowMs();
-    // Keep the maps bounded by their traffic: drop what expired whenever they grow large.
-    if (this.writes.size >= 50_000) {
-      for (const [k, e] of this.writes) if (e.expiresAt <= now) this.writes.delete(k);
-      for (const [k, e] of this.versions) if (e.expiresAt <= now) this.versions.delete(k);
-    }
+    this.dropExpired(now);
     const expiresAt = now + this.ttlMs;
+    // Deleted and set again, so each map stays in expiry order (one time to live for all).
+    this.writes.delete(key);
     this.writes.set(key, { value, objectId: write.objectId, expiresAt });
     const versions = this.versions.get(write.objectId) ?? { ours: new Set<string | undefined>(), produced: new Set<string>(), expiresAt };
     versions.ours.add(write.basedOn);
@@ -62,7 +60,30 @@ export class RecentWrites {
       versions.produced.add(write.produced);
     }
     versions.expiresAt = expiresAt;
+    this.versions.delete(write.objectId);
     this.versions.set(write.objectId, versions);
+  }
+
+  /** Entries kept, both maps together: bounded by the writes of one time to live. */
+  size(): number {
+    return this.writes.size + this.versions.size;
+  }
+
+  /**
+   * Drops the expired entries from the front of each map (they are in expiry order), stopping at
+   * the first live one: a constant cost per write on average. It used to sweep both maps whole on
+   * every write once they held 50,000 entries, which a pool of 22,000 bound claims reaches: a
+   * third of the controller's CPU in the fill bench went there.
+   */
+  private dropExpired(now: number): void {
+    for (const [k, e] of this.writes) {
+      if (e.expiresAt > now) break;
+      this.writes.delete(k);
+    }
+    for (const [k, e] of this.versions) {
+      if (e.expiresAt > now) break;
+      this.versions.delete(k);
+    }
   }
 
   /**
