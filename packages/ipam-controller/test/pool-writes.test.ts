@@ -86,6 +86,24 @@ async function readyPool(name: string, spec: Record<string, unknown>): Promise<O
 }
 
 /** The sum of a counter's series whose labels start with `labels`. */
+/** The pool controller's passes so far (controller_runtime_reconcile_total of InClusterIPPools). */
+function passesOf(metrics: ReturnType<typeof createRuntimeMetrics>): Promise<number> {
+  return metricValue(metrics, 'controller_runtime_reconcile_total', 'controller="inclusterippool"');
+}
+
+/**
+ * A spec change of pool `name` (another excluded address of `subnet24`.x each round), which is one
+ * pass writing status; waits until the status observes it.
+ */
+async function specChange(name: string, subnet24: string, round: number): Promise<void> {
+  const patched = await objects.patch(kinds.pool, name, space.ns, { spec: { excludedAddresses: [`${subnet24}.${200 + round}`] } });
+  await waitFor(
+    `status of ${name} to observe generation ${patched.metadata.generation}`,
+    async () => (await objects.get(kinds.pool, name, space.ns))?.status?.observedGeneration === patched.metadata.generation,
+    { timeoutMs: timeouts.claimBound },
+  );
+}
+
 async function metricValue(metrics: ReturnType<typeof createRuntimeMetrics>, name: string, labels: string): Promise<number> {
   const text = await metrics.registry.getSingleMetricAsString(name);
   return text
@@ -166,17 +184,9 @@ describe('what a pass writes', () => {
     const controller = await runController(kc, space.ns, { metrics });
     try {
       await readyPool('quiet', { addresses: ['10.88.0.0/24'], prefix: 24 });
-      const reconciles = (): Promise<number> => metricValue(metrics, 'controller_runtime_reconcile_total', 'controller="inclusterippool"');
-      // A spec change is one pass, which writes status (observedGeneration): watched in order, the
-      // next change's pass comes after that status write's event reached the controller.
-      const change = async (round: number): Promise<void> => {
-        const patched = await objects.patch(kinds.pool, 'quiet', space.ns, { spec: { excludedAddresses: [`10.88.0.${200 + round}`] } });
-        await waitFor(
-          `status to observe generation ${patched.metadata.generation}`,
-          async () => (await objects.get(kinds.pool, 'quiet', space.ns))?.status?.observedGeneration === patched.metadata.generation,
-          { timeoutMs: timeouts.claimBound },
-        );
-      };
+      const reconciles = (): Promise<number> => passesOf(metrics);
+      // Watched in order, the next change's pass comes after the status write's event of the one before.
+      const change = (round: number): Promise<void> => specChange('quiet', '10.88.0', round);
       await change(0);
       const before = await reconciles();
       const rounds = 6;
@@ -196,16 +206,9 @@ describe('what a pass writes', () => {
     const controller = await runController(kc, space.ns, { metrics });
     try {
       await readyPool('echo', { addresses: ['10.89.0.0/24'], prefix: 24 });
-      const reconciles = (): Promise<number> => metricValue(metrics, 'controller_runtime_reconcile_total', 'controller="inclusterippool"');
-      // A spec change is one pass; once its status says so, every event before it was handled.
-      const fence = async (round: number): Promise<void> => {
-        const patched = await objects.patch(kinds.pool, 'echo', space.ns, { spec: { excludedAddresses: [`10.89.0.${200 + round}`] } });
-        await waitFor(
-          `status to observe generation ${patched.metadata.generation}`,
-          async () => (await objects.get(kinds.pool, 'echo', space.ns))?.status?.observedGeneration === patched.metadata.generation,
-          { timeoutMs: timeouts.claimBound },
-        );
-      };
+      const reconciles = (): Promise<number> => passesOf(metrics);
+      // Once a spec change's status is written, every event before it was handled.
+      const fence = (round: number): Promise<void> => specChange('echo', '10.89.0', round);
       await fence(0);
       const before = await reconciles();
       const startedAt = Date.now();
