@@ -7,11 +7,10 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import * as k8s from '@kubernetes/client-node';
 import { parseAllDocuments } from 'yaml';
-import type { RunningCappFixture } from '@metal-l2/capp-fixture';
+import { cabpkCloudConfig, type RunningCappFixture } from '@metal-l2/capp-fixture';
 import { renderKubeconfig, type OwnedControlPlane } from '@metal-l2/local-control-plane';
 import { startSimulator, type Simulator } from '@metal-l2/metal-sim';
 import {
-  cabpkCloudConfig,
   CLUSTER,
   condition,
   CREDENTIALS_SECRET as CREDENTIALS,

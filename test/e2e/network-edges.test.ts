@@ -1,11 +1,11 @@
 import { beforeAll, describe, expect, test } from '@jest/globals';
 import * as k8s from '@kubernetes/client-node';
+import { cabpkCloudConfig } from '@metal-l2/capp-fixture';
 import type { Obj } from '@metal-l2/test-support/objects';
 import { waitFor } from '@metal-l2/test-support/wait-for';
 import { eventsOf, kubectlInNamespace } from './support/network-probes.js';
 import {
   CLUSTER,
-  cabpkCloudConfig,
   condition,
   createMachine,
   createPool,

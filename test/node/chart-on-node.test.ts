@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import * as k8s from '@kubernetes/client-node';
-import type { RunningCappFixture } from '@metal-l2/capp-fixture';
+import { cabpkCloudConfig, type RunningCappFixture } from '@metal-l2/capp-fixture';
 import {
   IMAGE_REPOSITORY,
   controllerDeployments,
@@ -19,7 +19,6 @@ import {
 } from '@metal-l2/local-control-plane';
 import { startSimulator, type Simulator } from '@metal-l2/metal-sim';
 import {
-  cabpkCloudConfig,
   CLUSTER,
   condition,
   CREDENTIALS_SECRET as CREDENTIALS,

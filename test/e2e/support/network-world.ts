@@ -107,9 +107,6 @@ export const FAST_DELAYS: Partial<SimDelays> = {
 };
 export const FAST_TIMINGS: Partial<NetworkTimings> = { batchPollMs: 300, devicePollMs: 300, metalRetryMs: 300, wakeIntervalMs: 1_000 };
 
-// The bootstrap document the world's machines carry; re-exported for the suites that import it from here.
-export { cabpkCloudConfig };
-
 export interface NetworkWorld {
   readonly kc: k8s.KubeConfig;
   readonly objects: Objects;
