@@ -165,6 +165,7 @@ export async function createIpamController(options: IpamControllerOptions & { cl
     },
   };
 
+  const echo = ownWriteEcho(ctx.recentWrites);
   const controllers = (Object.keys(pools) as PoolKind[]).map((kind) => {
     const controller = new Controller({
       name: kind.toLowerCase(),
@@ -178,7 +179,6 @@ export async function createIpamController(options: IpamControllerOptions & { cl
       },
     });
     const watches = poolWatches(kind, claims);
-    const echo = ownWriteEcho(ctx.recentWrites);
     // A pool version our own guarded status write produced holds nothing the pass that wrote it
     // did not know: no pass for it.
     controller.watch(pools[kind], undefined, {

@@ -74,18 +74,19 @@ export function poolWatches(kind: PoolKind, claims: Informer<IPAddressClaim>): P
  * Events that are our own writes coming back: a claim version our finalizer or status patch
  * produced (or one that arrives while such a patch is in flight and changes nothing else), an
  * IPAddress as we created it. The pass that wrote them knew all they say, so they wake no pass;
- * without this, each claim bound woke up to three more passes over the whole pool, whose cost
- * grows with the pool (6x the controller CPU per claim on a pool holding 21,000).
+ * without this each claim bound woke up to three more passes over the whole pool (20 claims bound
+ * one by one: 51 passes, now 20 and the held-back count writes).
  */
 export function ownWriteEcho(recentWrites: RecentWrites): {
   readonly claims: (event: CacheEvent<IPAddressClaim>) => boolean;
   readonly addresses: (event: CacheEvent<IPAddress>) => boolean;
 } {
   return {
+    // The map lookup first: most claim updates are not ours, and those skip the comparison.
     claims: (event) =>
       event.type === 'update' &&
-      onlyOurFieldsChanged(event.oldObject, event.object) &&
-      recentWrites.isEcho(event.object.metadata.uid ?? '', event.object.metadata.resourceVersion),
+      recentWrites.isEcho(event.object.metadata.uid ?? '', event.object.metadata.resourceVersion) &&
+      onlyOurFieldsChanged(event.oldObject, event.object),
     addresses: (event) =>
       event.type === 'add' && recentWrites.isEcho(addressWriteKey(event.object.metadata), event.object.metadata.resourceVersion),
   };

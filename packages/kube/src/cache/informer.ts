@@ -248,13 +248,21 @@ export class Informer<T extends KubeObject> implements InformerHandle {
     for (const resolve of this.syncWaiters.splice(0)) resolve();
   }
 
+  /** List + watch until the signal aborts, the cache re-announced on its period meanwhile. */
   private async run(signal: AbortSignal): Promise<void> {
+    const stopResync = this.resyncEvery(this.options.resyncIntervalMs ?? defaultResyncIntervalMs);
+    try {
+      await this.listAndWatch(signal);
+    } finally {
+      stopResync();
+    }
+  }
+
+  private async listAndWatch(signal: AbortSignal): Promise<void> {
     const backoff = new Backoff({ initialMs: this.options.backoff?.initialMs ?? 1000, maxMs: this.options.backoff?.maxMs ?? 30_000 });
     const relistIntervalMs = this.options.relistIntervalMs ?? Infinity;
     let resourceVersion: string | undefined;
     let relistAt = 0;
-    const stopResync = this.resyncEvery(this.options.resyncIntervalMs ?? defaultResyncIntervalMs);
-    signal.addEventListener('abort', stopResync, { once: true });
     while (!signal.aborted) {
       try {
         if (resourceVersion === undefined || this.clock.monotonic() >= relistAt) {
