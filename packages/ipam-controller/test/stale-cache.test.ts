@@ -1,11 +1,11 @@
 import { describe, expect, test } from '@jest/globals';
-import type { KubeClient, KubeObject, ResourceType, WatchEvent, WatchOptions } from '@metal-l2/kube';
 import { claimObject, kinds, poolObject, type Obj } from '@metal-l2/test-support/objects';
 import { timeouts } from '@metal-l2/test-support/timeouts';
 import { waitFor } from '@metal-l2/test-support/wait-for';
 import { boundAddress } from './support/claims.js';
 import { allocationsOf } from './support/allocations.js';
 import { useIpamNamespace } from './support/ipam-namespace.js';
+import { withHeldWatch } from './support/lagging-watch.js';
 import { runController } from './support/running-controller.js';
 
 // A replica (or a new leader) whose claims watch lags: its cache misses claims another writer has
@@ -13,36 +13,6 @@ import { runController } from './support/running-controller.js';
 // deleted one (DESIGN §3.1: "a stale cache must never decide that a claim is gone").
 const space = useIpamNamespace('ipam-stale-cache');
 const { kc, objects } = space;
-
-/**
- * The controller's own client, except that watches of `plural` deliver nothing until they are
- * ended: that cache keeps what its first list saw. Everything else (lists, reads, writes) is real.
- */
-const withHeldWatch =
-  (plural: string) =>
-  (client: KubeClient): KubeClient =>
-    heldWatchOf(client, plural);
-
-function heldWatchOf(client: KubeClient, plural: string): KubeClient {
-  const heldWatch = async <T extends KubeObject>(
-    type: ResourceType,
-    options: WatchOptions,
-    onEvent: (event: WatchEvent<T>) => void,
-  ): Promise<void> => {
-    if (type.plural !== plural) return client.watch(type, options, onEvent);
-    await new Promise<void>((resolve) => {
-      if (options.signal.aborted) resolve();
-      options.signal.addEventListener('abort', () => resolve(), { once: true });
-    });
-  };
-  return new Proxy(client, {
-    get(target, property): unknown {
-      if (property === 'watch') return heldWatch;
-      const value: unknown = Reflect.get(target, property, target);
-      return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
-    },
-  });
-}
 
 describe('a claims cache that lags', () => {
   test('a replica that has not seen a bound claim keeps its allocation and IPAddress, and releases them once the claim is really gone', async () => {

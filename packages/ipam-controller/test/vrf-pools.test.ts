@@ -19,6 +19,7 @@ import {
   ownVrfPoolObject,
 } from './support/metal.js';
 import { boundAddress, poolGone } from './support/claims.js';
+import { withDelayedWatch } from './support/lagging-watch.js';
 import { useVrfNamespace } from './support/vrf-namespace.js';
 
 // VRF-backed pools against the real API server and the Metal simulator: a fresh pool creates
@@ -115,6 +116,36 @@ describe('a fresh VRF-backed pool', () => {
     });
     process.stderr.write(`Metal calls to delete it: ${JSON.stringify(deletion)}\n`);
     expect(metalObjects(sim)).toEqual({ vrfs: [], vlans: [], reservations: [], gateways: [] });
+  });
+});
+
+describe('a VRF-backed pool whose controller sees the pool late', () => {
+  test('deletes what it created once: the passes that its own status writes start find them recorded as gone, not the stale cache', async () => {
+    // Every pool event reaches this controller 400 ms late, as on a busy replica: each record of
+    // a deletion wakes a pass while the cache still shows the resource as created.
+    const lateNs = await space.namespaceWithController('ipam-vrf-late', { cacheClient: withDelayedWatch('inclusterippools', 400) });
+    await createReadyPool(objects, ownVrfPoolObject('late-cache', lateNs, { octet: 65, vxlan: 1400 }));
+    const beforeDelete = sim.requests.lastSeq();
+    await objects.delete(kinds.pool, 'late-cache', lateNs);
+    const site = { ...space.site, namespace: lateNs };
+    await poolGone(site, 'late-cache');
+    // The passes woken by the last records run after the pool is gone. Fence: a claim of the gone
+    // pool is told "not found" only by a pass whose cache no longer has the pool, which comes
+    // after the pool's deletion event, so after every pass its earlier events started.
+    await objects.create(kinds.claim(), claimObject('after-gone', lateNs, { pool: 'late-cache' }));
+    await waitFor(
+      'the claim of the gone pool told so by a pass that saw it gone',
+      async () =>
+        readyCondition(await objects.get(kinds.claim(), 'after-gone', lateNs))?.message?.endsWith('late-cache not found') === true,
+      { timeoutMs: timeouts.claimBound },
+    );
+    expect(sim.requests.countByOperation({ afterSeq: beforeDelete })).toEqual({
+      deleteMetalGateway: 1,
+      deleteIPAddress: 1,
+      deleteVirtualNetwork: 1,
+      findVrfIpReservations: 1,
+      deleteVrf: 1,
+    });
   });
 });
 

@@ -58,6 +58,7 @@ export interface VrfControllerOptions {
   /** How long a create that may have reached Metal holds back the next one (default 1 s). */
   readonly settleMs?: number;
   readonly webhook?: IpamControllerOptions['webhook'];
+  readonly cacheClient?: IpamControllerOptions['cacheClient'];
 }
 
 /**
@@ -79,6 +80,7 @@ export async function runVrfController(
     concurrency: 4,
     events,
     ...(options.webhook === undefined ? {} : { webhook: options.webhook }),
+    ...(options.cacheClient === undefined ? {} : { cacheClient: options.cacheClient }),
     vrf: {
       metal: {
         baseUrl: options.sim.baseUrl,
