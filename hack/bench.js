@@ -71,7 +71,7 @@
 //                 default all but capacity)
 //          --claims N     claims per burst (default 1,000; the memory bench 10,000)
 //          --machines N   machines in the network bench (default 100)
-//          --metal-rate-limit R[:B]  the network bench's simulator refuses the network controller's
+//          --sim-rate-limit R[:B]  the network bench's simulator refuses the network controller's
 //                         API token beyond R requests per second (burst B, default R) with 429
 //                         + Retry-After (default off: Metal publishes no figures); CAPP has a
 //                         token of its own, not limited (CAPP v0.9.0 fails a machine whose
@@ -111,7 +111,7 @@ function parseOptions(argv) {
       only: { type: 'string' },
       claims: { type: 'string' },
       machines: { type: 'string', default: '100' },
-      'metal-rate-limit': { type: 'string' },
+      'sim-rate-limit': { type: 'string' },
       'reference-claims': { type: 'string', default: '1000,10000' },
       'reference-seconds': { type: 'string', default: '300' },
       inflight: { type: 'string', default: '50' },
@@ -134,7 +134,7 @@ function parseOptions(argv) {
     only: new Set(only),
     claims: values.claims === undefined ? undefined : positive(values.claims, 'claims'),
     machines: positive(values.machines, 'machines'),
-    metalRateLimit: values['metal-rate-limit'] === undefined ? undefined : metalRateLimit(values['metal-rate-limit']),
+    simRateLimit: values['sim-rate-limit'] === undefined ? undefined : simRateLimit(values['sim-rate-limit']),
     referenceClaims: values['reference-claims'].split(',').map((s) => positive(s.trim(), 'reference-claims')),
     referenceSeconds: positive(values['reference-seconds'], 'reference-seconds'),
     inflight: positive(values.inflight, 'inflight'),
@@ -145,11 +145,11 @@ function parseOptions(argv) {
   };
 }
 
-function metalRateLimit(text) {
+function simRateLimit(text) {
   try {
     return parseRateLimit(text);
   } catch (err) {
-    throw new Error(`--metal-rate-limit: ${err instanceof Error ? err.message : String(err)}`);
+    throw new Error(`--sim-rate-limit: ${err instanceof Error ? err.message : String(err)}`);
   }
 }
 
@@ -336,7 +336,7 @@ function printSummary(results, errors) {
 
 async function main() {
   const usage =
-    'node hack/bench.js [--only core|burst|floor|steady|memory|capacity|fill|reference|network] [--claims N] [--reference-claims N,N] [--reference-seconds S] [--machines N] [--metal-rate-limit R[:B]] [--inflight N] [--rate N] [--duration S] [--timeout S]';
+    'node hack/bench.js [--only core|burst|floor|steady|memory|capacity|fill|reference|network] [--claims N] [--reference-claims N,N] [--reference-seconds S] [--machines N] [--sim-rate-limit R[:B]] [--inflight N] [--rate N] [--duration S] [--timeout S]';
   let options;
   try {
     options = parseOptions(process.argv.slice(2));

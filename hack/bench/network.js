@@ -27,7 +27,7 @@ const PROJECT_ID = '0f6c3e2a-7b1d-4c5e-9a8b-1d2e3f4a5b6c';
 const TOKEN = 'metal-tok-bench-network';
 /**
  * CAPP's own API token (the bench's setup calls that CAPP's PacketCluster controller would make
- * use it too). --metal-rate-limit limits only the network controller's: CAPP v0.9.0 has no 429
+ * use it too). --sim-rate-limit limits only the network controller's: CAPP v0.9.0 has no 429
  * handling, and a refused createDevice is its terminal CreateMachineError.
  */
 const CAPP_TOKEN = 'metal-tok-bench-capp';
@@ -544,7 +544,7 @@ export async function runNetwork(options) {
         projects: [{ name: 'capi', id: PROJECT_ID }],
         tokens: [{ token: TOKEN }, { token: CAPP_TOKEN }],
       },
-      ...(options.metalRateLimit === undefined ? {} : { rateLimit: { ...options.metalRateLimit, tokens: [TOKEN] } }),
+      ...(options.simRateLimit === undefined ? {} : { rateLimit: { ...options.simRateLimit, tokens: [TOKEN] } }),
     });
     ipam = startOurController({ kubeconfig: cluster.kubeconfig, namespace });
     const metricsPort = await freePort();
@@ -620,7 +620,7 @@ export async function runNetwork(options) {
     // The 429s each party saw in the rollout: the network controller's own count (its metric), the
     // in-process fixture's from the simulator's log (its client has no metrics registry here).
     const rateLimited = {
-      limit: options.metalRateLimit,
+      limit: options.simRateLimit,
       network: (await scrape(network.metricsUrl, 'metal_api_requests_total', 'status'))['429'] ?? 0,
       capp: sim.requests.count({ userAgent: CAPP_AGENT, status: 429 }),
     };
@@ -683,10 +683,10 @@ function cpuOf(cluster, { ipam, network }) {
   };
 }
 
-/** --metal-rate-limit as the table shows it. */
+/** --sim-rate-limit as the table shows it. */
 export const rateLimitText = (limit) =>
   limit === undefined
-    ? 'off, --metal-rate-limit'
+    ? 'off, --sim-rate-limit'
     : `${limit.requestsPerSecond}/s, burst ${limit.burst}, on the network controller's API token (CAPP's has none: it cannot take a 429)`;
 
 /**

@@ -115,6 +115,8 @@ describe('helm chart', () => {
       'ipam.replicas=-1',
       'securityContext.readOnlyRootFilesystem=false',
       'network.metalApiUrl=api.equinix.com',
+      'network.metalRateLimit=10/s',
+      'ipam.metalRateLimit=0:5',
       'network.replica=2',
       'ipam.gracefulShutdownTimeoutSeconds=0',
       'network.terminationGracePeriodSeconds=-1',
@@ -206,6 +208,8 @@ describe('helm chart', () => {
       expect(manager?.readinessProbe?.httpGet?.path).toBe('/readyz');
       expect(manager?.resources?.limits?.['memory']).toBeDefined();
       expect(manager?.args).toContain('--leader-elect=true');
+      // The chart's default is the client's: the flag is there to be changed, not to change it.
+      expect(manager?.args).toContain('--metal-rate-limit=10:20');
       const pdb = await kc
         .makeApiClient(k8s.PolicyV1Api)
         .readNamespacedPodDisruptionBudget({ namespace: releaseNs, name: controllers[key].sa });

@@ -26,7 +26,7 @@ process.exitCode = await runControllerMain({
       webhook: flags.webhookPort === 0 ? undefined : { port: flags.webhookPort, certDir: flags.webhookCertDir },
       vrf: {
         // One observer for every client (one per token): the metrics are registered once.
-        metal: { baseUrl: flags.metalApiUrl, observer: createPrometheusObserver(metrics.registry) },
+        metal: { baseUrl: flags.metalApiUrl, rateLimit: flags.metalRateLimit, observer: createPrometheusObserver(metrics.registry) },
         controllerNamespace: flags.controllerNamespace ?? podNamespace(),
         resyncMs: flags.vrfResyncSeconds * 1000,
       },

@@ -2,6 +2,13 @@ import { describe, expect, test } from '@jest/globals';
 import { parseFlags } from './options.js';
 
 describe('VRF flags', () => {
+  test('the Metal client-side rate limit: 10 a second, burst 20, by default; R[:B] or off', () => {
+    expect(parseFlags([])).toMatchObject({ metalRateLimit: { requestsPerSecond: 10, burst: 20 } });
+    expect(parseFlags(['--metal-rate-limit', '2:5'])).toMatchObject({ metalRateLimit: { requestsPerSecond: 2, burst: 5 } });
+    expect(parseFlags(['--metal-rate-limit=off'])).toMatchObject({ metalRateLimit: false });
+    expect(() => parseFlags(['--metal-rate-limit', '10/s'])).toThrow('--metal-rate-limit: a rate limit is <requests per second>[:<burst>]');
+  });
+
   test('default to the real Metal API, no controller namespace (main falls back to the pod’s) and a 5 min resync', () => {
     expect(parseFlags([])).toMatchObject({
       metalApiUrl: 'https://api.equinix.com/metal/v1',

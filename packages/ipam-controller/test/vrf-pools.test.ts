@@ -19,6 +19,7 @@ import {
   ownVrfPoolObject,
 } from './support/metal.js';
 import { boundAddress, poolGone } from './support/claims.js';
+import { ControllerProcess, freePort } from './support/controller-process.js';
 import { withDelayedWatch } from './support/lagging-watch.js';
 import { useVrfNamespace } from './support/vrf-namespace.js';
 
@@ -146,6 +147,42 @@ describe('a VRF-backed pool whose controller sees the pool late', () => {
       findVrfIpReservations: 1,
       deleteVrf: 1,
     });
+  });
+});
+
+describe('--metal-rate-limit', () => {
+  test("the controller binary sends Metal no faster than the flag says: at 1 request a second, burst 1, a fresh pool's six calls come a second apart", async () => {
+    const pacedNs = await space.extraNamespace('ipam-vrf-paced');
+    await createCredentials(kc, pacedNs);
+    const [metricsPort, probePort] = [await freePort(), await freePort()];
+    const controller = space.stopAfterAll(
+      ControllerProcess.start({
+        kubeconfig: space.kubeconfigPath,
+        namespace: pacedNs,
+        metricsPort,
+        probePort,
+        args: ['--metal-api-url', sim.baseUrl, '--controller-namespace', pacedNs, '--metal-rate-limit', '1:1'],
+      }),
+    );
+    await controller.ready();
+    const before = sim.requests.lastSeq();
+    await createReadyPool(objects, ownVrfPoolObject('paced', pacedNs, { octet: 66, vxlan: 1500 }));
+    const calls = sim.requests.entries({ afterSeq: before });
+    expect(calls.map((c) => c.operationId)).toEqual([
+      'findVrfs',
+      'createVrf',
+      'findVirtualNetworks',
+      'createVirtualNetwork',
+      'requestIPReservation',
+      'createMetalGateway',
+    ]);
+    // The default (10 a second, burst 20) would send all six within the first second.
+    const gaps = calls.slice(1).map((c, i) => Date.parse(c.at) - Date.parse(calls[i]?.at ?? c.at));
+    for (const gap of gaps) expect(gap).toBeGreaterThanOrEqual(900);
+    expect(await controller.metric('metal_api_rate_limit_wait_seconds_total')).toBeGreaterThan(4);
+    // The tests after this one count every Metal object of the project.
+    await objects.delete(kinds.pool, 'paced', pacedNs);
+    await poolGone({ ...space.site, namespace: pacedNs }, 'paced');
   });
 });
 

@@ -26,7 +26,14 @@ export { DEFAULT_METAL_BACKOFF, findCause, isMetalGone, judgeMetalError, metalBa
 export type { MetalBackoff, MetalErrorVerdict } from './error-policy.js';
 export { DEFAULT_RETRY_POLICY, decideRetry, backoffDelayMs, parseRetryAfterMs } from './retry.js';
 export type { RetryPolicy, RetryReason, RetryDecision, AttemptFailure } from './retry.js';
-export { TokenBucket, DEFAULT_RATE_LIMIT } from './rate-limit.js';
+export {
+  TokenBucket,
+  DEFAULT_RATE_LIMIT,
+  RateLimitFormatError,
+  checkRateLimitOptions,
+  parseRateLimit,
+  rateLimitFlag,
+} from './rate-limit.js';
 export type { RateLimitOptions } from './rate-limit.js';
 export { paginate, collect, hasNextPage, MAX_PAGE } from './pagination.js';
 export type { Page, PageOptions } from './pagination.js';

@@ -1,5 +1,5 @@
 import { describe, expect, test } from '@jest/globals';
-import { TokenBucket } from './rate-limit.js';
+import { parseRateLimit, RateLimitFormatError, rateLimitFlag, TokenBucket } from './rate-limit.js';
 import { fakeTime } from './testing/http-server.js';
 
 describe('TokenBucket', () => {
@@ -38,5 +38,32 @@ describe('TokenBucket', () => {
     { name: 'no burst', options: { requestsPerSecond: 1, burst: 0 } },
   ])('refuses $name', ({ options }) => {
     expect(() => new TokenBucket(options, fakeTime())).toThrow(RangeError);
+  });
+});
+
+describe('parseRateLimit and rateLimitFlag', () => {
+  test.each([
+    ['5', { requestsPerSecond: 5, burst: 5 }],
+    ['5:10', { requestsPerSecond: 5, burst: 10 }],
+    ['0.5', { requestsPerSecond: 0.5, burst: 1 }],
+    [' 2.5:8 ', { requestsPerSecond: 2.5, burst: 8 }],
+  ])('%j is %j', (text, expected) => {
+    expect(parseRateLimit(text)).toEqual(expected);
+    expect(rateLimitFlag(text, 'metal-rate-limit')).toEqual(expected);
+  });
+
+  test('off turns the client-side limit off', () => {
+    expect(rateLimitFlag('off', 'metal-rate-limit')).toBe(false);
+    expect(() => parseRateLimit('off')).toThrow(RateLimitFormatError);
+  });
+
+  test.each([
+    ['fast', 'a rate limit is <requests per second>[:<burst>], e.g. 5:10, not "fast"'],
+    ['0:5', "the rate limit's requests per second must be a number above 0, got 0"],
+    ['5:0', "the rate limit's burst must be a whole number from 1, got 0"],
+    ['5:2.5', 'a rate limit is <requests per second>[:<burst>]'],
+  ])('%j is refused, the flag named', (text, message) => {
+    expect(() => parseRateLimit(text)).toThrow(message);
+    expect(() => rateLimitFlag(text, 'metal-rate-limit')).toThrow(`--metal-rate-limit: ${message}`);
   });
 });

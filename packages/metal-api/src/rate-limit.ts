@@ -13,6 +13,35 @@ export interface RateLimitOptions {
 
 export const DEFAULT_RATE_LIMIT: Readonly<RateLimitOptions> = { requestsPerSecond: 10, burst: 20 };
 
+export class RateLimitFormatError extends RangeError {
+  override readonly name = 'RateLimitFormatError';
+}
+
+/** Throws RateLimitFormatError unless the rate is above 0 and the burst a whole number from 1. */
+export function checkRateLimitOptions<T extends RateLimitOptions>(options: T): T {
+  if (!Number.isFinite(options.requestsPerSecond) || options.requestsPerSecond <= 0) {
+    throw new RateLimitFormatError(`the rate limit's requests per second must be a number above 0, got ${options.requestsPerSecond}`);
+  }
+  if (!Number.isInteger(options.burst) || options.burst < 1) {
+    throw new RateLimitFormatError(`the rate limit's burst must be a whole number from 1, got ${options.burst}`);
+  }
+  return options;
+}
+
+/**
+ * A rate limit as flags write it, `<requests per second>[:<burst>]` ("5", "5:10", "0.5:2"); the
+ * burst defaults to one second's worth (at least 1). The same text for the controllers' client
+ * limit and the simulator's server limit, so one figure means the same on both sides.
+ */
+export function parseRateLimit(text: string): RateLimitOptions {
+  const match = /^(\d+(?:\.\d+)?)(?::(\d+))?$/.exec(text.trim());
+  if (match === null)
+    throw new RateLimitFormatError(`a rate limit is <requests per second>[:<burst>], e.g. 5:10, not ${JSON.stringify(text)}`);
+  const requestsPerSecond = Number(match[1]);
+  const burst = match[2] === undefined ? Math.max(1, Math.ceil(requestsPerSecond)) : Number(match[2]);
+  return checkRateLimitOptions({ requestsPerSecond, burst });
+}
+
 /**
  * Callers reserve a token and wait for their own reservation; the count may go negative, which
  * queues later callers behind earlier ones without a waiting list (first come, first served).
@@ -25,9 +54,7 @@ export class TokenBucket {
   #updatedAt: number | undefined;
 
   constructor(options: RateLimitOptions, time: Pick<TimeSource, 'now' | 'sleep'>) {
-    if (!(options.requestsPerSecond > 0) || !(options.burst >= 1)) {
-      throw new RangeError('rate limit needs requestsPerSecond > 0 and burst >= 1');
-    }
+    checkRateLimitOptions(options);
     this.#rate = options.requestsPerSecond;
     this.#burst = options.burst;
     this.#time = time;
@@ -62,5 +89,19 @@ export class TokenBucket {
       this.#tokens = Math.min(this.#burst, this.#tokens + ((now - this.#updatedAt) / 1000) * this.#rate);
     }
     this.#updatedAt = Math.max(now, this.#updatedAt ?? now);
+  }
+}
+
+/**
+ * The controllers' `--metal-rate-limit` (or any flag named `flag`): `<rps>[:<burst>]` as above, or
+ * `off` for no client-side limit (Metal's own 429s are still waited out). Errors name the flag.
+ */
+export function rateLimitFlag(value: string, flag: string): RateLimitOptions | false {
+  if (value.trim() === 'off') return false;
+  try {
+    return parseRateLimit(value);
+  } catch (err: unknown) {
+    if (err instanceof RateLimitFormatError) throw new RateLimitFormatError(`--${flag}: ${err.message}, or off`);
+    throw err;
   }
 }

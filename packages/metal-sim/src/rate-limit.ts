@@ -3,6 +3,7 @@
 // (its documentation names 429 and Retry-After, not a rate), so the rate and burst are the
 // caller's choice; off unless given. Time comes from the simulator's clock, so tests move it.
 
+import { checkRateLimitOptions, parseRateLimit as parseClientRateLimit, RateLimitFormatError } from '@metal-l2/metal-api';
 import type { SimClock } from './clock.js';
 
 export interface SimRateLimit {
@@ -24,11 +25,10 @@ export class RateLimitSpecError extends Error {
 
 /** Checks a limit given in process or on the command line. */
 export function checkRateLimit(limit: SimRateLimit): SimRateLimit {
-  if (!Number.isFinite(limit.requestsPerSecond) || limit.requestsPerSecond <= 0) {
-    throw new RateLimitSpecError(`the rate limit's requests per second must be a number above 0, got ${limit.requestsPerSecond}`);
-  }
-  if (!Number.isInteger(limit.burst) || limit.burst < 1) {
-    throw new RateLimitSpecError(`the rate limit's burst must be a whole number from 1, got ${limit.burst}`);
+  try {
+    checkRateLimitOptions(limit);
+  } catch (err: unknown) {
+    throw asSpecError(err);
   }
   if (limit.tokens !== undefined && limit.tokens.length === 0) {
     throw new RateLimitSpecError(`the rate limit's tokens, when given, name at least one API token (leave it out to limit every token)`);
@@ -36,14 +36,17 @@ export function checkRateLimit(limit: SimRateLimit): SimRateLimit {
   return limit;
 }
 
-/** `<rps>[:<burst>]`, e.g. "5" or "5:10"; the burst defaults to one second's worth (at least 1). */
+/** `<rps>[:<burst>]`, e.g. "5" or "5:10": the controllers' flag grammar (packages/metal-api). */
 export function parseRateLimit(text: string): SimRateLimit {
-  const match = /^(\d+(?:\.\d+)?)(?::(\d+))?$/.exec(text.trim());
-  if (match === null)
-    throw new RateLimitSpecError(`a rate limit is <requests per second>[:<burst>], e.g. 5:10, not ${JSON.stringify(text)}`);
-  const requestsPerSecond = Number(match[1]);
-  const burst = match[2] === undefined ? Math.max(1, Math.ceil(requestsPerSecond)) : Number(match[2]);
-  return checkRateLimit({ requestsPerSecond, burst });
+  try {
+    return parseClientRateLimit(text);
+  } catch (err: unknown) {
+    throw asSpecError(err);
+  }
+}
+
+function asSpecError(err: unknown): unknown {
+  return err instanceof RateLimitFormatError ? new RateLimitSpecError(err.message) : err;
 }
 
 /** The answer for one request: go ahead, or refused with the whole seconds until a token is there. */

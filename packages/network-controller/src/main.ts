@@ -22,7 +22,7 @@ process.exitCode = await runControllerMain({
       ...(flags.reconcileTimeoutSeconds === undefined ? {} : { reconcileTimeoutMs: flags.reconcileTimeoutSeconds * 1000 }),
       webhook: flags.webhookPort === 0 ? undefined : { port: flags.webhookPort, certDir: flags.webhookCertDir },
       // One observer for every client (one per token): the metrics are registered once.
-      metal: { baseUrl: flags.metalApiUrl, observer: createPrometheusObserver(metrics.registry) },
+      metal: { baseUrl: flags.metalApiUrl, rateLimit: flags.metalRateLimit, observer: createPrometheusObserver(metrics.registry) },
       defaultCredentials: flags.metalCredentialsSecret,
       metadataUrl: flags.metadataUrl,
       timings: {

@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
 import { intFlag, normalizeBooleanFlags, readRuntimeFlags, runtimeFlagOptions, urlFlag, type RuntimeFlags } from '@metal-l2/kube';
-import { DEFAULT_BASE_URL } from '@metal-l2/metal-api';
+import { DEFAULT_BASE_URL, DEFAULT_RATE_LIMIT, rateLimitFlag, type RateLimitOptions } from '@metal-l2/metal-api';
 
 /** Where Equinix Metal servers read their own metadata. */
 export const DEFAULT_METADATA_URL = 'https://metadata.platformequinix.com/metadata';
@@ -11,6 +11,8 @@ export type NetworkFlags = RuntimeFlags & {
   readonly webhookPort: number;
   readonly webhookCertDir: string;
   readonly metalApiUrl: string;
+  /** Client-side limit on Metal requests, per API token; false: none. */
+  readonly metalRateLimit: RateLimitOptions | false;
   /** namespace/name of the Secret with the default Metal API token (key apiToken). */
   readonly metalCredentialsSecret?: { readonly namespace: string; readonly name: string } | undefined;
   readonly metadataUrl: string;
@@ -39,6 +41,8 @@ export const usage = `metal-l2-network-controller: VLANs, port modes and first-b
   --reconcile-timeout-seconds N        one machine's reconcile is aborted (and retried with backoff) after N s
                                        (default 60), so a hung call cannot hold a worker
   --metal-api-url URL                  Equinix Metal API base URL (default ${DEFAULT_BASE_URL})
+  --metal-rate-limit R[:B]             Metal requests a second (and burst) per API token, at most (default ${DEFAULT_RATE_LIMIT.requestsPerSecond}:${DEFAULT_RATE_LIMIT.burst});
+                                       off: no limit here (Metal's 429s are still waited out)
   --metal-credentials-secret NS/NAME   Secret with the default Metal API token (key apiToken); a template's
                                        credentialsSecretRef overrides it
   --metadata-url URL                   where the boot script reads the metadata (default ${DEFAULT_METADATA_URL})
@@ -70,6 +74,7 @@ export function parseFlags(argv: readonly string[]): NetworkFlags | 'help' {
       'webhook-port': { type: 'string', default: '9443' },
       'webhook-cert-dir': { type: 'string', default: '/tmp/k8s-webhook-server/serving-certs' },
       'metal-api-url': { type: 'string', default: DEFAULT_BASE_URL },
+      'metal-rate-limit': { type: 'string', default: `${DEFAULT_RATE_LIMIT.requestsPerSecond}:${DEFAULT_RATE_LIMIT.burst}` },
       'metal-credentials-secret': { type: 'string' },
       'metadata-url': { type: 'string', default: DEFAULT_METADATA_URL },
       'hold-timeout-seconds': { type: 'string', default: '300' },
@@ -87,6 +92,7 @@ export function parseFlags(argv: readonly string[]): NetworkFlags | 'help' {
     webhookPort: intFlag(values['webhook-port'], 'webhook-port', 0),
     webhookCertDir: values['webhook-cert-dir'],
     metalApiUrl: urlFlag(values['metal-api-url'], 'metal-api-url'),
+    metalRateLimit: rateLimitFlag(values['metal-rate-limit'], 'metal-rate-limit'),
     metalCredentialsSecret: secretRef(values['metal-credentials-secret']),
     metadataUrl: urlFlag(values['metadata-url'], 'metadata-url'),
     holdTimeoutSeconds: intFlag(values['hold-timeout-seconds'], 'hold-timeout-seconds', 1),
