@@ -20,6 +20,16 @@ export interface AdmissionServerOptions {
 const MAX_BODY_BYTES = 3 * 1024 * 1024;
 
 /**
+ * How long an idle keep-alive connection stays open. The API server's webhook client (Go's
+ * http.Transport through client-go) keeps idle connections for 90 s and reuses them; a server that
+ * closes first (Node's default is 5 s) races the next request on that connection, which then fails
+ * with "broken pipe" or "connection reset", and Go does not retry a POST. The API server refuses
+ * the object (failurePolicy Fail) for nothing. Closing after the client does leaves it to the
+ * client, which never races itself.
+ */
+export const ADMISSION_KEEP_ALIVE_MS = 120_000;
+
+/**
  * An HTTPS server answering AdmissionReview v1 requests, one handler per URL path. A handler that
  * throws denies the request with the error message (fail closed: validation only the webhook can
  * check, and mutations whose absence would go unnoticed). Runs on every replica, leader or not.
@@ -38,6 +48,9 @@ export class AdmissionServer {
         if (!res.headersSent) res.writeHead(500).end();
       });
     });
+    server.keepAliveTimeout = ADMISSION_KEEP_ALIVE_MS;
+    // Kept above the keep-alive wait, so that the header timer never cuts an idle connection first.
+    server.headersTimeout = ADMISSION_KEEP_ALIVE_MS + 5_000;
     this.server = server;
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
