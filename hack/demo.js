@@ -80,15 +80,26 @@ async function waitFor(what, probe, timeoutMs = 60_000) {
   }
 }
 
-/** A TCP port free on 127.0.0.1 right now. @returns {Promise<number>} */
-function freePort() {
-  return new Promise((resolve, reject) => {
+/**
+ * A TCP port free right now, below Linux's ephemeral range (32768 and up): the kernel hands ports
+ * of that range to outgoing connections, and one of them could take a port between this check and
+ * the controller binding it (seen once: EADDRINUSE on a webhook port). Ports below it go only to
+ * programs that ask for them. @returns {Promise<number>}
+ */
+async function freePort() {
+  for (let attempt = 0; attempt < 50; attempt++) {
+    const port = 20000 + Math.floor(Math.random() * 12000);
+    if (await canListen(port)) return port;
+  }
+  throw new Error('no free TCP port found between 20000 and 32000');
+}
+
+/** @param {number} port @returns {Promise<boolean>} */
+function canListen(port) {
+  return new Promise((resolve) => {
     const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => resolve(typeof address === 'object' && address !== null ? address.port : 0));
-    });
+    server.once('error', () => resolve(false));
+    server.listen(port, '0.0.0.0', () => server.close(() => resolve(true)));
   });
 }
 

@@ -113,6 +113,12 @@ describe('pool validation', () => {
 
   test('refuses a pool overlapping another in the namespace, and global pools overlapping each other', async () => {
     await objects.create(kinds.pool, poolObject('first', { addresses: ['10.20.0.10-10.20.0.20'], prefix: 24 }, ns));
+    // The webhook compares against the pools in the controller's cache: once the controller has
+    // reconciled 'first', its cache holds it (a pool created in the same instant can pass the
+    // webhook; the pools' conditions report the overlap then, overlapping-pools.test.ts).
+    await waitFor('first reconciled', async () => (await objects.get(kinds.pool, 'first', ns))?.status?.ipAddresses !== undefined, {
+      timeoutMs: timeouts.claimBound,
+    });
     expect(
       await rejection(objects.create(kinds.pool, poolObject('second', { addresses: ['10.20.0.15-10.20.0.30'], prefix: 24 }, ns))),
     ).toContain(`InClusterIPPool ${ns}/first`);
