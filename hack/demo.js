@@ -9,7 +9,6 @@
 // user's values. The simulator and the fixture stay processes on this host; the rest is the same.
 import { execFileSync, spawn } from 'node:child_process';
 import { closeSync, existsSync, mkdirSync, openSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { reserveClusterEndpoint } from '@metal-l2/capp-fixture';
@@ -18,6 +17,7 @@ import {
   RELEASE,
   RELEASE_NAMESPACE,
   controllerDeployments,
+  freePort,
   importImage,
   installRelease,
   readBuiltImage,
@@ -78,29 +78,6 @@ async function waitFor(what, probe, timeoutMs = 60_000) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await sleep(250);
   }
-}
-
-/**
- * A TCP port free right now, below Linux's ephemeral range (32768 and up): the kernel hands ports
- * of that range to outgoing connections, and one of them could take a port between this check and
- * the controller binding it (seen once: EADDRINUSE on a webhook port). Ports below it go only to
- * programs that ask for them. @returns {Promise<number>}
- */
-async function freePort() {
-  for (let attempt = 0; attempt < 50; attempt++) {
-    const port = 20000 + Math.floor(Math.random() * 12000);
-    if (await canListen(port)) return port;
-  }
-  throw new Error('no free TCP port found between 20000 and 32000');
-}
-
-/** @param {number} port @returns {Promise<boolean>} */
-function canListen(port) {
-  return new Promise((resolve) => {
-    const server = createServer();
-    server.once('error', () => resolve(false));
-    server.listen(port, '0.0.0.0', () => server.close(() => resolve(true)));
-  });
 }
 
 /** @type {{ mode: 'processes' | 'in-cluster', processes: { name: string; pid: number; script: string; log: string }[]; webhooks: string[]; simulator?: string, release?: { name: string, namespace: string } }} */

@@ -1,5 +1,6 @@
 export { resolveBinaries, BINARY_NAMES } from './binaries.js';
 export type { Binaries, BinaryName } from './binaries.js';
+export { freePort } from './free-port.js';
 export { startControlPlane, stopControlPlane, readControlPlaneState, isRunning, restartProcess } from './control-plane.js';
 export type { ControlPlaneState, StartOptions, NodeAccess, StopResult } from './control-plane.js';
 export { startNodeCluster, resolveNodeBinaries, NODE_BINARY_NAMES } from './node.js';
