@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
 import { intFlag, normalizeBooleanFlags, readRuntimeFlags, runtimeFlagOptions, urlFlag, type RuntimeFlags } from '@metal-l2/kube';
-import { DEFAULT_BASE_URL, DEFAULT_RATE_LIMIT, rateLimitFlag, type RateLimitOptions } from '@metal-l2/metal-api';
+import { DEFAULT_BASE_URL, DEFAULT_RATE_LIMIT, formatRateLimit, rateLimitFlag, type RateLimitOptions } from '@metal-l2/metal-api';
 import { validateClusterIdentity } from './cluster-identity.js';
 import { DEFAULT_STATUS_BUDGET_BYTES, MAX_STATUS_BUDGET_BYTES } from './pool/status-budget.js';
 import { DEFAULT_BLOCK_SIZE, MAX_BLOCK_SIZE, isPowerOfTwo, maxBlockSizeFor } from './block/block-layout.js';
@@ -45,7 +45,7 @@ export const usage = `metal-l2-ipam-controller: a Cluster API IPAM provider with
   --reconcile-timeout-seconds N      one pool's reconcile is aborted (and retried with backoff) after N s
                                      (default 300)
   --metal-api-url URL                Equinix Metal API base URL (default ${DEFAULT_BASE_URL})
-  --metal-rate-limit R[:B]           Metal requests a second (and burst) per API token, at most (default ${DEFAULT_RATE_LIMIT.requestsPerSecond}:${DEFAULT_RATE_LIMIT.burst});
+  --metal-rate-limit R[:B]           Metal requests a second (and burst) per API token, at most (default ${formatRateLimit(DEFAULT_RATE_LIMIT)});
                                      off: no limit here (Metal's 429s are still waited out)
   --controller-namespace NS          default namespace of global pools' credentials Secrets
                                      (default: POD_NAMESPACE, else the pod's service account namespace)
@@ -71,7 +71,7 @@ export function parseFlags(argv: readonly string[]): IpamFlags | 'help' {
       'webhook-port': { type: 'string', default: '9443' },
       'webhook-cert-dir': { type: 'string', default: '/tmp/k8s-webhook-server/serving-certs' },
       'metal-api-url': { type: 'string', default: DEFAULT_BASE_URL },
-      'metal-rate-limit': { type: 'string', default: `${DEFAULT_RATE_LIMIT.requestsPerSecond}:${DEFAULT_RATE_LIMIT.burst}` },
+      'metal-rate-limit': { type: 'string', default: formatRateLimit(DEFAULT_RATE_LIMIT) },
       'controller-namespace': { type: 'string' },
       'vrf-resync-seconds': { type: 'string', default: '300' },
       'cluster-identity': { type: 'string' },

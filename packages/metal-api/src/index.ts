@@ -31,6 +31,7 @@ export {
   DEFAULT_RATE_LIMIT,
   RateLimitFormatError,
   checkRateLimitOptions,
+  formatRateLimit,
   parseRateLimit,
   rateLimitFlag,
 } from './rate-limit.js';

@@ -92,6 +92,11 @@ export class TokenBucket {
   }
 }
 
+/** The flag text of a limit, as parseRateLimit reads it: "10:20". */
+export function formatRateLimit(options: RateLimitOptions): string {
+  return `${options.requestsPerSecond}:${options.burst}`;
+}
+
 /**
  * The controllers' `--metal-rate-limit` (or any flag named `flag`): `<rps>[:<burst>]` as above, or
  * `off` for no client-side limit (Metal's own 429s are still waited out). Errors name the flag.

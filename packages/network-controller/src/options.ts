@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
 import { intFlag, normalizeBooleanFlags, readRuntimeFlags, runtimeFlagOptions, urlFlag, type RuntimeFlags } from '@metal-l2/kube';
-import { DEFAULT_BASE_URL, DEFAULT_RATE_LIMIT, rateLimitFlag, type RateLimitOptions } from '@metal-l2/metal-api';
+import { DEFAULT_BASE_URL, DEFAULT_RATE_LIMIT, formatRateLimit, rateLimitFlag, type RateLimitOptions } from '@metal-l2/metal-api';
 
 /** Where Equinix Metal servers read their own metadata. */
 export const DEFAULT_METADATA_URL = 'https://metadata.platformequinix.com/metadata';
@@ -41,7 +41,7 @@ export const usage = `metal-l2-network-controller: VLANs, port modes and first-b
   --reconcile-timeout-seconds N        one machine's reconcile is aborted (and retried with backoff) after N s
                                        (default 60), so a hung call cannot hold a worker
   --metal-api-url URL                  Equinix Metal API base URL (default ${DEFAULT_BASE_URL})
-  --metal-rate-limit R[:B]             Metal requests a second (and burst) per API token, at most (default ${DEFAULT_RATE_LIMIT.requestsPerSecond}:${DEFAULT_RATE_LIMIT.burst});
+  --metal-rate-limit R[:B]             Metal requests a second (and burst) per API token, at most (default ${formatRateLimit(DEFAULT_RATE_LIMIT)});
                                        off: no limit here (Metal's 429s are still waited out)
   --metal-credentials-secret NS/NAME   Secret with the default Metal API token (key apiToken); a template's
                                        credentialsSecretRef overrides it
@@ -74,7 +74,7 @@ export function parseFlags(argv: readonly string[]): NetworkFlags | 'help' {
       'webhook-port': { type: 'string', default: '9443' },
       'webhook-cert-dir': { type: 'string', default: '/tmp/k8s-webhook-server/serving-certs' },
       'metal-api-url': { type: 'string', default: DEFAULT_BASE_URL },
-      'metal-rate-limit': { type: 'string', default: `${DEFAULT_RATE_LIMIT.requestsPerSecond}:${DEFAULT_RATE_LIMIT.burst}` },
+      'metal-rate-limit': { type: 'string', default: formatRateLimit(DEFAULT_RATE_LIMIT) },
       'metal-credentials-secret': { type: 'string' },
       'metadata-url': { type: 'string', default: DEFAULT_METADATA_URL },
       'hold-timeout-seconds': { type: 'string', default: '300' },
