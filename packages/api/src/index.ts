@@ -95,6 +95,7 @@ export type {
   Renderer,
   ClaimRecord,
   AddressRecord,
+  AnnouncedEndpoint,
   ObservedPortRecord,
   AssignedVlan,
   PendingBatch,

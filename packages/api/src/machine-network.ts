@@ -347,6 +347,22 @@ export const AddressRecordSchema = Type.Object({
 });
 export type AddressRecord = Static<typeof AddressRecordSchema>;
 
+/** The Cluster endpoint (VIP) a control plane's user data announces: what its keepalived was given at boot. */
+export const AnnouncedEndpointSchema = Type.Object(
+  {
+    address: Type.String(),
+    prefix: Type.Integer(),
+    port: Type.Integer(),
+    vxlan: Type.Integer(),
+    virtualRouterID: Type.Integer(),
+  },
+  {
+    description:
+      "the Cluster endpoint (VIP) this machine's injected user data announces with keepalived; absent when it announces none. The Cluster's endpoint claim is kept while a machine announces its address.",
+  },
+);
+export type AnnouncedEndpoint = Static<typeof AnnouncedEndpointSchema>;
+
 export const ObservedPortSchema = Type.Object({
   id: Type.String(),
   name: Type.String(),
@@ -390,6 +406,7 @@ export const MachineNetworkStatusSchema = Type.Object({
     Type.Object({
       secretName: Type.Optional(Type.String()),
       hash: Type.Optional(Type.String({ description: 'sha256 of the injected network configuration.' })),
+      announcedEndpoint: Type.Optional(AnnouncedEndpointSchema),
     }),
   ),
   ports: Type.Optional(
