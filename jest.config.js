@@ -1,6 +1,10 @@
-// One jest run covers every package. Unit tests (packages/*/src/**/*.test.ts) need nothing;
-// integration and end-to-end suites (packages/*/test, test/) share one real control plane that
-// the global setup starts once per run and the global teardown stops.
+// One jest project per stage of `npm test` (hack/test-stages.js runs them one after another; see
+// hack/test/stages.js for what each holds, its workers, budget and timeout). Unit tests
+// (packages/*/src/**/*.test.ts) need nothing; the core and system stages (packages/*/test, test/)
+// share one real control plane: hack/test-stages.js starts it once for both, and the global setup
+// starts one when jest runs on its own (a single file, `--selectProjects core`).
+import { INTEGRATION_MATCH, SYSTEM_FILES, UNIT_MATCH, exactPathPattern } from './hack/test/stages.js';
+
 const tsJest = ['ts-jest', { useESM: true, tsconfig: '<rootDir>/tsconfig.test.json' }];
 const common = {
   extensionsToTreatAsEsm: ['.ts'],
@@ -15,22 +19,21 @@ const common = {
     '^(\\.{1,2}/.*)\\.js$': '$1',
   },
 };
+const integration = {
+  ...common,
+  globalSetup: '<rootDir>/test/support/global-setup.js',
+  globalTeardown: '<rootDir>/test/support/global-teardown.js',
+  slowTestThreshold: 30,
+};
+const systemFiles = Object.keys(SYSTEM_FILES);
 
 export default {
   projects: [
-    {
-      ...common,
-      displayName: 'unit',
-      testMatch: ['<rootDir>/packages/*/src/**/*.test.ts'],
-    },
-    {
-      ...common,
-      displayName: 'integration',
-      testMatch: ['<rootDir>/packages/*/test/**/*.test.ts', '<rootDir>/test/**/*.test.ts'],
-      globalSetup: '<rootDir>/test/support/global-setup.js',
-      globalTeardown: '<rootDir>/test/support/global-teardown.js',
-      slowTestThreshold: 30,
-    },
+    { ...common, displayName: 'unit', testMatch: UNIT_MATCH },
+    { ...integration, displayName: 'core', testMatch: INTEGRATION_MATCH, testPathIgnorePatterns: systemFiles.map(exactPathPattern) },
+    { ...integration, displayName: 'system', testMatch: systemFiles.map((f) => `<rootDir>/${f}`) },
   ],
+  // Per-file durations for hack/test-stages.js (written only when it asks, through the environment).
+  reporters: ['default', '<rootDir>/hack/test/times-reporter.js'],
   testTimeout: 120000,
 };

@@ -1,0 +1,337 @@
+// `npm test` after the build: the stages of hack/test/stages.js one after another, each its own
+// jest run (its project, its workers) under an outer timeout, on one control plane shared by the
+// core and system stages. At the end: each stage's total against its budget and the slowest files;
+// after a full green run the figures go to docs/test-times.md, so a change in cost shows in review.
+//
+//   node hack/test-stages.js                 every stage (what npm test runs)
+//   node hack/test-stages.js core system     those stages only (figures not recorded)
+//   node hack/test-stages.js --check         only the check that every test file is in exactly one stage
+//   node hack/test-stages.js core -- -t x    arguments after -- go to every stage's jest
+//
+// A unit failure stops the run (nothing else is worth starting); a core failure does not stop the
+// system stage, so one CI run shows every failure. A stage over its budget fails the run once all
+// stages are done; a stage past its timeout is killed (its process group) and counts as failed.
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg } from 'node:os';
+import { join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { startOwnedControlPlane, stopControlPlane, sweepOrphanedControlPlanes } from '@metal-l2/local-control-plane';
+import { STAGES, SYSTEM_FILES, SYSTEM_MARKERS } from './test/stages.js';
+
+const root = fileURLToPath(new URL('../', import.meta.url));
+const jestBin = join(root, 'node_modules', 'jest', 'bin', 'jest.js');
+const timesDir = join(root, '.local', 'test-times');
+const clustersDir = join(root, '.local', 'test-clusters');
+const recordFile = join(root, 'docs', 'test-times.md');
+/** How long a killed stage's jest gets between SIGTERM and SIGKILL. */
+const KILL_GRACE_MS = 15_000;
+const SLOWEST = 15;
+
+/** @typedef {import('./test/stages.js').Stage} Stage */
+/** @typedef {import('./test/times-reporter.js').FileTime} FileTime */
+/**
+ * @typedef {object} StageResult
+ * @property {Stage} stage
+ * @property {'passed' | 'failed' | 'timed out' | 'not run'} outcome
+ * @property {number} seconds wall time, jest's start to its exit
+ * @property {FileTime[]} files
+ * @property {string[]} missing files of the stage that reported no result
+ */
+
+const argv = process.argv.slice(2);
+const dashes = argv.indexOf('--');
+const ownArgs = dashes === -1 ? argv : argv.slice(0, dashes);
+const jestArgs = dashes === -1 ? [] : argv.slice(dashes + 1);
+const checkOnly = ownArgs.includes('--check');
+const names = ownArgs.filter((a) => a !== '--check');
+for (const n of names) {
+  if (!STAGES.some((s) => s.name === n)) fail(`unknown stage "${n}": the stages are ${STAGES.map((s) => s.name).join(', ')}`);
+}
+const selected = names.length === 0 ? STAGES : STAGES.filter((s) => names.includes(s.name));
+const fullRun = selected.length === STAGES.length && jestArgs.length === 0;
+
+const membership = checkMembership();
+if (checkOnly) {
+  console.log(`every test file is in exactly one stage: ${STAGES.map((s) => `${s.name} ${membership.get(s.name)?.length}`).join(', ')}`);
+  process.exit(0);
+}
+
+/** @type {StageResult[]} */
+const results = [];
+/** @type {{ stateDir: string } | undefined} */
+let plane;
+/** @type {import('node:child_process').ChildProcess | undefined} */
+let running;
+for (const signal of /** @type {const} */ (['SIGINT', 'SIGTERM'])) {
+  process.once(signal, () => {
+    if (running?.pid !== undefined) killGroup(running.pid, 'SIGKILL');
+    void (plane === undefined ? Promise.resolve() : stopControlPlane(plane.stateDir)).finally(() => process.exit(130));
+  });
+}
+
+mkdirSync(timesDir, { recursive: true });
+try {
+  for (const stage of selected) {
+    const files = membership.get(stage.name) ?? [];
+    if (stage.name !== 'unit' && plane === undefined && files.length > 0) plane = await startSharedControlPlane();
+    const result = await runStage(stage, files);
+    results.push(result);
+    if (stage.name === 'unit' && result.outcome !== 'passed') {
+      for (const rest of selected.slice(selected.indexOf(stage) + 1)) results.push(notRun(rest, membership.get(rest.name) ?? []));
+      break;
+    }
+  }
+} finally {
+  if (plane !== undefined && process.env.METAL_L2_KEEP_CONTROL_PLANE !== '1') await stopControlPlane(plane.stateDir);
+}
+
+const overBudget = results.filter((r) => r.outcome !== 'not run' && r.seconds > r.stage.budgetSeconds);
+printSummary(results);
+const green = results.every((r) => r.outcome === 'passed');
+if (fullRun && green) {
+  writeFileSync(recordFile, renderRecord(results));
+  console.log(`figures written to ${relative(root, recordFile)} (commit them with the change that moved them)`);
+}
+for (const r of overBudget) {
+  console.error(
+    `\nstage ${r.stage.name} took ${r.seconds} s, over its budget of ${r.stage.budgetSeconds} s (hack/test/stages.js). ` +
+      `Its slowest files are above; the last recorded figures are in docs/test-times.md. Make the new cost smaller, ` +
+      'or, if it is worth it, raise the budget in the same change and say why.',
+  );
+}
+process.exit(green && overBudget.length === 0 ? 0 : 1);
+
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * Every *.test.ts under packages/ and test/ in exactly one stage (as jest itself selects them), the
+ * system list naming only files that exist, and no core file starting what only a system file may.
+ * @returns {Map<string, string[]>} stage name → its files, repository-relative
+ */
+function checkMembership() {
+  const onDisk = [...walkTests(join(root, 'packages')), ...walkTests(join(root, 'test'))].map((f) => relative(root, f)).sort();
+  /** @type {Map<string, string[]>} */
+  const byStage = new Map();
+  /** @type {Map<string, string[]>} */
+  const stagesOf = new Map(onDisk.map((f) => [f, []]));
+  for (const stage of STAGES) {
+    const listed = listTests(stage.name);
+    byStage.set(stage.name, listed);
+    for (const f of listed) stagesOf.set(f, [...(stagesOf.get(f) ?? []), stage.name]);
+  }
+  const problems = [];
+  for (const [file, stages] of stagesOf) {
+    if (stages.length === 0) problems.push(`${file} is in no stage (unit: packages/*/src; core and system: packages/*/test, test/)`);
+    if (stages.length > 1) problems.push(`${file} is in ${stages.length} stages: ${stages.join(', ')}`);
+  }
+  for (const file of Object.keys(SYSTEM_FILES)) {
+    if (!stagesOf.has(file)) problems.push(`${file} is listed in SYSTEM_FILES (hack/test/stages.js) but does not exist`);
+  }
+  for (const file of byStage.get('core') ?? []) {
+    const source = readFileSync(join(root, file), 'utf8');
+    for (const { pattern, starts } of SYSTEM_MARKERS) {
+      const match = pattern.exec(source);
+      if (match !== null) problems.push(`${file} starts ${starts} ("${match[0]}"): add it to SYSTEM_FILES in hack/test/stages.js`);
+    }
+  }
+  if (problems.length > 0) fail(`test files and stages disagree:\n  ${problems.join('\n  ')}`);
+  return byStage;
+}
+
+/** @param {string} dir @returns {string[]} */
+function walkTests(dir) {
+  /** @type {string[]} */
+  const found = [];
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    if (entry.name === 'node_modules' || entry.name === 'dist' || entry.name.startsWith('.')) continue;
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) found.push(...walkTests(path));
+    else if (entry.name.endsWith('.test.ts')) found.push(path);
+  }
+  return found;
+}
+
+/** The files jest runs for one project, repository-relative. @param {string} project @returns {string[]} */
+function listTests(project) {
+  const res = spawnSync(process.execPath, [jestBin, '--listTests', '--json', '--selectProjects', project], {
+    cwd: root,
+    encoding: 'utf8',
+    maxBuffer: 16 * 1024 * 1024,
+  });
+  if (res.status !== 0) fail(`jest --listTests --selectProjects ${project} failed:\n${res.stderr}`);
+  return /** @type {string[]} */ (JSON.parse(res.stdout))
+    .map((f) => relative(root, f))
+    .sort();
+}
+
+/** The control plane the core and system stages share (jest's global setup sees it and starts none). */
+async function startSharedControlPlane() {
+  await sweepOrphanedControlPlanes(clustersDir);
+  const started = Date.now();
+  const owned = await startOwnedControlPlane({ repoRoot: root, parentDir: clustersDir, label: 'run' });
+  process.env.METAL_L2_TEST_KUBECONFIG = owned.state.kubeconfig;
+  process.env.METAL_L2_TEST_STATE_DIR = owned.stateDir;
+  process.env.METAL_L2_TEST_BIN_DIR = owned.binDir;
+  console.log(
+    `\ncontrol plane for the core and system stages: ${owned.state.server} (started in ${seconds(Date.now() - started)} s); logs in ${owned.state.logDir}`,
+  );
+  return owned;
+}
+
+/** @param {Stage} stage @param {string[]} files @returns {Promise<StageResult>} */
+async function runStage(stage, files) {
+  const timesFile = join(timesDir, `${stage.name}.json`);
+  rmSync(timesFile, { force: true });
+  console.log(
+    `\n== stage ${stage.name}: ${files.length} files, ${stage.workers === 1 ? 'one at a time' : `${stage.workers} workers`}, ` +
+      `budget ${stage.budgetSeconds} s, timeout ${stage.timeoutSeconds} s: ${stage.what}`,
+  );
+  const args = [
+    '--experimental-vm-modules',
+    jestBin,
+    '--selectProjects',
+    stage.name,
+    ...(stage.workers === 1 ? ['--runInBand'] : [`--maxWorkers=${stage.workers}`]),
+    ...(jestArgs.length > 0 ? ['--passWithNoTests', ...jestArgs] : []),
+  ];
+  const started = Date.now();
+  // Its own process group, so a timeout kills jest's workers and what the tests started with it.
+  const child = spawn(process.execPath, args, {
+    cwd: root,
+    stdio: 'inherit',
+    detached: true,
+    env: { ...process.env, METAL_L2_TEST_TIMES_FILE: timesFile },
+  });
+  running = child;
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    console.error(`\nstage ${stage.name} passed its timeout of ${stage.timeoutSeconds} s: killing its jest (a hang?)`);
+    if (child.pid !== undefined) killGroup(child.pid, 'SIGTERM');
+    setTimeout(() => child.pid !== undefined && killGroup(child.pid, 'SIGKILL'), KILL_GRACE_MS).unref();
+  }, stage.timeoutSeconds * 1000);
+  /** @type {number | null} */
+  const code = await new Promise((resolve) => child.once('exit', (c) => resolve(c)));
+  clearTimeout(timer);
+  running = undefined;
+  // Control planes of test files killed with the stage (their owner is gone) are stopped now.
+  if (timedOut) await sweepOrphanedControlPlanes(clustersDir);
+  const wall = seconds(Date.now() - started);
+  /** @type {FileTime[]} */
+  const times = readTimes(timesFile);
+  const reported = new Set(times.map((t) => t.path));
+  const failed = times.some((t) => t.failed > 0);
+  return {
+    stage,
+    outcome: timedOut ? 'timed out' : code === 0 && !failed ? 'passed' : 'failed',
+    seconds: wall,
+    files: times,
+    missing: jestArgs.length > 0 ? [] : files.filter((f) => !reported.has(f)),
+  };
+}
+
+/** @param {Stage} stage @param {string[]} files @returns {StageResult} */
+function notRun(stage, files) {
+  return { stage, outcome: 'not run', seconds: 0, files: [], missing: files };
+}
+
+/** @param {string} file @returns {FileTime[]} */
+function readTimes(file) {
+  try {
+    return JSON.parse(readFileSync(file, 'utf8'));
+  } catch {
+    return [];
+  }
+}
+
+/** @param {number} pid @param {NodeJS.Signals} signal */
+function killGroup(pid, signal) {
+  try {
+    process.kill(-pid, signal);
+  } catch {
+    // already gone
+  }
+}
+
+/** @param {StageResult[]} all */
+function printSummary(all) {
+  const rows = all.map((r) => [
+    r.stage.name,
+    r.outcome,
+    String(r.files.length),
+    String(r.files.reduce((n, f) => n + f.tests, 0)),
+    String(r.files.reduce((n, f) => n + f.failed, 0)),
+    `${r.seconds}`,
+    `${r.stage.budgetSeconds}`,
+    `${seconds(r.files.reduce((n, f) => n + f.seconds * 1000, 0))}`,
+  ]);
+  console.log('\n== test stages');
+  console.log(table(['stage', 'outcome', 'files', 'tests', 'failed', 'wall s', 'budget s', 'sum of files s'], rows));
+  const total = all.reduce((n, r) => n + r.seconds, 0);
+  console.log(`total ${total} s on ${cpus().length} cores (load average ${loadavg()[0]?.toFixed(1)} at the end)`);
+  const slowest = all
+    .flatMap((r) => r.files.map((f) => ({ ...f, stage: r.stage.name })))
+    .sort((a, b) => b.seconds - a.seconds)
+    .slice(0, SLOWEST);
+  console.log(`\n== the ${slowest.length} slowest files`);
+  console.log(
+    table(
+      ['s', 'stage', 'file'],
+      slowest.map((f) => [f.seconds.toFixed(0), f.stage, f.path]),
+    ),
+  );
+  for (const r of all) {
+    if (r.missing.length > 0) console.log(`\nstage ${r.stage.name}: no result from ${r.missing.length} files: ${r.missing.join(', ')}`);
+  }
+}
+
+/** docs/test-times.md: the stage totals and every file's duration, in a stable order for review. @param {StageResult[]} all */
+function renderRecord(all) {
+  const lines = [
+    '# Test times',
+    '',
+    'Written by `npm test` (hack/test-stages.js) after a full green run; commit it with the change that',
+    'moved the figures. Budgets and timeouts live in hack/test/stages.js. Seconds are wall time on the',
+    'machine named below; with two workers (core) the files overlap, so their sum exceeds the stage.',
+    '',
+    `Last run: ${new Date().toISOString().slice(0, 10)}, ${cpus().length} cores, load average ${loadavg()[0]?.toFixed(1)} at the end.`,
+    '',
+    table(
+      ['stage', 'files', 'tests', 'wall s', 'budget s'],
+      all.map((r) => [r.stage.name, `${r.files.length}`, `${r.files.reduce((n, f) => n + f.tests, 0)}`, `${r.seconds}`, `${r.stage.budgetSeconds}`]),
+      true,
+    ),
+    '',
+  ];
+  for (const r of all) {
+    lines.push(`## ${r.stage.name}`, '');
+    lines.push(
+      table(
+        ['file', 'tests', 's'],
+        [...r.files].sort((a, b) => a.path.localeCompare(b.path)).map((f) => [f.path, `${f.tests}`, f.seconds.toFixed(0)]),
+        true,
+      ),
+      '',
+    );
+  }
+  return `${lines.join('\n')}`;
+}
+
+/** A plain-text or markdown table. @param {string[]} head @param {string[][]} rows @param {boolean} [markdown] */
+function table(head, rows, markdown = false) {
+  if (markdown) return [head, head.map(() => '---'), ...rows].map((r) => `| ${r.join(' | ')} |`).join('\n');
+  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
+  return [head, ...rows].map((r) => r.map((c, i) => c.padEnd(widths[i] ?? 0)).join('  ')).join('\n');
+}
+
+/** @param {number} ms */
+function seconds(ms) {
+  return Math.round(ms / 1000);
+}
+
+/** @param {string} message @returns {never} */
+function fail(message) {
+  console.error(`npm test: ${message}`);
+  process.exit(1);
+}

@@ -1,0 +1,82 @@
+// The stages `npm test` runs (hack/test-stages.js), one jest project each (jest.config.js), in this
+// order. A test file belongs to exactly one stage; hack/test-stages.js checks that before it runs
+// anything, and that no core file starts what only the system stage may start.
+//
+// Budgets are the wall time a stage may take on this 2-core CI machine (figures in
+// docs/test-times.md), generous enough not to flake under load: a stage over its budget fails the
+// run with the figure, so a change that makes the suite slower is seen when it lands, not when CI
+// crosses its limit. The timeout is the outer deadline: past it the stage's jest is killed, so one
+// hang costs minutes, never the whole CI run.
+
+/**
+ * @typedef {object} Stage
+ * @property {'unit' | 'core' | 'system'} name
+ * @property {string} what
+ * @property {number} workers jest workers (1 = in band)
+ * @property {number} budgetSeconds
+ * @property {number} timeoutSeconds
+ */
+
+/** @type {readonly Stage[]} */
+export const STAGES = [
+  {
+    name: 'unit',
+    what: 'pure packages (packages/*/src), no control plane; a failure stops the run',
+    workers: 2,
+    budgetSeconds: 120,
+    timeoutSeconds: 600,
+  },
+  {
+    name: 'core',
+    what: 'packages/*/test and test/ on the shared control plane, controllers in process',
+    workers: 2,
+    budgetSeconds: 900,
+    timeoutSeconds: 1800,
+  },
+  {
+    name: 'system',
+    what: 'QEMU guests, the node, the demos, the real Cluster API + CAPP, the chart, the image: one at a time',
+    workers: 1,
+    budgetSeconds: 900,
+    timeoutSeconds: 1800,
+  },
+];
+
+/**
+ * The system stage's files (repository-relative), each with what it starts that the core stage
+ * never does. They run one at a time: each alone loads both cores.
+ * @type {Readonly<Record<string, string>>}
+ */
+export const SYSTEM_FILES = {
+  'test/e2e/dataplane.test.ts': 'QEMU guests on the simulated switch',
+  'test/e2e/dataplane-endpoint.test.ts': 'QEMU guests on the simulated switch',
+  'test/node/chart-on-node.test.ts': 'a node (containerd, kubelet) and the image',
+  'test/demo/demo.test.ts': 'the process demo (hack/demo.js)',
+  'test/demo/demo-in-cluster.test.ts': 'the in-cluster demo: a node and the image',
+  'test/e2e/capi/capi.test.ts': 'the real Cluster API v1.7.9 and CAPP v0.9.0 managers',
+  'test/chart/chart.test.ts': 'the chart, both controllers as processes behind its webhooks',
+  'test/image/image.test.ts': 'the image, each controller from its root filesystem',
+};
+
+/**
+ * What only a system file may start: a core file whose source matches one of these belongs in
+ * SYSTEM_FILES (the check names the file and the match).
+ * @type {readonly { readonly pattern: RegExp; readonly starts: string }[]}
+ */
+export const SYSTEM_MARKERS = [
+  { pattern: /\buseDataplaneWorld\b|\bstartQemu|\bqemu-system/, starts: 'QEMU guests' },
+  { pattern: /\bstartNodeWorld\b|\bstartNodeCluster\b/, starts: 'a node' },
+  { pattern: /\brunDemoScript\b|hack\/demo\.js|'demo\.js'/, starts: 'the demo' },
+  { pattern: /\bstartUpstreamManager\b/, starts: 'the real Cluster API or CAPP managers' },
+  { pattern: /\bbuildImage\b|build-image\.js/, starts: 'the image build' },
+  { pattern: /'charts', 'metal-l2'|charts\/metal-l2/, starts: 'the chart' },
+];
+
+/** Jest's rootDir-relative globs for the unit and the integration (core + system) files. */
+export const UNIT_MATCH = ['<rootDir>/packages/*/src/**/*.test.ts'];
+export const INTEGRATION_MATCH = ['<rootDir>/packages/*/test/**/*.test.ts', '<rootDir>/test/**/*.test.ts'];
+
+/** `path` as a jest path pattern (a regular expression) that matches that file only. */
+export function exactPathPattern(path) {
+  return `<rootDir>/${path.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`;
+}
