@@ -160,9 +160,7 @@ function listTests(project) {
     maxBuffer: 16 * 1024 * 1024,
   });
   if (res.status !== 0) fail(`jest --listTests --selectProjects ${project} failed:\n${res.stderr}`);
-  return /** @type {string[]} */ (JSON.parse(res.stdout))
-    .map((f) => relative(root, f))
-    .sort();
+  return /** @type {string[]} */ (JSON.parse(res.stdout)).map((f) => relative(root, f)).sort();
 }
 
 /** The control plane the core and system stages share (jest's global setup sees it and starts none). */
@@ -299,7 +297,13 @@ function renderRecord(all) {
     '',
     table(
       ['stage', 'files', 'tests', 'wall s', 'budget s'],
-      all.map((r) => [r.stage.name, `${r.files.length}`, `${r.files.reduce((n, f) => n + f.tests, 0)}`, `${r.seconds}`, `${r.stage.budgetSeconds}`]),
+      all.map((r) => [
+        r.stage.name,
+        `${r.files.length}`,
+        `${r.files.reduce((n, f) => n + f.tests, 0)}`,
+        `${r.seconds}`,
+        `${r.stage.budgetSeconds}`,
+      ]),
       true,
     ),
     '',

@@ -1,6 +1,6 @@
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Binaries } from './binaries.js';
 import { nodeLayout } from './node-layout.js';
@@ -34,6 +34,8 @@ export interface StartOptions {
   readonly extraApiServerArgs?: readonly string[];
   /** Serve a kubelet: see NodeAccess. Without it there are no nodes and no pods. */
   readonly node?: NodeAccess;
+  /** Where each process's port comes from (default freePort); a test hands out a taken one to prove the retry. */
+  readonly freePort?: () => Promise<number>;
 }
 
 /**
@@ -100,11 +102,12 @@ const STATE_FILE = 'state.json';
  * Starts etcd, then kube-apiserver (RBAC, service-account issuer and keys, static admin token,
  * loopback only), then kube-controller-manager with only the garbage-collector and namespace
  * controllers, waiting for each to be healthy. Anything left in `stateDir` from an earlier run
- * (a crash, a second start) is stopped and removed first.
+ * (a crash, a second start) is stopped and removed first. A port found free can be taken before
+ * the process binds it (freePort is racy by nature): a start that fails because a process could
+ * not bind its port starts again on fresh ports, keeping that attempt's logs beside the new ones.
  */
 export async function startControlPlane(options: StartOptions): Promise<ControlPlaneState> {
-  const { binaries, stateDir } = options;
-  const timeoutMs = options.startTimeoutMs ?? 90_000;
+  const { stateDir } = options;
   await stopControlPlane(stateDir);
   const pki = join(stateDir, 'pki');
   const logDir = join(stateDir, 'logs');
@@ -126,116 +129,153 @@ export async function startControlPlane(options: StartOptions): Promise<ControlP
     await writeFile(join(pki, 'kubelet-client.key'), options.node.kubeletClientKey, { mode: 0o600 });
   }
 
-  const processes: SpawnedProcess[] = [];
+  const files: StartFiles = { pki, logDir, saKey, tokenFile, token };
+  for (let attempt = 1; ; attempt++) {
+    const processes: SpawnedProcess[] = [];
+    try {
+      return await startProcesses(options, files, processes);
+    } catch (err: unknown) {
+      await Promise.all(processes.map((p) => stopProcess(p.pid, { graceMs: 2_000 })));
+      const lost = await portRaceLost(processes);
+      if (lost === undefined || attempt >= PORT_ATTEMPTS) throw err;
+      process.stderr.write(`control plane in ${stateDir}: ${lost.name} lost its port to another process; starting again on fresh ports\n`);
+      // etcd's data names its peer URL; the next attempt's is another port.
+      await rm(join(stateDir, 'etcd'), { recursive: true, force: true });
+      for (const p of processes) await rename(p.logFile, `${p.logFile}.attempt-${attempt}`);
+    }
+  }
+}
+
+/** Starts lost to a port taken between freePort's check and the bind, before giving up. */
+const PORT_ATTEMPTS = 3;
+
+/** The process of a failed start whose log says it could not bind its port. */
+async function portRaceLost(processes: readonly SpawnedProcess[]): Promise<SpawnedProcess | undefined> {
+  for (const p of processes) {
+    const log = await readFile(p.logFile, 'utf8').catch(() => '');
+    if (/bind: address already in use/.test(log)) return p;
+  }
+  return undefined;
+}
+
+interface StartFiles {
+  readonly pki: string;
+  readonly logDir: string;
+  readonly saKey: string;
+  readonly tokenFile: string;
+  readonly token: string;
+}
+
+/** One attempt: the three processes on fresh ports, each recorded in `processes` as it starts. */
+async function startProcesses(options: StartOptions, files: StartFiles, processes: SpawnedProcess[]): Promise<ControlPlaneState> {
+  const { binaries, stateDir } = options;
+  const { pki, logDir, saKey, tokenFile, token } = files;
+  const timeoutMs = options.startTimeoutMs ?? 90_000;
+  const ports = options.freePort ?? freePort;
   const record = async (extra: Partial<ControlPlaneState> = {}): Promise<void> => {
     const partial = { processes, logDir, startedAt: new Date().toISOString(), ownerPid: options.ownerPid, ...extra };
     await writeFile(join(stateDir, STATE_FILE), JSON.stringify(partial, null, 2));
   };
 
-  try {
-    const etcdPort = await freePort();
-    const etcdPeerPort = await freePort();
-    const etcdUrl = `http://127.0.0.1:${etcdPort}`;
-    const etcdLog = join(logDir, 'etcd.log');
-    const etcd = spawnLogged({
-      name: 'etcd',
-      command: binaries.etcd,
-      args: [
-        `--data-dir=${join(stateDir, 'etcd')}`,
-        `--listen-client-urls=${etcdUrl}`,
-        `--advertise-client-urls=${etcdUrl}`,
-        `--listen-peer-urls=http://127.0.0.1:${etcdPeerPort}`,
-        `--initial-advertise-peer-urls=http://127.0.0.1:${etcdPeerPort}`,
-        `--initial-cluster=default=http://127.0.0.1:${etcdPeerPort}`,
-        '--unsafe-no-fsync=true',
-        '--quota-backend-bytes=4294967296',
-        '--log-level=warn',
-      ],
-      logFile: etcdLog,
-    });
-    processes.push(etcd);
-    await record();
-    await waitHealthy({ url: `${etcdUrl}/health` }, { timeoutMs, what: 'etcd', logFile: etcdLog, isStillRunning: () => isAlive(etcd.pid) });
+  const etcdPort = await ports();
+  const etcdPeerPort = await ports();
+  const etcdUrl = `http://127.0.0.1:${etcdPort}`;
+  const etcdLog = join(logDir, 'etcd.log');
+  const etcd = spawnLogged({
+    name: 'etcd',
+    command: binaries.etcd,
+    args: [
+      `--data-dir=${join(stateDir, 'etcd')}`,
+      `--listen-client-urls=${etcdUrl}`,
+      `--advertise-client-urls=${etcdUrl}`,
+      `--listen-peer-urls=http://127.0.0.1:${etcdPeerPort}`,
+      `--initial-advertise-peer-urls=http://127.0.0.1:${etcdPeerPort}`,
+      `--initial-cluster=default=http://127.0.0.1:${etcdPeerPort}`,
+      '--unsafe-no-fsync=true',
+      '--quota-backend-bytes=4294967296',
+      '--log-level=warn',
+    ],
+    logFile: etcdLog,
+  });
+  processes.push(etcd);
+  await record();
+  await waitHealthy({ url: `${etcdUrl}/health` }, { timeoutMs, what: 'etcd', logFile: etcdLog, isStillRunning: () => isAlive(etcd.pid) });
 
-    const apiPort = await freePort();
-    // The self-signed serving certificate names the advertise address (and the Service IP), not
-    // 127.0.0.1 when a node advertises the bridge's: clients then use that address too.
-    const server = `https://${options.node?.advertiseAddress ?? '127.0.0.1'}:${apiPort}`;
-    const apiLog = join(logDir, 'kube-apiserver.log');
-    const apiserver = spawnLogged({
-      name: 'kube-apiserver',
-      command: binaries['kube-apiserver'],
-      args: [
-        `--etcd-servers=${etcdUrl}`,
-        ...apiServerNodeArgs(options.node, pki),
-        `--secure-port=${apiPort}`,
-        `--cert-dir=${pki}`,
-        `--service-account-issuer=${server}`,
-        `--service-account-key-file=${saKey}`,
-        `--service-account-signing-key-file=${saKey}`,
-        `--token-auth-file=${tokenFile}`,
-        '--allow-privileged=true',
-        '--v=1',
-        ...(options.extraApiServerArgs ?? []),
-      ],
-      logFile: apiLog,
-    });
-    processes.push(apiserver);
-    await record();
-    await waitHealthy(
-      { url: `${server}/readyz`, token },
-      { timeoutMs, what: 'kube-apiserver', logFile: apiLog, isStillRunning: () => isAlive(apiserver.pid) },
-    );
-    // kube-apiserver self-signs its serving certificate into --cert-dir on first start; the file
-    // holds the certificate and its CA, which is what clients must trust.
-    const caData = (await readFile(join(pki, 'apiserver.crt'))).toString('base64');
-    const kubeconfig = join(stateDir, 'kubeconfig');
-    await writeFile(kubeconfig, renderKubeconfig({ server, caData, token }), { mode: 0o600 });
+  const apiPort = await ports();
+  // The self-signed serving certificate names the advertise address (and the Service IP), not
+  // 127.0.0.1 when a node advertises the bridge's: clients then use that address too.
+  const server = `https://${options.node?.advertiseAddress ?? '127.0.0.1'}:${apiPort}`;
+  const apiLog = join(logDir, 'kube-apiserver.log');
+  const apiserver = spawnLogged({
+    name: 'kube-apiserver',
+    command: binaries['kube-apiserver'],
+    args: [
+      `--etcd-servers=${etcdUrl}`,
+      ...apiServerNodeArgs(options.node, pki),
+      `--secure-port=${apiPort}`,
+      `--cert-dir=${pki}`,
+      `--service-account-issuer=${server}`,
+      `--service-account-key-file=${saKey}`,
+      `--service-account-signing-key-file=${saKey}`,
+      `--token-auth-file=${tokenFile}`,
+      '--allow-privileged=true',
+      '--v=1',
+      ...(options.extraApiServerArgs ?? []),
+    ],
+    logFile: apiLog,
+  });
+  processes.push(apiserver);
+  await record();
+  await waitHealthy(
+    { url: `${server}/readyz`, token },
+    { timeoutMs, what: 'kube-apiserver', logFile: apiLog, isStillRunning: () => isAlive(apiserver.pid) },
+  );
+  // kube-apiserver self-signs its serving certificate into --cert-dir on first start; the file
+  // holds the certificate and its CA, which is what clients must trust.
+  const caData = (await readFile(join(pki, 'apiserver.crt'))).toString('base64');
+  const kubeconfig = join(stateDir, 'kubeconfig');
+  await writeFile(kubeconfig, renderKubeconfig({ server, caData, token }), { mode: 0o600 });
 
-    const kcmPort = await freePort();
-    const kcmLog = join(logDir, 'kube-controller-manager.log');
-    const kcm = spawnLogged({
-      name: 'kube-controller-manager',
-      command: binaries['kube-controller-manager'],
-      args: [
-        `--kubeconfig=${kubeconfig}`,
-        ...(options.node === undefined
-          ? ['--controllers=garbagecollector,namespace']
-          : [
-              `--controllers=${NODE_CONTROLLERS.join(',')}`,
-              `--root-ca-file=${join(pki, 'apiserver.crt')}`,
-              `--service-account-private-key-file=${saKey}`,
-              `--service-cluster-ip-range=${options.node.serviceClusterIpRange}`,
-              '--node-monitor-grace-period=40s',
-            ]),
-        '--leader-elect=false',
-        '--bind-address=127.0.0.1',
-        `--secure-port=${kcmPort}`,
-        '--v=1',
-      ],
-      logFile: kcmLog,
-    });
-    processes.push(kcm);
-    await waitHealthy(
-      { url: `https://127.0.0.1:${kcmPort}/healthz` },
-      { timeoutMs, what: 'kube-controller-manager', logFile: kcmLog, isStillRunning: () => isAlive(kcm.pid) },
-    );
-    const state: ControlPlaneState = {
-      server,
-      token,
-      caData,
-      kubeconfig,
-      logDir,
-      processes,
-      startedAt: new Date().toISOString(),
-      ...(options.ownerPid === undefined ? {} : { ownerPid: options.ownerPid }),
-    };
-    await writeFile(join(stateDir, STATE_FILE), JSON.stringify(state, null, 2));
-    return state;
-  } catch (err: unknown) {
-    await Promise.all(processes.map((p) => stopProcess(p.pid, { graceMs: 2_000 })));
-    throw err;
-  }
+  const kcmPort = await ports();
+  const kcmLog = join(logDir, 'kube-controller-manager.log');
+  const kcm = spawnLogged({
+    name: 'kube-controller-manager',
+    command: binaries['kube-controller-manager'],
+    args: [
+      `--kubeconfig=${kubeconfig}`,
+      ...(options.node === undefined
+        ? ['--controllers=garbagecollector,namespace']
+        : [
+            `--controllers=${NODE_CONTROLLERS.join(',')}`,
+            `--root-ca-file=${join(pki, 'apiserver.crt')}`,
+            `--service-account-private-key-file=${saKey}`,
+            `--service-cluster-ip-range=${options.node.serviceClusterIpRange}`,
+            '--node-monitor-grace-period=40s',
+          ]),
+      '--leader-elect=false',
+      '--bind-address=127.0.0.1',
+      `--secure-port=${kcmPort}`,
+      '--v=1',
+    ],
+    logFile: kcmLog,
+  });
+  processes.push(kcm);
+  await waitHealthy(
+    { url: `https://127.0.0.1:${kcmPort}/healthz` },
+    { timeoutMs, what: 'kube-controller-manager', logFile: kcmLog, isStillRunning: () => isAlive(kcm.pid) },
+  );
+  const state: ControlPlaneState = {
+    server,
+    token,
+    caData,
+    kubeconfig,
+    logDir,
+    processes,
+    startedAt: new Date().toISOString(),
+    ...(options.ownerPid === undefined ? {} : { ownerPid: options.ownerPid }),
+  };
+  await writeFile(join(stateDir, STATE_FILE), JSON.stringify(state, null, 2));
+  return state;
 }
 
 /** Reads state.json; undefined when there is none (never started, or stopped). */
