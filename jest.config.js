@@ -12,6 +12,8 @@ const common = {
   testEnvironment: 'node',
   roots: ['<rootDir>/packages', '<rootDir>/test'],
   modulePathIgnorePatterns: ['<rootDir>/packages/[^/]+/dist/'],
+  // Property tests share the run's seed (METAL_L2_FC_SEED): see the file.
+  setupFilesAfterEnv: ['<rootDir>/hack/test/property-seed.js'],
   moduleNameMapper: {
     // The shared test helpers (workspace package test/support), by subpath: @metal-l2/test-support/wait-for.
     '^@metal-l2/test-support/([a-z-]+)$': '<rootDir>/test/support/$1.ts',

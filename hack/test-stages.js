@@ -15,6 +15,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { join, relative } from 'node:path';
+import { clearTimeout } from 'node:timers';
 import { fileURLToPath } from 'node:url';
 import { startOwnedControlPlane, stopControlPlane, sweepOrphanedControlPlanes } from '@metal-l2/local-control-plane';
 import { STAGES, SYSTEM_FILES, SYSTEM_MARKERS } from './test/stages.js';
@@ -70,6 +71,12 @@ for (const signal of /** @type {const} */ (['SIGINT', 'SIGTERM'])) {
   });
 }
 
+// One seed for every property test of the run (hack/test/property-seed.js), printed to repeat it.
+process.env['METAL_L2_FC_SEED'] ||= String(Math.floor(Math.random() * 2 ** 31));
+console.log(
+  `property tests (fast-check) seed: ${process.env['METAL_L2_FC_SEED']} (repeat with METAL_L2_FC_SEED=${process.env['METAL_L2_FC_SEED']})`,
+);
+
 mkdirSync(timesDir, { recursive: true });
 try {
   for (const stage of selected) {
@@ -83,7 +90,7 @@ try {
     }
   }
 } finally {
-  if (plane !== undefined && process.env.METAL_L2_KEEP_CONTROL_PLANE !== '1') await stopControlPlane(plane.stateDir);
+  if (plane !== undefined && process.env['METAL_L2_KEEP_CONTROL_PLANE'] !== '1') await stopControlPlane(plane.stateDir);
 }
 
 const overBudget = results.filter((r) => r.outcome !== 'not run' && r.seconds > r.stage.budgetSeconds);
@@ -168,9 +175,9 @@ async function startSharedControlPlane() {
   await sweepOrphanedControlPlanes(clustersDir);
   const started = Date.now();
   const owned = await startOwnedControlPlane({ repoRoot: root, parentDir: clustersDir, label: 'run' });
-  process.env.METAL_L2_TEST_KUBECONFIG = owned.state.kubeconfig;
-  process.env.METAL_L2_TEST_STATE_DIR = owned.stateDir;
-  process.env.METAL_L2_TEST_BIN_DIR = owned.binDir;
+  process.env['METAL_L2_TEST_KUBECONFIG'] = owned.state.kubeconfig;
+  process.env['METAL_L2_TEST_STATE_DIR'] = owned.stateDir;
+  process.env['METAL_L2_TEST_BIN_DIR'] = owned.binDir;
   console.log(
     `\ncontrol plane for the core and system stages: ${owned.state.server} (started in ${seconds(Date.now() - started)} s); logs in ${owned.state.logDir}`,
   );
@@ -268,6 +275,7 @@ function printSummary(all) {
   console.log(table(['stage', 'outcome', 'files', 'tests', 'failed', 'wall s', 'budget s', 'sum of files s'], rows));
   const total = all.reduce((n, r) => n + r.seconds, 0);
   console.log(`total ${total} s on ${cpus().length} cores (load average ${loadavg()[0]?.toFixed(1)} at the end)`);
+  console.log(`property tests (fast-check) seed: ${process.env['METAL_L2_FC_SEED']}`);
   const slowest = all
     .flatMap((r) => r.files.map((f) => ({ ...f, stage: r.stage.name })))
     .sort((a, b) => b.seconds - a.seconds)

@@ -17,7 +17,7 @@ export default class TimesReporter {
   /** @param {{ rootDir: string }} globalConfig */
   constructor(globalConfig) {
     this.rootDir = globalConfig.rootDir;
-    this.out = process.env.METAL_L2_TEST_TIMES_FILE;
+    this.out = process.env['METAL_L2_TEST_TIMES_FILE'];
     /** @type {FileTime[]} */
     this.files = [];
   }

@@ -1,6 +1,5 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -8,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import * as k8s from '@kubernetes/client-node';
 import { parseAllDocuments } from 'yaml';
 import { cabpkCloudConfig, type RunningCappFixture } from '@metal-l2/capp-fixture';
-import { renderKubeconfig, type OwnedControlPlane } from '@metal-l2/local-control-plane';
+import { freePort, renderKubeconfig, type OwnedControlPlane } from '@metal-l2/local-control-plane';
 import { startSimulator, type Simulator } from '@metal-l2/metal-sim';
 import {
   CLUSTER,
@@ -420,17 +419,6 @@ async function grantUsed(g: Grant): Promise<boolean> {
     resource: g.resource,
     namespace: g.scope === 'cluster' ? undefined : g.scope.namespace,
     names: g.names,
-  });
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => (typeof address === 'object' && address !== null ? resolve(address.port) : reject(new Error('no port'))));
-    });
   });
 }
 

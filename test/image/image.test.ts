@@ -1,10 +1,10 @@
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { copyFileSync, chmodSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
+import { freePort } from '@metal-l2/local-control-plane';
 import { createTestNamespace, deleteTestNamespace, loadKubeConfig, testKubeconfigPath } from '@metal-l2/test-support/cluster';
 import { installCrds, projectCrds, upstreamCrds } from '@metal-l2/test-support/crds';
 import { repoRoot } from '@metal-l2/test-support/paths';
@@ -29,15 +29,6 @@ function newestInput(): number {
   const files = [join(repoRoot, 'hack/build-image.js'), join(repoRoot, 'hack/image/trim-rootfs.js'), join(repoRoot, 'package-lock.json')];
   for (const pkg of readdirSync(join(repoRoot, 'packages'))) files.push(join(repoRoot, 'packages', pkg, 'dist', '.tsbuildinfo'));
   return Math.max(...files.filter((f) => existsSync(f)).map((f) => statSync(f).mtimeMs));
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  await new Promise((resolve) => server.close(resolve));
-  if (address === null || typeof address === 'string') throw new Error('no port');
-  return address.port;
 }
 
 // The image CI builds (npm run image) is unpacked with umoci and each controller runs from the

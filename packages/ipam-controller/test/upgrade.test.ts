@@ -15,13 +15,11 @@ import { oldIpamController } from './support/old-controller.js';
 const space = useIpamNamespace('ipam-upgrade');
 const { objects } = space;
 
-/** The last release before blocks (main at e227631). */
-const OLD_COMMIT = 'e227631';
-
 let oldMain = '';
 
 beforeAll(async () => {
-  oldMain = await oldIpamController(OLD_COMMIT);
+  // The last release before blocks (hack/build-old-ipam-controller.js names the commit).
+  oldMain = await oldIpamController();
 }, 300_000);
 
 /** Claim name → [address, IPAddress UID] of every bound claim of the burst, read now. */

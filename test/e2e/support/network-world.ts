@@ -135,6 +135,8 @@ export interface NetworkWorldOptions {
   readonly rateLimit?: SimRateLimit;
   /** Sees the network controller's Metal calls (e.g. createPrometheusObserver on a test registry). */
   readonly metalObserver?: MetalApiObserver;
+  /** The CAPP fixture's requeue after a failed elastic-IP assignment (CAPP's 20 s by default). */
+  readonly cappVipRetryMs?: number;
 }
 
 /** A debug logger whose every line lands in `lines` (tests read the controllers' log). */
@@ -275,7 +277,15 @@ export function useNetworkWorld(prefix: string, options: NetworkWorldOptions = {
     ipam = await startIpamController({ kubeConfig: kc, namespace: ns, logger: quietLogger(), leaderElection: false, concurrency: 4 });
     network = await startNetwork();
     await registerWebhook(network.webhookPort);
-    fixture = await startCappForWorkloadCluster({ kc, objects, namespace: ns, sim, token: CAPP_TOKEN, logLines: cappLogLines });
+    fixture = await startCappForWorkloadCluster({
+      kc,
+      objects,
+      namespace: ns,
+      sim,
+      token: CAPP_TOKEN,
+      logLines: cappLogLines,
+      ...(options.cappVipRetryMs === undefined ? {} : { vipRetryIntervalMs: options.cappVipRetryMs }),
+    });
   }, 120_000);
 
   afterAll(async () => {
@@ -515,6 +525,8 @@ export async function startCappForWorkloadCluster(options: {
   readonly sim: Simulator;
   readonly token: string;
   readonly logLines: string[];
+  /** CAPP's requeue after a failed elastic-IP assignment; default CAPP's 20 s. */
+  readonly vipRetryIntervalMs?: number;
 }): Promise<RunningCappFixture> {
   const { kc, objects, namespace, sim, token } = options;
   const fixture = await startCappFixture({
@@ -523,6 +535,7 @@ export async function startCappForWorkloadCluster(options: {
     metal: { baseUrl: sim.baseUrl, token },
     logger: linesLogger(options.logLines),
     pollIntervalMs: 300,
+    ...(options.vipRetryIntervalMs === undefined ? {} : { vipRetryIntervalMs: options.vipRetryIntervalMs }),
   });
   await provisionWorkloadCluster({ kc, objects, namespace, metalBaseUrl: sim.baseUrl, token });
   return fixture;

@@ -1,5 +1,4 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { repoRoot } from '@metal-l2/test-support/paths';
 import { timeouts } from '@metal-l2/test-support/timeouts';
@@ -11,16 +10,8 @@ import { waitFor } from '@metal-l2/test-support/wait-for';
 
 const main = join(repoRoot, 'packages', 'ipam-controller', 'dist', 'main.js');
 
-/** A TCP port nobody listens on right now, for the controller's metrics and probe servers. */
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => (address !== null && typeof address === 'object' ? resolve(address.port) : reject(new Error('no port'))));
-    });
-  });
-}
+/** A TCP port for the controller's metrics and probe servers: the shared one, below the ephemeral range. */
+export { freePort } from '@metal-l2/local-control-plane';
 
 export interface ControllerProcessOptions {
   readonly kubeconfig: string;

@@ -6,11 +6,11 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, existsSync } from 'node:fs';
 import { readFile, readdir } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import * as k8s from '@kubernetes/client-node';
 import { parseAllDocuments } from 'yaml';
+import { freePort } from '@metal-l2/local-control-plane';
 import { repoRoot, requireShared } from '@metal-l2/test-support/paths';
 import { waitFor } from '@metal-l2/test-support/wait-for';
 
@@ -134,17 +134,6 @@ export async function registerUpstreamWebhooks(
       await api.createMutatingWebhookConfiguration({ body: body as k8s.V1MutatingWebhookConfiguration });
     else await api.createValidatingWebhookConfiguration({ body: body as k8s.V1ValidatingWebhookConfiguration });
   }
-}
-
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => (address !== null && typeof address === 'object' ? resolve(address.port) : reject(new Error('no port'))));
-    });
-  });
 }
 
 export interface UpstreamManager {
