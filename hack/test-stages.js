@@ -31,10 +31,12 @@ const SLOWEST = 15;
 
 /** @typedef {import('./test/stages.js').Stage} Stage */
 /** @typedef {import('./test/times-reporter.js').FileTime} FileTime */
+/** @typedef {import('./test/times-reporter.js').StageTimes} StageTimes */
 /**
  * @typedef {object} StageResult
  * @property {Stage} stage
  * @property {'passed' | 'failed' | 'timed out' | 'not run'} outcome
+ * @property {string | undefined} killed why the stage was killed (a timeout), if it was
  * @property {number} seconds wall time, jest's start to its exit
  * @property {FileTime[]} files
  * @property {string[]} missing files of the stage that reported no result
@@ -93,7 +95,8 @@ try {
   if (plane !== undefined && process.env['METAL_L2_KEEP_CONTROL_PLANE'] !== '1') await stopControlPlane(plane.stateDir);
 }
 
-const overBudget = results.filter((r) => r.outcome !== 'not run' && r.seconds > r.stage.budgetSeconds);
+// A stage killed at a timeout says so already; over budget is news only for one that finished.
+const overBudget = results.filter((r) => (r.outcome === 'passed' || r.outcome === 'failed') && r.seconds > r.stage.budgetSeconds);
 printSummary(results);
 const green = results.every((r) => r.outcome === 'passed');
 if (fullRun && green) {
@@ -209,27 +212,39 @@ async function runStage(stage, files) {
     env: { ...process.env, METAL_L2_TEST_TIMES_FILE: timesFile },
   });
   running = child;
-  let timedOut = false;
-  const timer = setTimeout(() => {
-    timedOut = true;
-    console.error(`\nstage ${stage.name} passed its timeout of ${stage.timeoutSeconds} s: killing its jest (a hang?)`);
+  /** @type {string | undefined} */
+  let killed;
+  const kill = (/** @type {string} */ why) => {
+    if (killed !== undefined) return;
+    killed = why;
+    console.error(`\nstage ${stage.name}: ${why}: killing its jest (a hang?)`);
     if (child.pid !== undefined) killGroup(child.pid, 'SIGTERM');
     setTimeout(() => child.pid !== undefined && killGroup(child.pid, 'SIGKILL'), KILL_GRACE_MS).unref();
-  }, stage.timeoutSeconds * 1000);
+  };
+  const timer = setTimeout(() => kill(`over its timeout of ${stage.timeoutSeconds} s`), stage.timeoutSeconds * 1000);
+  // A file running past its limit is a hang: the stage stops there rather than at its own timeout.
+  const watchdog = setInterval(() => {
+    const now = Date.now();
+    for (const [path, since] of Object.entries(readTimes(timesFile).running)) {
+      if (now - since > stage.fileTimeoutSeconds * 1000)
+        kill(`${path} has run ${seconds(now - since)} s, over the ${stage.fileTimeoutSeconds} s a file may take`);
+    }
+  }, 5_000);
   /** @type {number | null} */
   const code = await new Promise((resolve) => child.once('exit', (c) => resolve(c)));
   clearTimeout(timer);
+  clearInterval(watchdog);
   running = undefined;
   // Control planes of test files killed with the stage (their owner is gone) are stopped now.
-  if (timedOut) await sweepOrphanedControlPlanes(clustersDir);
+  if (killed !== undefined) await sweepOrphanedControlPlanes(clustersDir);
   const wall = seconds(Date.now() - started);
-  /** @type {FileTime[]} */
-  const times = readTimes(timesFile);
+  const times = readTimes(timesFile).files;
   const reported = new Set(times.map((t) => t.path));
   const failed = times.some((t) => t.failed > 0);
   return {
     stage,
-    outcome: timedOut ? 'timed out' : code === 0 && !failed ? 'passed' : 'failed',
+    outcome: killed !== undefined ? 'timed out' : code === 0 && !failed ? 'passed' : 'failed',
+    killed,
     seconds: wall,
     files: times,
     missing: jestArgs.length > 0 ? [] : files.filter((f) => !reported.has(f)),
@@ -238,15 +253,15 @@ async function runStage(stage, files) {
 
 /** @param {Stage} stage @param {string[]} files @returns {StageResult} */
 function notRun(stage, files) {
-  return { stage, outcome: 'not run', seconds: 0, files: [], missing: files };
+  return { stage, outcome: 'not run', killed: undefined, seconds: 0, files: [], missing: files };
 }
 
-/** @param {string} file @returns {FileTime[]} */
+/** What the stage's reporter wrote so far (nothing yet: no file started). @param {string} file @returns {StageTimes} */
 function readTimes(file) {
   try {
     return JSON.parse(readFileSync(file, 'utf8'));
   } catch {
-    return [];
+    return { files: [], running: {} };
   }
 }
 
@@ -288,6 +303,7 @@ function printSummary(all) {
     ),
   );
   for (const r of all) {
+    if (r.killed !== undefined) console.log(`\nstage ${r.stage.name} was killed: ${r.killed}`);
     if (r.missing.length > 0) console.log(`\nstage ${r.stage.name}: no result from ${r.missing.length} files: ${r.missing.join(', ')}`);
   }
 }

@@ -14,7 +14,8 @@
  * @property {string} what
  * @property {number} workers jest workers (1 = in band)
  * @property {number} budgetSeconds
- * @property {number} timeoutSeconds
+ * @property {number} timeoutSeconds the whole stage's outer deadline
+ * @property {number} fileTimeoutSeconds one file's: past it the file is taken for a hang and the stage is killed
  */
 
 /** @type {readonly Stage[]} */
@@ -25,20 +26,23 @@ export const STAGES = [
     workers: 2,
     budgetSeconds: 120,
     timeoutSeconds: 600,
+    fileTimeoutSeconds: 300,
   },
   {
     name: 'core',
     what: 'packages/*/test and test/ on the shared control plane, controllers in process',
     workers: 2,
     budgetSeconds: 900,
-    timeoutSeconds: 1800,
+    timeoutSeconds: 2400,
+    fileTimeoutSeconds: 600,
   },
   {
     name: 'system',
     what: 'QEMU guests, the node, the demos, the real Cluster API + CAPP, the chart, the image: one at a time',
     workers: 1,
-    budgetSeconds: 900,
-    timeoutSeconds: 1800,
+    budgetSeconds: 1500,
+    timeoutSeconds: 3000,
+    fileTimeoutSeconds: 1800,
   },
 ];
 

@@ -56,7 +56,10 @@ export function useSimulator(options: Partial<SimulatorOptions> = {}): () => Sim
         baseUrl: sim.baseUrl,
         time: clientTime,
         rateLimit: false,
-        timeoutMs: 5_000,
+        // The in-process simulator answers in milliseconds on an idle machine and has taken over 5 s
+        // on a loaded one (CI's two workers, other jobs): no test here is about this bound, and
+        // the timeout tests set their own.
+        timeoutMs: 30_000,
         ...extra,
       });
     harness = {
