@@ -15,7 +15,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { join, relative } from 'node:path';
-import { clearTimeout } from 'node:timers';
+import { clearInterval, clearTimeout, setInterval } from 'node:timers';
 import { fileURLToPath } from 'node:url';
 import { startOwnedControlPlane, stopControlPlane, sweepOrphanedControlPlanes } from '@metal-l2/local-control-plane';
 import { STAGES, SYSTEM_FILES, SYSTEM_MARKERS } from './test/stages.js';
