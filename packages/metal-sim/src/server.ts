@@ -256,6 +256,9 @@ const METHODS: readonly HttpMethod[] = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE']
 
 async function handle(parts: Components, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const started = performance.now();
+  // The log says when a call arrived, as its readers assume (the spacing of a client's calls), not
+  // when its answer was ready: that moves with injected latency and with the host's load.
+  const arrivedAt = parts.store.nowIso();
   const url = new URL(req.url ?? '/', 'http://simulator.invalid');
   const method = (req.method ?? 'GET').toUpperCase();
   const rawBody = await readBody(req);
@@ -284,7 +287,7 @@ async function handle(parts: Components, req: IncomingMessage, res: ServerRespon
   const outcome = await answer(parts, { method, url, rawBody, headers: req.headers });
   const status = outcome.response === 'drop' ? 0 : outcome.response.status;
   parts.requests.record({
-    at: parts.store.nowIso(),
+    at: arrivedAt,
     method,
     path: url.pathname,
     operationId: outcome.operationId,

@@ -3,6 +3,7 @@
 // for the next N calls, or with a seeded probability. And the request log that counts it all.
 
 import { beforeEach, describe, expect, test } from '@jest/globals';
+import { waitFor } from '@metal-l2/test-support/wait-for';
 import type { FaultRule } from '../src/faults.js';
 import type { RequestLogEntry } from '../src/request-log.js';
 import { startSimulator } from '../src/server.js';
@@ -89,6 +90,21 @@ describe('fault injection', () => {
     const entry = t.sim.requests.entries({ operationId: 'findProjectById' }).at(-1);
     expect(entry?.durationMs).toBeGreaterThanOrEqual(150);
     expect(t.sim.faults.list().find((f) => f.id === rule.id)?.fired).toBe(1);
+  });
+
+  test('the log records when a call arrived, not when its (delayed) answer was ready', async () => {
+    const t = sim();
+    const rule = await addFault(t, { fault: 'latency', operationId: 'findProjectById', latencyMs: 300, times: 1 });
+    const arrived = t.sim.store.nowIso();
+    const answered = t.api.get(`/projects/${t.projectId}`);
+    // The call is in the simulator, waiting out its latency: a minute passes on the store's clock.
+    await waitFor('the call to reach the latency rule', () => t.sim.faults.list().find((f) => f.id === rule.id)?.matched === 1, {
+      timeoutMs: 10_000,
+      intervalMs: 5,
+    });
+    t.clock.advance(60_000);
+    expect((await answered).status).toBe(200);
+    expect(t.sim.requests.entries({ operationId: 'findProjectById' }).at(-1)?.at).toBe(arrived);
   });
 
   test('drop: the connection closes without an answer and the log records status 0', async () => {
