@@ -1,10 +1,14 @@
 #!/usr/bin/env node
 // Builds the metal-l2 container image on this machine: no Docker engine, no registry.
 //
-//   base layer  Debian 13 (trixie) from the machine's Debian mirror via mmdebstrap (nodejs 20 and
-//               ca-certificates), trimmed by hack/image/trim-rootfs.js to node's closure: no shell,
-//               no coreutils, no package manager. Cached by its recipe under
-//               ~/.cache/metal-l2/image/base-<recipe hash>/ as a one-layer OCI layout.
+//   base layer  Debian 13 (trixie) from the machine's Debian mirror via mmdebstrap (libstdc++6 and
+//               ca-certificates), trimmed by hack/image/trim-rootfs.js to what node links and reads:
+//               glibc, libstdc++, libgcc_s and the CA bundle; no shell, no coreutils, no package
+//               manager. Then /usr/bin/node: the same official Node.js 24 binary that development and
+//               CI run (hack/install-node.js, pinned in hack/nodejs/package-lock.json), byte for byte,
+//               with its licence in /usr/share/doc/nodejs/. Debian 13's nodejs is 20, past its end of
+//               life. Cached by its recipe under ~/.cache/metal-l2/image/base-<recipe hash>/ as a
+//               one-layer OCI layout.
 //   app layer   /app: a production install of the two controllers' workspaces (npm ci --omit=dev,
 //               cached by the lockfile and package.json files) plus their built dist/ JavaScript.
 //
@@ -15,10 +19,23 @@
 // Needs root (mmdebstrap writes a root-owned tree) and the Debian packages mmdebstrap, umoci, skopeo.
 import { execFileSync, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { cpSync, existsSync, lstatSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  cpSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  readFileSync,
+  readdirSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { homedir } from 'node:os';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { installNode, pinnedNode } from './install-node.js';
 
 const repoRoot = fileURLToPath(new URL('..', import.meta.url));
 const started = Date.now();
@@ -135,13 +152,14 @@ function tarDir(/** @type {string} */ dir, /** @type {string} */ out, /** @type 
 
 /** @param {string} cacheRoot @param {number} epoch */
 function baseLayout(cacheRoot, epoch) {
+  const pin = pinnedNode();
   const mirror = debianMirror();
   const keyring = trixieKeyring();
   const trimScript = join(repoRoot, 'hack/image/trim-rootfs.js');
   const recipe = {
     suite: 'trixie',
     variant: 'essential',
-    include: ['nodejs', 'ca-certificates'],
+    include: ['libstdc++6', 'ca-certificates'],
     dpkgopt: [
       'path-exclude=/usr/share/man/*',
       'path-exclude=/usr/share/locale/*',
@@ -152,8 +170,9 @@ function baseLayout(cacheRoot, epoch) {
     keyring: sha256(readFileSync(keyring)),
     arch: execFileSync('dpkg', ['--print-architecture'], { encoding: 'utf8' }).trim(),
     trim: sha256(readFileSync(trimScript)),
+    node: pin,
     epoch,
-    format: 2,
+    format: 3,
   };
   const key = sha256(JSON.stringify(recipe)).slice(0, 16);
   const dir = join(cacheRoot, `base-${key}`);
@@ -161,6 +180,7 @@ function baseLayout(cacheRoot, epoch) {
     log(`base: cached ${relative(homedir(), dir)} (${JSON.parse(readFileSync(join(dir, 'base.json'), 'utf8')).node})`);
     return dir;
   }
+  const runtime = installNode();
   log(`base: mmdebstrap trixie from ${mirror} (recipe ${key}; cold, about 2 minutes)`);
   const work = `${dir}.tmp-${process.pid}`;
   rmSync(work, { recursive: true, force: true });
@@ -191,7 +211,14 @@ function baseLayout(cacheRoot, epoch) {
   const trimOut = run(process.execPath, [trimScript, rootfs], { quiet: true });
   rmSync(join(rootfs, 'dev'), { recursive: true, force: true });
   mkdirSync(join(rootfs, 'dev'), { mode: 0o755 });
+  // After the trim, which keeps only what Debian's package lists own: node is none of theirs.
+  cpSync(runtime.node, join(rootfs, 'usr/bin/node'));
+  chmodSync(join(rootfs, 'usr/bin/node'), 0o755);
+  mkdirSync(join(rootfs, 'usr/share/doc/nodejs'), { recursive: true });
+  cpSync(runtime.license, join(rootfs, 'usr/share/doc/nodejs/LICENSE'));
+  // Runs only if the trimmed closure has every library node links.
   const node = run('chroot', [rootfs, '/usr/bin/node', '--version'], { quiet: true }).trim();
+  if (node !== `v${runtime.version}`) throw new Error(`the base's node is ${node}, not the pinned v${runtime.version}`);
   if (existsSync(join(rootfs, 'bin/sh')) || existsSync(join(rootfs, 'usr/bin/bash'))) throw new Error('trimmed base still has a shell');
   const rootfsBytes = Number(run('du', ['-sb', rootfs], { quiet: true }).split('\t')[0]);
   log(`base: ${node}, ${(rootfsBytes / 1e6).toFixed(1)} MB; packing`);
@@ -210,7 +237,7 @@ function baseLayout(cacheRoot, epoch) {
       '--history.created',
       created,
       '--history.created_by',
-      `mmdebstrap --variant=essential --include=nodejs,ca-certificates trixie; hack/image/trim-rootfs.js`,
+      `mmdebstrap --variant=essential --include=${recipe.include.join(',')} trixie; hack/image/trim-rootfs.js; /usr/bin/node: ${runtime.name}@${runtime.version} (${runtime.integrity})`,
       join(work, 'base.tar'),
     ],
     { quiet: true },
@@ -407,6 +434,10 @@ function main() {
       'PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin',
       '--config.env',
       'NODE_ENV=production',
+      // Trust the system CA bundle (/etc/ssl/certs, where an operator mounts a proxy's CA) besides
+      // node's built-in one, as Debian's node did: the official build reads only its own by default.
+      '--config.env',
+      'NODE_USE_SYSTEM_CA=1',
       '--config.entrypoint',
       '/usr/bin/node',
       '--config.cmd',

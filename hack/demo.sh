@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Quick start, step 1 (`npm run demo`): sets everything up on a fresh machine (npm ci, build, the
-# local control plane built from the Go module proxy and started) and runs the demo (hack/demo.js),
+# Quick start, step 1 (`npm run demo`): sets everything up on a fresh machine (the pinned Node.js, npm ci,
+# build, the local control plane built from the Go module proxy and started) and runs the demo (hack/demo.js),
 # which leaves the simulator, both controllers and the CAPP fixture running for kubectl until
 # `npm run demo:down`. Safe to run again: a demo still up is stopped first, then started afresh.
 #
@@ -28,6 +28,12 @@ else
   echo "== Debian packages the demo needs (openssl; only when missing)"
   bash hack/install-debian-packages.sh demo
 fi
+# The project's Node.js (the npm registry's node-linux-<arch>, pinned in hack/nodejs/package-lock.json),
+# first on PATH: npm ci, the build, the demo and every process it starts run on it.
+echo "== Node.js (pinned in hack/nodejs/package-lock.json; cached in ~/.cache/metal-l2/nodejs)"
+node_bin="$(node hack/install-node.js)"
+export PATH="$node_bin:$PATH"
+hash -r
 if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
   echo "== npm ci"
   npm ci --no-audit --no-fund

@@ -1,8 +1,10 @@
 #!/usr/bin/env node
-// Trims a Debian root filesystem made by mmdebstrap (essential variant + nodejs + ca-certificates)
-// down to what `node` needs at run time: the packages in the dependency closure of nodejs (and the
-// data files of ca-certificates and openssl's configuration), nothing else. Shells, coreutils,
-// dpkg, apt, perl, documentation, locales and package-manager state of the removed packages go.
+// Trims a Debian root filesystem made by mmdebstrap (essential variant + libstdc++6 + ca-certificates)
+// down to what `node` needs at run time: node is the official Node.js build (hack/build-image.js copies
+// it in after this), which links only glibc, libstdc++ and libgcc_s and carries its own OpenSSL and
+// ICU, so the packages in the dependency closure of libstdc++6 stay, and the CA bundle that
+// ca-certificates generated; nothing else. Shells, coreutils, dpkg, apt, perl, openssl, documentation,
+// locales and package-manager state of the removed packages go.
 //
 // What stays for scanners and licences: /etc/os-release, /var/lib/dpkg/status listing exactly the
 // kept packages (with their file lists), and /usr/share/doc/<kept package>/copyright.
@@ -26,28 +28,14 @@ import {
 import { join } from 'node:path';
 
 /** Packages whose whole dependency closure stays. */
-const ROOTS = ['nodejs', 'ca-certificates', 'base-files', 'openssl'];
+const ROOTS = ['libstdc++6', 'ca-certificates', 'base-files'];
 /**
- * Dependencies the closure does not follow: ca-certificates' and openssl's maintainer-script
- * tooling (debconf, perl), base-files' awk, corepack (npm/yarn shims; the image runs node, not a package manager).
+ * Dependencies the closure does not follow: ca-certificates' maintainer-script tooling (openssl,
+ * which also brings libssl; debconf, perl), base-files' awk.
  */
-const NOT_FOLLOWED = new Set([
-  'mawk',
-  'awk',
-  'debconf',
-  'debconf-2.0',
-  'perl-base',
-  'perl',
-  'node-corepack',
-  'dpkg',
-  'coreutils',
-  'debianutils',
-]);
+const NOT_FOLLOWED = new Set(['mawk', 'awk', 'debconf', 'debconf-2.0', 'perl-base', 'perl', 'openssl', 'dpkg', 'coreutils', 'debianutils']);
 /** Paths removed even though a kept package ships them (tools and data node never uses). */
 const DROP_PATHS = [
-  '/usr/bin/openssl',
-  '/usr/bin/c_rehash',
-  '/usr/lib/ssl/misc',
   '/usr/sbin/update-ca-certificates',
   '/etc/ca-certificates/update.d',
   '/usr/lib/x86_64-linux-gnu/gconv', // iconv modules: node and ICU do not use iconv

@@ -1,10 +1,14 @@
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { copyFileSync, chmodSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { createServer as createHttpsServer } from 'node:https';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { freePort } from '@metal-l2/local-control-plane';
+import { makeServingCertificate } from '@metal-l2/test-support/certificates';
 import { createTestNamespace, deleteTestNamespace, loadKubeConfig, testKubeconfigPath } from '@metal-l2/test-support/cluster';
 import { installCrds, projectCrds, upstreamCrds } from '@metal-l2/test-support/crds';
 import { repoRoot } from '@metal-l2/test-support/paths';
@@ -26,7 +30,12 @@ interface RuntimeSpec {
 
 /** Newest input of the image: the build scripts, the lockfile, every package's last build. */
 function newestInput(): number {
-  const files = [join(repoRoot, 'hack/build-image.js'), join(repoRoot, 'hack/image/trim-rootfs.js'), join(repoRoot, 'package-lock.json')];
+  const files = [
+    join(repoRoot, 'hack/build-image.js'),
+    join(repoRoot, 'hack/image/trim-rootfs.js'),
+    join(repoRoot, 'hack/nodejs/package-lock.json'),
+    join(repoRoot, 'package-lock.json'),
+  ];
   for (const pkg of readdirSync(join(repoRoot, 'packages'))) files.push(join(repoRoot, 'packages', pkg, 'dist', '.tsbuildinfo'));
   return Math.max(...files.filter((f) => existsSync(f)).map((f) => statSync(f).mtimeMs));
 }
@@ -43,6 +52,15 @@ describe('container image', () => {
   let spec: RuntimeSpec;
   let namespace = '';
   const children: ChildProcess[] = [];
+
+  /** unshare's arguments that run `command` as a pod would: in the image's root filesystem, as its user, in its working directory. */
+  const inImage = (command: string[]): string[] => {
+    const { uid, gid } = spec.process.user;
+    return [`--root=${rootfs}`, `--wd=${spec.process.cwd}`, `--setgid=${gid}`, `--setuid=${uid}`, '--', ...command];
+  };
+  /** The image's environment, and nothing of this process's. */
+  const imageEnv = (): Record<string, string> =>
+    Object.fromEntries(spec.process.env.map((e) => [e.slice(0, e.indexOf('=')), e.slice(e.indexOf('=') + 1)]));
 
   beforeAll(async () => {
     if (process.getuid?.() !== 0) throw new Error('the image test runs the image in a chroot: run it as root (CI does)');
@@ -107,6 +125,49 @@ describe('container image', () => {
     for (const dev of ['typescript', 'jest', 'eslint', 'ts-jest']) expect(existsSync(join(rootfs, 'app/node_modules', dev))).toBe(false);
   });
 
+  // The image takes the binary hack/install-node.js installed for CI (pinned with its integrity in
+  // hack/nodejs/package-lock.json) instead of Debian's nodejs 20, and only the libraries it links.
+  test('its node is the pinned Node.js, the same binary CI runs, with no Debian nodejs, OpenSSL or ICU beside it', async () => {
+    const lock = JSON.parse(readFileSync(join(repoRoot, 'hack/nodejs/package-lock.json'), 'utf8')) as {
+      packages: Record<string, { version?: string }>;
+    };
+    const pinned = lock.packages[`node_modules/node-linux-${process.arch}`]?.version;
+    const { stdout: version } = await run('unshare', inImage(['/usr/bin/node', '--version']), { env: imageEnv() });
+    expect(version.trim()).toBe(`v${pinned}`);
+    const { stdout: bin } = await run(process.execPath, [join(repoRoot, 'hack/install-node.js')]);
+    const sha256 = (path: string): string => createHash('sha256').update(readFileSync(path)).digest('hex');
+    expect(sha256(join(rootfs, 'usr/bin/node'))).toBe(sha256(join(bin.trim(), 'node')));
+    expect(existsSync(join(rootfs, 'usr/share/doc/nodejs/LICENSE'))).toBe(true);
+    const packages = [...readFileSync(join(rootfs, 'var/lib/dpkg/status'), 'utf8').matchAll(/^Package: (\S+)$/gm)].map((m) => m[1] ?? '');
+    expect(packages).toContain('libstdc++6');
+    expect(packages.filter((p) => /^(nodejs|libnode|libicu|libssl|openssl|libuv)/.test(p))).toEqual([]);
+  });
+
+  // Debian's nodejs used the system CA store; the official build uses its own list unless told
+  // (NODE_USE_SYSTEM_CA=1 in the image's environment). A CA an operator mounts into /etc/ssl/certs
+  // (a TLS-intercepting proxy's, in front of the Metal API) must keep working after the upgrade.
+  test("its node trusts a CA placed in /etc/ssl/certs, as Debian's node did", async () => {
+    const { certDir } = await makeServingCertificate();
+    const server = createHttpsServer(
+      { cert: readFileSync(join(certDir, 'tls.crt')), key: readFileSync(join(certDir, 'tls.key')) },
+      (_req, res) => res.end('trusted'),
+    );
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const caFile = join(rootfs, 'etc/ssl/certs/metal-l2-test-ca.pem');
+    try {
+      copyFileSync(join(certDir, 'ca.crt'), caFile);
+      chmodSync(caFile, 0o644);
+      const url = `https://127.0.0.1:${(server.address() as AddressInfo).port}/`;
+      const script = `fetch('${url}').then(async (r) => process.stdout.write(await r.text()), (e) => process.stdout.write(String(e.cause?.code ?? e)))`;
+      const { stdout } = await run('unshare', inImage(['/usr/bin/node', '-e', script]), { env: imageEnv() });
+      expect(stdout).toBe('trusted');
+    } finally {
+      rmSync(caFile, { force: true });
+      rmSync(certDir, { recursive: true, force: true });
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+
   test.each([{ controller: 'ipam-controller' }, { controller: 'network-controller' }])(
     '$controller becomes ready from the image root filesystem',
     async ({ controller }) => {
@@ -122,15 +183,7 @@ describe('container image', () => {
         '--webhook-port=0',
         `--namespace=${namespace}`,
       ];
-      const { uid, gid } = spec.process.user;
-      const child = spawn(
-        'unshare',
-        [`--root=${rootfs}`, `--wd=${spec.process.cwd}`, `--setgid=${gid}`, `--setuid=${uid}`, '--', ...args],
-        {
-          env: Object.fromEntries(spec.process.env.map((e) => [e.slice(0, e.indexOf('=')), e.slice(e.indexOf('=') + 1)])),
-          stdio: ['ignore', 'pipe', 'pipe'],
-        },
-      );
+      const child = spawn('unshare', inImage(args), { env: imageEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
       children.push(child);
       let output = '';
       child.stdout.on('data', (d: Buffer) => (output += d.toString()));
