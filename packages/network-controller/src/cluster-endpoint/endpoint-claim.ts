@@ -81,8 +81,9 @@ function formerClusterUid(claim: IPAddressClaim, scope: Pick<EndpointScope, 'clu
 
 /**
  * The claim of this name belongs to a former Cluster of the same name: owner garbage collection
- * deletes it, and its IPAM provider releases it (ours leaves it alone while only a new paused
- * Cluster of that name exists no more). It carries our label, so its going wakes this Cluster.
+ * deletes it and its IPAM provider releases it (ours does although this Cluster of the same name
+ * is paused: the claim's Cluster is the former one). Not a conflict: nothing for the user to do.
+ * It carries our label, so its going wakes this Cluster.
  */
 function waitForFormerClaim(scope: EndpointScope, claim: IPAddressClaim, formerUid: string): StepOutcome {
   const name = claim.metadata.name ?? '';
