@@ -9,13 +9,13 @@ import { makeServingCertificate } from '@metal-l2/test-support/certificates';
 import { createTestNamespace, deleteTestNamespace } from '@metal-l2/test-support/cluster';
 import type { Kind, Obj } from '@metal-l2/test-support/objects';
 import { deleteMovedObjects, moveObjects } from './capi/support/move.js';
+import { HOLD, HOLD_REASON, TEMPLATE_ANNOTATION, addressKind, clusterEndpoints, held } from './support/cluster-endpoints.js';
 import { eventsOf, poolUsed as poolUsedIn, waitPoolUsed } from './support/network-probes.js';
 import {
   CLUSTER,
   linesLogger,
   CREDENTIALS_SECRET,
   FAST_TIMINGS,
-  CAPP_TOKEN,
   TOKEN,
   condition,
   createMachine,
@@ -24,7 +24,6 @@ import {
   createVlans,
   netKinds,
   poolRef,
-  provisionWorkloadCluster,
   useNetworkWorld,
   waitMachineNetworkReady,
   waitMachineNetworkReason,
@@ -37,9 +36,18 @@ import {
 
 const world = useNetworkWorld('net-endpoint');
 
-const TEMPLATE_ANNOTATION = 'network.metal.x-k8s.io/endpoint-template';
-const HOLD = 'network.metal.x-k8s.io/endpoint-hold';
-const HOLD_REASON = 'network.metal.x-k8s.io/endpoint-hold-reason';
+const {
+  cluster,
+  createCluster,
+  createEndpointPool,
+  createEndpointTemplate,
+  eventReasons,
+  holdReasonOf,
+  injectedText,
+  provisionLinkedCluster,
+  waitEndpointReason,
+  waitForEvent,
+} = clusterEndpoints(world);
 
 let firstVersions: FirstVersions | undefined;
 
@@ -49,53 +57,7 @@ beforeAll(async () => {
 
 afterAll(() => firstVersions?.stop());
 
-async function createEndpointPool(name: string, addresses: string[], gateway = '192.168.40.1'): Promise<void> {
-  await world.objects.create(netKinds.pool, {
-    metadata: { name, namespace: world.ns },
-    spec: { addresses, prefix: 24, gateway },
-  });
-}
-
-async function createEndpointTemplate(name: string, pool: string, extra: Record<string, unknown> = {}): Promise<void> {
-  await world.objects.create(netKinds.endpointTemplate, {
-    metadata: { name, namespace: world.ns },
-    spec: { vxlan: 1000, addressFromPool: poolRef(pool), ...extra },
-  });
-}
-
-async function createCluster(name: string, template: string, endpoint?: { host: string; port: number }): Promise<Obj> {
-  return world.objects.create(netKinds.cluster, {
-    metadata: { name, namespace: world.ns, annotations: { [TEMPLATE_ANNOTATION]: template } },
-    spec: {
-      infrastructureRef: { apiGroup: 'infrastructure.cluster.x-k8s.io', kind: 'PacketCluster', name },
-      ...(endpoint === undefined ? {} : { controlPlaneEndpoint: endpoint }),
-    },
-  });
-}
-
-async function cluster(name: string): Promise<Obj> {
-  const c = await world.objects.get(netKinds.cluster, name, world.ns);
-  if (c === undefined) throw new Error(`Cluster ${name} not found`);
-  return c;
-}
-
-async function waitEndpointReason(name: string, type: string, reason: string, timeoutMs = 30_000): Promise<Obj> {
-  return waitFor(
-    `ClusterEndpoint ${name} ${type} ${reason}`,
-    async () => {
-      const ep = await world.objects.get(netKinds.clusterEndpoint, name, world.ns);
-      if (ep !== undefined && condition(ep, type)?.reason === reason) return ep;
-      throw new Error(ep === undefined ? 'no ClusterEndpoint' : JSON.stringify(ep.status ?? 'no status'));
-    },
-    { timeoutMs, intervalMs: 200 },
-  );
-}
-
 const poolUsed = (name: string): Promise<number | undefined> => poolUsedIn(world, name);
-
-function held(c: Obj): boolean {
-  return c.spec?.paused === true && c.metadata.annotations?.[HOLD] !== undefined;
-}
 
 describe('cluster endpoint from a pool', () => {
   test('a linked Cluster is created held, gets the pool address as its endpoint, and is released', async () => {
@@ -516,16 +478,7 @@ describe('cluster endpoint from a pool', () => {
 
   test('a control-plane machine of a Cluster created with an endpoint of its own (EndpointAlreadySet) gets no VIP announcer and does not wait for one', async () => {
     // A second workload cluster, linked and given the user's endpoint at creation, before we could claim one.
-    await provisionWorkloadCluster({
-      kc: world.kc,
-      objects: world.objects,
-      namespace: world.ns,
-      metalBaseUrl: world.sim.baseUrl,
-      token: CAPP_TOKEN,
-      name: 'own',
-      annotations: { [TEMPLATE_ANNOTATION]: 'cp-vip' },
-      controlPlaneEndpoint: { host: '203.0.113.30', port: 6443 },
-    });
+    await provisionLinkedCluster('own', 'cp-vip', { host: '203.0.113.30', port: 6443 });
     // The controller saw it: the ClusterEndpoint says it runs with the user's endpoint.
     const ep = await waitEndpointReason('own', 'EndpointSet', 'EndpointAlreadySet');
     expect(condition(ep, 'EndpointSet')?.message).toContain('203.0.113.30:6443');
@@ -542,43 +495,6 @@ describe('cluster endpoint from a pool', () => {
     expect(await world.objects.get(netKinds.claim, 'own-endpoint', world.ns)).toBeUndefined();
   });
 });
-
-/** The bootstrap data of a machine as the controller left it, with every base64 file content decoded beside it. */
-async function injectedText(machine: string): Promise<string> {
-  const secret = await world.kc.makeApiClient(k8s.CoreV1Api).readNamespacedSecret({ namespace: world.ns, name: `${machine}-bootstrap` });
-  const value = Buffer.from(secret.data?.['value'] ?? '', 'base64').toString('utf8');
-  const decoded = [...value.matchAll(/content: ([A-Za-z0-9+/=]+)$/gm)].map((m) => Buffer.from(m[1] ?? '', 'base64').toString('utf8'));
-  return [value, ...decoded].join('\n');
-}
-
-const addressKind: Kind = {
-  group: 'ipam.cluster.x-k8s.io',
-  version: 'v1beta2',
-  plural: 'ipaddresses',
-  kind: 'IPAddress',
-  namespaced: true,
-};
-
-/** The reasons of the Events the controller recorded for an object of this name (this namespace only). */
-function eventReasons(name: string): string[] {
-  return eventsOf(world, name).map((e) => e.reason ?? '');
-}
-
-async function waitForEvent(name: string, reason: string): Promise<void> {
-  await waitFor(`a ${reason} Event on ${name}`, () => eventReasons(name).includes(reason), { timeoutMs: 10_000 });
-}
-
-/** The Cluster's hold-reason annotation once it starts with `reason:`. */
-async function holdReasonOf(name: string, reason: string, timeoutMs = 10_000): Promise<string> {
-  return waitFor(
-    `the hold reason ${reason} on Cluster ${name}`,
-    async () => {
-      const value = (await cluster(name)).metadata.annotations?.[HOLD_REASON];
-      return value?.startsWith(`${reason}: `) === true ? value : false;
-    },
-    { timeoutMs },
-  );
-}
 
 /**
  * Makes the API server refuse to create the claim of this name in the test namespace: a

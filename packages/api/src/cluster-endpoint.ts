@@ -42,6 +42,13 @@ export const CLUSTER_ENDPOINT_LABEL = 'network.metal.x-k8s.io/cluster-endpoint';
 export const ClusterEndpointFinalizers = {
   /** On a ClusterEndpoint: its claim is released before it may go. */
   clusterEndpoint: 'network.metal.x-k8s.io/cluster-endpoint',
+  /**
+   * On the endpoint IPAddressClaim: its deletion (kubectl delete, owner garbage collection) is held
+   * while its address is in use: the Cluster's control-plane endpoint, or announced by a machine
+   * of the Cluster that was given the VIP announcer. An IPAM provider that keeps a deleting claim's
+   * address while other finalizers remain (ours, metal3's) keeps the address as long.
+   */
+  endpointInUse: 'network.metal.x-k8s.io/endpoint-in-use',
 } as const;
 
 /** The API server port kubeadm listens on unless told otherwise. */
@@ -63,6 +70,19 @@ export const ClusterEndpointReasons = {
   poolNotReady: 'PoolNotReady',
   claimConflict: 'ClaimConflict',
   claimRefused: 'ClaimRefused',
+  /** The claim of this name belongs to a former Cluster of the same name (another uid): a fresh one is made once it is gone. */
+  waitingForFormerClaim: 'WaitingForFormerClaim',
+  /**
+   * The address stays claimed although the Cluster gave it up (another endpoint, the claim
+   * deleted, the annotation removed): it is the Cluster's endpoint or a machine of the Cluster
+   * still announces it. The message says what gives it back.
+   */
+  addressInUse: 'AddressInUse',
+  /**
+   * The Cluster runs on the address this ClusterEndpoint claimed, but its claim is bound to another
+   * one (the claim was re-made and its IPAM provider did not honour the requested address).
+   */
+  addressLost: 'AddressLost',
   // EndpointSet
   endpointSet: 'EndpointSet',
   /**
@@ -85,6 +105,8 @@ export const ClusterEndpointEventReasons = {
   endpointAlreadySet: 'EndpointAlreadySet',
   pauseReleased: 'PauseReleased',
   claimReleased: 'ClaimReleased',
+  /** The address is kept claimed while it is in use (see ClusterEndpointReasons.addressInUse). */
+  addressInUse: 'AddressInUse',
 } as const;
 
 const IMMUTABLE = {

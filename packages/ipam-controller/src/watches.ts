@@ -1,4 +1,5 @@
 import {
+  IpamFinalizers,
   IpamLabels,
   type Cluster,
   type IPAddress,
@@ -92,10 +93,20 @@ export function ownWriteEcho(recentWrites: RecentWrites): {
   };
 }
 
-/** What our claim writes touch is finalizers and status; anything else changed is someone else's news. */
+/**
+ * What our claim writes touch is our finalizer and status; anything else changed (another
+ * controller's finalizer too: its removal may let the address go) is someone else's news.
+ */
 function onlyOurFieldsChanged(before: IPAddressClaim, after: IPAddressClaim): boolean {
   const rest = (c: IPAddressClaim): string =>
-    JSON.stringify([c.spec, c.metadata.labels, c.metadata.annotations, c.metadata.deletionTimestamp, c.metadata.ownerReferences]);
+    JSON.stringify([
+      c.spec,
+      c.metadata.labels,
+      c.metadata.annotations,
+      c.metadata.deletionTimestamp,
+      c.metadata.ownerReferences,
+      c.metadata.finalizers?.filter((f) => f !== IpamFinalizers.releaseAddress),
+    ]);
   return rest(before) === rest(after);
 }
 

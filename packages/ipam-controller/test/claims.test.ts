@@ -267,6 +267,35 @@ describe('deletion', () => {
     expect(terminating?.metadata.deletionTimestamp).toBeDefined();
     expect(terminating?.spec.address).toBe('10.9.0.10');
   });
+  test("a deleting claim keeps its address while another controller's finalizer is on it; its removal releases it", async () => {
+    await objects.create(kinds.pool, poolObject('held-by-other', { addresses: ['10.12.0.10'], prefix: 24 }, ns));
+    await objects.create(claimKind, {
+      ...claimObject('other-1', ns, { pool: 'held-by-other' }),
+      metadata: { name: 'other-1', namespace: ns, finalizers: ['example.com/still-using'] },
+    });
+    expect(addressOf(await boundAddress('other-1'))).toBe('10.12.0.10');
+    await objects.delete(claimKind, 'other-1', ns);
+    // A second claim on the one-address pool: the provider decided it (PoolExhausted) after it
+    // saw the deletion, and the deleting claim still has its IPAddress.
+    await objects.create(claimKind, claimObject('other-2', ns, { pool: 'held-by-other' }));
+    await waitFor(
+      'other-2 PoolExhausted',
+      async () => readyCondition(await objects.get(claimKind, 'other-2', ns))?.reason === 'PoolExhausted',
+      {
+        timeoutMs: timeouts.claimBound,
+      },
+    );
+    const deleting = await objects.get(claimKind, 'other-1', ns);
+    expect(deleting?.metadata.deletionTimestamp).toBeDefined();
+    expect(deleting?.metadata.finalizers).toContain('ipam.metal.x-k8s.io/release-address');
+    expect((await objects.get(addressKind, 'other-1', ns))?.spec.address).toBe('10.12.0.10');
+
+    await objects.patch(claimKind, 'other-1', ns, { metadata: { finalizers: ['ipam.metal.x-k8s.io/release-address'] } });
+    await waitFor('other-1 gone', async () => (await objects.get(claimKind, 'other-1', ns)) === undefined, {
+      timeoutMs: timeouts.claimBound,
+    });
+    expect(addressOf(await boundAddress('other-2'))).toBe('10.12.0.10');
+  });
 });
 
 describe('pause and cluster linkage', () => {
@@ -341,6 +370,55 @@ describe('pause and cluster linkage', () => {
       {
         timeoutMs: timeouts.claimBound,
       },
+    );
+  });
+
+  test('a deleting claim of a former Cluster is released although a new paused Cluster of that name exists', async () => {
+    await objects.create(kinds.pool, poolObject('again', { addresses: ['10.13.0.10'], prefix: 24 }, ns));
+    const former = await objects.create(clusterKind, { metadata: { name: 'again', namespace: ns }, spec: { paused: false } });
+    await objects.create(claimKind, {
+      ...claimObject('again-endpoint', ns, { pool: 'again', clusterName: 'again' }),
+      metadata: {
+        name: 'again-endpoint',
+        namespace: ns,
+        ownerReferences: [
+          {
+            apiVersion: `${clusterKind.group}/${clusterKind.version}`,
+            kind: 'Cluster',
+            name: 'again',
+            uid: former.metadata.uid,
+            controller: true,
+            blockOwnerDeletion: true,
+          },
+        ],
+      },
+    });
+    await boundAddress('again-endpoint');
+    // The claim paused itself, so its release waits until the new Cluster exists (as when the
+    // provider is slow or down while the Cluster is deleted and created again).
+    await objects.patch(claimKind, 'again-endpoint', ns, { metadata: { annotations: { 'cluster.x-k8s.io/paused': '' } } });
+    await objects.delete(clusterKind, 'again', ns);
+    await waitFor(
+      'the garbage collector deleting the claim of the former Cluster',
+      async () => (await objects.get(claimKind, 'again-endpoint', ns))?.metadata.deletionTimestamp !== undefined,
+      { timeoutMs: timeouts.claimBound },
+    );
+    const created = await objects.create(clusterKind, { metadata: { name: 'again', namespace: ns }, spec: { paused: true } });
+    expect(created.metadata.uid).not.toBe(former.metadata.uid);
+    await objects.patch(claimKind, 'again-endpoint', ns, { metadata: { annotations: { 'cluster.x-k8s.io/paused': null } } });
+    await waitFor(
+      "the former Cluster's claim and IPAddress gone",
+      async () =>
+        (await objects.get(claimKind, 'again-endpoint', ns)) === undefined &&
+        (await objects.get(addressKind, 'again-endpoint', ns)) === undefined,
+      { timeoutMs: timeouts.claimBound },
+    );
+    // The new Cluster's own claim is still held by its pause (the contract, for the real owner).
+    await objects.create(claimKind, claimObject('again-new', ns, { pool: 'again', clusterName: 'again' }));
+    await expectUnallocated(
+      site(),
+      await sentinelBound(site(), { pool: 'again', name: 'again-sentinel', linkCluster: 'clusterName' }),
+      'again-new',
     );
   });
 });

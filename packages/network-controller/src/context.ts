@@ -115,6 +115,8 @@ export const IndexNames = {
   healthCheckByCluster: 'healthCheckByCluster',
   /** MachineNetworks by `namespace/<templateName>`. */
   machineNetworkByTemplate: 'machineNetworkByTemplate',
+  /** MachineNetworks by `namespace/<cluster name>` (the cluster-name label copied from the PacketMachine). */
+  machineNetworkByCluster: 'machineNetworkByCluster',
   /** PacketMachines by `namespace/<MachineNetworkTemplate>` they are linked to. */
   packetMachineByTemplate: 'packetMachineByTemplate',
   /** PacketMachines by `namespace/<cluster name>` (the cluster-name label). */

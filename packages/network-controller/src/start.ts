@@ -54,7 +54,7 @@ import {
 import { MetalClients, type MetalClientOptions } from '@metal-l2/metal-api';
 import type { EndpointContext } from './cluster-endpoint/context.js';
 import { reconcileClusterEndpoint } from './cluster-endpoint/reconciler.js';
-import { addEndpointIndexes, endpointWatches } from './cluster-endpoint/watches.js';
+import { addEndpointIndexes, announcerChanged, endpointWatches } from './cluster-endpoint/watches.js';
 import { MACHINE_NETWORK_LABEL, type DefaultCredentials, type EventSink, type NetworkContext, type NetworkTimings } from './context.js';
 import { LastWrites } from './machine-network/last-writes.js';
 import { reconcileMachineNetwork } from './machine-network/reconciler.js';
@@ -290,6 +290,9 @@ function buildEndpointController(options: StartOptions, ctx: NetworkContext, inf
       templates: own.templates,
       claims: own.claims,
       addresses: informers.addresses,
+      machineNetworks: informers.machineNetworks,
+      machines: informers.machines,
+      packetMachines: informers.packetMachines,
     },
     events: ctx.events,
     now: ctx.now,
@@ -315,6 +318,8 @@ function buildEndpointController(options: StartOptions, ctx: NetworkContext, inf
   controller.watch(own.claims, watches.claims);
   controller.watch(informers.addresses, watches.addresses);
   controller.watch(own.templates, watches.templates);
+  // A machine given the announcer, or gone, changes whether the Cluster's address may be given back.
+  controller.watch(informers.machineNetworks, watches.machineNetworks, { predicate: announcerChanged });
   return controller;
 }
 

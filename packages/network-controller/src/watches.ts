@@ -57,6 +57,10 @@ export function addIndexes(informers: NetworkInformers): void {
   });
   informers.healthChecks?.addIndex(IndexNames.healthCheckByCluster, (mhc) => [`${nsOf(mhc)}/${mhc.spec.clusterName}`]);
   informers.machineNetworks.addIndex(IndexNames.machineNetworkByTemplate, (mn) => [`${nsOf(mn)}/${mn.spec.templateName}`]);
+  informers.machineNetworks.addIndex(IndexNames.machineNetworkByCluster, (mn) => {
+    const cluster = mn.metadata.labels?.[CapiLabels.clusterName];
+    return cluster === undefined ? [] : [`${nsOf(mn)}/${cluster}`];
+  });
   informers.packetMachines.addIndex(IndexNames.packetMachineByTemplate, (pm) => {
     const template = templateNameFor(pm, (namespace, name) => informers.packetMachineTemplates.get({ namespace, name }));
     return template === undefined ? [] : [`${nsOf(pm)}/${template}`];

@@ -122,6 +122,9 @@ export interface NetworkWorld {
   /** Stops the network controller and starts a new one (a restart, or a crash and a new pod). */
   restartNetworkController(): Promise<void>;
   stopNetworkController(): Promise<void>;
+  /** Stops the IPAM provider (a provider down or slow for a while); startIpamController starts a new one. */
+  stopIpamController(): Promise<void>;
+  startIpamController(): Promise<void>;
 }
 
 export interface NetworkWorldOptions {
@@ -188,6 +191,9 @@ export function useNetworkWorld(prefix: string, options: NetworkWorldOptions = {
       timings: { ...FAST_TIMINGS, ...options.timings },
     });
   };
+
+  const startIpam = (): Promise<RunningIpamController> =>
+    startIpamController({ kubeConfig: kc, namespace: ns, logger: quietLogger(), leaderElection: false, concurrency: 4 });
 
   const registerWebhook = async (port: number): Promise<void> => {
     if (certs === undefined) throw new Error('the world is not set up');
@@ -274,7 +280,7 @@ export function useNetworkWorld(prefix: string, options: NetworkWorldOptions = {
     const core = kc.makeApiClient(k8s.CoreV1Api);
     await core.createNamespacedSecret({ namespace: ns, body: { metadata: { name: CREDENTIALS_SECRET }, stringData: { apiToken: TOKEN } } });
     certs = await makeServingCertificate();
-    ipam = await startIpamController({ kubeConfig: kc, namespace: ns, logger: quietLogger(), leaderElection: false, concurrency: 4 });
+    ipam = await startIpam();
     network = await startNetwork();
     await registerWebhook(network.webhookPort);
     fixture = await startCappForWorkloadCluster({
@@ -324,6 +330,14 @@ export function useNetworkWorld(prefix: string, options: NetworkWorldOptions = {
     async stopNetworkController() {
       await network?.stop();
       network = undefined;
+    },
+    async stopIpamController() {
+      await ipam?.stop();
+      ipam = undefined;
+    },
+    async startIpamController() {
+      if (ipam !== undefined) throw new Error('the IPAM provider is running already');
+      ipam = await startIpam();
     },
     async restartNetworkController() {
       await network?.stop();

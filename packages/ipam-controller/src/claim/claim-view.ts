@@ -1,4 +1,4 @@
-import { CapiAnnotations, CapiLabels, IpamAnnotations, IpamFinalizers, type IPAddressClaim } from '@metal-l2/api';
+import { CAPI_CORE_GROUP, CapiAnnotations, CapiLabels, IpamAnnotations, IpamFinalizers, type IPAddressClaim } from '@metal-l2/api';
 
 /**
  * What the provider needs to know about an IPAddressClaim, the same for v1beta2 and v1beta1
@@ -15,9 +15,19 @@ export interface ClaimView {
   readonly requestedAddress?: string | undefined;
   readonly isDeleting: boolean;
   readonly hasFinalizer: boolean;
+  /**
+   * Another controller's finalizer is on the claim (the API server's own foregroundDeletion and
+   * orphan do not count): its deletion waits for it, and so does the release of its address.
+   */
+  readonly hasOtherFinalizers: boolean;
+  /** The uid of the Cluster that owns the claim (an owner reference of kind Cluster), when one does. */
+  readonly clusterUid?: string | undefined;
   readonly isPaused: boolean;
   readonly object: IPAddressClaim;
 }
+
+/** Finalizers of the API server's garbage collector: bookkeeping of the deletion itself, which never waits for the address. */
+const GC_FINALIZERS: ReadonlySet<string> = new Set(['foregroundDeletion', 'orphan']);
 
 // The cache hands out one object per claim version, and every pass over a pool views all of its
 // claims: a view is made once per version.
@@ -43,6 +53,8 @@ function makeView(claim: IPAddressClaim): ClaimView {
     requestedAddress: meta.annotations?.[IpamAnnotations.requestedAddress],
     isDeleting: meta.deletionTimestamp !== undefined,
     hasFinalizer: meta.finalizers?.includes(IpamFinalizers.releaseAddress) ?? false,
+    hasOtherFinalizers: (meta.finalizers ?? []).some((f) => f !== IpamFinalizers.releaseAddress && !GC_FINALIZERS.has(f)),
+    clusterUid: (meta.ownerReferences ?? []).find((o) => o.kind === 'Cluster' && o.apiVersion.startsWith(`${CAPI_CORE_GROUP}/`))?.uid,
     isPaused: meta.annotations?.[CapiAnnotations.paused] !== undefined,
     object: claim,
   };

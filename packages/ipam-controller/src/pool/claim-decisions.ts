@@ -1,6 +1,6 @@
 import { ClaimReasons, type IPAddress } from '@metal-l2/api';
 import { buildIPAddress } from '../claim/ip-address.js';
-import { clusterStateOf, mayActOn } from '../claim/cluster-state.js';
+import { clusterStateOf, mayActOn, mayRelease } from '../claim/cluster-state.js';
 import type { ClaimOutcome } from '../claim/claim-status.js';
 import type { ClaimView } from '../claim/claim-view.js';
 import {
@@ -23,7 +23,8 @@ import type { PoolScope } from './pool-scope.js';
 
 /**
  * A deleting claim's address is released only after its IPAddress is gone (asked of the API
- * server), so an existing IPAddress always has its allocation in status. Orphaned IPAddresses,
+ * server), so an existing IPAddress always has its allocation in status; while another
+ * controller's finalizer holds the claim, neither goes (mayRelease). Orphaned IPAddresses,
  * whose claim the API server confirmed gone (confirmUncachedClaims), are removed the same way.
  */
 export async function removeAddressesOfDeletingClaims(
@@ -31,7 +32,7 @@ export async function removeAddressesOfDeletingClaims(
   scope: PoolScope,
   orphans: readonly IPAddress[],
 ): Promise<ClaimView[]> {
-  const deleting = scope.claims.filter((c) => c.isDeleting && c.hasFinalizer && mayActOn(c, clusterStateOf(ctx, c)));
+  const deleting = scope.claims.filter((c) => mayRelease(ctx, c));
   const releasable: ClaimView[] = [];
   await forEachBounded(
     [
@@ -142,7 +143,8 @@ export async function settleClaimsOfMissingPool(ctx: IpamContext, ref: PoolRef, 
   await forEachBounded(claims, ctx.writeConcurrency, async (claim) => {
     if (!mayActOn(claim, clusterStateOf(ctx, claim))) return;
     if (claim.isDeleting) {
-      if (await deleteIPAddress(ctx, { namespace: claim.namespace, name: claim.name })) await removeClaimFinalizer(ctx, claim);
+      if (mayRelease(ctx, claim) && (await deleteIPAddress(ctx, { namespace: claim.namespace, name: claim.name })))
+        await removeClaimFinalizer(ctx, claim);
       return;
     }
     if (claim.object.status?.addressRef?.name !== undefined) return;

@@ -5,6 +5,9 @@ import type {
   ClusterEndpointTemplate,
   IPAddress,
   IPAddressClaim,
+  Machine,
+  MachineNetwork,
+  PacketMachine,
   ResourceType,
 } from '@metal-l2/api';
 import type { KubeClient, Logger, ReconcileContext } from '@metal-l2/kube';
@@ -18,6 +21,11 @@ export interface EndpointCaches {
   /** Only the endpoint claims (label selector CLUSTER_ENDPOINT_LABEL). */
   readonly claims: ObjectCache<IPAddressClaim>;
   readonly addresses: ObjectCache<IPAddress>;
+  /** With the index machineNetworkByCluster: which machines of a Cluster announce its VIP. */
+  readonly machineNetworks: ObjectCache<MachineNetwork>;
+  /** With the index machineByInfraRef: which of them are control planes. */
+  readonly machines?: ObjectCache<Machine> | undefined;
+  readonly packetMachines: ObjectCache<PacketMachine>;
 }
 
 /** Everything the ClusterEndpoint reconciler needs from outside, handed in by start.ts (or a test). */

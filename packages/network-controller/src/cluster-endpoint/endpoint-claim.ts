@@ -2,17 +2,21 @@ import {
   CAPI_IPAM_GROUP,
   CLUSTER_ENDPOINT_LABEL,
   CapiLabels,
+  ClaimReasons,
   ClusterEndpointConditionTypes,
   ClusterEndpointEventReasons,
+  ClusterEndpointFinalizers,
   ClusterEndpointReasons,
+  IpamAnnotations,
   type IPAddress,
   type IPAddressClaim,
 } from '@metal-l2/api';
 import { apiVersionOf, isAlreadyExists, isKubeApiError } from '@metal-l2/kube';
 import { endpointClaimName, nameLabelValue } from '../machine-network/claim-names.js';
 import { failed, proceed, waitFor, type StepOutcome } from '../machine-network/scope.js';
+import { addressUseOf, announcersOf, describeUse, listNames } from './address-in-use.js';
 import type { EndpointScope } from './context.js';
-import { markEndpointCondition } from './status.js';
+import { markAddressInUse, markEndpointCondition } from './status.js';
 
 export function ownedByCluster(claim: IPAddressClaim, scope: Pick<EndpointScope, 'cluster'>): boolean {
   return (claim.metadata.ownerReferences ?? []).some((o) => o.controller === true && o.uid === scope.cluster.metadata.uid);
@@ -32,9 +36,13 @@ export function boundAddress(scope: Pick<EndpointScope, 'ctx' | 'namespace'>, cl
  * serves it. It is made unlinked (no cluster-name label): providers that follow the contract (the
  * in-cluster provider, ours) leave the claims of a paused Cluster alone, and the Cluster stays
  * paused by our hold until this address is there. linkEndpointClaim links it once it is bound.
+ * Our finalizer holds its deletion while the address is in use (claim-finalizer.ts). A Cluster
+ * that runs on the address its ClusterEndpoint had (its claim went) asks for that very address
+ * again, with the requested-address annotation our provider honours.
  */
 function claimObject(scope: EndpointScope, name: string): IPAddressClaim {
   const { cluster, endpoint } = scope;
+  const runsOn = runsOnOwnAddress(scope);
   return {
     apiVersion: `${CAPI_IPAM_GROUP}/${scope.ctx.ipamVersion}`,
     kind: 'IPAddressClaim',
@@ -42,6 +50,8 @@ function claimObject(scope: EndpointScope, name: string): IPAddressClaim {
       name,
       namespace: scope.namespace,
       labels: { [CLUSTER_ENDPOINT_LABEL]: nameLabelValue(scope.name) },
+      ...(runsOn === undefined ? {} : { annotations: { [IpamAnnotations.requestedAddress]: runsOn } }),
+      finalizers: [ClusterEndpointFinalizers.endpointInUse],
       ownerReferences: [
         {
           apiVersion: apiVersionOf(scope.ctx.types.cluster),
@@ -55,6 +65,41 @@ function claimObject(scope: EndpointScope, name: string): IPAddressClaim {
     },
     spec: { poolRef: { ...endpoint.spec.addressFromPool } },
   };
+}
+
+/** The address the Cluster runs on when it is the one its ClusterEndpoint claimed (status.address). */
+export function runsOnOwnAddress(scope: Pick<EndpointScope, 'cluster' | 'endpoint'>): string | undefined {
+  const address = scope.endpoint.status?.address;
+  return address !== undefined && address === scope.cluster.spec?.controlPlaneEndpoint?.host ? address : undefined;
+}
+
+/** The uid of the former Cluster of this name that owns the claim (deleted, then created again), if it is one. */
+function formerClusterUid(claim: IPAddressClaim, scope: Pick<EndpointScope, 'cluster' | 'name'>): string | undefined {
+  const owner = (claim.metadata.ownerReferences ?? []).find((o) => o.controller === true && o.kind === 'Cluster');
+  return owner !== undefined && owner.name === scope.name && owner.uid !== scope.cluster.metadata.uid ? owner.uid : undefined;
+}
+
+/**
+ * The claim of this name belongs to a former Cluster of the same name: owner garbage collection
+ * deletes it and its IPAM provider releases it (ours does although this Cluster of the same name
+ * is paused: the claim's Cluster is the former one). Not a conflict: nothing for the user to do.
+ * It carries our label, so its going wakes this Cluster.
+ */
+function waitForFormerClaim(scope: EndpointScope, claim: IPAddressClaim, formerUid: string): StepOutcome {
+  const name = claim.metadata.name ?? '';
+  const address = boundAddress(scope, claim)?.spec.address;
+  const announcers =
+    address === undefined ? [] : announcersOf(scope.ctx.caches, { namespace: scope.namespace, clusterName: scope.name }, address);
+  const kept =
+    announcers.length === 0
+      ? ''
+      : `; it keeps ${address ?? ''} while the machines of MachineNetworks ${listNames(announcers)} may announce it`;
+  claimProblem(
+    scope,
+    ClusterEndpointReasons.waitingForFormerClaim,
+    `IPAddressClaim ${scope.namespace}/${name} belongs to a former Cluster ${scope.name} (uid ${formerUid}) and goes with it${kept}; a fresh claim is made once it is gone`,
+  );
+  return waitFor();
 }
 
 /** How often a claim name taken by someone else's claim is looked at again. */
@@ -98,6 +143,8 @@ export async function ensureEndpointClaim(scope: EndpointScope): Promise<StepOut
       if (claim === undefined) return waitFor(1_000);
     }
   }
+  const formerUid = ownedByCluster(claim, scope) ? undefined : formerClusterUid(claim, scope);
+  if (formerUid !== undefined) return waitForFormerClaim(scope, claim, formerUid);
   if (!ownedByCluster(claim, scope)) {
     claimProblem(
       scope,
@@ -113,6 +160,7 @@ export async function ensureEndpointClaim(scope: EndpointScope): Promise<StepOut
 /**
  * Postcondition: the claim is bound and status has the address, its prefix, the port and the
  * virtual router id. Until then the endpoint waits and says for what (an exhausted pool by name).
+ * A claim made again for the address the Cluster runs on is never bound to another one.
  */
 export function waitForEndpointAddress(scope: EndpointScope): Promise<StepOutcome> {
   const { ctx, endpoint } = scope;
@@ -122,23 +170,25 @@ export function waitForEndpointAddress(scope: EndpointScope): Promise<StepOutcom
   const address = boundAddress(scope, claim);
   if (endpoint.spec.port !== undefined) status.port = endpoint.spec.port;
   if (endpoint.spec.virtualRouterID !== undefined) status.virtualRouterID = endpoint.spec.virtualRouterID;
-  if (address === undefined) {
-    const ready = claim?.status?.conditions?.find((c) => c.type === 'Ready' && c.status !== 'True');
-    const pool = endpoint.spec.addressFromPool;
-    const said =
-      ready?.reason === undefined
-        ? 'no IPAM provider has answered it yet: is one installed for this pool kind?'
-        : `${ready.reason}${ready.message === undefined ? '' : `, ${ready.message}`}`;
-    claimProblem(scope, waitingReasonOf(ready?.reason), `waiting for IPAddressClaim ${name} (pool ${pool.kind}/${pool.name}: ${said})`);
-    if (ready?.reason !== undefined) return Promise.resolve(waitFor());
-    // A claim no provider answered yet is normal for a moment; past that it is worth saying.
-    const age = claim?.metadata.creationTimestamp === undefined ? 0 : scope.now.getTime() - Date.parse(claim.metadata.creationTimestamp);
-    if (age >= UNANSWERED_CLAIM_QUIET_MS) return Promise.resolve(waitFor());
-    scope.quiet = true;
-    return Promise.resolve(waitFor(UNANSWERED_CLAIM_QUIET_MS - age));
+  const lost = lostAddress(scope, claim, address);
+  if (lost !== undefined) {
+    claimProblem(scope, ClusterEndpointReasons.addressLost, lost);
+    return Promise.resolve(waitFor());
   }
+  if (address === undefined) return Promise.resolve(reportUnbound(scope, claim, name));
   status.address = address.spec.address;
   status.prefix = address.spec.prefix;
+  const use =
+    claim?.metadata.deletionTimestamp === undefined
+      ? undefined
+      : addressUseOf(ctx.caches, { claim, clusterName: scope.name, address: address.spec.address });
+  if (use?.inUse === true) {
+    markAddressInUse(
+      scope,
+      `IPAddressClaim ${name} was deleted, but ${address.spec.address} stays claimed: ${describeUse(use)}. The claim is kept (finalizer ${ClusterEndpointFinalizers.endpointInUse}) until neither holds; to give the address back, set another spec.controlPlaneEndpoint on the Cluster and roll out its control plane so that no machine announces it, or delete the Cluster`,
+    );
+    return Promise.resolve(proceed);
+  }
   markEndpointCondition(scope, {
     type: ClusterEndpointConditionTypes.addressAllocated,
     status: 'True',
@@ -146,6 +196,44 @@ export function waitForEndpointAddress(scope: EndpointScope): Promise<StepOutcom
     message: `${address.spec.address}/${address.spec.prefix} on VLAN ${endpoint.spec.vxlan}`,
   });
   return Promise.resolve(proceed);
+}
+
+/**
+ * The claim asked again for the address the Cluster runs on (its former claim went) and did not
+ * get it: bound to another one (its IPAM provider ignores the requested-address annotation) or
+ * refused (the address is allocated to another claim). What happened, or undefined.
+ */
+function lostAddress(scope: EndpointScope, claim: IPAddressClaim | undefined, bound: IPAddress | undefined): string | undefined {
+  const requested = claim?.metadata.annotations?.[IpamAnnotations.requestedAddress];
+  const host = scope.cluster.spec?.controlPlaneEndpoint?.host;
+  if (claim === undefined || requested === undefined || requested !== host) return undefined;
+  const refused = claim.status?.conditions?.find(
+    (c) => c.type === 'Ready' && c.status === 'False' && c.reason === ClaimReasons.allocationFailed,
+  );
+  const got = bound === undefined ? undefined : bound.spec.address;
+  if (got === requested || (got === undefined && refused === undefined)) return undefined;
+  const what =
+    got === undefined
+      ? `refused it (${refused?.message ?? 'AllocationFailed'})`
+      : `gave ${got} instead (it does not honour ${IpamAnnotations.requestedAddress})`;
+  return `the Cluster runs on ${requested}, the address this ClusterEndpoint had, but its claim went and IPAddressClaim ${claim.metadata.name ?? ''} made again for it was not given it: the IPAM provider ${what}. ${requested} may be handed to another claim; free it in the pool and delete IPAddressClaim ${claim.metadata.name ?? ''} to claim it again`;
+}
+
+/** A claim not bound yet: why, with the claim's own reason (an unanswered claim is said only after a quiet moment). */
+function reportUnbound(scope: EndpointScope, claim: IPAddressClaim | undefined, name: string): StepOutcome {
+  const ready = claim?.status?.conditions?.find((c) => c.type === 'Ready' && c.status !== 'True');
+  const pool = scope.endpoint.spec.addressFromPool;
+  const said =
+    ready?.reason === undefined
+      ? 'no IPAM provider has answered it yet: is one installed for this pool kind?'
+      : `${ready.reason}${ready.message === undefined ? '' : `, ${ready.message}`}`;
+  claimProblem(scope, waitingReasonOf(ready?.reason), `waiting for IPAddressClaim ${name} (pool ${pool.kind}/${pool.name}: ${said})`);
+  if (ready?.reason !== undefined) return waitFor();
+  // A claim no provider answered yet is normal for a moment; past that it is worth saying.
+  const age = claim?.metadata.creationTimestamp === undefined ? 0 : scope.now.getTime() - Date.parse(claim.metadata.creationTimestamp);
+  if (age >= UNANSWERED_CLAIM_QUIET_MS) return waitFor();
+  scope.quiet = true;
+  return waitFor(UNANSWERED_CLAIM_QUIET_MS - age);
 }
 
 /** The claim's own reason, where it names one the user acts on; else WaitingForAddress. */
@@ -165,7 +253,12 @@ function waitingReasonOf(claimReason: string | undefined): string {
 export async function linkEndpointClaim(scope: EndpointScope): Promise<StepOutcome> {
   const name = scope.endpoint.status?.claimName ?? endpointClaimName(scope.name);
   const claim = scope.ctx.caches.claims.get({ namespace: scope.namespace, name });
-  if (claim === undefined || claim.metadata.labels?.[CapiLabels.clusterName] === scope.name) return proceed;
+  if (
+    claim === undefined ||
+    claim.metadata.deletionTimestamp !== undefined ||
+    claim.metadata.labels?.[CapiLabels.clusterName] === scope.name
+  )
+    return proceed;
   try {
     await scope.ctx.client.patch(
       scope.ctx.types.claim,

@@ -7,6 +7,7 @@ import {
 } from '@metal-l2/api';
 import { PatchHelper, done, getCondition, requeueAfter, type ReconcileContext, type ReconcileResult } from '@metal-l2/kube';
 import type { StepOutcome } from '../machine-network/scope.js';
+import { settleClaimFinalizer } from './claim-finalizer.js';
 import type { EndpointContext, EndpointScope, EndpointStep } from './context.js';
 import { ensureEndpointClaim, linkEndpointClaim, waitForEndpointAddress } from './endpoint-claim.js';
 import { ensureClusterEndpoint } from './ensure-endpoint.js';
@@ -15,7 +16,10 @@ import { isHeldByUs, isPausedWithEndpoint, noteHoldReason } from './hold.js';
 import { releaseClusterHold, setClusterEndpoint } from './set-endpoint.js';
 import { summarizeEndpointReady } from './status.js';
 
-/** Each step states its postcondition: the Cluster's own endpoint respected, claim, address, written, claim linked, hold ended. */
+/**
+ * Each step states its postcondition: the Cluster's own endpoint respected, claim, address,
+ * written, claim linked, hold ended (the claim's finalizer is settled before, whatever the Cluster's state).
+ */
 const steps: readonly EndpointStep[] = [
   respectForeignEndpoint,
   ensureEndpointClaim,
@@ -47,15 +51,18 @@ async function reportWaiting(scope: EndpointScope, outcome: StepOutcome): Promis
 
 /**
  * Reconciles the control-plane endpoint of one Cluster (key = its namespace/name = its
- * ClusterEndpoint's). A Cluster going away needs nothing from us: the ClusterEndpoint and the
- * claim are owned by it, so owner GC deletes them once it is gone and the IPAM provider's claim
- * finalizer gives the address back; the address stays claimed while the control plane is torn down.
+ * ClusterEndpoint's). A Cluster going away needs little from us: the ClusterEndpoint and the
+ * claim are owned by it, so owner GC deletes them once it is gone, and the claim's deletion waits
+ * for our finalizer while a machine still announces its address; then the IPAM provider's
+ * finalizer gives the address back. A deleted claim is let go first, whatever became of its
+ * Cluster (gone, or a new one of the same name).
  */
 export async function reconcileClusterEndpoint(
   ctx: EndpointContext,
   key: { namespace: string; name: string },
   rctx: ReconcileContext,
 ): Promise<ReconcileResult> {
+  await settleClaimFinalizer(ctx, key, rctx);
   const cluster = ctx.caches.clusters.get(key);
   if (cluster === undefined || cluster.metadata.deletionTimestamp !== undefined) return done();
   // clusterctl move is copying it (or a user paused it): its unpause brings us back.

@@ -2,7 +2,7 @@ import { ClusterEndpointConditionTypes, ClusterEndpointEventReasons, ClusterEndp
 import { failed, proceed, waitFor, type StepOutcome } from '../machine-network/scope.js';
 import type { EndpointScope } from './context.js';
 import { isHeldByUs, releaseHold } from './hold.js';
-import { markEndpointCondition } from './status.js';
+import { markEndpointAlreadySet, markEndpointCondition } from './status.js';
 
 /**
  * Postcondition: `Cluster.spec.controlPlaneEndpoint` is our address and port. Written only while
@@ -53,15 +53,7 @@ export async function setClusterEndpoint(scope: EndpointScope): Promise<StepOutc
     `Cluster.spec.controlPlaneEndpoint is ${host}:${current?.port ?? '?'}, not the claimed ${address}:${port}; it is never overwritten. ${
       isHeldByUs(cluster) ? 'The Cluster stays paused: clear the endpoint to get the VLAN one.' : ''
     }`.trimEnd();
-  const before = endpoint.status?.conditions?.find((c) => c.type === ClusterEndpointConditionTypes.endpointSet);
-  if (before?.reason !== ClusterEndpointReasons.endpointAlreadySet)
-    ctx.events.event(endpoint, { type: 'Warning', reason: ClusterEndpointEventReasons.endpointAlreadySet, message });
-  markEndpointCondition(scope, {
-    type: ClusterEndpointConditionTypes.endpointSet,
-    status: 'False',
-    reason: ClusterEndpointReasons.endpointAlreadySet,
-    message,
-  });
+  markEndpointAlreadySet(scope, message);
   return waitFor();
 }
 
