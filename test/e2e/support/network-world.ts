@@ -119,9 +119,16 @@ export interface NetworkWorld {
   /** Every line the CAPP fixture logged (its retries, e.g. a refused elastic-IP assignment). */
   readonly cappLogLines: string[];
   network(): RunningNetworkController;
-  /** Stops the network controller and starts a new one (a restart, or a crash and a new pod). */
-  restartNetworkController(): Promise<void>;
+  /**
+   * Stops the network controller (if one runs in this process) and starts a new one (a restart, a
+   * crash and a new pod, or an upgrade to this release), with other flags if asked.
+   */
+  restartNetworkController(options?: { readonly metadataUrl?: string }): Promise<void>;
   stopNetworkController(): Promise<void>;
+  /** The webhooks' serving certificate (tls.crt, tls.key), for a network controller run as a process. */
+  readonly webhookCertDir: string;
+  /** Points the API server's calls to our webhooks at `port` on 127.0.0.1 (a controller run as a process). */
+  routeWebhooksTo(port: number): Promise<void>;
 }
 
 export interface NetworkWorldOptions {
@@ -135,6 +142,11 @@ export interface NetworkWorldOptions {
   readonly rateLimit?: SimRateLimit;
   /** Sees the network controller's Metal calls (e.g. createPrometheusObserver on a test registry). */
   readonly metalObserver?: MetalApiObserver;
+  /**
+   * False: no network controller runs in this process at first (an upgrade test runs an earlier
+   * release as a process, routeWebhooksTo it, then restartNetworkController). Default true.
+   */
+  readonly startNetworkController?: boolean;
 }
 
 /** A debug logger whose every line lands in `lines` (tests read the controllers' log). */
@@ -167,7 +179,7 @@ export function useNetworkWorld(prefix: string, options: NetworkWorldOptions = {
   let certs: { certDir: string; caBundle: string } | undefined;
   let webhookName = '';
 
-  const startNetwork = async (): Promise<RunningNetworkController> => {
+  const startNetwork = async (flags: { readonly metadataUrl?: string } = {}): Promise<RunningNetworkController> => {
     if (sim === undefined || certs === undefined) throw new Error('the world is not set up');
     return startNetworkController({
       kubeConfig: kc,
@@ -182,7 +194,7 @@ export function useNetworkWorld(prefix: string, options: NetworkWorldOptions = {
         ...(options.metalObserver === undefined ? {} : { observer: options.metalObserver }),
       },
       defaultCredentials: { namespace: ns, name: CREDENTIALS_SECRET },
-      metadataUrl: options.metadataUrl ?? `${sim.url}/metadata`,
+      metadataUrl: flags.metadataUrl ?? options.metadataUrl ?? `${sim.url}/metadata`,
       timings: { ...FAST_TIMINGS, ...options.timings },
     });
   };
@@ -273,8 +285,10 @@ export function useNetworkWorld(prefix: string, options: NetworkWorldOptions = {
     await core.createNamespacedSecret({ namespace: ns, body: { metadata: { name: CREDENTIALS_SECRET }, stringData: { apiToken: TOKEN } } });
     certs = await makeServingCertificate();
     ipam = await startIpamController({ kubeConfig: kc, namespace: ns, logger: quietLogger(), leaderElection: false, concurrency: 4 });
-    network = await startNetwork();
-    await registerWebhook(network.webhookPort);
+    if (options.startNetworkController !== false) {
+      network = await startNetwork();
+      await registerWebhook(network.webhookPort);
+    }
     fixture = await startCappForWorkloadCluster({ kc, objects, namespace: ns, sim, token: CAPP_TOKEN, logLines: cappLogLines });
   }, 120_000);
 
@@ -315,11 +329,16 @@ export function useNetworkWorld(prefix: string, options: NetworkWorldOptions = {
       await network?.stop();
       network = undefined;
     },
-    async restartNetworkController() {
+    async restartNetworkController(flags = {}) {
       await network?.stop();
-      network = await startNetwork();
+      network = await startNetwork(flags);
       await registerWebhook(network.webhookPort);
     },
+    get webhookCertDir() {
+      if (certs === undefined) throw new Error('the world is not set up');
+      return certs.certDir;
+    },
+    routeWebhooksTo: registerWebhook,
   };
 }
 
