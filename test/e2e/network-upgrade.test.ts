@@ -1,5 +1,4 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
-import * as k8s from '@kubernetes/client-node';
 import { readInjectionHash } from '@metal-l2/machine-config';
 import { testKubeconfigPath } from '@metal-l2/test-support/cluster';
 import { ControllerProcess, freePort } from '@metal-l2/test-support/controller-process';
@@ -8,7 +7,6 @@ import { oldReleaseMain } from '@metal-l2/test-support/old-release';
 import { testTimeout, timeouts } from '@metal-l2/test-support/timeouts';
 import { staysTrue, waitFor } from '@metal-l2/test-support/wait-for';
 import {
-  CLUSTER,
   CONTROLLER_AGENT,
   CREDENTIALS_SECRET,
   condition,
@@ -22,7 +20,8 @@ import {
   waitMachineNetworkReady,
 } from './support/network-world.js';
 import { eventsOf } from './support/network-probes.js';
-import { watchCollection, type CollectionWatch } from './support/watch-versions.js';
+import { bootstrapSecret, injectedText, linkClusterToVip } from './support/vip-cluster.js';
+import { conditionFlips, watchNamespaceFromNow, type CollectionWatch } from './support/watch-versions.js';
 
 // Upgrading metal-l2 over a running fleet (issue 29): the previous release's network controller
 // (built from its commit, as operators would have run it) injects and configures a control plane
@@ -33,7 +32,6 @@ import { watchCollection, type CollectionWatch } from './support/watch-versions.
 
 /** The last release before injection records (main at a1a0fec). */
 const PREVIOUS_RELEASE = 'a1a0fec';
-const TEMPLATE_ANNOTATION = 'network.metal.x-k8s.io/endpoint-template';
 const VIP = '192.168.10.250';
 const MACHINES = ['cp-0', 'cp-1', 'wk-0'] as const;
 const CONTROL_PLANES = new Set(['cp-0', 'cp-1']);
@@ -80,60 +78,24 @@ async function startPreviousRelease(metadataUrl: string): Promise<ControllerProc
 
 /** A machine's bootstrap data as CAPP gave it to the device, and the metadata URL its boot config reads. */
 async function bootstrapData(name: string): Promise<{ value: string; metadataUrl: string; resourceVersion: string }> {
-  const secret = await world.kc.makeApiClient(k8s.CoreV1Api).readNamespacedSecret({ namespace: world.ns, name: `${name}-bootstrap` });
-  const value = Buffer.from(secret.data?.['value'] ?? '', 'base64').toString('utf8');
-  const lines = value.split('\n');
+  const secret = await bootstrapSecret(world, name);
+  const lines = secret.value.split('\n');
   const at = lines.indexOf('- path: /opt/metal-l2/netcfg.json');
   const content = lines.slice(at + 1, at + 5).find((l) => l.startsWith('  content: ')) ?? '';
   const bootConfig = JSON.parse(Buffer.from(content.slice('  content: '.length), 'base64').toString('utf8')) as { metadataUrl: string };
-  return { value, metadataUrl: bootConfig.metadataUrl, resourceVersion: secret.metadata?.resourceVersion ?? '' };
+  return { ...secret, metadataUrl: bootConfig.metadataUrl };
 }
 
-/** Opens a watch on the namespace's MachineNetworks or Secrets from the version a list shows now. */
+/** A watch of this namespace's MachineNetworks or Secrets from now, stopped after all. */
 async function watchFromNow(kind: 'machinenetworks' | 'secrets'): Promise<CollectionWatch> {
-  const ns = world.ns;
-  const list =
-    kind === 'secrets'
-      ? await world.kc.makeApiClient(k8s.CoreV1Api).listNamespacedSecret({ namespace: ns })
-      : ((await world.kc.makeApiClient(k8s.CustomObjectsApi).listNamespacedCustomObject({
-          group: netKinds.machineNetwork.group,
-          version: netKinds.machineNetwork.version,
-          plural: netKinds.machineNetwork.plural,
-          namespace: ns,
-        })) as { metadata?: { resourceVersion?: string } });
-  const path =
-    kind === 'secrets'
-      ? `/api/v1/namespaces/${ns}/secrets`
-      : `/apis/${netKinds.machineNetwork.group}/v1alpha1/namespaces/${ns}/machinenetworks`;
-  const watch = await watchCollection(world.kc, { path, resourceVersion: list.metadata?.resourceVersion ?? '' });
+  const watch = await watchNamespaceFromNow(world.kc, kind === 'secrets' ? 'secrets' : netKinds.machineNetwork, world.ns);
   watches.push(watch);
   return watch;
 }
 
-/** Every version of a MachineNetwork the watch saw that was not Ready=True with UserDataInjected=True. */
+/** Every version of a MachineNetwork, since the upgrade began, that was not Ready=True with UserDataInjected=True (all were before). */
 function flips(watch: CollectionWatch): string[] {
-  return watch
-    .events()
-    .filter(({ object }) => condition(object, 'Ready')?.status !== 'True' || condition(object, 'UserDataInjected')?.status !== 'True')
-    .map(({ phase, object }) => `${phase} ${object.metadata.name}: ${JSON.stringify(object.status?.conditions)}`);
-}
-
-/** The Cluster linked to a ClusterEndpointTemplate: its endpoint is the VIP, on VLAN 1000 beside the machines. */
-async function linkClusterToVip(): Promise<void> {
-  await world.objects.create(netKinds.pool, {
-    metadata: { name: 'cp-vip', namespace: world.ns },
-    spec: { addresses: [VIP], prefix: 24, gateway: '192.168.10.1' },
-  });
-  await world.objects.create(netKinds.endpointTemplate, {
-    metadata: { name: 'cp-vip', namespace: world.ns },
-    spec: { vxlan: 1000, addressFromPool: poolRef('cp-vip'), virtualRouterID: 77 },
-  });
-  await world.objects.patch(netKinds.cluster, CLUSTER, world.ns, { metadata: { annotations: { [TEMPLATE_ANNOTATION]: 'cp-vip' } } });
-  await waitFor(
-    `Cluster ${CLUSTER} on the VIP`,
-    async () => (await world.objects.get(netKinds.cluster, CLUSTER, world.ns))?.spec?.controlPlaneEndpoint?.host === VIP,
-    { timeoutMs: 30_000 },
-  );
+  return conditionFlips(watch, ['Ready', 'UserDataInjected'], { settled: MACHINES });
 }
 
 describe('upgrade from the previous release', () => {
@@ -146,7 +108,7 @@ describe('upgrade from the previous release', () => {
       await createVlans(world, [1000]);
       await createPool(world, 'vlan-1000', 10);
       await createTemplate(world, 'hb', [{ name: 'bond0', vlans: [{ vxlan: 1000, addressesFromPools: [poolRef('vlan-1000')] }] }]);
-      await linkClusterToVip();
+      await linkClusterToVip(world, { vip: VIP, virtualRouterID: 77 });
       for (const name of MACHINES) await createMachine(world, name, 'hb', { controlPlane: CONTROL_PLANES.has(name) });
       const before = new Map<string, Obj>();
       for (const name of MACHINES) before.set(name, await waitMachineNetworkReady(world, name, 90_000));
@@ -160,7 +122,7 @@ describe('upgrade from the previous release', () => {
         expect(mn?.status?.userData).toEqual({ secretName: `${name}-bootstrap`, hash: readInjectionHash(data.value) });
         expect(data.metadataUrl).toBe(oldMetadataUrl);
         // The control planes announce the VIP (keepalived in their user data); the worker does not.
-        expect(decodedParts(data.value).includes(`${VIP}/24`)).toBe(CONTROL_PLANES.has(name));
+        expect((await injectedText(world, name)).includes(`${VIP}/24`)).toBe(CONTROL_PLANES.has(name));
       }
       const configured = world.sim.requests.entries({ userAgent: CONTROLLER_AGENT }).filter((e) => e.method !== 'GET');
       expect(configured.length).toBeGreaterThan(0); // the previous release assigned the VLANs: its writes are seen
@@ -235,9 +197,3 @@ describe('upgrade from the previous release', () => {
     testTimeout(300_000),
   );
 });
-
-/** The bootstrap data with every base64 file content of our part decoded beside it. */
-function decodedParts(value: string): string {
-  const decoded = [...value.matchAll(/content: ([A-Za-z0-9+/=]+)$/gm)].map((m) => Buffer.from(m[1] ?? '', 'base64').toString('utf8'));
-  return [value, ...decoded].join('\n');
-}

@@ -1,5 +1,5 @@
 import * as k8s from '@kubernetes/client-node';
-import type { Obj } from '@metal-l2/test-support/objects';
+import type { Kind, Obj } from '@metal-l2/test-support/objects';
 
 // Every version of the objects of one collection from a resourceVersion on, as the API server
 // reports them: for "this never happened" claims that must hold for a whole stretch of a test
@@ -68,4 +68,43 @@ export async function watchCollection(
       request?.abort();
     },
   };
+}
+
+/** Watches a namespace's objects of `kind` (one of ours, or core Secrets) from what a list shows now. */
+export async function watchNamespaceFromNow(kc: k8s.KubeConfig, kind: Kind | 'secrets', namespace: string): Promise<CollectionWatch> {
+  if (kind === 'secrets') {
+    const list = await kc.makeApiClient(k8s.CoreV1Api).listNamespacedSecret({ namespace });
+    return watchCollection(kc, { path: `/api/v1/namespaces/${namespace}/secrets`, resourceVersion: list.metadata?.resourceVersion ?? '' });
+  }
+  const { group, version, plural } = kind;
+  const list = (await kc.makeApiClient(k8s.CustomObjectsApi).listNamespacedCustomObject({ group, version, plural, namespace })) as {
+    metadata?: { resourceVersion?: string };
+  };
+  return watchCollection(kc, {
+    path: `/apis/${group}/${version}/namespaces/${namespace}/${plural}`,
+    resourceVersion: list.metadata?.resourceVersion ?? '',
+  });
+}
+
+/**
+ * Every version the watch saw of an object whose conditions `types` were not all True after a
+ * version of the same object where they were (or of one of `settled`, known to be there when the
+ * watch began): a flip, however short. Versions before an object first got there (a machine still
+ * coming up) are not flips.
+ */
+export function conditionFlips(
+  watch: CollectionWatch,
+  types: readonly string[],
+  options: { readonly settled?: readonly string[] } = {},
+): string[] {
+  const settled = new Set<string>(options.settled ?? []);
+  const found: string[] = [];
+  for (const { phase, object } of watch.events()) {
+    const conditions = (object.status?.conditions ?? []) as { type: string; status?: string }[];
+    const allTrue = types.every((t) => conditions.find((c) => c.type === t)?.status === 'True');
+    const name = object.metadata.name;
+    if (allTrue) settled.add(name);
+    else if (settled.has(name) || phase === 'DELETED') found.push(`${phase} ${name}: ${JSON.stringify(conditions)}`);
+  }
+  return found;
 }
