@@ -46,6 +46,13 @@ export const NetworkAnnotations = {
    */
   portsConfigured: 'network.metal.x-k8s.io/ports-configured',
   assignedVlans: 'network.metal.x-k8s.io/assigned-vlans',
+  /**
+   * On a MachineNetwork (and on its PacketMachine while a deleted MachineNetwork hands the machine
+   * over): its status.userData as JSON, once it has a fingerprint: what the device booted with. Kept
+   * in metadata for the same reason: a moved or restored machine injected by another release still
+   * says InjectedByOlderRelease, and the endpoint it announces stays known.
+   */
+  injectedConfig: 'network.metal.x-k8s.io/injected-config',
   /** On a Machine: when it was last woken again because CAPI had not yet adopted the unpaused PacketMachine. */
   wokenAt: 'network.metal.x-k8s.io/woken-at',
 } as const;

@@ -109,7 +109,7 @@ async function noteKept(
     type: ClusterEndpointConditionTypes.ready,
     status: 'False',
     reason: ClusterEndpointReasons.unlinked,
-    message: `the Cluster links no ClusterEndpointTemplate any more but runs on ${address}: the claim stays while it does and goes with the Cluster; new control-plane machines get no announcer`,
+    message: `the Cluster links no ClusterEndpointTemplate any more but runs on ${address}: the claim stays while it does and goes with the Cluster; new control-plane machines still get the announcer while the Cluster runs on it`,
   });
   await at.ctx.client.patchStatus(
     ClusterEndpointType,
