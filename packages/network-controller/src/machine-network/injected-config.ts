@@ -185,10 +185,13 @@ function markDiffers(
   const mn = scope.machineNetwork;
   const addresses = (mn.status?.addresses ?? []).map((a) => `${a.port}.${a.vxlan} ${a.address}/${a.prefix}`).join(', ');
   const endpoint = at.current === undefined ? '' : `; endpoint ${vip(at.current.endpoint)}, VRRP id ${at.current.endpoint.virtualRouterID}`;
-  const message =
-    `the server booted with network configuration ${short(at.record.hash)}, and what its OS was given differs from what it ` +
-    `would be given now (${short(at.now)}: ${addresses || 'no addresses'}${endpoint}): the OS may not have these addresses, ` +
-    `and addresses it has may be given to another machine; ${advice(scope, at)}`;
+  const now = `${short(at.now)}: ${addresses || 'no addresses'}${endpoint}`;
+  // A record without a fingerprint (an earlier release's, never verified here) cannot say what the OS was given.
+  const what =
+    at.record.fingerprint === undefined
+      ? `recorded without a fingerprint, so whether its OS has what it would be given now (${now}) cannot be told: if a claim was re-made, `
+      : `and what its OS was given differs from what it would be given now (${now}): the OS may not have these addresses, and `;
+  const message = `the server booted with network configuration ${short(at.record.hash)}, ${what}addresses it has may be given to another machine; ${advice(scope, at)}`;
   const previous = getCondition(mn.status?.conditions, MachineNetworkConditionTypes.userDataInjected);
   if (previous?.reason !== MachineNetworkReasons.injectedConfigurationDiffers) {
     scope.ctx.events.event(mn, { type: 'Warning', reason: MachineNetworkEventReasons.injectedConfigurationDiffers, message });
