@@ -225,6 +225,10 @@ describe('upgrade from the previous release', () => {
       for (const name of MACHINES) expect((await bootstrapData(name)).resourceVersion).toBe(u.bootstrap.get(name)?.resourceVersion);
       // No Warning per machine (nor any other Event about its injection).
       for (const name of MACHINES) expect(eventsOf(world, name).filter((e) => e.type === 'Warning')).toEqual([]);
+      const reads = world.sim.requests.entries({ afterSeq: u.mark, userAgent: CONTROLLER_AGENT }).length;
+      process.stderr.write(
+        `after the upgrade: ${reads} Metal reads, 0 writes, ${u.machineNetworks.events().length} MachineNetwork versions, no Ready flip\n`,
+      );
     },
     testTimeout(300_000),
   );
