@@ -11,7 +11,7 @@
 // A unit failure stops the run (nothing else is worth starting); a core failure does not stop the
 // system stage, so one CI run shows every failure. A stage over its budget fails the run once all
 // stages are done; a stage past its timeout is killed (its process group) and counts as failed.
-import { spawn, spawnSync } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { join, relative } from 'node:path';
@@ -41,6 +41,19 @@ const SLOWEST = 15;
  * @property {FileTime[]} files
  * @property {string[]} missing files of the stage that reported no result
  */
+
+// The tests run on the project's pinned Node.js (hack/nodejs), whatever node started npm: a shell
+// still on the machine's older node (the README's `npm test` after `npm run demo`) re-runs this
+// script on the pinned one, which every controller and tool the tests start then inherits.
+if (Number(process.versions.node.split('.')[0]) < 24) {
+  const bin = execFileSync(process.execPath, [join(root, 'hack', 'install-node.js')], { encoding: 'utf8' }).trim();
+  process.stderr.write(`npm test: node ${process.version} is older than the pinned Node.js 24; running on ${bin}/node\n`);
+  const again = spawnSync(join(bin, 'node'), process.argv.slice(1), {
+    stdio: 'inherit',
+    env: { ...process.env, PATH: `${bin}:${process.env['PATH'] ?? ''}` },
+  });
+  process.exit(again.status ?? 1);
+}
 
 const argv = process.argv.slice(2);
 const dashes = argv.indexOf('--');

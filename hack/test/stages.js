@@ -60,6 +60,8 @@ export const SYSTEM_FILES = {
   'test/e2e/capi/capi.test.ts': 'the real Cluster API v1.7.9 and CAPP v0.9.0 managers',
   'test/chart/chart.test.ts': 'the chart, both controllers as processes behind its webhooks',
   'test/image/image.test.ts': 'the image, each controller from its root filesystem',
+  // Starts nothing: it reads the chart's files with the image's, where the Node.js pin must agree.
+  'test/install/runtime.test.ts': 'the Node.js pin against the chart, the image notes and the README',
 };
 
 /**

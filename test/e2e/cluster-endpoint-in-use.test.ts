@@ -3,6 +3,7 @@ import { claimObject, readyCondition } from '@metal-l2/test-support/objects';
 import { waitFor } from '@metal-l2/test-support/wait-for';
 import { HOLD_REASON, TEMPLATE_ANNOTATION, addressKind, clusterEndpoints, held } from './support/cluster-endpoints.js';
 import { poolUsed } from './support/network-probes.js';
+import { injectedText } from './support/vip-cluster.js';
 import {
   condition,
   createHybridBondedTemplate,
@@ -42,7 +43,7 @@ async function runningCluster(name: string, vip: string): Promise<void> {
   expect(ep.status.address).toBe(vip);
   await createMachine(world, `${name}-cp-0`, 'hb', { controlPlane: true, cluster: name });
   await waitMachineNetworkReady(world, `${name}-cp-0`);
-  expect(await endpoints.injectedText(`${name}-cp-0`)).toContain(`${vip}/24`);
+  expect(await injectedText(world, `${name}-cp-0`)).toContain(`${vip}/24`);
 }
 
 const claim = (name: string) => world.objects.get(netKinds.claim, name, world.ns);

@@ -11,6 +11,7 @@ import type { Kind, Obj } from '@metal-l2/test-support/objects';
 import { deleteMovedObjects, moveObjects } from './capi/support/move.js';
 import { HOLD, HOLD_REASON, TEMPLATE_ANNOTATION, addressKind, clusterEndpoints, held } from './support/cluster-endpoints.js';
 import { eventsOf, poolUsed as poolUsedIn, waitPoolUsed } from './support/network-probes.js';
+import { injectedText } from './support/vip-cluster.js';
 import {
   CLUSTER,
   linesLogger,
@@ -43,7 +44,6 @@ const {
   createEndpointTemplate,
   eventReasons,
   holdReasonOf,
-  injectedText,
   provisionLinkedCluster,
   waitEndpointReason,
   waitForEvent,
@@ -458,13 +458,13 @@ describe('cluster endpoint from a pool', () => {
     await waitMachineNetworkReason(world, 'cp-0', { type: 'UserDataInjected', reason: 'WaitingForEndpoint' });
     // The worker goes on meanwhile, with nothing of the announcer.
     await waitMachineNetworkReady(world, 'wk-0');
-    expect(await injectedText('wk-0')).not.toContain('keepalived');
+    expect(await injectedText(world, 'wk-0')).not.toContain('keepalived');
 
     // The VIP on VLAN 1000's subnet, from its own pool.
     await createEndpointPool('cp-vip', ['192.168.10.250'], '192.168.10.1');
     await createEndpointTemplate('cp-vip', 'cp-vip', { virtualRouterID: 77 });
     await waitMachineNetworkReady(world, 'cp-0');
-    const injected = await injectedText('cp-0');
+    const injected = await injectedText(world, 'cp-0');
     expect(injected).toContain('systemctl enable keepalived');
     expect(injected).toMatch(/virtual_router_id 77/);
     expect(injected).toContain('192.168.10.250/24');
@@ -488,7 +488,7 @@ describe('cluster endpoint from a pool', () => {
     await createMachine(world, 'own-cp-0', 'hb', { controlPlane: true, cluster: 'own' });
     const ready = await waitMachineNetworkReady(world, 'own-cp-0');
     expect(condition(ready, 'UserDataInjected')).toMatchObject({ status: 'True' });
-    const injected = await injectedText('own-cp-0');
+    const injected = await injectedText(world, 'own-cp-0');
     expect(injected).not.toContain('keepalived');
     expect(injected).not.toContain('203.0.113.30');
     expect((await cluster('own')).spec.controlPlaneEndpoint).toEqual({ host: '203.0.113.30', port: 6443 });

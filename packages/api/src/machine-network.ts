@@ -46,6 +46,13 @@ export const NetworkAnnotations = {
    */
   portsConfigured: 'network.metal.x-k8s.io/ports-configured',
   assignedVlans: 'network.metal.x-k8s.io/assigned-vlans',
+  /**
+   * On a MachineNetwork (and on its PacketMachine while a deleted MachineNetwork hands the machine
+   * over): its status.userData as JSON, once it has a fingerprint: what the device booted with. Kept
+   * in metadata for the same reason: a moved or restored machine injected by another release still
+   * says InjectedByOlderRelease, and the endpoint it announces stays known.
+   */
+  injectedConfig: 'network.metal.x-k8s.io/injected-config',
   /** On a Machine: when it was last woken again because CAPI had not yet adopted the unpaused PacketMachine. */
   wokenAt: 'network.metal.x-k8s.io/woken-at',
 } as const;
@@ -86,6 +93,12 @@ export const MachineNetworkReasons = {
   bootstrapSecretImmutable: 'BootstrapSecretImmutable',
   /** The device booted with a configuration other than what the addresses render now (e.g. another address). */
   injectedConfigurationDiffers: 'InjectedConfigurationDiffers',
+  /**
+   * True: the device booted with user data another release (or other flags, such as --metadata-url)
+   * rendered; what the OS was given (addresses, VLANs, routes, announced endpoint) is what it would
+   * be given now. Nothing needs doing.
+   */
+  injectedByOlderRelease: 'InjectedByOlderRelease',
   holdTimeout: 'HoldTimeout',
   /** A control-plane machine of a Cluster with a ClusterEndpointTemplate waits for the endpoint's address. */
   waitingForEndpoint: 'WaitingForEndpoint',
@@ -405,7 +418,24 @@ export const MachineNetworkStatusSchema = Type.Object({
   userData: Type.Optional(
     Type.Object({
       secretName: Type.Optional(Type.String()),
-      hash: Type.Optional(Type.String({ description: 'sha256 of the injected network configuration.' })),
+      hash: Type.Optional(
+        Type.String({
+          description: "sha256 of the injected cloud-config part (our bytes, as the bootstrap data's X-Metal-L2 marker says).",
+        }),
+      ),
+      rendererVersion: Type.Optional(
+        Type.Integer({
+          minimum: 1,
+          description:
+            'the version of the rendering that injected it (a release bumps it when its rendering changes); absent: injected by a release before versions were recorded.',
+        }),
+      ),
+      fingerprint: Type.Optional(
+        Type.String({
+          description:
+            'sha256 of what the OS was given that matters (port modes, VLANs, addresses, routes, MTU, nameservers, the announced endpoint), not of our bytes: a release that only renders differently keeps it. Filled in for machines injected before it was recorded.',
+        }),
+      ),
       announcedEndpoint: Type.Optional(AnnouncedEndpointSchema),
     }),
   ),

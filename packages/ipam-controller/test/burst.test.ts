@@ -2,7 +2,7 @@ import { describe, expect, test } from '@jest/globals';
 import { kinds, poolObject } from '@metal-l2/test-support/objects';
 import { testTimeout, timeouts } from '@metal-l2/test-support/timeouts';
 import { allBound, createClaims, expectMidBurst, firstBound } from './support/claims.js';
-import { ControllerProcess } from './support/controller-process.js';
+import { ControllerProcess } from '@metal-l2/test-support/controller-process';
 import { allocationsOf } from './support/allocations.js';
 import { useIpamNamespace } from './support/ipam-namespace.js';
 import { runController } from './support/running-controller.js';

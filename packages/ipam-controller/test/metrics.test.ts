@@ -2,7 +2,7 @@ import { describe, expect, test } from '@jest/globals';
 import { claimObject, kinds, poolObject } from '@metal-l2/test-support/objects';
 import { timeouts } from '@metal-l2/test-support/timeouts';
 import { waitFor } from '@metal-l2/test-support/wait-for';
-import { ControllerProcess, freePort } from './support/controller-process.js';
+import { ControllerProcess, freePort } from '@metal-l2/test-support/controller-process';
 import { useIpamNamespace } from './support/ipam-namespace.js';
 
 // The binary's /metrics and /readyz, as Prometheus and the kubelet would read them.

@@ -4,7 +4,7 @@ import { kinds, poolObject } from '@metal-l2/test-support/objects';
 import { testTimeout, timeouts } from '@metal-l2/test-support/timeouts';
 import { waitFor } from '@metal-l2/test-support/wait-for';
 import { allBound, createClaims, expectMidBurst, firstBound } from './support/claims.js';
-import { ControllerProcess, freePort } from './support/controller-process.js';
+import { ControllerProcess, freePort } from '@metal-l2/test-support/controller-process';
 import { allocationsOf } from './support/allocations.js';
 import { useIpamNamespace } from './support/ipam-namespace.js';
 

@@ -1,11 +1,11 @@
 import { beforeAll, describe, expect, test } from '@jest/globals';
 import { kinds, poolObject, type Obj } from '@metal-l2/test-support/objects';
+import { oldReleaseMain } from '@metal-l2/test-support/old-release';
 import { testTimeout, timeouts } from '@metal-l2/test-support/timeouts';
 import { allBound, createClaims, expectMidBurst, firstBound } from './support/claims.js';
-import { ControllerProcess } from './support/controller-process.js';
+import { ControllerProcess } from '@metal-l2/test-support/controller-process';
 import { allocationsOf, blocksOf } from './support/allocations.js';
 import { useIpamNamespace } from './support/ipam-namespace.js';
-import { oldIpamController } from './support/old-controller.js';
 
 // The upgrade from the layout before IPAddressBlocks (every allocation in pool.status.allocations)
 // in the middle of a burst: the old controller binds part of the burst and is killed, the new one
@@ -15,11 +15,12 @@ import { oldIpamController } from './support/old-controller.js';
 const space = useIpamNamespace('ipam-upgrade');
 const { objects } = space;
 
+/** The IPAM controller's last release before blocks (one of hack/build-old-release.js's OLD_RELEASES). */
+const OLD_COMMIT = 'e227631';
 let oldMain = '';
 
 beforeAll(async () => {
-  // The last release before blocks (hack/build-old-ipam-controller.js names the commit).
-  oldMain = await oldIpamController();
+  oldMain = await oldReleaseMain(OLD_COMMIT, 'ipam-controller');
 }, 300_000);
 
 /** Claim name → [address, IPAddress UID] of every bound claim of the burst, read now. */

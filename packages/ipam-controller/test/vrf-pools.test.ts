@@ -19,7 +19,7 @@ import {
   ownVrfPoolObject,
 } from './support/metal.js';
 import { boundAddress, poolGone } from './support/claims.js';
-import { ControllerProcess, freePort } from './support/controller-process.js';
+import { ControllerProcess, freePort } from '@metal-l2/test-support/controller-process';
 import { withDelayedWatch } from './support/lagging-watch.js';
 import { useVrfNamespace } from './support/vrf-namespace.js';
 

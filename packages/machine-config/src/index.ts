@@ -34,8 +34,11 @@ export type { BootConfig } from './cloud-config.js';
 
 export { MARKER_HEADER } from './envelope.js';
 
-export { FORBIDDEN_IN_PART, InjectRefusalReason, extractOriginal, injectUserData, readInjectionHash } from './inject.js';
+export { FORBIDDEN_IN_PART, InjectRefusalReason, extractOriginal, injectUserData, injectionHash, readInjectionHash } from './inject.js';
 export type { InjectOutcome, InjectUserDataInput } from './inject.js';
+
+export { RENDERER_VERSION, networkFingerprint } from './fingerprint.js';
+export type { AnnouncedEndpoint, InjectedContent } from './fingerprint.js';
 
 export { AnnouncerIssueCode, DEFAULT_ADVERT_INTERVAL_SEC, renderEndpointAnnouncer } from './endpoint-announcer.js';
 export type { AnnouncerIssue, AnnouncerOutcome, EndpointAnnouncerInput, RenderedAnnouncer } from './endpoint-announcer.js';

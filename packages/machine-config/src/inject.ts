@@ -68,9 +68,8 @@ export function injectUserData(input: InjectUserDataInput): InjectOutcome {
   if (contentIssue !== undefined) {
     return { kind: 'refused', reason: InjectRefusalReason.UnsupportedContent, message: contentIssue };
   }
-  const part = renderCloudConfigPart(network, announcer);
+  const { part, hash } = renderPart(network, announcer);
   assertTemplateSafe(part);
-  const hash = sha256Hex(part);
   if (
     parsed.kind === 'envelope' &&
     parsed.marker.injectHash === hash &&
@@ -80,6 +79,21 @@ export function injectUserData(input: InjectUserDataInput): InjectOutcome {
     return { kind: 'unchanged', hash };
   }
   return { kind: 'injected', value: buildEnvelope({ original, part, injectHash: hash }), hash };
+}
+
+/** Our cloud-config part and its sha256: the one rule for the injection hash. */
+function renderPart(network: RenderedNetwork, announcer: RenderedAnnouncer | undefined): { part: string; hash: string } {
+  const part = renderCloudConfigPart(network, announcer);
+  return { part, hash: sha256Hex(part) };
+}
+
+/**
+ * The injection hash of this network (and announcer): what injectUserData records in the marker
+ * and returns, for a controller to compare a provisioned machine's record with what it renders now.
+ * It moves with any byte of our part; networkFingerprint moves only with what the OS is given.
+ */
+export function injectionHash(network: RenderedNetwork, announcer?: RenderedAnnouncer): string {
+  return renderPart(network, announcer).hash;
 }
 
 /** The bootstrap data as it was before injection (the value itself when it was never injected). */

@@ -1,4 +1,3 @@
-import * as k8s from '@kubernetes/client-node';
 import type { Kind, Obj } from '@metal-l2/test-support/objects';
 import { waitFor } from '@metal-l2/test-support/wait-for';
 import { eventsOf } from './network-probes.js';
@@ -89,15 +88,6 @@ export function clusterEndpoints(world: NetworkWorld) {
         },
         { timeoutMs },
       );
-    },
-    /** The bootstrap data of a machine as the controller left it, with every base64 file content decoded beside it. */
-    injectedText: async (machine: string): Promise<string> => {
-      const secret = await world.kc
-        .makeApiClient(k8s.CoreV1Api)
-        .readNamespacedSecret({ namespace: world.ns, name: `${machine}-bootstrap` });
-      const value = Buffer.from(secret.data?.['value'] ?? '', 'base64').toString('utf8');
-      const decoded = [...value.matchAll(/content: ([A-Za-z0-9+/=]+)$/gm)].map((m) => Buffer.from(m[1] ?? '', 'base64').toString('utf8'));
-      return [value, ...decoded].join('\n');
     },
   };
 }

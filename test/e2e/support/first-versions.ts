@@ -1,6 +1,7 @@
 import * as k8s from '@kubernetes/client-node';
 import type { Kind, Obj } from '@metal-l2/test-support/objects';
 import { waitFor } from '@metal-l2/test-support/wait-for';
+import { watchCollection } from './watch-versions.js';
 
 // What an object looked like when it was created (after mutating admission: what a webhook made
 // of it), from a watch opened before anyone creates it. A read at some later moment shows what
@@ -25,32 +26,9 @@ export async function watchFirstVersions(kc: k8s.KubeConfig, kind: Kind, namespa
   };
   const existing = new Set(list.items.map((o) => o.metadata.name));
   const first = new Map<string, Obj>();
-  let resourceVersion = list.metadata?.resourceVersion ?? '';
-  let failure: unknown;
-  let stopped = false;
-  let request: AbortController | undefined;
-
-  const open = async (): Promise<void> => {
-    request = await new k8s.Watch(kc).watch(
-      path,
-      { resourceVersion, allowWatchBookmarks: true },
-      (phase: string, obj: Obj) => {
-        if (phase === 'ERROR') {
-          failure = new Error(`the ${kind.plural} watch failed: ${JSON.stringify(obj)}`);
-          return;
-        }
-        resourceVersion = obj.metadata.resourceVersion ?? resourceVersion;
-        if (phase === 'ADDED' && !first.has(obj.metadata.name)) first.set(obj.metadata.name, obj);
-      },
-      (err: unknown) => {
-        // The API server ends watches now and then: go on from the last version seen.
-        if (stopped) return;
-        if (err !== null && err !== undefined && !(err instanceof Error && err.name === 'AbortError')) failure = err;
-        if (failure === undefined) open().catch((e: unknown) => (failure = e));
-      },
-    );
-  };
-  await open();
+  const watch = await watchCollection(kc, { path, resourceVersion: list.metadata?.resourceVersion ?? '' }, ({ phase, object }) => {
+    if (phase === 'ADDED' && !first.has(object.metadata.name)) first.set(object.metadata.name, object);
+  });
 
   return {
     async of(name, timeoutMs) {
@@ -58,15 +36,14 @@ export async function watchFirstVersions(kc: k8s.KubeConfig, kind: Kind, namespa
       return waitFor(
         `the first version of ${kind.kind} ${namespace}/${name}`,
         () => {
-          if (failure !== undefined) throw new Error(`the ${kind.plural} watch broke`, { cause: failure });
+          watch.events(); // throws when the watch broke
           return first.get(name);
         },
         { timeoutMs },
       );
     },
     stop() {
-      stopped = true;
-      request?.abort();
+      watch.stop();
     },
   };
 }

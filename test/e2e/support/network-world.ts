@@ -119,12 +119,19 @@ export interface NetworkWorld {
   /** Every line the CAPP fixture logged (its retries, e.g. a refused elastic-IP assignment). */
   readonly cappLogLines: string[];
   network(): RunningNetworkController;
-  /** Stops the network controller and starts a new one (a restart, or a crash and a new pod). */
-  restartNetworkController(): Promise<void>;
+  /**
+   * Stops the network controller (if one runs in this process) and starts a new one (a restart, a
+   * crash and a new pod, or an upgrade to this release), with other flags if asked.
+   */
+  restartNetworkController(options?: { readonly metadataUrl?: string }): Promise<void>;
   stopNetworkController(): Promise<void>;
   /** Stops the IPAM provider (a provider down or slow for a while); startIpamController starts a new one. */
   stopIpamController(): Promise<void>;
   startIpamController(): Promise<void>;
+  /** The webhooks' serving certificate (tls.crt, tls.key), for a network controller run as a process. */
+  readonly webhookCertDir: string;
+  /** Points the API server's calls to our webhooks at `port` on 127.0.0.1 (a controller run as a process). */
+  routeWebhooksTo(port: number): Promise<void>;
 }
 
 export interface NetworkWorldOptions {
@@ -140,6 +147,11 @@ export interface NetworkWorldOptions {
   readonly metalObserver?: MetalApiObserver;
   /** The CAPP fixture's requeue after a failed elastic-IP assignment (CAPP's 20 s by default). */
   readonly cappVipRetryMs?: number;
+  /**
+   * False: no network controller runs in this process at first (an upgrade test runs an earlier
+   * release as a process, routeWebhooksTo it, then restartNetworkController). Default true.
+   */
+  readonly startNetworkController?: boolean;
 }
 
 /** A debug logger whose every line lands in `lines` (tests read the controllers' log). */
@@ -172,7 +184,7 @@ export function useNetworkWorld(prefix: string, options: NetworkWorldOptions = {
   let certs: { certDir: string; caBundle: string } | undefined;
   let webhookName = '';
 
-  const startNetwork = async (): Promise<RunningNetworkController> => {
+  const startNetwork = async (flags: { readonly metadataUrl?: string } = {}): Promise<RunningNetworkController> => {
     if (sim === undefined || certs === undefined) throw new Error('the world is not set up');
     return startNetworkController({
       kubeConfig: kc,
@@ -187,7 +199,7 @@ export function useNetworkWorld(prefix: string, options: NetworkWorldOptions = {
         ...(options.metalObserver === undefined ? {} : { observer: options.metalObserver }),
       },
       defaultCredentials: { namespace: ns, name: CREDENTIALS_SECRET },
-      metadataUrl: options.metadataUrl ?? `${sim.url}/metadata`,
+      metadataUrl: flags.metadataUrl ?? options.metadataUrl ?? `${sim.url}/metadata`,
       timings: { ...FAST_TIMINGS, ...options.timings },
     });
   };
@@ -281,8 +293,10 @@ export function useNetworkWorld(prefix: string, options: NetworkWorldOptions = {
     await core.createNamespacedSecret({ namespace: ns, body: { metadata: { name: CREDENTIALS_SECRET }, stringData: { apiToken: TOKEN } } });
     certs = await makeServingCertificate();
     ipam = await startIpam();
-    network = await startNetwork();
-    await registerWebhook(network.webhookPort);
+    if (options.startNetworkController !== false) {
+      network = await startNetwork();
+      await registerWebhook(network.webhookPort);
+    }
     fixture = await startCappForWorkloadCluster({
       kc,
       objects,
@@ -339,11 +353,16 @@ export function useNetworkWorld(prefix: string, options: NetworkWorldOptions = {
       if (ipam !== undefined) throw new Error('the IPAM provider is running already');
       ipam = await startIpam();
     },
-    async restartNetworkController() {
+    async restartNetworkController(flags = {}) {
       await network?.stop();
-      network = await startNetwork();
+      network = await startNetwork(flags);
       await registerWebhook(network.webhookPort);
     },
+    get webhookCertDir() {
+      if (certs === undefined) throw new Error('the world is not set up');
+      return certs.certDir;
+    },
+    routeWebhooksTo: registerWebhook,
   };
 }
 

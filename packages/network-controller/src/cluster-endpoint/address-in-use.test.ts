@@ -90,4 +90,11 @@ describe('addressUseOf', () => {
     ];
     expect(useOf({ cluster: gone, mns, machines, packetMachines }).announcers).toEqual(['cp-0', 'cp-1']);
   });
+
+  test('a control plane whose record says what it was given (a fingerprint) and no endpoint announces nothing, so a rollout frees the address', () => {
+    const gone = cluster('api.example.com');
+    const mns = [mn('cp-new', { hash: 'h', rendererVersion: 1, fingerprint: 'f' }), mn('cp-filled', { hash: 'h', fingerprint: 'f' })];
+    const machines = [machine('cp-new', true), machine('cp-filled', true)];
+    expect(useOf({ cluster: gone, mns, machines })).toMatchObject({ announcers: [], inUse: false });
+  });
 });

@@ -19,13 +19,17 @@ function isControlPlane(caches: Pick<EndpointCaches, 'machines' | 'packetMachine
 /**
  * Whether the machine of this MachineNetwork may announce `address`: its injected user data
  * carries the announcer of that address (status.userData.announcedEndpoint). A control plane whose
- * user data was injected (a hash) without that record is counted too: a release that kept no
- * record may have given it the announcer, and only a machine known not to announce is let go.
+ * user data was injected (a hash) with no record of what it was given (no fingerprint) is counted
+ * too: a release that kept no record may have given it the announcer, and only a machine known not
+ * to announce is let go.
  */
 function mayAnnounce(caches: Pick<EndpointCaches, 'machines' | 'packetMachines'>, mn: MachineNetwork, address: string): boolean {
   const userData = mn.status?.userData;
   if (userData?.hash === undefined) return false;
   if (userData.announcedEndpoint !== undefined) return userData.announcedEndpoint.address === address;
+  // A recorded fingerprint says what the machine was given: no announcedEndpoint means none. Only a
+  // control plane injected by a release that recorded nothing (not yet filled in) may announce unseen.
+  if (userData.fingerprint !== undefined) return false;
   return isControlPlane(caches, mn);
 }
 

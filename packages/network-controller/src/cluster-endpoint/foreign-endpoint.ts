@@ -112,7 +112,7 @@ export async function unlinkCluster(at: {
   if (use?.isClusterEndpoint === true) {
     await noteKept(at, {
       reason: ClusterEndpointReasons.unlinked,
-      message: `the Cluster links no ClusterEndpointTemplate any more but runs on ${use.address}: the claim stays while it does and goes with the Cluster; new control-plane machines get no announcer`,
+      message: `the Cluster links no ClusterEndpointTemplate any more but runs on ${use.address}: the claim stays while it does and goes with the Cluster; new control-plane machines still get the announcer while the Cluster runs on it`,
     });
     return;
   }

@@ -7,16 +7,10 @@ import {
   type MachineNetwork,
 } from '@metal-l2/api';
 import { builtinTypes, type KubeObject } from '@metal-l2/kube';
-import {
-  injectUserData,
-  readInjectionHash,
-  renderMachineNetwork,
-  type RenderedAnnouncer,
-  type RenderedNetwork,
-} from '@metal-l2/machine-config';
-import { announcerFor } from './endpoint-announcer.js';
+import { injectUserData, readInjectionHash, renderMachineNetwork, type PortConfig, type RenderedNetwork } from '@metal-l2/machine-config';
+import { announcerFor, type Announcement } from './endpoint-announcer.js';
 import { IndexNames } from '../context.js';
-import { checkInjected } from './injected-config.js';
+import { checkInjected, injectionRecord, type UserDataRecord } from './injected-config.js';
 import { networkConfigOf } from './network-config.js';
 import { describe, failed, proceed, waitFor, type MachineNetworkScope, type Phase, type StepOutcome } from './scope.js';
 import { markCondition } from './status.js';
@@ -93,8 +87,9 @@ function ownershipProblem(scope: MachineNetworkScope, machine: Machine, secret: 
 /**
  * Postcondition: the Machine's bootstrap data Secret carries this machine's network configuration
  * (wrapped around the original data, which stays byte for byte), and status.userData records the
- * Secret and the configuration's hash. Once the device exists the Secret is never touched again:
- * its user data was consumed at creation.
+ * Secret, the bytes' hash, the renderer version, the fingerprint of what the OS is given and the
+ * endpoint it announces. Once the device exists the Secret is never touched again (its user data
+ * was consumed at creation): what it booted with is compared with what it would be given now.
  */
 export async function ensureUserDataInjected(scope: MachineNetworkScope): Promise<StepOutcome> {
   const { ctx, machineNetwork: mn, packetMachine: pm } = scope;
@@ -105,30 +100,42 @@ export async function ensureUserDataInjected(scope: MachineNetworkScope): Promis
     notInjected(scope, MachineNetworkReasons.invalidTemplate, rendered.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; '));
     return waitFor();
   }
+  const provisioned = pm !== undefined && deviceIdOf(pm) !== undefined;
   const announced = announcerFor(scope, config.ports);
-  if ('wait' in announced) {
+  // Only a machine still to be created waits for its announcer: a provisioned one booted with what it booted with.
+  if ('wait' in announced && !provisioned) {
     notInjected(scope, announced.wait.reason, announced.wait.message);
     return waitFor();
   }
-  const announcer = announced.next;
-  const provisioned = pm !== undefined && deviceIdOf(pm) !== undefined;
-  // The device booted with what was injected: the addresses must still render the same.
+  const injected: Injected = {
+    ports: config.ports,
+    network: rendered.network,
+    announcement: 'next' in announced ? announced.next : undefined,
+  };
+  // The device booted with what was injected: compared with what it would be given now.
   if (provisioned && status.userData?.hash !== undefined)
     return checkInjected(scope, {
-      network: rendered.network,
-      ...(announcer === undefined ? {} : { announcer }),
-      injected: status.userData.hash,
+      ports: injected.ports,
+      network: injected.network,
+      current: injected.announcement,
       message: `Secret ${status.userData.secretName ?? ''} carries the network configuration (sha256:${status.userData.hash.slice(0, 12)})`,
     });
   const found = await findBootstrapSecret(scope, provisioned);
   if ('stop' in found) return found.stop;
   // Only a provisioned machine goes on without a Secret.
-  if (provisioned || found.next === undefined) return adoptProvisioned(scope, found.next?.secret, { network: rendered.network, announcer });
+  if (provisioned || found.next === undefined) return adoptProvisioned(scope, found.next?.secret, injected);
   const value = writableValue(scope, found.next);
   if ('stop' in value) return value.stop;
-  const written = await writeInjected(scope, found.next, { value: value.next, network: rendered.network, announcer });
+  const written = await writeInjected(scope, found.next, { value: value.next, injected });
   if ('stop' in written) return written.stop;
-  return recordInjected(scope, found.next.secretName, written.next);
+  return recordInjected(scope, injectionRecord({ secretName: found.next.secretName, hash: written.next, ...injected }));
+}
+
+/** What this release gives the machine: its ports (with addresses), their rendering, and a control plane's announcer. */
+interface Injected {
+  readonly ports: readonly PortConfig[];
+  readonly network: RenderedNetwork;
+  readonly announcement: Announcement | undefined;
 }
 
 /** The Machine's bootstrap data Secret, as it is now. */
@@ -202,14 +209,15 @@ function writableValue(scope: MachineNetworkScope, { machine, secretName, secret
 async function writeInjected(
   scope: MachineNetworkScope,
   { secretName, secret }: BootstrapSecret,
-  input: { readonly value: string; readonly network: RenderedNetwork; readonly announcer: RenderedAnnouncer | undefined },
+  input: { readonly value: string; readonly injected: Injected },
 ): Promise<Phase<string>> {
   const { ctx, machineNetwork: mn } = scope;
+  const announcer = input.injected.announcement?.announcer;
   const result = injectUserData({
     value: input.value,
     format: decode(secret.data?.['format']),
-    network: input.network,
-    ...(input.announcer === undefined ? {} : { announcer: input.announcer }),
+    network: input.injected.network,
+    ...(announcer === undefined ? {} : { announcer }),
   });
   switch (result.kind) {
     case 'refused': {
@@ -248,15 +256,15 @@ async function writeInjected(
   }
 }
 
-function recordInjected(scope: MachineNetworkScope, secretName: string, hash: string): StepOutcome {
-  (scope.machineNetwork.status ??= {}).userData = { secretName, hash };
+function recordInjected(scope: MachineNetworkScope, record: UserDataRecord): StepOutcome {
+  (scope.machineNetwork.status ??= {}).userData = record;
   markCondition(
     scope.machineNetwork,
     {
       type: MachineNetworkConditionTypes.userDataInjected,
       status: 'True',
       reason: MachineNetworkReasons.injected,
-      message: `Secret ${secretName} carries the network configuration (sha256:${hash.slice(0, 12)})`,
+      message: `Secret ${record.secretName ?? ''} carries the network configuration (sha256:${(record.hash ?? '').slice(0, 12)})`,
     },
     scope.now,
   );
@@ -282,20 +290,15 @@ function refuse(scope: MachineNetworkScope, problem: { reason: string; message: 
  * move` or a restore (status is not carried), or a machine that was provisioned before it was
  * linked. Its user data is never rewritten; the Secret tells whether it carries our part.
  */
-function adoptProvisioned(
-  scope: MachineNetworkScope,
-  secret: Secret | undefined,
-  rendered: { readonly network: RenderedNetwork; readonly announcer: RenderedAnnouncer | undefined },
-): StepOutcome {
-  const { network, announcer } = rendered;
+function adoptProvisioned(scope: MachineNetworkScope, secret: Secret | undefined, injected: Injected): StepOutcome {
   const mn: MachineNetwork = scope.machineNetwork;
   const hash = secret === undefined ? undefined : readInjectionHash(decode(secret.data?.['value']) ?? '');
   if (hash !== undefined) {
     (mn.status ??= {}).userData = { ...(secret?.metadata.name === undefined ? {} : { secretName: secret.metadata.name }), hash };
     return checkInjected(scope, {
-      network,
-      ...(announcer === undefined ? {} : { announcer }),
-      injected: hash,
+      ports: injected.ports,
+      network: injected.network,
+      current: injected.announcement,
       message: `the device was created from user data carrying the network configuration (sha256:${hash.slice(0, 12)})`,
     });
   }

@@ -10,7 +10,7 @@ import {
 import { isNotFound } from '@metal-l2/kube';
 import { IndexNames, MACHINE_NETWORK_LABEL } from '../context.js';
 import { wantedClaims } from './claim-names.js';
-import { assignedRecord } from './durable-record.js';
+import { assignedRecord, injectedRecord } from './durable-record.js';
 import { describe, failed, proceed, waitFor, type MachineNetworkScope, type StepOutcome } from './scope.js';
 
 // A MachineNetwork deleted while its PacketMachine lives (`kubectl delete machinenetwork`) does not
@@ -66,8 +66,9 @@ async function setOwners(scope: MachineNetworkScope, claim: IPAddressClaim, owne
 
 /**
  * Postcondition: no claim is owned by this MachineNetwork any more (each is owned by the
- * PacketMachine instead), and the PacketMachine carries the assigned-VLANs record, as the cache
- * shows it. Nothing is called on the device and nothing is released.
+ * PacketMachine instead), and the PacketMachine carries the assigned-VLANs record and what the
+ * device booted with (status.userData), as the cache shows it. Nothing is called on the device and
+ * nothing is released.
  */
 export async function handOverNetwork(scope: MachineNetworkScope): Promise<StepOutcome> {
   const { ctx, machineNetwork: mn, packetMachine: pm } = scope;
@@ -83,12 +84,13 @@ export async function handOverNetwork(scope: MachineNetworkScope): Promise<StepO
       await setOwners(scope, claim, [...owners.filter((o) => o.uid !== uid && o.uid !== pm.metadata.uid), packetMachineRef(pm)]);
       moved++;
     }
-    const record = assignedRecord(mn);
-    if (pm.metadata.annotations?.[NetworkAnnotations.assignedVlans] !== record) {
+    const records = { [NetworkAnnotations.assignedVlans]: assignedRecord(mn), [NetworkAnnotations.injectedConfig]: injectedRecord(mn) };
+    if (Object.entries(records).some(([name, record]) => pm.metadata.annotations?.[name] !== record)) {
+      const annotations = Object.fromEntries(Object.entries(records).map(([name, record]) => [name, record ?? null]));
       await ctx.client.patch(
         PacketMachineType,
         { namespace: scope.namespace, name: scope.name },
-        { metadata: { annotations: { [NetworkAnnotations.assignedVlans]: record ?? null } } },
+        { metadata: { annotations } },
         { signal: scope.rctx.signal },
       );
       recorded = true;
@@ -138,8 +140,12 @@ export async function adoptClaims(scope: MachineNetworkScope): Promise<StepOutco
   return waitFor(1_000);
 }
 
-/** The record a deleted MachineNetwork left on its PacketMachine, for the new one's annotations. */
+/** The records a deleted MachineNetwork left on its PacketMachine (its VLANs, what the device booted with), for the new one's annotations. */
 export function handedOverRecord(pm: PacketMachine): Record<string, string> {
-  const record = pm.metadata.annotations?.[NetworkAnnotations.assignedVlans];
-  return record === undefined ? {} : { [NetworkAnnotations.assignedVlans]: record };
+  const records: Record<string, string> = {};
+  for (const name of [NetworkAnnotations.assignedVlans, NetworkAnnotations.injectedConfig]) {
+    const record = pm.metadata.annotations?.[name];
+    if (record !== undefined) records[name] = record;
+  }
+  return records;
 }

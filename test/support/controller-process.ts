@@ -1,12 +1,13 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
-import { repoRoot } from '@metal-l2/test-support/paths';
-import { timeouts } from '@metal-l2/test-support/timeouts';
-import { waitFor } from '@metal-l2/test-support/wait-for';
+import { repoRoot } from './paths.js';
+import { timeouts } from './timeouts.js';
+import { waitFor } from './wait-for.js';
 
-// The controller as operators run it: the built binary (npm test builds first) in a child
-// process of its own, so a test can SIGKILL it, run two that share nothing, and read what it
-// reports on /metrics and /readyz.
+// A controller as operators run it: the built binary (npm test builds first) in a child process
+// of its own, so a test can SIGKILL it, run two that share nothing, run an earlier release
+// (old-release.ts), and read what it reports on /metrics and /readyz. Both controllers take the
+// runtime's flags (packages/kube); the IPAM controller's main is the default.
 
 const main = join(repoRoot, 'packages', 'ipam-controller', 'dist', 'main.js');
 
@@ -24,8 +25,10 @@ export interface ControllerProcessOptions {
   readonly metricsPort?: number;
   /** Serve /healthz and /readyz on 127.0.0.1 at this port (otherwise not at all). */
   readonly probePort?: number;
-  /** Another build of the controller's main.js (an older release, for upgrades); default this tree's. */
+  /** Another main.js: the network controller, or an older release (old-release.ts); default this tree's IPAM controller. */
   readonly main?: string;
+  /** Serve the webhooks at `port` with the certificate in `certDir` (otherwise not at all). */
+  readonly webhook?: { readonly port: number; readonly certDir: string };
   /** More flags, after the usual ones (e.g. `--block-size 16`). */
   readonly args?: readonly string[];
   /** More environment (e.g. NODE_PATH for an older build that has no node_modules of its own). */
@@ -57,8 +60,9 @@ export class ControllerProcess {
       options.metricsPort === undefined ? '0' : `127.0.0.1:${options.metricsPort}`,
       '--health-probe-bind-address',
       options.probePort === undefined ? '0' : `127.0.0.1:${options.probePort}`,
-      '--webhook-port',
-      '0',
+      ...(options.webhook === undefined
+        ? ['--webhook-port', '0']
+        : ['--webhook-port', String(options.webhook.port), '--webhook-cert-dir', options.webhook.certDir]),
       '--log-level',
       'warn',
       ...(options.args ?? []),
