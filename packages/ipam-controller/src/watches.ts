@@ -105,7 +105,8 @@ function onlyOurFieldsChanged(before: IPAddressClaim, after: IPAddressClaim): bo
       c.metadata.annotations,
       c.metadata.deletionTimestamp,
       c.metadata.ownerReferences,
-      c.metadata.finalizers?.filter((f) => f !== IpamFinalizers.releaseAddress),
+      // A claim with no finalizer and one with only ours differ by ours alone.
+      (c.metadata.finalizers ?? []).filter((f) => f !== IpamFinalizers.releaseAddress),
     ]);
   return rest(before) === rest(after);
 }
