@@ -27,7 +27,7 @@ import { repoRoot } from '@metal-l2/test-support/paths';
 import { startPrivateControlPlane, stopPrivateControlPlane } from '@metal-l2/test-support/test-control-planes';
 import { staysTrue, waitFor } from '@metal-l2/test-support/wait-for';
 import { watchFirstVersions, type FirstVersions } from '../support/first-versions.js';
-import { clusterctlMoveKinds, deleteMovedObjects, moveObjects } from './support/move.js';
+import { clusterctlMoveKinds, deleteMovedObjects, moveObjects } from '@metal-l2/test-support/clusterctl-move';
 import {
   buildUpstream,
   registerUpstreamWebhooks,
