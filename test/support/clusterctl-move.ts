@@ -51,6 +51,15 @@ function isAlreadyExists(err: unknown): boolean {
   return err instanceof k8s.ApiException && err.code === 409;
 }
 
+/** What a move takes: from which namespace, which kinds (owners first), which Secrets by name. */
+export interface MoveSelection {
+  readonly namespace: string;
+  readonly kinds: readonly Kind[];
+  readonly secrets: readonly string[];
+  /** Which objects of a kind move (default: all in the namespace), as clusterctl's owner graph picks them. */
+  readonly filter?: (kind: Kind, obj: Obj) => boolean;
+}
+
 export interface MoveResult {
   readonly copied: number;
   /** kind/name → the copy's uid on the target. */
@@ -64,13 +73,8 @@ export interface MoveResult {
 export async function moveObjects(
   source: k8s.KubeConfig,
   target: k8s.KubeConfig,
-  options: {
-    readonly namespace: string;
-    readonly kinds: readonly Kind[];
-    readonly secrets: readonly string[];
+  options: MoveSelection & {
     readonly transform?: (kind: Kind, obj: Obj) => Obj;
-    /** Which objects of a kind move (default: all in the namespace), as clusterctl's owner graph picks them. */
-    readonly filter?: (kind: Kind, obj: Obj) => boolean;
     /** The namespace on the target (default: the same); another one lets a test move within one control plane. */
     readonly targetNamespace?: string;
   },
@@ -132,15 +136,7 @@ export const DELETE_FOR_MOVE = 'clusterctl.cluster.x-k8s.io/delete-for-move';
  * finalizers (so no provider's finalizer runs: nothing is released or torn down for a move).
  * Global objects and what they own stay in the source. Returns how many were deleted.
  */
-export async function deleteMovedObjects(
-  source: k8s.KubeConfig,
-  options: {
-    readonly namespace: string;
-    readonly kinds: readonly Kind[];
-    readonly secrets: readonly string[];
-    readonly filter?: (kind: Kind, obj: Obj) => boolean;
-  },
-): Promise<number> {
+export async function deleteMovedObjects(source: k8s.KubeConfig, options: MoveSelection): Promise<number> {
   const from = new Objects(source);
   const core = source.makeApiClient(k8s.CoreV1Api);
   const global = globalKinds(options.kinds);
