@@ -65,7 +65,8 @@ export async function checkBlockCount(
 ): Promise<{ readonly pool: IPPool; readonly blocks: BlockSet }> {
   const { ref, pool, layout } = input;
   const recorded = pool.status?.blocks?.count;
-  if (recorded === undefined || input.blocks.size >= recorded) return input;
+  // A deleting pool hands nothing out again, and a foreground deletion takes its blocks first.
+  if (recorded === undefined || input.blocks.size >= recorded || pool.metadata.deletionTimestamp !== undefined) return input;
   const uid = pool.metadata.uid ?? '';
   const live = await ctx.client.list<IPAddressBlock>(IPAddressBlockType, {
     namespace: layout.namespace,
