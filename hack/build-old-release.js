@@ -20,6 +20,9 @@ export const OLD_RELEASES = [
   { commit: 'e227631', pkg: 'ipam-controller' },
   // The network controller's release before what the OS was given was recorded (test/e2e/network-upgrade.test.ts).
   { commit: 'a1a0fec', pkg: 'network-controller' },
+  // The IPAM controller's release before pools were stamped with the cluster that allocates from them
+  // (packages/ipam-controller/test/upgrade-stamps.test.ts).
+  { commit: 'a1a0fec', pkg: 'ipam-controller' },
 ];
 
 /** The workspace packages `pkg` is built from at `commit` (itself last), from its tsconfig references. */

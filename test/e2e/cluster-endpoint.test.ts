@@ -8,7 +8,7 @@ import { startNetworkController, type RunningNetworkController } from '@metal-l2
 import { makeServingCertificate } from '@metal-l2/test-support/certificates';
 import { createTestNamespace, deleteTestNamespace } from '@metal-l2/test-support/cluster';
 import type { Kind, Obj } from '@metal-l2/test-support/objects';
-import { deleteMovedObjects, moveObjects } from './capi/support/move.js';
+import { deleteMovedObjects, moveObjects } from '@metal-l2/test-support/clusterctl-move';
 import { HOLD, HOLD_REASON, TEMPLATE_ANNOTATION, addressKind, clusterEndpoints, held } from './support/cluster-endpoints.js';
 import { eventsOf, poolUsed as poolUsedIn, waitPoolUsed } from './support/network-probes.js';
 import { injectedText } from './support/vip-cluster.js';

@@ -39,9 +39,21 @@ export const IpamAnnotations = {
   requestedAddress: 'ipam.metal.x-k8s.io/requested-address',
   /** On a pool: let the delete webhook pass even though addresses are allocated (clusterctl move). */
   skipValidateDelete: 'ipam.metal.x-k8s.io/skip-validate-delete-webhook',
+  /**
+   * On a pool, written by the provider: the management cluster (its kube-system Namespace UID)
+   * whose provider allocates from the pool. Metadata travels with `clusterctl move` and backup
+   * restores, status does not: a GlobalInClusterIPPool that carries another cluster's UID is a
+   * copy, and allocates nothing new until an operator writes this cluster's UID here (adopts it).
+   */
+  allocatingCluster: 'ipam.metal.x-k8s.io/allocating-cluster',
 } as const;
 
-export const PoolConditionTypes = { ready: 'Ready', vrfReady: 'VRFReady' } as const;
+export const PoolConditionTypes = {
+  ready: 'Ready',
+  vrfReady: 'VRFReady',
+  /** True while addresses stay allocated for claims that left this management cluster unreleased (clusterctl move). */
+  addressesMovedOut: 'AddressesMovedOut',
+} as const;
 
 export const PoolReasons = {
   ready: 'PoolReady',
@@ -68,6 +80,19 @@ export const PoolReasons = {
    */
   statusFull: 'StatusFull',
   noVrf: 'NoVRF',
+  /**
+   * A GlobalInClusterIPPool copied from another management cluster (clusterctl move, a restore
+   * into another cluster), which may still allocate from the same range: it serves the addresses
+   * its IPAddresses hold and allocates nothing new until adopted.
+   */
+  copiedFromAnotherCluster: 'CopiedFromAnotherCluster',
+  /**
+   * The records of released addresses were lost (status restored without them, a deleted
+   * IPAddressBlock): with addressReuseGracePeriodSeconds, nothing is handed out until status.reuseHeldUntil.
+   */
+  allocationRecordsLost: 'AllocationRecordsLost',
+  /** AddressesMovedOut: claims that held addresses vanished without being released (their finalizers removed). */
+  claimsLeftWithoutRelease: 'ClaimsLeftWithoutRelease',
 } as const;
 
 /** Events a pool's Metal side reports (Warning for drift, Normal for what it created or deleted). */
@@ -221,9 +246,23 @@ export const PoolStatusSchema = Type.Object({
       {
         size: Type.Integer({ minimum: 1, format: 'int64', description: 'addresses per IPAddressBlock (a power of two).' }),
         namespace: Type.String({ maxLength: 63, description: 'where the pool’s IPAddressBlocks live.' }),
+        count: Type.Optional(
+          Type.Integer({
+            minimum: 0,
+            format: 'int64',
+            description: 'how many IPAddressBlocks the pool has (they are never deleted while it lives): fewer means one was lost.',
+          }),
+        ),
       },
       { description: 'where this pool’s allocations live: chosen once, by the first writer, and kept.' },
     ),
+  ),
+  reuseHeldUntil: Type.Optional(
+    Type.String({
+      format: 'date-time',
+      description:
+        'with addressReuseGracePeriodSeconds: the records of released addresses were lost (a restore, a move, a deleted IPAddressBlock), so no address is handed out before this time, when any grace period they were in has ended.',
+    }),
   ),
   vrf: Type.Optional(PoolVrfStatusSchema),
   conditions: Type.Optional(ConditionsSchema),

@@ -24,7 +24,12 @@ export function validateClusterIdentity(value: string, source: string): string {
   return value;
 }
 
-/** Reads the kube-system Namespace's UID, once, at start. Fails with what to grant or set when it cannot. */
+/**
+ * Reads the kube-system Namespace's UID, once, at start: the default identity on Metal tags, and
+ * always the stamp on the pools this cluster allocates from (pool/pool-ownership.ts), which must
+ * differ between the two clusters of a move even when --cluster-identity is the same on both.
+ * Fails with what to grant when it cannot.
+ */
 export async function readClusterIdentity(client: KubeClient): Promise<string> {
   let uid: string | undefined;
   try {
@@ -32,14 +37,14 @@ export async function readClusterIdentity(client: KubeClient): Promise<string> {
   } catch (err: unknown) {
     if (isForbidden(err)) {
       throw new Error(
-        'read the management cluster identity: get namespaces/kube-system is forbidden; grant it, or set --cluster-identity',
+        'read the management cluster identity: get namespaces/kube-system is forbidden; grant it (the chart does: the pools are stamped with its UID)',
         { cause: err },
       );
     }
     throw err;
   }
   if (uid === undefined || uid === '') {
-    throw new Error('read the management cluster identity: the API server has no kube-system Namespace; set --cluster-identity');
+    throw new Error('read the management cluster identity: the API server has no kube-system Namespace');
   }
   return validateClusterIdentity(uid, 'the kube-system Namespace UID');
 }

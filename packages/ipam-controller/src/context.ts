@@ -66,6 +66,16 @@ export interface IpamContext {
   readonly statusBudget: PoolSizes;
   /** How new pools cut their range into IPAddressBlocks (a pool keeps the layout its status records). */
   readonly blocks: { readonly size: number; readonly globalNamespace: string };
+  /**
+   * This management cluster's kube-system Namespace UID, whatever --cluster-identity says (that one
+   * may be shared across a move on purpose): the stamp on the pools it allocates from (pool-ownership.ts).
+   */
+  readonly managementCluster: string;
+  /**
+   * UIDs of global pools' IPAddresses whose claim the API server confirmed gone (it left
+   * unreleased: uncached-claims.ts). A UID never comes back, so they are not read again each pass.
+   */
+  readonly leftAddresses: Set<string>;
 }
 
 export const IndexNames = {

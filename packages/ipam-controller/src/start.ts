@@ -115,8 +115,13 @@ export async function createIpamController(options: IpamControllerOptions & { cl
   const { client, logger } = options;
   const versions = await discover(client);
   logger.info('discovered API versions', { ipam: versions.ipam, clusterAPI: versions.core ?? 'none' });
-  const clusterIdentity = options.clusterIdentity ?? (await readClusterIdentity(client));
-  logger.info('management cluster identity', { clusterIdentity, source: options.clusterIdentity === undefined ? 'kube-system' : 'flag' });
+  const managementCluster = await readClusterIdentity(client);
+  const clusterIdentity = options.clusterIdentity ?? managementCluster;
+  logger.info('management cluster identity', {
+    clusterIdentity,
+    source: options.clusterIdentity === undefined ? 'kube-system' : 'flag',
+    kubeSystemUid: managementCluster,
+  });
   const ns = options.namespace;
   const cacheClient = options.cacheClient?.(client) ?? client;
   const informer = <T extends KubeObject>(type: ResourceType, namespaced: boolean): Informer<T> =>
@@ -163,6 +168,8 @@ export async function createIpamController(options: IpamControllerOptions & { cl
       size: options.blockSize ?? DEFAULT_BLOCK_SIZE,
       globalNamespace: options.vrf?.controllerNamespace ?? ns ?? 'default',
     },
+    managementCluster,
+    leftAddresses: new Set<string>(),
   };
 
   const echo = ownWriteEcho(ctx.recentWrites);

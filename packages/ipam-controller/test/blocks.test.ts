@@ -66,7 +66,7 @@ describe('IPAddressBlocks', () => {
         },
         { timeoutMs: timeouts.claimBound },
       );
-      expect(pool.status?.blocks).toEqual({ size: BLOCK_SIZE, namespace: space.ns });
+      expect(pool.status?.blocks).toEqual({ size: BLOCK_SIZE, namespace: space.ns, count: 2 });
       expect(pool.status?.allocations).toBeUndefined();
       expect(pool.status?.ipAddresses).toEqual({ total: 254, used: 20, free: 234, outOfRange: 0 });
       // 20 addresses from .1: two of the pool's sixteen blocks, no more.

@@ -2,10 +2,9 @@ import { describe, expect, test } from '@jest/globals';
 import { claimObject, kinds, poolObject } from '@metal-l2/test-support/objects';
 import { timeouts } from '@metal-l2/test-support/timeouts';
 import { waitFor } from '@metal-l2/test-support/wait-for';
-import { allocationsOf, blocksOf } from './support/allocations.js';
+import { allocationsOf, blocksOf, patchPoolStatus } from './support/allocations.js';
 import { useIpamNamespace } from './support/ipam-namespace.js';
 import { runController } from './support/running-controller.js';
-import * as k8s from '@kubernetes/client-node';
 
 // clusterctl move and backup restores do not carry status (nor, for a move, the pool's blocks): a
 // pool whose allocations are lost rebuilds them, into blocks, from the IPAddress objects before it
@@ -36,18 +35,7 @@ describe('recovery', () => {
     for (const block of await blocksOf(objects, await objects.get(kinds.pool, 'moved', space.ns))) {
       await objects.delete(kinds.block, block.metadata.name, space.ns);
     }
-    const api = kc.makeApiClient(k8s.CustomObjectsApi);
-    await api.patchNamespacedCustomObjectStatus(
-      {
-        group: 'ipam.metal.x-k8s.io',
-        version: 'v1alpha1',
-        plural: 'inclusterippools',
-        namespace: space.ns,
-        name: 'moved',
-        body: { status: null },
-      },
-      k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
-    );
+    await patchPoolStatus(kc, { namespace: space.ns, name: 'moved' }, null);
     expect((await objects.get(kinds.pool, 'moved', space.ns))?.status).toBeUndefined();
     const held = (await objects.list(kinds.address(), space.ns)).map((a) => a.spec.address as string).sort();
 

@@ -67,13 +67,14 @@ describe('upgrade to blocks', () => {
 
       const pool = await objects.get(kinds.pool, 'upgrade', space.ns);
       expect(pool?.status?.allocations).toBeUndefined();
-      expect(pool?.status?.blocks).toEqual({ size: 64, namespace: space.ns });
+      const blocks = await blocksOf(objects, pool);
+      expect(pool?.status?.blocks).toEqual({ size: 64, namespace: space.ns, count: blocks.length });
       expect(pool?.status?.ipAddresses).toMatchObject({ used: 400 });
       const allocations = await allocationsOf(objects, pool);
       for (const [address, claim] of Object.entries(legacy)) expect(allocations[address]).toBe(claim);
       expect(Object.keys(allocations)).toHaveLength(400);
       expect(new Set(Object.values(allocations)).size).toBe(400);
-      expect((await blocksOf(objects, pool)).length).toBeGreaterThan(1);
+      expect(blocks.length).toBeGreaterThan(1);
       await next.kill();
     },
     testTimeout(timeouts.burstBound, timeouts.burstBound),

@@ -27,7 +27,7 @@ import { repoRoot } from '@metal-l2/test-support/paths';
 import { startPrivateControlPlane, stopPrivateControlPlane } from '@metal-l2/test-support/test-control-planes';
 import { staysTrue, waitFor } from '@metal-l2/test-support/wait-for';
 import { watchFirstVersions, type FirstVersions } from '../support/first-versions.js';
-import { clusterctlMoveKinds, deleteMovedObjects, moveObjects } from './support/move.js';
+import { clusterctlMoveKinds, deleteMovedObjects, moveObjects } from '@metal-l2/test-support/clusterctl-move';
 import {
   buildUpstream,
   registerUpstreamWebhooks,
@@ -67,6 +67,7 @@ const kinds = {
   template: k('network.metal.x-k8s.io', 'v1alpha1', 'machinenetworktemplates', 'MachineNetworkTemplate'),
   machineNetwork: k('network.metal.x-k8s.io', 'v1alpha1', 'machinenetworks', 'MachineNetwork'),
   pool: k('ipam.metal.x-k8s.io', 'v1alpha1', 'inclusterippools', 'InClusterIPPool'),
+  globalPool: { ...k('ipam.metal.x-k8s.io', 'v1alpha1', 'globalinclusterippools', 'GlobalInClusterIPPool'), namespaced: false },
   claim: k('ipam.cluster.x-k8s.io', 'v1beta1', 'ipaddressclaims', 'IPAddressClaim'),
   address: k('ipam.cluster.x-k8s.io', 'v1beta1', 'ipaddresses', 'IPAddress'),
   secret: k('', 'v1', 'secrets', 'Secret'),
@@ -884,6 +885,12 @@ describe('a control-plane endpoint on the VLAN (issue 20 items 1 and 6)', () => 
     endpoint: k('network.metal.x-k8s.io', 'v1alpha1', 'clusterendpoints', 'ClusterEndpoint'),
   };
   const pool = (name: string) => ({ apiGroup: 'ipam.metal.x-k8s.io', kind: 'InClusterIPPool', name });
+  /**
+   * A GlobalInClusterIPPool the control plane takes a second VLAN 1000 address from: clusterctl
+   * copies it to the target and leaves it in the source, where other clusters keep claiming.
+   */
+  const GLOBAL = 'vep-global';
+  const globalPool = { apiGroup: 'ipam.metal.x-k8s.io', kind: 'GlobalInClusterIPPool', name: GLOBAL };
   /** What the first test saw, for the move to compare against. */
   const before = { cpMachine: '', bootstrapSecret: '', bootstrap: '', providerID: '', virtualRouterID: 0 };
 
@@ -916,9 +923,13 @@ describe('a control-plane endpoint on the VLAN (issue 20 items 1 and 6)', () => 
       metadata: { name: 'vep-vip', namespace: NS },
       spec: { vxlan: 1000, addressFromPool: pool('vep-vip') },
     });
+    await objects.create(kinds.globalPool, {
+      metadata: { name: GLOBAL },
+      spec: { addresses: ['192.168.210.110-192.168.210.113'], prefix: 24, gateway: '192.168.210.1' },
+    });
     await objects.create(kinds.template, {
       metadata: { name: 'vep-cp-net', namespace: NS },
-      spec: { ports: [{ name: 'bond0', vlans: [{ vxlan: 1000, addressesFromPools: [pool('vep-1000')] }] }] },
+      spec: { ports: [{ name: 'bond0', vlans: [{ vxlan: 1000, addressesFromPools: [pool('vep-1000'), globalPool] }] }] },
     });
     await objects.create(kinds.packetMachineTemplate, {
       metadata: { name: `${VEP}-control-plane`, namespace: NS, annotations: { [LINK]: 'vep-cp-net' } },
@@ -1014,6 +1025,7 @@ describe('a control-plane endpoint on the VLAN (issue 20 items 1 and 6)', () => 
     kinds.template,
     endpointKinds.template,
     kinds.pool,
+    kinds.globalPool,
     endpointKinds.endpoint,
     kinds.machine,
     kinds.kubeadmConfig,
@@ -1036,6 +1048,8 @@ describe('a control-plane endpoint on the VLAN (issue 20 items 1 and 6)', () => 
         return name === `${VEP}-control-plane`;
       case 'InClusterIPPool':
         return name === 'vep-1000' || name === 'vep-vip';
+      case 'GlobalInClusterIPPool':
+        return name === GLOBAL;
       case 'ClusterEndpointTemplate':
         return name === 'vep-vip';
       case 'MachineNetworkTemplate':
@@ -1064,6 +1078,17 @@ describe('a control-plane endpoint on the VLAN (issue 20 items 1 and 6)', () => 
     await checkBeforeDelete();
     await deleteMovedObjects(from, { namespace: NS, kinds: moveKinds, secrets, filter: ofVep });
   }
+  /** The addresses of the global pool that live claims hold on one management cluster: claim → address. */
+  async function globalAddresses(objects: Objects): Promise<Map<string, string>> {
+    const claims = new Set((await objects.list(kinds.claim, NS)).map((c) => c.metadata.name));
+    const held = new Map<string, string>();
+    for (const a of await objects.list(kinds.address, NS)) {
+      if (a.spec.poolRef.name === GLOBAL && claims.has(a.spec.claimRef.name as string)) held.set(a.metadata.name, a.spec.address as string);
+    }
+    return held;
+  }
+  /** A claim on the global pool that belongs to no Cluster (another user of the pool). */
+  const globalProbe = (): Obj => ({ metadata: { name: 'global-probe', namespace: NS }, spec: { poolRef: globalPool } });
   async function endpointReadyOn(objects: Objects): Promise<Obj> {
     return waitFor(
       'the moved ClusterEndpoint Ready',
@@ -1159,6 +1184,57 @@ describe('a control-plane endpoint on the VLAN (issue 20 items 1 and 6)', () => 
           (await objectsB.get(kinds.pool, 'vep-vip', NS))?.status?.ipAddresses?.used === 1,
         5_000,
       );
+      // The global pool: clusterctl copied it and left it in the source, with the moved claim's
+      // IPAddress (the pool co-owns it). The source keeps the moved address and says so; the
+      // copy serves the moved claim and gives nothing new until adopted.
+      const moved = [...(await globalAddresses(objectsB)).entries()];
+      expect(moved).toHaveLength(1);
+      const [movedClaim, movedAddress] = moved[0] ?? ['', ''];
+      const sourceGlobal = await waitFor(
+        'the source global pool holding the moved address',
+        async () => {
+          const p = await world.objects.get(kinds.globalPool, GLOBAL);
+          return cond(p, 'AddressesMovedOut')?.status === 'True' ? p : false;
+        },
+        { timeoutMs: 60_000, intervalMs: 500 },
+      );
+      expect(cond(sourceGlobal, 'AddressesMovedOut')?.message).toContain(`${NS}/${movedClaim} (${movedAddress})`);
+      const left = await world.objects.get(kinds.address, movedClaim, NS);
+      expect(left?.spec.address).toBe(movedAddress);
+      expect(left?.metadata.deletionTimestamp).toBeUndefined();
+      await world.objects.create(kinds.claim, globalProbe());
+      const probeA = await waitFor(
+        'the source’s probe claim bound',
+        async () => (await world.objects.get(kinds.address, 'global-probe', NS))?.spec.address as string | undefined,
+        { timeoutMs: 60_000, intervalMs: 500 },
+      );
+      expect(probeA).not.toBe(movedAddress);
+      const copy = await waitFor(
+        'the target’s copy of the global pool not adopted',
+        async () => {
+          const p = await objectsB.get(kinds.globalPool, GLOBAL);
+          return cond(p, 'Ready')?.reason === 'CopiedFromAnotherCluster' ? p : false;
+        },
+        { timeoutMs: 60_000, intervalMs: 500 },
+      );
+      expect(cond(copy, 'Ready')?.message).toContain(`kubectl annotate globalinclusterippool ${GLOBAL}`);
+      await objectsB.create(kinds.claim, globalProbe());
+      const waiting = await waitFor(
+        'the target’s probe claim waiting',
+        async () => {
+          const c = cond(await objectsB.get(kinds.claim, 'global-probe', NS), 'Ready');
+          return c?.reason === 'PoolNotReady' ? c : false;
+        },
+        { timeoutMs: 60_000, intervalMs: 500 },
+      );
+      expect(waiting.message).toContain('copied from management cluster');
+      expect((await objectsB.get(kinds.address, 'global-probe', NS)) === undefined).toBe(true);
+      // No address of the global pool is held by live claims of both management clusters.
+      const inA = [...(await globalAddresses(world.objects)).values()];
+      const inB = [...(await globalAddresses(objectsB)).values()];
+      expect(inB).toEqual([movedAddress]);
+      expect(inA).toEqual([probeA]);
+      expect(inA.filter((a) => inB.includes(a))).toEqual([]);
       timings['vlan endpoint: moved'] = since(start);
 
       // No Metal write for the move: none of ours anywhere, none by anyone on the vep device (CAPP
@@ -1193,6 +1269,19 @@ describe('a control-plane endpoint on the VLAN (issue 20 items 1 and 6)', () => 
         },
         15_000,
       );
+      // Moved back: the claim is the source's again, on the address the source kept for it.
+      await waitFor(
+        'the moved-back claim bound in the source',
+        async () => cond(await world.objects.get(kinds.claim, movedClaim, NS), 'Ready')?.status === 'True',
+        { timeoutMs: 60_000, intervalMs: 500 },
+      );
+      expect((await world.objects.get(kinds.address, movedClaim, NS))?.spec.address).toBe(movedAddress);
+      await waitFor(
+        'nothing held as moved out in the source',
+        async () => cond(await world.objects.get(kinds.globalPool, GLOBAL), 'AddressesMovedOut') === undefined,
+        { timeoutMs: 60_000, intervalMs: 500 },
+      );
+      expect([...(await globalAddresses(world.objects)).values()].sort()).toEqual([movedAddress, probeA].sort());
       // Moved back, CAPP reads its device again (what it does is in metal-calls-move-endpoint-back.txt); we write nothing.
       const back = sim.requests.entries({ afterSeq: markBack });
       await writeFile(join(outDir, 'metal-calls-move-endpoint-back.txt'), describeCalls(back).join('\n') + '\n');

@@ -210,4 +210,30 @@ describe('planAllocations', () => {
     expect(plan.decisions).toEqual([expect.objectContaining({ kind: 'not-ready' })]);
     expect(plan.changed).toBe(false);
   });
+
+  test('a global pool keeps the allocation of a claim that left unreleased (and rebuilds it from its IPAddress); a vanished one is released', () => {
+    const allocations: Allocation[] = [
+      { address: '10.0.0.5', claim: { namespace: 'a', name: 'moved' } },
+      { address: '10.0.0.6', claim: { namespace: 'a', name: 'gone' } },
+    ];
+    const rebuilt = { namespace: 'a', name: 'lost', claimName: 'lost', address: '10.0.0.7' };
+    const plan = planAllocations(
+      input({
+        isGlobal: true,
+        allocations,
+        addresses: [rebuilt],
+        leftClaims: [
+          { namespace: 'a', name: 'moved' },
+          { namespace: 'a', name: 'lost' },
+        ],
+        claims: [claim('new', { namespace: 'b' })],
+      }),
+    );
+    expect(plan.allocations.map((a) => [a.address, a.claim.name])).toEqual([
+      ['10.0.0.5', 'moved'],
+      ['10.0.0.7', 'lost'],
+      ['10.0.0.1', 'new'],
+    ]);
+    expect(plan.recovered).toBe(1);
+  });
 });

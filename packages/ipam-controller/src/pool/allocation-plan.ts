@@ -33,6 +33,11 @@ export interface AllocationPlanInput {
   readonly claims: readonly ClaimView[];
   /** Claims of this pool that exist but must be left alone (paused); their allocations are kept. */
   readonly heldClaims: readonly ClaimView[];
+  /**
+   * Claims of a global pool that left this management cluster unreleased (clusterctl move): their
+   * IPAddresses stay as the record, and their allocations are kept (and rebuilt) as a live claim's.
+   */
+  readonly leftClaims?: readonly LiveClaimRef[] | undefined;
   /** Deleting claims whose IPAddress is confirmed gone: their allocation may be released. */
   readonly releasable: readonly ClaimView[];
   /** IPAddresses that reference this pool. */
@@ -113,9 +118,19 @@ export function planAllocations(input: AllocationPlanInput): AllocationPlan {
 
 type RefOf = (claim: { namespace: string; name: string }) => ClaimRef;
 
-/** Claims the cache has, whether the provider may act on them now or must leave them alone. */
-function liveClaimsOf(input: AllocationPlanInput): Map<string, ClaimView> {
-  const live = new Map<string, ClaimView>();
+/** A claim whose allocation is kept: by namespace and name. */
+export interface LiveClaimRef {
+  readonly namespace: string;
+  readonly name: string;
+}
+
+/**
+ * Claims whose allocations are kept, by `namespace/name`: those the cache has, whether the
+ * provider may act on them now or must leave them alone, and those that left unreleased.
+ */
+function liveClaimsOf(input: AllocationPlanInput): Map<string, LiveClaimRef> {
+  const live = new Map<string, LiveClaimRef>();
+  for (const c of input.leftClaims ?? []) live.set(`${c.namespace}/${c.name}`, c);
   for (const c of input.claims) live.set(claimKey(c), c);
   for (const c of input.heldClaims) live.set(claimKey(c), c);
   return live;
@@ -164,7 +179,7 @@ function settleDuplicates(
  */
 function recover(
   input: AllocationPlanInput,
-  current: { refOf: RefOf; liveClaims: ReadonlyMap<string, ClaimView> },
+  current: { refOf: RefOf; liveClaims: ReadonlyMap<string, LiveClaimRef> },
 ): { allocations: Allocation[]; changed: boolean; recovered: number; conflicts: string[] } {
   const { refOf, liveClaims } = current;
   const allocations: Allocation[] = [...input.allocations];
@@ -177,14 +192,15 @@ function recover(
   }
   let recovered = 0;
   for (const ip of input.addresses) {
-    const claim = liveClaims.get(`${ip.namespace}/${ip.claimName}`);
+    const key = `${ip.namespace}/${ip.claimName}`;
+    const claim = liveClaims.get(key);
     if (claim === undefined) continue;
     const address = canonicalOf(ip);
     if (address === undefined) continue;
     const holder = byAddress.get(address);
     if (holder !== undefined) {
       // The common case, an IPAddress that status agrees with, compares keys and builds nothing.
-      if (claimRefKey(holder) !== (input.isGlobal ? claimKey(claim) : claim.name)) {
+      if (claimRefKey(holder) !== (input.isGlobal ? key : claim.name)) {
         conflicts.push(`IPAddress ${ip.namespace}/${ip.name} has ${address}, which status gives to ${formatClaimRef(holder.claim)}`);
       }
       continue;
@@ -210,7 +226,7 @@ function recover(
  */
 function releaseGone(
   input: AllocationPlanInput,
-  current: { allocations: Allocation[]; refOf: RefOf; liveClaims: ReadonlyMap<string, ClaimView> },
+  current: { allocations: Allocation[]; refOf: RefOf; liveClaims: ReadonlyMap<string, LiveClaimRef> },
 ): { allocations: Allocation[]; changed: boolean; nextExpiryInMs: number | undefined } {
   const { refOf } = current;
   let allocations = current.allocations;

@@ -36,13 +36,19 @@ export async function removeAddressesOfDeletingClaims(
   const releasable: ClaimView[] = [];
   await forEachBounded(
     [
-      ...deleting.map((c) => ({ claim: c, key: { namespace: c.namespace, name: c.name } })),
-      ...orphans.map((a) => ({ claim: undefined, key: { namespace: a.metadata.namespace ?? '', name: a.metadata.name ?? '' } })),
+      ...deleting.map((c) => ({ claim: c, address: undefined, key: { namespace: c.namespace, name: c.name } })),
+      ...orphans.map((a) => ({
+        claim: undefined,
+        address: a,
+        key: { namespace: a.metadata.namespace ?? '', name: a.metadata.name ?? '' },
+      })),
     ],
     ctx.writeConcurrency,
-    async ({ claim, key }) => {
+    async ({ claim, address, key }) => {
       const gone = await deleteIPAddress(ctx, key);
       if (gone && claim !== undefined) releasable.push(claim);
+      // A left claim's IPAddress deleted (its address released by hand): nothing to remember of it.
+      if (gone && address !== undefined) ctx.leftAddresses.delete(address.metadata.uid ?? '');
     },
   );
   return releasable;

@@ -1,4 +1,4 @@
-import type { IPPool } from '@metal-l2/api';
+import type { IPAddress, IPPool } from '@metal-l2/api';
 import { patchStatusIfChanged } from '@metal-l2/kube';
 import type { IpamContext } from '../context.js';
 import { formatPoolRef, poolIndexKey, poolTypeOf, type PoolRef } from '../pool-ref.js';
@@ -6,6 +6,7 @@ import type { AllocationPlan } from './allocation-plan.js';
 import type { PoolScope } from './pool-scope.js';
 import { changesCountsOnly } from './count-writes.js';
 import { computePoolStatus } from './pool-status.js';
+import { movedOutCondition } from './pool-ownership.js';
 
 /**
  * Writes the pool's status after a pass's blocks were committed (counts, conditions,
@@ -17,7 +18,15 @@ import { computePoolStatus } from './pool-status.js';
  */
 export async function commitStatus(
   ctx: IpamContext,
-  input: { readonly scope: PoolScope; readonly plan: AllocationPlan; readonly blockWrites: number },
+  input: {
+    readonly scope: PoolScope;
+    readonly plan: AllocationPlan;
+    readonly blockWrites: number;
+    /** How many IPAddressBlocks the pool has after the commit. */
+    readonly blockCount: number;
+    /** IPAddresses kept for claims that left unreleased (uncached-claims.ts). */
+    readonly left: readonly IPAddress[];
+  },
 ): Promise<{ readonly pool: IPPool; readonly countsDueInMs?: number | undefined }> {
   const { scope, plan } = input;
   const key = poolIndexKey(scope.ref);
@@ -29,6 +38,10 @@ export async function commitStatus(
     vrf: scope.vrf?.write,
     generation: scope.pool.metadata.generation,
     now: ctx.now(),
+    blockCount: input.blockCount,
+    // A controller that sees one namespace sees part of a global pool's claims: several of them
+    // writing what each sees would overwrite each other without end.
+    movedOut: ctx.watchNamespace === undefined ? movedOutCondition(input.left) : 'keep',
   });
   const nowMs = ctx.now().getTime();
   const waitMs = changesCountsOnly(scope.pool.status, status) ? ctx.countWrites.waitMs(key, uid, nowMs) : 0;

@@ -20,7 +20,13 @@ export async function reconcileDeletingPool(
   input: { readonly ref: PoolRef; readonly pool: IPPool; readonly claims: readonly ClaimView[] },
 ): Promise<ReconcileResult> {
   const { ref, claims } = input;
-  const pass = await commitPoolPass(ctx, { ref, pool: input.pool, claims, vrf: keptVrfView(input.pool), gracePeriodSeconds: 0 });
+  const pass = await commitPoolPass(ctx, {
+    ref,
+    pool: input.pool,
+    claims,
+    vrf: keptVrfView(input.pool, 'pool is being deleted'),
+    gracePeriodSeconds: 0,
+  });
   // A deleting pool never stops deleting, so 'deleting' cannot come back from a deletion pass.
   if (pass.kind !== 'committed') return done();
   // Addresses still held: their claims' deletions wake the pool again.
@@ -30,17 +36,18 @@ export async function reconcileDeletingPool(
 }
 
 /**
- * The Metal side of a deleting pool: VRFReady and status.vrf stay as they are; the Metal Gateway's
- * address stays out of reach.
+ * The Metal side of a pool whose Metal resources are left alone (deleting, or a copy of another
+ * management cluster's): VRFReady and status.vrf stay as they are; the Metal Gateway's address
+ * stays out of reach. `why`: what the pool says while its spec.vrf is not brought to match.
  */
-function keptVrfView(pool: IPPool): VrfView | undefined {
+export function keptVrfView(pool: IPPool, why: string): VrfView | undefined {
   const recorded = pool.status?.vrf;
   if (pool.spec.vrf === undefined) {
     // A pool whose spec.vrf was removed keeps the record of what it created, so that nobody loses track of it.
     if ((recorded?.created ?? []).length === 0) return undefined;
     return { write: 'keep', ready: true, message: '', reservedAddresses: reservedAddressesOf(recorded) };
   }
-  return { write: 'keep', ready: false, message: 'pool is being deleted', reservedAddresses: reservedAddressesOf(recorded) };
+  return { write: 'keep', ready: false, message: why, reservedAddresses: reservedAddressesOf(recorded) };
 }
 
 /**

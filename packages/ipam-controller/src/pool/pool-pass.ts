@@ -26,6 +26,9 @@ import { migrateLegacyAllocations } from '../block/block-migration.js';
 import { allocationsOfBlocks, cachedBlocks, commitBlocks, type BlockSet } from '../block/block-store.js';
 import { poolAllocations } from '../block/pool-allocations.js';
 import { confirmUncachedClaims } from './uncached-claims.js';
+import { ensurePoolMetadata } from './pool-metadata.js';
+import { copiedPoolBlocker, poolOwnership } from './pool-ownership.js';
+import { checkBlockCount, reuseHoldBlocker } from './reuse-hold.js';
 
 /** How often a lost race (a block or the pool written by someone else) is retried at once, with a fresh read. */
 const COMMIT_ATTEMPTS = 8;
@@ -77,7 +80,12 @@ export async function commitPoolPass(ctx: IpamContext, input: PoolPassInput): Pr
     const scope = gatherScope(ctx, { ref, pool, claims, vrf: input.vrf, allocations: allocationsOfBlocks(blocks) });
     const uncached = await confirmUncachedClaims(ctx, scope);
     const releasable = await removeAddressesOfDeletingClaims(ctx, scope, uncached.orphanAddresses);
-    const plan = decide(ctx, scope, { releasable, uncached: uncached.live, gracePeriodSeconds: input.gracePeriodSeconds });
+    const plan = decide(ctx, scope, {
+      releasable,
+      uncached: uncached.live,
+      left: uncached.left,
+      gracePeriodSeconds: input.gracePeriodSeconds,
+    });
     const commit = await commitBlocks(ctx, { ref, pool, layout: ready.layout, blocks, allocations: plan.allocations });
     blocks = commit.blocks;
     if (commit.kind === 'conflict') continue;
@@ -85,7 +93,13 @@ export async function commitPoolPass(ctx: IpamContext, input: PoolPassInput): Pr
     let written: IPPool;
     let countsDueInMs: number | undefined;
     try {
-      ({ pool: written, countsDueInMs } = await commitStatus(ctx, { scope, plan, blockWrites: commit.writes }));
+      ({ pool: written, countsDueInMs } = await commitStatus(ctx, {
+        scope,
+        plan,
+        blockWrites: commit.writes,
+        blockCount: commit.blocks.size,
+        left: uncached.left,
+      }));
     } catch (err: unknown) {
       if (!isConflict(err)) throw err;
       ctx.metrics?.commitConflicts.inc({ kind: ref.kind });
@@ -104,8 +118,9 @@ export async function commitPoolPass(ctx: IpamContext, input: PoolPassInput): Pr
 }
 
 /**
- * Before a pass decides anything: the pool's block layout is recorded, and allocations a pool
- * written before blocks keeps in its own status are in blocks. 'retry': start over from these.
+ * Before a pass decides anything: the pool's block layout is recorded (and then the pool stamped
+ * as this management cluster's), allocations a pool written before blocks keeps in its own status
+ * are in blocks, and a lost block is noticed (reuse-hold.ts). 'retry': start over from these.
  */
 async function layoutAndMigrate(
   ctx: IpamContext,
@@ -118,18 +133,19 @@ async function layoutAndMigrate(
   let layout: BlockLayout;
   try {
     ({ pool, layout } = await ensureBlockLayout(ctx, ref, pool));
+    pool = await ensurePoolMetadata(ctx, ref, pool);
   } catch (err: unknown) {
     if (!isConflict(err)) throw err;
     return { kind: 'retry', pool: await ctx.client.get<IPPool>(poolTypeOf(ref.kind), poolObjectKey(ref)), blocks: current.blocks };
   }
   const migration = await migrateLegacyAllocations(ctx, { ref, pool, layout, blocks: current.blocks });
-  switch (migration.kind) {
-    case 'none':
-      return { kind: 'ready', pool, blocks: current.blocks, layout };
-    case 'migrated':
-      return { kind: 'ready', pool: migration.pool, blocks: migration.blocks, layout };
-    case 'conflict':
-      return { kind: 'retry', pool: migration.pool, blocks: migration.blocks };
+  if (migration.kind === 'conflict') return { kind: 'retry', pool: migration.pool, blocks: migration.blocks };
+  const migrated = migration.kind === 'migrated' ? { pool: migration.pool, blocks: migration.blocks } : { pool, blocks: current.blocks };
+  try {
+    return { kind: 'ready', ...(await checkBlockCount(ctx, { ref, layout, ...migrated })), layout };
+  } catch (err: unknown) {
+    if (!isConflict(err)) throw err;
+    return { kind: 'retry', pool: await ctx.client.get<IPPool>(poolTypeOf(ref.kind), poolObjectKey(ref)), blocks: migrated.blocks };
   }
 }
 
@@ -176,32 +192,39 @@ export function gatherScope(
   const allocations = input.allocations ?? poolAllocations(ctx, pool);
   const resolved = resolvePoolSpec(pool.spec);
   const addresses = ctx.caches.addresses.byIndex(IndexNames.byPool, poolIndexKey(ref));
-  let blocker: PoolBlocker | undefined;
-  let overlap: ReturnType<typeof overlappingPools> = [];
-  if (!resolved.ok) {
-    blocker = { reason: PoolReasons.invalidSpec, message: formatIssues(resolved.issues) };
-  } else if (pool.metadata.deletionTimestamp !== undefined) {
-    blocker = { reason: PoolReasons.deleting, message: 'pool is being deleted' };
-  } else if ((overlap = olderOverlappingPools(ctx, pool, resolved.pool)).length > 0) {
-    blocker = {
-      reason: PoolReasons.overlapping,
-      message: `${overlap.map((o) => o.issue.message).join('; ')} (an older pool); allocating nothing`,
-    };
-  } else if (vrf !== undefined && !vrf.ready) {
-    blocker = { reason: PoolReasons.vrfNotReady, message: vrf.message };
-  }
   return {
     ref,
     pool,
     resolved: resolved.ok
       ? withoutReserved(resolved.pool, [...(vrf?.reservedAddresses ?? []), ...heldByYoungerPools(ctx, pool, resolved.pool)])
       : undefined,
-    blocker,
+    blocker: blockerOf(ctx, { ref, pool, resolved, vrf }),
     vrf,
     allocations,
     claims: input.claims,
     addresses,
   };
+}
+
+/** What stands in the way of handing out addresses, the most lasting first; undefined: nothing. */
+function blockerOf(
+  ctx: IpamContext,
+  input: { ref: PoolRef; pool: IPPool; resolved: ReturnType<typeof resolvePoolSpec>; vrf: VrfView | undefined },
+): PoolBlocker | undefined {
+  const { ref, pool, resolved, vrf } = input;
+  if (!resolved.ok) return { reason: PoolReasons.invalidSpec, message: formatIssues(resolved.issues) };
+  if (pool.metadata.deletionTimestamp !== undefined) return { reason: PoolReasons.deleting, message: 'pool is being deleted' };
+  const ownership = poolOwnership(ref, pool, ctx.managementCluster);
+  if (ownership.kind === 'copied') return copiedPoolBlocker(ref, ownership.from, ctx.managementCluster);
+  const overlap = olderOverlappingPools(ctx, pool, resolved.pool);
+  if (overlap.length > 0) {
+    return {
+      reason: PoolReasons.overlapping,
+      message: `${overlap.map((o) => o.issue.message).join('; ')} (an older pool); allocating nothing`,
+    };
+  }
+  if (vrf !== undefined && !vrf.ready) return { reason: PoolReasons.vrfNotReady, message: vrf.message };
+  return reuseHoldBlocker(pool, ctx.now());
 }
 
 /** The pool minus what Metal uses itself (the Metal Gateway's address): never handed out. */
@@ -223,6 +246,7 @@ function decide(
   claims: {
     releasable: readonly ClaimView[];
     uncached: readonly ClaimView[];
+    left: readonly IPAddress[];
     gracePeriodSeconds: number | undefined;
   },
 ): AllocationPlan {
@@ -237,6 +261,7 @@ function decide(
     allocations: scope.allocations,
     claims: acting,
     heldClaims: held,
+    leftClaims: claims.left.map((a) => ({ namespace: a.metadata.namespace ?? '', name: a.spec.claimRef.name })),
     releasable,
     addresses: scope.addresses.map(addressView),
     canAllocate: scope.blocker === undefined && scope.resolved !== undefined,

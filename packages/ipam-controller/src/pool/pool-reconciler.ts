@@ -1,11 +1,13 @@
-import { CapiAnnotations, IpamFinalizers, PoolReasons, type IPPool } from '@metal-l2/api';
+import { CapiAnnotations, PoolReasons, type IPPool } from '@metal-l2/api';
 import { resolvePoolSpec, type ResolvedPool } from '@metal-l2/ipam-core';
 import { done, patchStatusIfChanged, requeueAfter, soonest, type ReconcileResult } from '@metal-l2/kube';
 import type { ClaimView } from '../claim/claim-view.js';
 import { viewClaim } from '../claim/claim-view.js';
 import { IndexNames, type IpamContext } from '../context.js';
 import { settleClaimsOfMissingPool } from './claim-decisions.js';
-import { reconcileDeletingPool } from './pool-deletion.js';
+import { keptVrfView, reconcileDeletingPool } from './pool-deletion.js';
+import { ensurePoolMetadata } from './pool-metadata.js';
+import { poolOwnership } from './pool-ownership.js';
 import { commitPoolPass, gatherScope } from './pool-pass.js';
 import { poolIndexKey, poolObjectKey, poolTypeOf, type PoolRef } from '../pool-ref.js';
 import type { PoolScope } from './pool-scope.js';
@@ -41,7 +43,7 @@ export async function reconcilePool(ctx: IpamContext, ref: PoolRef): Promise<Rec
   }
   if (isPausedPool(cached)) return writePausedStatus(ctx, gatherScope(ctx, { ref, pool: cached, claims, vrf: undefined }));
   if (cached.metadata.deletionTimestamp !== undefined) return reconcileDeletingPool(ctx, { ref, pool: cached, claims });
-  return reconcileLivePool(ctx, { ref, pool: await ensurePoolFinalizer(ctx, ref, cached), claims });
+  return reconcileLivePool(ctx, { ref, pool: await ensurePoolMetadata(ctx, ref, cached), claims });
 }
 
 async function reconcileLivePool(
@@ -49,7 +51,12 @@ async function reconcileLivePool(
   input: { readonly ref: PoolRef; readonly pool: IPPool; readonly claims: readonly ClaimView[] },
 ): Promise<ReconcileResult> {
   const { ref, claims } = input;
-  const observed = await observeVrf(ctx, { ref, pool: input.pool, resolved: resolve(input.pool) });
+  // A copy of another management cluster's global pool leaves Metal alone: the VRF, VLAN and
+  // reservation are the source's, and its status.vrf did not come along.
+  const observed =
+    poolOwnership(ref, input.pool, ctx.managementCluster).kind === 'copied'
+      ? { pool: input.pool, view: keptVrfView(input.pool, 'the pool is a copy of another management cluster’s') }
+      : await observeVrf(ctx, { ref, pool: input.pool, resolved: resolve(input.pool) });
   const pass = await commitPoolPass(ctx, { ref, pool: observed.pool, claims, vrf: observed.view });
   switch (pass.kind) {
     case 'gone':
@@ -61,6 +68,10 @@ async function reconcileLivePool(
         pass.plan.nextExpiryInMs,
         observed.view?.requeueAfterMs,
         pass.countsDueInMs,
+        // The reuse hold ends (reuse-hold.ts): allocation resumes then.
+        pass.scope.blocker?.reason === PoolReasons.allocationRecordsLost
+          ? Math.max(0, pass.scope.blocker.untilMs - ctx.now().getTime())
+          : undefined,
         // The IPAddress that settles a claim held twice comes from this pass; its own watch event
         // wakes no pass (an echo of ours), so look again once the cache can have it.
         pass.plan.duplicatesPending > 0 ? DUPLICATE_RECHECK_MS : undefined,
@@ -77,25 +88,13 @@ function resolve(pool: IPPool): ResolvedPool | undefined {
   return resolved.ok ? resolved.pool : undefined;
 }
 
-/** Returns the pool as written, so the status write that follows is guarded by its new version. */
-async function ensurePoolFinalizer(ctx: Pick<IpamContext, 'client' | 'ownWrites'>, ref: PoolRef, pool: IPPool): Promise<IPPool> {
-  const finalizers = pool.metadata.finalizers ?? [];
-  if (finalizers.includes(IpamFinalizers.protectPool)) return pool;
-  const written = await ctx.client.patch<IPPool>(
-    poolTypeOf(ref.kind),
-    poolObjectKey(ref),
-    { metadata: { finalizers: [...finalizers, IpamFinalizers.protectPool] } },
-    { ...(pool.metadata.resourceVersion === undefined ? {} : { resourceVersion: pool.metadata.resourceVersion }) },
-  );
-  return ctx.ownWrites.pools.remember(poolIndexKey(ref), '', { basedOn: pool.metadata.resourceVersion, written });
-}
-
 async function writePausedStatus(ctx: Pick<IpamContext, 'client' | 'now'>, scope: PoolScope): Promise<ReconcileResult> {
   const status = computePoolStatus({
     current: scope.pool.status,
     state: undefined,
     blocker: { reason: PoolReasons.paused, message: `pool has the ${CapiAnnotations.paused} annotation; allocation and release are held` },
     vrf: scope.pool.spec.vrf === undefined && scope.pool.status?.vrf === undefined ? undefined : 'keep',
+    movedOut: 'keep',
     generation: scope.pool.metadata.generation,
     now: ctx.now(),
   });

@@ -78,3 +78,27 @@ describe('computePoolStatus and allocations', () => {
     expect(computePoolStatus({ ...base, current: legacy }).allocations).toEqual(legacy.allocations);
   });
 });
+
+describe('computePoolStatus and what a move or a restore leaves', () => {
+  const base = { state: undefined, blocker: undefined, vrf: undefined, generation: 1, now };
+  const movedOut = { type: 'AddressesMovedOut', status: 'True' as const, reason: 'ClaimsLeftWithoutRelease', message: '1 address' };
+
+  test('the block count is recorded beside the layout; a reuse hold stays while it lasts and goes once over', () => {
+    const layout = { blocks: { size: 1024, namespace: 'ns' } };
+    expect(computePoolStatus({ ...base, current: layout, blockCount: 3 }).blocks).toEqual({ size: 1024, namespace: 'ns', count: 3 });
+    expect(computePoolStatus({ ...base, current: { ...layout, reuseHeldUntil: '2026-11-30T12:00:01Z' } }).reuseHeldUntil).toBe(
+      '2026-11-30T12:00:01Z',
+    );
+    expect(computePoolStatus({ ...base, current: { ...layout, reuseHeldUntil: '2026-11-30T12:00:00Z' } }).reuseHeldUntil).toBeUndefined();
+  });
+
+  test('AddressesMovedOut is set, kept as it is, or dropped', () => {
+    const withIt = computePoolStatus({ ...base, current: undefined, movedOut });
+    expect(withIt.conditions?.map((c) => [c.type, c.status])).toEqual([
+      ['Ready', 'True'],
+      ['AddressesMovedOut', 'True'],
+    ]);
+    expect(computePoolStatus({ ...base, current: withIt, movedOut: 'keep' }).conditions).toEqual(withIt.conditions);
+    expect(computePoolStatus({ ...base, current: withIt }).conditions?.map((c) => c.type)).toEqual(['Ready']);
+  });
+});

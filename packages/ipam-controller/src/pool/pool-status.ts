@@ -8,7 +8,10 @@ export type PoolBlocker =
   | { readonly reason: typeof PoolReasons.paused; readonly message: string }
   | { readonly reason: typeof PoolReasons.vrfNotReady; readonly message: string }
   | { readonly reason: typeof PoolReasons.deleting; readonly message: string }
-  | { readonly reason: typeof PoolReasons.overlapping; readonly message: string };
+  | { readonly reason: typeof PoolReasons.overlapping; readonly message: string }
+  | { readonly reason: typeof PoolReasons.copiedFromAnotherCluster; readonly message: string }
+  /** `untilMs`: when the hold ends (status.reuseHeldUntil), to come back then. */
+  | { readonly reason: typeof PoolReasons.allocationRecordsLost; readonly message: string; readonly untilMs: number };
 
 export interface PoolStatusInput {
   readonly current: PoolStatus | undefined;
@@ -23,6 +26,13 @@ export interface PoolStatusInput {
   readonly vrf?: { readonly condition: ConditionInput } | 'keep' | undefined;
   readonly generation: number | undefined;
   readonly now: Date;
+  /** How many IPAddressBlocks the pool has now (status.blocks.count); undefined leaves it as it is. */
+  readonly blockCount?: number | undefined;
+  /**
+   * AddressesMovedOut: the condition to set, 'keep' it as it is (a paused pool, a controller that
+   * sees one namespace only), or undefined to drop it (nothing held for claims that left).
+   */
+  readonly movedOut?: ConditionInput | 'keep' | undefined;
 }
 
 /**
@@ -47,15 +57,24 @@ export function computePoolStatus(input: PoolStatusInput): PoolStatus {
           message: input.blocker.message,
           ...generation(input.generation),
         };
-  const vrf = input.vrf;
-  const inputs = vrf === undefined || vrf === 'keep' ? [ready] : [ready, { ...vrf.condition, ...generation(input.generation) }];
+  const { vrf, movedOut } = input;
+  const inputs: ConditionInput[] = [ready];
+  if (vrf !== undefined && vrf !== 'keep') inputs.push({ ...vrf.condition, ...generation(input.generation) });
+  if (movedOut !== undefined && movedOut !== 'keep') inputs.push({ ...movedOut, ...generation(input.generation) });
   const previous = (input.current?.conditions ?? []).filter(
-    (c) => vrf !== undefined || c.type !== PoolConditionTypes.vrfReady,
+    (c) =>
+      (vrf !== undefined || c.type !== PoolConditionTypes.vrfReady) &&
+      (movedOut !== undefined || c.type !== PoolConditionTypes.addressesMovedOut),
   ) as Condition[];
   const conditions = setConditions(previous, inputs, input.now);
-  const { vrf: currentVrf, ...current } = input.current ?? {};
+  const { vrf: currentVrf, reuseHeldUntil, blocks, ...current } = input.current ?? {};
+  // A hold that is over says nothing any more: it goes with the next write.
+  const held = reuseHeldUntil !== undefined && Date.parse(reuseHeldUntil) > input.now.getTime() ? { reuseHeldUntil } : {};
+  const blockCount = input.blockCount;
   return {
     ...current,
+    ...(blocks === undefined ? {} : { blocks: blockCount === undefined ? blocks : { ...blocks, count: blockCount } }),
+    ...held,
     ...(vrf === undefined || currentVrf === undefined ? {} : { vrf: currentVrf }),
     ...(counts === undefined ? {} : { ipAddresses: { ...counts } }),
     conditions,

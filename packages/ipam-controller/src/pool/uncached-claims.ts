@@ -13,9 +13,18 @@ import type { PoolScope } from './pool-scope.js';
 export interface UncachedClaims {
   /** Claims of this pool the cache lacks but the API server has: their allocations are kept. */
   readonly live: readonly ClaimView[];
-  /** IPAddresses of this pool whose claim is confirmed gone (absent, or another object by UID). */
+  /** IPAddresses of this pool whose claim is confirmed gone (absent, or another object by UID): to delete. */
   readonly orphanAddresses: readonly IPAddress[];
+  /**
+   * IPAddresses of a global pool whose claim left without being released (its finalizer removed,
+   * the IPAddress not deleted): what clusterctl move leaves in the source, since the pool, which
+   * it does not delete, co-owns them. Kept, with their allocations, as the record of the addresses
+   * the moved machines hold; deleting one (kubectl delete ipaddress) releases its address.
+   */
+  readonly left: readonly IPAddress[];
 }
+
+const addressClaimKey = (address: IPAddress): string => `${address.metadata.namespace ?? ''}/${address.spec.claimRef.name}`;
 
 /**
  * Reads, live, every claim that status or an IPAddress of the pool names but the cache lacks.
@@ -24,18 +33,47 @@ export interface UncachedClaims {
  */
 export async function confirmUncachedClaims(ctx: IpamContext, scope: PoolScope): Promise<UncachedClaims> {
   const cached = new Set(scope.claims.map(claimKey));
+  const keepsLeft = scope.ref.namespace === undefined && scope.pool.metadata.deletionTimestamp === undefined;
+  // Confirmed before: a claim's UID, once gone, never comes back. Read no more.
+  const knownLeft = keepsLeft
+    ? scope.addresses.filter(
+        (a) => !cached.has(addressClaimKey(a)) && a.metadata.deletionTimestamp === undefined && ctx.leftAddresses.has(a.metadata.uid ?? ''),
+      )
+    : [];
+  const known = new Set([...cached, ...knownLeft.map(addressClaimKey)]);
   const missing = new Map<string, { namespace: string; name: string }>();
   const note = (namespace: string, name: string): void => {
     const key = `${namespace}/${name}`;
-    if (cached.has(key) || (ctx.watchNamespace !== undefined && namespace !== ctx.watchNamespace)) return;
+    if (known.has(key) || (ctx.watchNamespace !== undefined && namespace !== ctx.watchNamespace)) return;
     missing.set(key, { namespace, name });
   };
   for (const allocation of scope.allocations) {
     if (allocation.releasedAt === undefined) note(allocation.claim.namespace ?? scope.ref.namespace ?? '', allocation.claim.name);
   }
   for (const address of scope.addresses) note(address.metadata.namespace ?? '', address.spec.claimRef.name);
-  if (missing.size === 0) return { live: [], orphanAddresses: [] };
+  if (missing.size === 0) return { live: [], orphanAddresses: [], left: knownLeft };
 
+  const live = await readMissingClaims(ctx, scope, missing);
+  const orphans = scope.addresses.filter((address) => {
+    const key = addressClaimKey(address);
+    if (known.has(key)) return false;
+    const claim = live.get(key);
+    if (claim === undefined) return true;
+    // Same name, another object: the claim this IPAddress was made for is gone.
+    const owner = address.metadata.ownerReferences?.find((o) => o.kind === 'IPAddressClaim' && o.controller === true);
+    return owner !== undefined && owner.uid !== claim.uid;
+  });
+  const left = new Set(keepsLeft ? orphans.filter((a) => a.metadata.deletionTimestamp === undefined) : []);
+  if (left.size > 0) noteLeft(ctx, scope, [...left]);
+  return { live: [...live.values()], orphanAddresses: orphans.filter((a) => !left.has(a)), left: [...knownLeft, ...left] };
+}
+
+/** The claims the cache lacks that the API server has, and that still ask this pool. */
+async function readMissingClaims(
+  ctx: IpamContext,
+  scope: PoolScope,
+  missing: ReadonlyMap<string, { namespace: string; name: string }>,
+): Promise<Map<string, ClaimView>> {
   const live = new Map<string, ClaimView>();
   await forEachBounded([...missing.entries()], ctx.writeConcurrency, async ([key, claimKey]) => {
     const claim = await ctx.client.get<IPAddressClaim>(ctx.claimType, claimKey);
@@ -51,14 +89,14 @@ export async function confirmUncachedClaims(ctx: IpamContext, scope: PoolScope):
       claims: [...live.keys()].slice(0, 10),
     });
   }
-  const orphanAddresses = scope.addresses.filter((address) => {
-    const key = `${address.metadata.namespace ?? ''}/${address.spec.claimRef.name}`;
-    if (cached.has(key)) return false;
-    const claim = live.get(key);
-    if (claim === undefined) return true;
-    // Same name, another object: the claim this IPAddress was made for is gone.
-    const owner = address.metadata.ownerReferences?.find((o) => o.kind === 'IPAddressClaim' && o.controller === true);
-    return owner !== undefined && owner.uid !== claim.uid;
+  return live;
+}
+
+/** Remembers IPAddresses newly found left (not read again), and says so once. */
+function noteLeft(ctx: IpamContext, scope: PoolScope, left: readonly IPAddress[]): void {
+  for (const a of left) ctx.leftAddresses.add(a.metadata.uid ?? '');
+  ctx.logger.info('claims left without being released (clusterctl move); keeping their addresses', {
+    pool: poolIndexKey(scope.ref),
+    claims: left.slice(0, 10).map(addressClaimKey),
   });
-  return { live: [...live.values()], orphanAddresses };
 }

@@ -1,3 +1,4 @@
+import * as k8s from '@kubernetes/client-node';
 import { kinds, type Obj, type Objects } from '@metal-l2/test-support/objects';
 
 /** A pool's IPAddressBlocks, as the API server has them. */
@@ -16,4 +17,21 @@ export async function allocationsOf(objects: Objects, pool: Obj | undefined): Pr
   const all: Record<string, string> = { ...((pool?.status?.allocations ?? {}) as Record<string, string>) };
   for (const block of await blocksOf(objects, pool)) Object.assign(all, (block.status?.allocations ?? {}) as Record<string, string>);
   return all;
+}
+
+/**
+ * Merge-patches an InClusterIPPool's status as a backup restore or a hand edit leaves it: `null`
+ * drops all of it (a restore without status), `{ field: null }` one field.
+ */
+export async function patchPoolStatus(
+  kc: k8s.KubeConfig,
+  pool: { namespace: string; name: string },
+  status: Record<string, unknown> | null,
+): Promise<void> {
+  await kc
+    .makeApiClient(k8s.CustomObjectsApi)
+    .patchNamespacedCustomObjectStatus(
+      { group: kinds.pool.group, version: kinds.pool.version, plural: kinds.pool.plural, ...pool, body: { status } },
+      k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
+    );
 }

@@ -8,6 +8,7 @@ import { kinds, type Objects, type Obj } from '@metal-l2/test-support/objects';
 import { timeouts } from '@metal-l2/test-support/timeouts';
 import { waitFor } from '@metal-l2/test-support/wait-for';
 import { startIpamController, type IpamControllerOptions, type RunningIpamController } from '../../src/start.js';
+import { patchPoolStatus } from './allocations.js';
 
 // The Metal side of VRF-backed pool tests: a simulator per file (with the OpenAPI contract checked
 // on every call), a controller per namespace pointed at it, the credentials Secret, and a logger
@@ -212,10 +213,5 @@ export function successfulCalls(sim: Simulator, operationId: string): number {
 
 /** Drops a pool's status.vrf, as a backup restore or clusterctl move (which carry no status) would. */
 export async function loseVrfStatus(kc: k8s.KubeConfig, pool: { namespace: string; name: string }): Promise<void> {
-  await kc
-    .makeApiClient(k8s.CustomObjectsApi)
-    .patchNamespacedCustomObjectStatus(
-      { group: kinds.pool.group, version: kinds.pool.version, plural: kinds.pool.plural, ...pool, body: { status: { vrf: null } } },
-      k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
-    );
+  await patchPoolStatus(kc, pool, { vrf: null });
 }
