@@ -13,6 +13,7 @@
 // stages are done; a stage past its timeout is killed (its process group) and counts as failed.
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg } from 'node:os';
 import { join, relative } from 'node:path';
 import { clearInterval, clearTimeout, setInterval } from 'node:timers';
 import { fileURLToPath } from 'node:url';
@@ -96,7 +97,8 @@ if (fullRun && green) {
 }
 for (const r of overBudget) {
   console.error(
-    `\nstage ${r.stage.name} took ${r.seconds} s, over its budget of ${r.stage.budgetSeconds} s (hack/test/stages.js). ` +
+    `\nstage ${r.stage.name} took ${r.seconds} s, over its budget of ${r.stage.budgetSeconds} s (hack/test/stages.js; ` +
+      `load average ${loadavg()[0]?.toFixed(1)} on ${cpus().length} cores). ` +
       `Its slowest files are above; the last recorded figures are in docs/test-times.md. Make the new cost smaller, ` +
       'or, if it is worth it, raise the budget in the same change and say why.',
   );

@@ -25,8 +25,8 @@ export const STAGES = [
     name: 'unit',
     what: 'pure packages (packages/*/src), no control plane; a failure stops the run',
     workers: 2,
-    budgetSeconds: 120,
-    timeoutSeconds: 300,
+    budgetSeconds: 240,
+    timeoutSeconds: 600,
     fileTimeoutSeconds: 120,
   },
   {
