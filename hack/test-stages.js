@@ -10,7 +10,9 @@
 //
 // A unit failure stops the run (nothing else is worth starting); a core failure does not stop the
 // system stage, so one CI run shows every failure. A stage over its budget fails the run once all
-// stages are done; a stage past its timeout is killed (its process group) and counts as failed.
+// stages are done. A stage with a file running past the stage's limit for one file, or past its own
+// timeout, is killed (its process group: jest, its workers, what the tests started) and counts as
+// failed; the summary names the file.
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
