@@ -10,7 +10,9 @@
 //
 // A unit failure stops the run (nothing else is worth starting); a core failure does not stop the
 // system stage, so one CI run shows every failure. A stage over its budget fails the run once all
-// stages are done; a stage past its timeout is killed (its process group) and counts as failed.
+// stages are done. A stage with a file running past the stage's limit for one file, or past its own
+// timeout, is killed (its process group: jest, its workers, what the tests started) and counts as
+// failed; the summary names the file.
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
@@ -18,6 +20,7 @@ import { join, relative } from 'node:path';
 import { clearInterval, clearTimeout, setInterval } from 'node:timers';
 import { fileURLToPath } from 'node:url';
 import { startOwnedControlPlane, stopControlPlane, sweepOrphanedControlPlanes } from '@metal-l2/local-control-plane';
+import { printSummary, renderRecord, seconds } from './test/report.js';
 import { STAGES, SYSTEM_FILES, SYSTEM_MARKERS } from './test/stages.js';
 
 const root = fileURLToPath(new URL('../', import.meta.url));
@@ -27,20 +30,11 @@ const clustersDir = join(root, '.local', 'test-clusters');
 const recordFile = join(root, 'docs', 'test-times.md');
 /** How long a killed stage's jest gets between SIGTERM and SIGKILL. */
 const KILL_GRACE_MS = 15_000;
-const SLOWEST = 15;
 
 /** @typedef {import('./test/stages.js').Stage} Stage */
 /** @typedef {import('./test/times-reporter.js').FileTime} FileTime */
 /** @typedef {import('./test/times-reporter.js').StageTimes} StageTimes */
-/**
- * @typedef {object} StageResult
- * @property {Stage} stage
- * @property {'passed' | 'failed' | 'timed out' | 'not run'} outcome
- * @property {string | undefined} killed why the stage was killed (a timeout), if it was
- * @property {number} seconds wall time, jest's start to its exit
- * @property {FileTime[]} files
- * @property {string[]} missing files of the stage that reported no result
- */
+/** @typedef {import('./test/report.js').StageResult} StageResult */
 
 // The tests run on the project's pinned Node.js (hack/nodejs), whatever node started npm: a shell
 // still on the machine's older node (the README's `npm test` after `npm run demo`) re-runs this
@@ -118,7 +112,8 @@ if (fullRun && green) {
 }
 for (const r of overBudget) {
   console.error(
-    `\nstage ${r.stage.name} took ${r.seconds} s, over its budget of ${r.stage.budgetSeconds} s (hack/test/stages.js). ` +
+    `\nstage ${r.stage.name} took ${r.seconds} s, over its budget of ${r.stage.budgetSeconds} s (hack/test/stages.js; ` +
+      `load average ${loadavg()[0]?.toFixed(1)} on ${cpus().length} cores). ` +
       `Its slowest files are above; the last recorded figures are in docs/test-times.md. Make the new cost smaller, ` +
       'or, if it is worth it, raise the budget in the same change and say why.',
   );
@@ -285,90 +280,6 @@ function killGroup(pid, signal) {
   } catch {
     // already gone
   }
-}
-
-/** @param {StageResult[]} all */
-function printSummary(all) {
-  const rows = all.map((r) => [
-    r.stage.name,
-    r.outcome,
-    String(r.files.length),
-    String(r.files.reduce((n, f) => n + f.tests, 0)),
-    String(r.files.reduce((n, f) => n + f.failed, 0)),
-    `${r.seconds}`,
-    `${r.stage.budgetSeconds}`,
-    `${seconds(r.files.reduce((n, f) => n + f.seconds * 1000, 0))}`,
-  ]);
-  console.log('\n== test stages');
-  console.log(table(['stage', 'outcome', 'files', 'tests', 'failed', 'wall s', 'budget s', 'sum of files s'], rows));
-  const total = all.reduce((n, r) => n + r.seconds, 0);
-  console.log(`total ${total} s on ${cpus().length} cores (load average ${loadavg()[0]?.toFixed(1)} at the end)`);
-  console.log(`property tests (fast-check) seed: ${process.env['METAL_L2_FC_SEED']}`);
-  const slowest = all
-    .flatMap((r) => r.files.map((f) => ({ ...f, stage: r.stage.name })))
-    .sort((a, b) => b.seconds - a.seconds)
-    .slice(0, SLOWEST);
-  console.log(`\n== the ${slowest.length} slowest files`);
-  console.log(
-    table(
-      ['s', 'stage', 'file'],
-      slowest.map((f) => [f.seconds.toFixed(0), f.stage, f.path]),
-    ),
-  );
-  for (const r of all) {
-    if (r.killed !== undefined) console.log(`\nstage ${r.stage.name} was killed: ${r.killed}`);
-    if (r.missing.length > 0) console.log(`\nstage ${r.stage.name}: no result from ${r.missing.length} files: ${r.missing.join(', ')}`);
-  }
-}
-
-/** docs/test-times.md: the stage totals and every file's duration, in a stable order for review. @param {StageResult[]} all */
-function renderRecord(all) {
-  const lines = [
-    '# Test times',
-    '',
-    'Written by `npm test` (hack/test-stages.js) after a full green run; commit it with the change that',
-    'moved the figures. Budgets and timeouts live in hack/test/stages.js. Seconds are wall time on the',
-    'machine named below; with two workers (core) the files overlap, so their sum exceeds the stage.',
-    '',
-    `Last run: ${new Date().toISOString().slice(0, 10)}, ${cpus().length} cores, load average ${loadavg()[0]?.toFixed(1)} at the end.`,
-    '',
-    table(
-      ['stage', 'files', 'tests', 'wall s', 'budget s'],
-      all.map((r) => [
-        r.stage.name,
-        `${r.files.length}`,
-        `${r.files.reduce((n, f) => n + f.tests, 0)}`,
-        `${r.seconds}`,
-        `${r.stage.budgetSeconds}`,
-      ]),
-      true,
-    ),
-    '',
-  ];
-  for (const r of all) {
-    lines.push(`## ${r.stage.name}`, '');
-    lines.push(
-      table(
-        ['file', 'tests', 's'],
-        [...r.files].sort((a, b) => a.path.localeCompare(b.path)).map((f) => [f.path, `${f.tests}`, f.seconds.toFixed(0)]),
-        true,
-      ),
-      '',
-    );
-  }
-  return `${lines.join('\n')}`;
-}
-
-/** A plain-text or markdown table. @param {string[]} head @param {string[][]} rows @param {boolean} [markdown] */
-function table(head, rows, markdown = false) {
-  if (markdown) return [head, head.map(() => '---'), ...rows].map((r) => `| ${r.join(' | ')} |`).join('\n');
-  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
-  return [head, ...rows].map((r) => r.map((c, i) => c.padEnd(widths[i] ?? 0)).join('  ')).join('\n');
-}
-
-/** @param {number} ms */
-function seconds(ms) {
-  return Math.round(ms / 1000);
 }
 
 /** @param {string} message @returns {never} */
