@@ -48,6 +48,16 @@ export const NetworkAnnotations = {
   assignedVlans: 'network.metal.x-k8s.io/assigned-vlans',
   /** On a Machine: when it was last woken again because CAPI had not yet adopted the unpaused PacketMachine. */
   wokenAt: 'network.metal.x-k8s.io/woken-at',
+  /**
+   * On an IPAddressClaim a deleted MachineNetwork left behind because its device could not be
+   * checked (a token Metal refuses, no credentials, no PacketCluster): the server may still use
+   * the address. JSON `{"machineNetwork","deviceID","credentialsSecret"?}`. The claim has no owner
+   * (the garbage collector leaves it); the network controller deletes it, so the address is
+   * released, once the device is gone. Deleting the claim releases it at once.
+   */
+  keptFor: 'network.metal.x-k8s.io/kept-for',
+  /** Beside keptFor: why the address is kept and what releases it, for people. */
+  keptBecause: 'network.metal.x-k8s.io/kept-because',
 } as const;
 
 export const NetworkFinalizers = {
@@ -130,8 +140,13 @@ export const MachineNetworkEventReasons = {
   portCall: 'PortCall',
   vlansUnassigned: 'VLANsUnassigned',
   claimsReleased: 'ClaimsReleased',
-  /** Deletion went on without checking the VLANs this controller assigned (the message says what was missing). */
+  /**
+   * Deletion went on without checking the VLANs this controller assigned (the message says what
+   * was missing); the addresses are kept (the message names them) until the device is gone.
+   */
   vlansNotChecked: 'VLANsNotChecked',
+  /** On a kept IPAddressClaim: its device is gone, so the claim is deleted and the address released. */
+  keptAddressReleased: 'KeptAddressReleased',
   metalAPIError: 'MetalAPIError',
   holdTimeout: 'HoldTimeout',
   injectionRefused: 'InjectionRefused',

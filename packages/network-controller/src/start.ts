@@ -57,6 +57,7 @@ import { reconcileClusterEndpoint } from './cluster-endpoint/reconciler.js';
 import { addEndpointIndexes, endpointWatches } from './cluster-endpoint/watches.js';
 import { MACHINE_NETWORK_LABEL, type DefaultCredentials, type EventSink, type NetworkContext, type NetworkTimings } from './context.js';
 import { LastWrites } from './machine-network/last-writes.js';
+import { reconcileKeptClaims } from './machine-network/kept-claims.js';
 import { reconcileMachineNetwork } from './machine-network/reconciler.js';
 import { VlanCache } from './metal/vlan-cache.js';
 import { DEFAULT_METADATA_URL } from './options.js';
@@ -161,7 +162,11 @@ export async function createNetworkController(options: StartOptions): Promise<Ne
   const webhook = buildWebhook(options, ctx.now);
   return {
     informers: allInformers(informers),
-    controllers: endpointController === undefined ? [controller] : [controller, endpointController],
+    controllers: [
+      controller,
+      buildKeptClaimsController(options, ctx, informers),
+      ...(endpointController === undefined ? [] : [endpointController]),
+    ],
     webhook,
   };
 }
@@ -271,6 +276,31 @@ function buildController(options: StartOptions, ctx: NetworkContext, informers: 
   if (informers.clusters !== undefined) controller.watch(informers.clusters, watches.clusters);
   // A Cluster's endpoint getting its address wakes its machines (the control planes wait for it).
   if (informers.endpoint !== undefined) controller.watch(informers.endpoint.endpoints, watches.clusterEndpoints);
+  return controller;
+}
+
+/**
+ * The kept-address controller, keyed by deleted MachineNetwork (a key space of its own: a new
+ * machine of the same name has its own MachineNetwork): it releases the claims kept for a device
+ * that could not be checked once Metal says the device is gone.
+ */
+function buildKeptClaimsController(options: StartOptions, ctx: NetworkContext, informers: Informers): Controller {
+  const controller = new Controller({
+    name: 'keptaddress',
+    concurrency: 2,
+    reconcileTimeoutMs: options.reconcileTimeoutMs ?? NETWORK_RECONCILE_TIMEOUT_MS,
+    logger: options.logger,
+    ...(options.metrics === undefined ? {} : { metrics: options.metrics }),
+    reconciler: {
+      reconcile: (key: ObjectKey, rctx) =>
+        reconcileKeptClaims(
+          { ...ctx, client: ctx.client.withSignal(rctx.signal) },
+          { namespace: key.namespace ?? '', name: key.name },
+          rctx,
+        ),
+    },
+  });
+  controller.watch(informers.claims, machineNetworkWatches(informers).keptClaims);
   return controller;
 }
 

@@ -95,6 +95,13 @@ export const netKinds = {
     kind: 'IPAddressClaim',
     namespaced: true,
   } as Kind,
+  address: {
+    group: 'ipam.cluster.x-k8s.io',
+    version: 'v1beta2',
+    plural: 'ipaddresses',
+    kind: 'IPAddress',
+    namespaced: true,
+  } as Kind,
 } as const;
 
 /** Short simulator delays: the flow, not the clock, is under test. */
