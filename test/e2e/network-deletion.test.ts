@@ -154,6 +154,7 @@ describe('deletion ends', () => {
         // So its address stays claimed: the claim is owned by nobody (the garbage collector leaves
         // it), records its device, and its IPAddress still holds the address.
         const kept = await world.objects.get(netKinds.claim, claim, world.ns);
+        expect(kept).toBeDefined();
         expect(kept?.metadata.deletionTimestamp).toBeUndefined();
         expect(kept?.metadata.ownerReferences ?? []).toEqual([]);
         expect(JSON.parse(kept?.metadata.annotations?.[NetworkAnnotations.keptFor] ?? '{}')).toEqual({
