@@ -198,4 +198,68 @@ describe('bootstrap Secrets the API server would refuse to write', () => {
     expect(condition(mn, 'UserDataInjected')?.message).toContain('immutable');
     expect(condition(mn, 'Ready')).toMatchObject({ status: 'False', reason: 'BootstrapSecretImmutable' });
   });
+
+  test("a write an admission policy refuses (as the chart's Secret policy refuses a Secret no bootstrap config owns) is reported as BootstrapSecretRefused with the policy's words; the machine stays held", async () => {
+    // A policy of the test's own, on this one Secret: the chart's binds to its ServiceAccount, and
+    // this controller runs as the test's user.
+    const admission = world.kc.makeApiClient(k8s.AdmissionregistrationV1Api);
+    const name = `policed-${world.ns}`;
+    const refusal = 'bootstrap data Secrets only, and this one is not';
+    await admission.createValidatingAdmissionPolicy({
+      body: {
+        metadata: { name },
+        spec: {
+          failurePolicy: 'Fail',
+          matchConstraints: { resourceRules: [{ apiGroups: [''], apiVersions: ['v1'], operations: ['UPDATE'], resources: ['secrets'] }] },
+          matchConditions: [
+            {
+              name: 'these-secrets',
+              expression: `request.namespace == '${world.ns}' && request.name in ['policed-0-bootstrap', 'policy-probe']`,
+            },
+          ],
+          validations: [{ expression: 'false', message: refusal, reason: 'Forbidden' }],
+        },
+      },
+    });
+    await admission.createValidatingAdmissionPolicyBinding({
+      body: { metadata: { name }, spec: { policyName: name, validationActions: ['Deny'] } },
+    });
+    try {
+      // The policy takes a moment to reach the API server's admission chain.
+      const core = world.kc.makeApiClient(k8s.CoreV1Api);
+      await core.createNamespacedSecret({ namespace: world.ns, body: { metadata: { name: 'policy-probe' }, stringData: { n: '0' } } });
+      await waitFor(
+        'the policy to refuse an update',
+        async () => {
+          try {
+            await core.patchNamespacedSecret(
+              { namespace: world.ns, name: 'policy-probe', body: { stringData: { n: String(Date.now()) } } },
+              k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
+            );
+            return false;
+          } catch (err: unknown) {
+            if (err instanceof k8s.ApiException && err.code === 403) return true;
+            throw err;
+          }
+        },
+        { timeoutMs: 30_000, intervalMs: 300 },
+      );
+      await createMachine(world, 'policed-0', 'edges');
+      const mn = await waitMachineNetworkReason(
+        world,
+        'policed-0',
+        { type: 'UserDataInjected', reason: 'BootstrapSecretRefused' },
+        { timeoutMs: 60_000 },
+      );
+      expect(condition(mn, 'UserDataInjected')?.message).toContain(refusal);
+      expect(condition(mn, 'UserDataInjected')?.message).toContain('policed-0-bootstrap');
+      expect(condition(mn, 'Ready')).toMatchObject({ status: 'False', reason: 'BootstrapSecretRefused' });
+      expect(eventsOf(world, 'policed-0').find((e) => e.reason === 'InjectionRefused')?.message).toContain(refusal);
+      const pm = await world.objects.get(netKinds.packetMachine, 'policed-0', world.ns);
+      expect(pm?.metadata.annotations?.[PAUSED]).toBeDefined();
+    } finally {
+      await admission.deleteValidatingAdmissionPolicyBinding({ name });
+      await admission.deleteValidatingAdmissionPolicy({ name });
+    }
+  });
 });

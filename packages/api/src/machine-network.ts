@@ -94,6 +94,11 @@ export const MachineNetworkReasons = {
   bootstrapSecretTooLarge: 'BootstrapSecretTooLarge',
   /** The bootstrap Secret is `immutable: true`: it cannot carry the network configuration. */
   bootstrapSecretImmutable: 'BootstrapSecretImmutable',
+  /**
+   * The API server refused our write of the bootstrap Secret (the chart's Secret policy: no
+   * bootstrap config of an allowed kind owns it; or RBAC); the message has its words.
+   */
+  bootstrapSecretRefused: 'BootstrapSecretRefused',
   /** The device booted with a configuration other than what the addresses render now (e.g. another address). */
   injectedConfigurationDiffers: 'InjectedConfigurationDiffers',
   holdTimeout: 'HoldTimeout',
