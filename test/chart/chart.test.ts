@@ -232,15 +232,19 @@ describe('helm chart', () => {
       '/validate-ipam-metal-x-k8s-io-v1alpha1-inclusterippool',
     ]);
     const mutating = await admission.readMutatingWebhookConfiguration({ name: controllers.network.sa });
+    // PacketMachines: linked by their own annotation; clones in opted-in namespaces; clones elsewhere.
     expect(mutating.webhooks?.map((w) => w.clientConfig.service?.path)).toEqual([
+      '/mutate-infrastructure-cluster-x-k8s-io-v1beta1-packetmachine',
+      '/mutate-infrastructure-cluster-x-k8s-io-v1beta1-packetmachine',
       '/mutate-infrastructure-cluster-x-k8s-io-v1beta1-packetmachine',
       '/mutate-cluster-x-k8s-io-cluster',
     ]);
-    expect(mutating.webhooks?.[1]).toMatchObject({
+    expect(mutating.webhooks?.map((w) => w.failurePolicy)).toEqual(['Fail', 'Fail', 'Ignore', 'Fail']);
+    expect(mutating.webhooks?.[3]).toMatchObject({
       failurePolicy: 'Fail',
       rules: [{ apiGroups: ['cluster.x-k8s.io'], apiVersions: ['*'], operations: ['CREATE'], resources: ['clusters'] }],
     });
-    expect(mutating.webhooks?.[1]?.matchConditions?.map((c) => c.name)).toEqual(['linked', 'no-endpoint']);
+    expect(mutating.webhooks?.[3]?.matchConditions?.map((c) => c.name)).toEqual(['linked', 'no-endpoint']);
     expect(mutating.webhooks?.[0]).toMatchObject({
       failurePolicy: 'Fail',
       sideEffects: 'None',
@@ -1096,7 +1100,7 @@ describe('the network edges on the real API server', () => {
     };
   }
 
-  test('with watchNamespace, the PacketMachine webhook sees only that namespace; unlinked machines are created while it is down, linked and cloned ones refused', async () => {
+  test('with watchNamespace, the PacketMachine webhooks see only that namespace; while they are down, unlinked machines and clones in a namespace without the opt-in label are created, machines linked by their own annotation and clones in an opted-in namespace refused', async () => {
     const objects = new Objects(kc);
     const scoped = await createTestNamespace(kc, 'chart-scope');
     const other = await createTestNamespace(kc, 'chart-other');
@@ -1115,10 +1119,6 @@ describe('the network edges on the real API server', () => {
     const mutating = await kc
       .makeApiClient(k8s.AdmissionregistrationV1Api)
       .readMutatingWebhookConfiguration({ name: controllers.network.sa });
-    const hook = mutating.webhooks?.[0];
-    expect(hook?.namespaceSelector?.matchExpressions).toEqual([{ key: 'kubernetes.io/metadata.name', operator: 'In', values: [scoped] }]);
-    expect(hook?.failurePolicy).toBe('Fail');
-
     // No network controller runs: the webhook is down (its Service has no endpoints, or the
     // redirect of an earlier test points at a stopped process).
     const unlinked = await objects.create(netKinds.packetMachine, packetMachine('unlinked', scoped, {}));
@@ -1149,11 +1149,61 @@ describe('the network edges on the real API server', () => {
     await expect(
       objects.create(netKinds.packetMachine, packetMachine('linked', scoped, { 'network.metal.x-k8s.io/template': 'hb' })),
     ).rejects.toThrow(/failed calling webhook\W+packetmachine\.network\.metal\.x-k8s\.io/);
-    // CEL cannot read the PacketMachineTemplate a clone came from, so every clone asks the webhook.
-    await expect(
-      objects.create(netKinds.packetMachine, packetMachine('cloned', scoped, { 'cluster.x-k8s.io/cloned-from-name': 'pmt' })),
-    ).rejects.toThrow(/failed calling webhook\W+packetmachine\.network\.metal\.x-k8s\.io/);
     expect(await objects.get(netKinds.packetMachine, 'linked', scoped)).toBeUndefined();
+    // A clone's link is on its PacketMachineTemplate, which CEL cannot read: in a namespace that
+    // did not opt in, a down webhook admits it (clusters that never use metal-l2 scale and
+    // remediate; the controller holds a linked one once it runs).
+    const clone = await objects.create(
+      netKinds.packetMachine,
+      packetMachine('cloned', scoped, { 'cluster.x-k8s.io/cloned-from-name': 'pmt' }),
+    );
+    expect(clone.metadata.annotations?.['cluster.x-k8s.io/paused']).toBeUndefined();
+    // A clone whose MachineDeployment's machine template carries the link (CAPI copies it): refused.
+    await expect(
+      objects.create(
+        netKinds.packetMachine,
+        packetMachine('cloned-linked', scoped, { 'cluster.x-k8s.io/cloned-from-name': 'pmt', 'network.metal.x-k8s.io/template': 'hb' }),
+      ),
+    ).rejects.toThrow(/failed calling webhook\W+packetmachine\.network\.metal\.x-k8s\.io/);
+    // The namespace opts in: every clone there is refused while the webhook is down (fail closed).
+    await kc
+      .makeApiClient(k8s.CoreV1Api)
+      .patchNamespace(
+        { name: scoped, body: { metadata: { labels: { 'network.metal.x-k8s.io/enabled': 'true' } } } },
+        k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
+      );
+    const refusal = await waitFor(
+      'the opt-in label to reach the webhooks',
+      async () => {
+        try {
+          const name = `cloned-${Date.now()}`;
+          await objects.create(netKinds.packetMachine, packetMachine(name, scoped, { 'cluster.x-k8s.io/cloned-from-name': 'pmt' }));
+          await objects.delete(netKinds.packetMachine, name, scoped);
+          return undefined;
+        } catch (err: unknown) {
+          return err instanceof Error ? err.message : String(err);
+        }
+      },
+      { timeoutMs: 30_000, intervalMs: 500 },
+    );
+    expect(refusal).toMatch(/failed calling webhook\W+cloned\.packetmachine\.network\.metal\.x-k8s\.io/);
+
+    // The three, as the chart registers them: the scope of the controller's namespace on each.
+    const scope = { key: 'kubernetes.io/metadata.name', operator: 'In', values: [scoped] };
+    const optIn = { key: 'network.metal.x-k8s.io/enabled', values: ['true'] };
+    expect(
+      (mutating.webhooks ?? [])
+        .filter((h) => h.name.endsWith('packetmachine.network.metal.x-k8s.io'))
+        .map((h) => ({ name: h.name, failurePolicy: h.failurePolicy, namespaces: h.namespaceSelector?.matchExpressions })),
+    ).toEqual([
+      { name: 'packetmachine.network.metal.x-k8s.io', failurePolicy: 'Fail', namespaces: [scope] },
+      { name: 'cloned.packetmachine.network.metal.x-k8s.io', failurePolicy: 'Fail', namespaces: [{ ...optIn, operator: 'In' }, scope] },
+      {
+        name: 'cloned-elsewhere.packetmachine.network.metal.x-k8s.io',
+        failurePolicy: 'Ignore',
+        namespaces: [{ ...optIn, operator: 'NotIn' }, scope],
+      },
+    ]);
   }, 120_000);
 
   test("the network controller's ServiceAccount may change the key value of bootstrap data Secrets and nothing else, although RBAC lets it patch every Secret", async () => {

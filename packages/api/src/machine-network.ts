@@ -60,6 +60,21 @@ export const NetworkAnnotations = {
   keptBecause: 'network.metal.x-k8s.io/kept-because',
 } as const;
 
+export const NetworkLabels = {
+  /**
+   * On a Namespace: its cloned PacketMachines may be linked, so the chart's webhook refuses them
+   * while it cannot answer (fail closed); elsewhere only machines that carry the link annotation
+   * themselves are refused, and a linked clone admitted while the webhook was down is held by the
+   * controller right after (HeldAfterCreation).
+   */
+  enabled: 'network.metal.x-k8s.io/enabled',
+  /**
+   * On a Secret: bootstrap data that whoever made it lets the network controller write (its key
+   * `value`) under the chart's Secret policy, for a Machine without a bootstrap config.
+   */
+  bootstrapData: 'network.metal.x-k8s.io/bootstrap-data',
+} as const;
+
 export const NetworkFinalizers = {
   /** On a MachineNetwork: claims released and assigned VLANs removed before it may go. */
   machineNetwork: 'network.metal.x-k8s.io/machine-network',
@@ -166,6 +181,8 @@ export const MachineNetworkEventReasons = {
   deviceNotFound: 'DeviceNotFound',
   /** The MachineNetwork was deleted while its PacketMachine lives: the network stays, a new object adopts it. */
   networkKept: 'NetworkKept',
+  /** Warning on a PacketMachine: linked, but admitted without our hold (the webhook did not hold it); held by the controller now. */
+  heldAfterCreation: 'HeldAfterCreation',
 } as const;
 
 /** The renderer that writes the OS configuration; ifupdown is what Equinix's Debian and Ubuntu images use. */
