@@ -48,6 +48,8 @@ import {
   type KubeObject,
   type Logger,
   type ObjectKey,
+  type ReconcileContext,
+  type ReconcileResult,
   type ResourceType,
   type RuntimeMetrics,
 } from '@metal-l2/kube';
@@ -285,23 +287,38 @@ function buildController(options: StartOptions, ctx: NetworkContext, informers: 
  * that could not be checked once Metal says the device is gone.
  */
 function buildKeptClaimsController(options: StartOptions, ctx: NetworkContext, informers: Informers): Controller {
-  const controller = new Controller({
-    name: 'keptaddress',
+  const controller = smallController(options, { name: 'keptaddress', ctx, reconcile: reconcileKeptClaims });
+  controller.watch(informers.claims, machineNetworkWatches(informers).keptClaims);
+  return controller;
+}
+
+/**
+ * A controller of two workers for a side job: each reconcile gets the context with its client
+ * bound to the reconcile's signal (cancelled on shutdown or lost leadership) and a namespace/name key.
+ */
+function smallController<C extends { readonly client: KubeClient }>(
+  options: StartOptions,
+  job: {
+    readonly name: string;
+    readonly ctx: C;
+    readonly reconcile: (ctx: C, key: { namespace: string; name: string }, rctx: ReconcileContext) => Promise<ReconcileResult>;
+  },
+): Controller {
+  return new Controller({
+    name: job.name,
     concurrency: 2,
     reconcileTimeoutMs: options.reconcileTimeoutMs ?? NETWORK_RECONCILE_TIMEOUT_MS,
     logger: options.logger,
     ...(options.metrics === undefined ? {} : { metrics: options.metrics }),
     reconciler: {
       reconcile: (key: ObjectKey, rctx) =>
-        reconcileKeptClaims(
-          { ...ctx, client: ctx.client.withSignal(rctx.signal) },
+        job.reconcile(
+          { ...job.ctx, client: job.ctx.client.withSignal(rctx.signal) },
           { namespace: key.namespace ?? '', name: key.name },
           rctx,
         ),
     },
   });
-  controller.watch(informers.claims, machineNetworkWatches(informers).keptClaims);
-  return controller;
 }
 
 /** The ClusterEndpoint controller, keyed by Cluster, when the server serves Cluster API's core kinds. */
@@ -324,21 +341,7 @@ function buildEndpointController(options: StartOptions, ctx: NetworkContext, inf
     events: ctx.events,
     now: ctx.now,
   };
-  const controller = new Controller({
-    name: 'clusterendpoint',
-    concurrency: 2,
-    reconcileTimeoutMs: options.reconcileTimeoutMs ?? NETWORK_RECONCILE_TIMEOUT_MS,
-    logger: options.logger,
-    ...(options.metrics === undefined ? {} : { metrics: options.metrics }),
-    reconciler: {
-      reconcile: (key: ObjectKey, rctx) =>
-        reconcileClusterEndpoint(
-          { ...ectx, client: ectx.client.withSignal(rctx.signal) },
-          { namespace: key.namespace ?? '', name: key.name },
-          rctx,
-        ),
-    },
-  });
+  const controller = smallController(options, { name: 'clusterendpoint', ctx: ectx, reconcile: reconcileClusterEndpoint });
   const watches = endpointWatches(own);
   controller.watch(own.clusters);
   controller.watch(own.endpoints);
