@@ -89,7 +89,7 @@ export async function keepClaims(scope: MachineNetworkScope, at: { readonly devi
   const because =
     `device ${at.deviceID} could not be checked (${at.why}): its server may still use this address. ` +
     `It is released once Metal says the device is gone (checked about every ${Math.round(ctx.timings.driftCheckMs / 1000)} s); ` +
-    `fix the token, or delete this IPAddressClaim to release the address now`;
+    `fix what was missing, or delete this IPAddressClaim to release the address now`;
   const kept: string[] = [];
   for (const claim of ownedClaims(scope).filter((c) => c.metadata.deletionTimestamp === undefined)) {
     const owners: OwnerReference[] = (claim.metadata.ownerReferences ?? []).filter((o) => o.uid !== mn.metadata.uid);
@@ -146,7 +146,10 @@ async function deviceGone(
     return undefined;
   }
   try {
-    return (await readRemainingDevice(token.metal, at.record.deviceID, { signal: at.rctx.signal })) === undefined;
+    const gone = (await readRemainingDevice(token.metal, at.record.deviceID, { signal: at.rctx.signal })) === undefined;
+    // A server still up keeps its addresses: someone must delete it (CAPP, once it can) or the claims.
+    if (!gone) at.rctx.logger.info('kept addresses: their device is still there', { deviceID: at.record.deviceID });
+    return gone;
   } catch (err: unknown) {
     at.rctx.logger.info('kept addresses: their device cannot be checked', {
       deviceID: at.record.deviceID,
