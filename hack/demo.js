@@ -675,9 +675,14 @@ metadata:
   annotations: {network.metal.x-k8s.io/template: ${template}}
 spec: {machineType: c3.small.x86, metro: ${METRO}, os: ubuntu_22_04, billingCycle: hourly}
 ---
+# Bootstrap data of a Machine without a bootstrap config (no CABPK here): labelled, so the chart's
+# Secret policy lets the network controller write its key value (CABPK's are owned by a KubeadmConfig).
 apiVersion: v1
 kind: Secret
-metadata: {name: ${name}-bootstrap, namespace: ${ns}, labels: ${labels}}
+metadata:
+  name: ${name}-bootstrap
+  namespace: ${ns}
+  labels: {cluster.x-k8s.io/cluster-name: ${CLUSTER}, network.metal.x-k8s.io/bootstrap-data: "true"}
 type: cluster.x-k8s.io/secret
 stringData:
   format: cloud-config

@@ -1,4 +1,5 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -230,15 +231,19 @@ describe('helm chart', () => {
       '/validate-ipam-metal-x-k8s-io-v1alpha1-inclusterippool',
     ]);
     const mutating = await admission.readMutatingWebhookConfiguration({ name: controllers.network.sa });
+    // PacketMachines: linked by their own annotation; clones in opted-in namespaces; clones elsewhere.
     expect(mutating.webhooks?.map((w) => w.clientConfig.service?.path)).toEqual([
+      '/mutate-infrastructure-cluster-x-k8s-io-v1beta1-packetmachine',
+      '/mutate-infrastructure-cluster-x-k8s-io-v1beta1-packetmachine',
       '/mutate-infrastructure-cluster-x-k8s-io-v1beta1-packetmachine',
       '/mutate-cluster-x-k8s-io-cluster',
     ]);
-    expect(mutating.webhooks?.[1]).toMatchObject({
+    expect(mutating.webhooks?.map((w) => w.failurePolicy)).toEqual(['Fail', 'Fail', 'Ignore', 'Fail']);
+    expect(mutating.webhooks?.[3]).toMatchObject({
       failurePolicy: 'Fail',
       rules: [{ apiGroups: ['cluster.x-k8s.io'], apiVersions: ['*'], operations: ['CREATE'], resources: ['clusters'] }],
     });
-    expect(mutating.webhooks?.[1]?.matchConditions?.map((c) => c.name)).toEqual(['linked', 'no-endpoint']);
+    expect(mutating.webhooks?.[3]?.matchConditions?.map((c) => c.name)).toEqual(['linked', 'no-endpoint']);
     expect(mutating.webhooks?.[0]).toMatchObject({
       failurePolicy: 'Fail',
       sideEffects: 'None',
@@ -572,10 +577,18 @@ describe("the chart's RBAC is exactly enough", () => {
       },
       spec: { machineType: 'c3.small.x86', metro: METRO, os: 'ubuntu_22_04', billingCycle: 'hourly' },
     });
+    // CABPK's bootstrap data: owned by the Machine's KubeadmConfig, which the chart's Secret policy
+    // requires (no CABPK runs here: the owner's kind is not served, so the garbage collector leaves it).
     await kc.makeApiClient(k8s.CoreV1Api).createNamespacedSecret({
       namespace: ns,
       body: {
-        metadata: { name: `${name}-bootstrap`, labels: { 'cluster.x-k8s.io/cluster-name': CLUSTER } },
+        metadata: {
+          name: `${name}-bootstrap`,
+          labels: { 'cluster.x-k8s.io/cluster-name': CLUSTER },
+          ownerReferences: [
+            { apiVersion: 'bootstrap.cluster.x-k8s.io/v1beta1', kind: 'KubeadmConfig', name, uid: randomUUID(), controller: true },
+          ],
+        },
         type: 'cluster.x-k8s.io/secret',
         stringData: { value: cabpkCloudConfig(name), format },
       },
@@ -585,7 +598,10 @@ describe("the chart's RBAC is exactly enough", () => {
       spec: {
         clusterName: CLUSTER,
         version: 'v1.30.4',
-        bootstrap: { dataSecretName: `${name}-bootstrap` },
+        bootstrap: {
+          configRef: { apiGroup: 'bootstrap.cluster.x-k8s.io', kind: 'KubeadmConfig', name },
+          dataSecretName: `${name}-bootstrap`,
+        },
         infrastructureRef: { apiGroup: 'infrastructure.cluster.x-k8s.io', kind: 'PacketMachine', name },
       },
     });
@@ -1072,7 +1088,7 @@ describe('the network edges on the real API server', () => {
     };
   }
 
-  test('with watchNamespace, the PacketMachine webhook sees only that namespace; unlinked machines are created while it is down, linked and cloned ones refused', async () => {
+  test('with watchNamespace, the PacketMachine webhooks see only that namespace; while they are down, unlinked machines and clones in a namespace without the opt-in label are created, machines linked by their own annotation and clones in an opted-in namespace refused', async () => {
     const objects = new Objects(kc);
     const scoped = await createTestNamespace(kc, 'chart-scope');
     const other = await createTestNamespace(kc, 'chart-other');
@@ -1091,10 +1107,6 @@ describe('the network edges on the real API server', () => {
     const mutating = await kc
       .makeApiClient(k8s.AdmissionregistrationV1Api)
       .readMutatingWebhookConfiguration({ name: controllers.network.sa });
-    const hook = mutating.webhooks?.[0];
-    expect(hook?.namespaceSelector?.matchExpressions).toEqual([{ key: 'kubernetes.io/metadata.name', operator: 'In', values: [scoped] }]);
-    expect(hook?.failurePolicy).toBe('Fail');
-
     // No network controller runs: the webhook is down (its Service has no endpoints, or the
     // redirect of an earlier test points at a stopped process).
     const unlinked = await objects.create(netKinds.packetMachine, packetMachine('unlinked', scoped, {}));
@@ -1125,14 +1137,64 @@ describe('the network edges on the real API server', () => {
     await expect(
       objects.create(netKinds.packetMachine, packetMachine('linked', scoped, { 'network.metal.x-k8s.io/template': 'hb' })),
     ).rejects.toThrow(/failed calling webhook\W+packetmachine\.network\.metal\.x-k8s\.io/);
-    // CEL cannot read the PacketMachineTemplate a clone came from, so every clone asks the webhook.
-    await expect(
-      objects.create(netKinds.packetMachine, packetMachine('cloned', scoped, { 'cluster.x-k8s.io/cloned-from-name': 'pmt' })),
-    ).rejects.toThrow(/failed calling webhook\W+packetmachine\.network\.metal\.x-k8s\.io/);
     expect(await objects.get(netKinds.packetMachine, 'linked', scoped)).toBeUndefined();
+    // A clone's link is on its PacketMachineTemplate, which CEL cannot read: in a namespace that
+    // did not opt in, a down webhook admits it (clusters that never use metal-l2 scale and
+    // remediate; the controller holds a linked one once it runs).
+    const clone = await objects.create(
+      netKinds.packetMachine,
+      packetMachine('cloned', scoped, { 'cluster.x-k8s.io/cloned-from-name': 'pmt' }),
+    );
+    expect(clone.metadata.annotations?.['cluster.x-k8s.io/paused']).toBeUndefined();
+    // A clone whose MachineDeployment's machine template carries the link (CAPI copies it): refused.
+    await expect(
+      objects.create(
+        netKinds.packetMachine,
+        packetMachine('cloned-linked', scoped, { 'cluster.x-k8s.io/cloned-from-name': 'pmt', 'network.metal.x-k8s.io/template': 'hb' }),
+      ),
+    ).rejects.toThrow(/failed calling webhook\W+packetmachine\.network\.metal\.x-k8s\.io/);
+    // The namespace opts in: every clone there is refused while the webhook is down (fail closed).
+    await kc
+      .makeApiClient(k8s.CoreV1Api)
+      .patchNamespace(
+        { name: scoped, body: { metadata: { labels: { 'network.metal.x-k8s.io/enabled': 'true' } } } },
+        k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
+      );
+    const refusal = await waitFor(
+      'the opt-in label to reach the webhooks',
+      async () => {
+        try {
+          const name = `cloned-${Date.now()}`;
+          await objects.create(netKinds.packetMachine, packetMachine(name, scoped, { 'cluster.x-k8s.io/cloned-from-name': 'pmt' }));
+          await objects.delete(netKinds.packetMachine, name, scoped);
+          return undefined;
+        } catch (err: unknown) {
+          return err instanceof Error ? err.message : String(err);
+        }
+      },
+      { timeoutMs: 30_000, intervalMs: 500 },
+    );
+    expect(refusal).toMatch(/failed calling webhook\W+cloned\.packetmachine\.network\.metal\.x-k8s\.io/);
+
+    // The three, as the chart registers them: the scope of the controller's namespace on each.
+    const scope = { key: 'kubernetes.io/metadata.name', operator: 'In', values: [scoped] };
+    const optIn = { key: 'network.metal.x-k8s.io/enabled', values: ['true'] };
+    expect(
+      (mutating.webhooks ?? [])
+        .filter((h) => h.name.endsWith('packetmachine.network.metal.x-k8s.io'))
+        .map((h) => ({ name: h.name, failurePolicy: h.failurePolicy, namespaces: h.namespaceSelector?.matchExpressions })),
+    ).toEqual([
+      { name: 'packetmachine.network.metal.x-k8s.io', failurePolicy: 'Fail', namespaces: [scope] },
+      { name: 'cloned.packetmachine.network.metal.x-k8s.io', failurePolicy: 'Fail', namespaces: [{ ...optIn, operator: 'In' }, scope] },
+      {
+        name: 'cloned-elsewhere.packetmachine.network.metal.x-k8s.io',
+        failurePolicy: 'Ignore',
+        namespaces: [{ ...optIn, operator: 'NotIn' }, scope],
+      },
+    ]);
   }, 120_000);
 
-  test("the network controller's ServiceAccount may change bootstrap data Secrets and no other Secret, although RBAC lets it patch them", async () => {
+  test("the network controller's ServiceAccount may change the key value of bootstrap data Secrets and nothing else, although RBAC lets it patch every Secret", async () => {
     const scoped = await createTestNamespace(kc, 'chart-secrets');
     await helmRun([
       'upgrade',
@@ -1147,35 +1209,69 @@ describe('the network edges on the real API server', () => {
       `network.watchNamespace=${scoped}`,
     ]);
     const core = kc.makeApiClient(k8s.CoreV1Api);
-    await core.createNamespacedSecret({
-      namespace: scoped,
-      body: {
-        metadata: { name: 'm-0-bootstrap' },
-        type: 'cluster.x-k8s.io/secret',
-        stringData: { value: '#cloud-config\n', format: 'cloud-config' },
-      },
-    });
+    // Secrets as Cluster API v1.7.9 makes them, all of type cluster.x-k8s.io/secret with the
+    // cluster's label: CABPK's bootstrap data (controller owner: its KubeadmConfig; keys value and
+    // format), KCP's cluster CA (controller owner: the KubeadmControlPlane), and user-made bootstrap
+    // data of a Machine without a bootstrap config, labelled for us. And an application's Secret.
+    const capiSecret = (name: string, owner: { kind: string; apiVersion: string } | undefined, data: Record<string, string>, labels = {}) =>
+      core.createNamespacedSecret({
+        namespace: scoped,
+        body: {
+          metadata: {
+            name,
+            labels: { 'cluster.x-k8s.io/cluster-name': 'c1', ...labels },
+            ...(owner === undefined
+              ? {}
+              : { ownerReferences: [{ ...owner, name: name.replace(/-ca$/, ''), uid: randomUUID(), controller: true }] }),
+          },
+          type: 'cluster.x-k8s.io/secret',
+          stringData: data,
+        },
+      });
+    await capiSecret(
+      'm-0',
+      { apiVersion: 'bootstrap.cluster.x-k8s.io/v1beta1', kind: 'KubeadmConfig' },
+      { value: '#cloud-config\n', format: 'cloud-config' },
+    );
+    await capiSecret(
+      'c1-ca',
+      { apiVersion: 'controlplane.cluster.x-k8s.io/v1beta1', kind: 'KubeadmControlPlane' },
+      { 'tls.crt': 'ca-cert', 'tls.key': 'ca-key' },
+    );
+    await capiSecret('m-1-userdata', undefined, { value: '#cloud-config\n' }, { 'network.metal.x-k8s.io/bootstrap-data': 'true' });
+    await capiSecret('m-2-userdata', undefined, { value: '#cloud-config\n' });
     await core.createNamespacedSecret({ namespace: scoped, body: { metadata: { name: 'app-db' }, stringData: { password: 'hunter2' } } });
     const asNetwork = kubeConfigFor(await saToken(controllers.network.sa)).makeApiClient(k8s.CoreV1Api);
-    const patch = (name: string, value: string): Promise<k8s.V1Secret> =>
+    const patch = (name: string, body: object): Promise<k8s.V1Secret> =>
       asNetwork.patchNamespacedSecret(
-        { namespace: scoped, name, body: { metadata: { annotations: { 'metal-l2.test/touched': value } } } },
+        { namespace: scoped, name, body },
         k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
       );
+    const b64 = (text: string): string => Buffer.from(text).toString('base64');
+    const refusalOf = async (name: string, body: object): Promise<string> => {
+      try {
+        await patch(name, body);
+      } catch (err: unknown) {
+        if (err instanceof k8s.ApiException && err.code === 403) return String(err.body);
+        throw err;
+      }
+      throw new Error(`the patch of Secret ${scoped}/${name} was allowed`);
+    };
 
     // RBAC grants it: the Role in the watched namespace.
     const review = await kc.makeApiClient(k8s.AuthorizationV1Api).createSubjectAccessReview({
       body: {
-        spec: { user: userOf('network'), resourceAttributes: { namespace: scoped, verb: 'patch', resource: 'secrets', name: 'app-db' } },
+        spec: { user: userOf('network'), resourceAttributes: { namespace: scoped, verb: 'patch', resource: 'secrets', name: 'c1-ca' } },
       },
     });
     expect(review.status?.allowed).toBe(true);
-    // The policy takes a moment to reach the API server's admission chain after install.
-    const refusal = await waitFor(
+    // The API server serves and enforces ValidatingAdmissionPolicies (GA in 1.30); the policy takes
+    // a moment to reach its admission chain after install.
+    const opaque = await waitFor(
       'the Secret policy to refuse a patch of an Opaque Secret',
       async () => {
         try {
-          await patch('app-db', String(Date.now()));
+          await patch('app-db', { data: { password: b64(String(Date.now())) } });
           return undefined;
         } catch (err: unknown) {
           if (err instanceof k8s.ApiException && err.code === 403) return String(err.body);
@@ -1184,12 +1280,30 @@ describe('the network edges on the real API server', () => {
       },
       { timeoutMs: 30_000, intervalMs: 500 },
     );
-    expect(refusal).toContain('may change bootstrap data Secrets (type cluster.x-k8s.io/secret) only');
-    expect(refusal).toContain(`Secret ${scoped}/app-db`);
-    const after = await core.readNamespacedSecret({ namespace: scoped, name: 'app-db' });
-    expect(Buffer.from(after.data?.['password'] ?? '', 'base64').toString()).toBe('hunter2');
+    expect(opaque).toContain(`Secret ${scoped}/app-db`);
 
-    const patched = await patch('m-0-bootstrap', 'injected');
-    expect(patched.metadata?.annotations?.['metal-l2.test/touched']).toBe('injected');
+    // The cluster's CA is of the bootstrap data's type, but no bootstrap config owns it.
+    const ca = await refusalOf('c1-ca', { data: { 'tls.key': b64('attacker-key') } });
+    expect(ca).toContain('owned by a bootstrap config of kind KubeadmConfig');
+    expect(ca).toContain(`Secret ${scoped}/c1-ca is not one`);
+    expect(opaque).toContain(`may change bootstrap data Secrets only`);
+    expect(opaque).toContain(`Secret ${scoped}/app-db is not one`);
+    expect(await refusalOf('m-2-userdata', { data: { value: b64('#cloud-config\nruncmd: [reboot]\n') } })).toContain(
+      `Secret ${scoped}/m-2-userdata is not one`,
+    );
+    // A bootstrap data Secret: its key value, and nothing else.
+    expect(await refusalOf('m-0', { data: { format: b64('ignition') } })).toContain(
+      `may change only the key value of bootstrap data Secret ${scoped}/m-0: another data key may not change`,
+    );
+    expect(await refusalOf('m-0', { metadata: { annotations: { 'metal-l2.test/touched': 'x' } } })).toContain(
+      'its metadata (labels, annotations, owners, finalizers) or immutable may not change',
+    );
+    expect(await refusalOf('m-0', { metadata: { labels: { 'network.metal.x-k8s.io/bootstrap-data': 'true' } } })).toContain('its metadata');
+    const injected = await patch('m-0', { data: { value: b64('#cloud-config\n# injected\n') } });
+    expect(Buffer.from(injected.data?.['value'] ?? '', 'base64').toString()).toBe('#cloud-config\n# injected\n');
+    await patch('m-1-userdata', { data: { value: b64('#cloud-config\n# injected\n') } });
+
+    const after = await core.readNamespacedSecret({ namespace: scoped, name: 'c1-ca' });
+    expect(Buffer.from(after.data?.['tls.key'] ?? '', 'base64').toString()).toBe('ca-key');
   }, 120_000);
 });

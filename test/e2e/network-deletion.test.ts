@@ -1,10 +1,13 @@
 import { beforeAll, describe, expect, test } from '@jest/globals';
 import * as k8s from '@kubernetes/client-node';
+import { NetworkAnnotations } from '@metal-l2/api';
 import { isMetalHttpError } from '@metal-l2/metal-api';
+import { MACHINE_NETWORK_LABEL } from '@metal-l2/network-controller';
 import { testTimeout, timeouts } from '@metal-l2/test-support/timeouts';
 import { waitFor } from '@metal-l2/test-support/wait-for';
 import { eventsOf, kubectlInNamespace } from './support/network-probes.js';
 import {
+  CAPP_TOKEN,
   CLUSTER,
   CONTROLLER_AGENT,
   CREDENTIALS_SECRET,
@@ -27,11 +30,12 @@ import {
 // Deletion always ends (DESIGN §3.3 step 7): a device that disappears under a pending VLAN batch,
 // a token Metal no longer accepts, a PacketCluster or a credentials Secret deleted first (as
 // cluster and namespace deletion do) end it with a Warning Event naming what could not be
-// checked, never with a finalizer that stays. The last test of "deletion ends" deletes its
+// checked, never with a finalizer that stays. A device that could not be checked keeps its
+// addresses claimed until Metal says it is gone (its server may still answer on them). The last test of "deletion ends" deletes its
 // namespace itself; a device deprovisioning in Metal (still readable) has a world of its own.
 
-const world = useNetworkWorld('net-del');
-const REVOKED = 'metal-tok-revoked-0c4f7a1e9b';
+// Kept addresses are looked at again once per drift period: short here, so a release is seen.
+const world = useNetworkWorld('net-del', { timings: { driftCheckMs: 2_000 } });
 
 async function deviceGone(deviceId: string): Promise<boolean> {
   try {
@@ -61,13 +65,32 @@ async function machineNetworkGone(name: string, timeoutMs = 30_000): Promise<voi
   );
 }
 
-async function setToken(token: string): Promise<void> {
-  await world.kc
-    .makeApiClient(k8s.CoreV1Api)
-    .patchNamespacedSecret(
-      { namespace: world.ns, name: CREDENTIALS_SECRET, body: { stringData: { apiToken: token } } },
-      k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
-    );
+/** The claims a machine's MachineNetwork made, by its label (a kept claim has no owner any more). */
+async function claimsByLabel(machine: string): Promise<string[]> {
+  return (await world.objects.list(netKinds.claim, world.ns))
+    .filter((c) => c.metadata.labels?.[MACHINE_NETWORK_LABEL] === machine)
+    .map((c) => c.metadata.name);
+}
+
+/** The vxlans on one port of a device, as the simulator holds them (no API token needed). */
+function simVxlans(deviceId: string, port: string): number[] {
+  const store = world.sim.store;
+  const found = (store.devices.get(deviceId)?.portIds ?? []).map((id) => store.ports.get(id)).find((p) => p?.name === port);
+  return (found?.vlans ?? []).map((v) => store.vlans.get(v.vlanId)?.vxlan ?? 0).sort((a, b) => a - b);
+}
+
+/**
+ * Metal revokes both API tokens, ours and CAPP's (a project's tokens rotated, say): every call
+ * with them answers 401 until `restore`.
+ */
+function revokeTokens(): { restore(): void } {
+  const grants = [TOKEN, CAPP_TOKEN].map((token) => [token, world.sim.store.tokens.get(token)] as const);
+  for (const [token] of grants) world.sim.store.tokens.delete(token);
+  return {
+    restore: () => {
+      for (const [token, grant] of grants) if (grant !== undefined) world.sim.store.tokens.set(token, grant);
+    },
+  };
 }
 
 beforeAll(async () => {
@@ -107,37 +130,109 @@ describe('deletion ends', () => {
     testTimeout(60_000, 60_000, 60_000, timeouts.deviceReady),
   );
 
-  test('a token Metal refuses (401): deletion ends with a Warning naming it, and the token never appears', async () => {
-    await createMachine(world, 'rev-0', 'hb');
-    await waitMachineNetworkReady(world, 'rev-0');
-    await setToken(REVOKED);
-    try {
-      await kubectlInNamespace(world, 'delete', 'packetmachine', 'rev-0', '--wait=false');
-      await machineNetworkGone('rev-0');
-      expect(await claimsOf('rev-0')).toEqual([]);
-      const warning = eventsOf(world, 'rev-0').find((e) => e.reason === 'VLANsNotChecked');
-      expect(warning?.type).toBe('Warning');
-      expect(warning?.message).toContain('401');
-      expect(warning?.message).toContain('1000');
-      for (const text of [warning?.message ?? '', ...world.logLines]) {
-        expect(text).not.toContain(REVOKED);
-        expect(text).not.toContain(TOKEN);
-      }
-    } finally {
-      await setToken(TOKEN);
-    }
-  });
+  test(
+    "a token Metal refuses (401), CAPP's too: deletion ends, but the address stays claimed while the server may use it, and is released once the device is gone",
+    async () => {
+      await createMachine(world, 'rev-0', 'hb');
+      await waitMachineNetworkReady(world, 'rev-0');
+      const deviceId = await deviceIdOfMachine(world, 'rev-0');
+      const claims = await claimsByLabel('rev-0');
+      expect(claims).toHaveLength(1);
+      const claim = claims[0] ?? '';
+      const recorded = ((await machineNetwork(world, 'rev-0'))?.status?.addresses ?? []) as { claimName: string; address: string }[];
+      const address = recorded.find((a) => a.claimName === claim)?.address ?? '';
+      expect(address).not.toBe('');
 
-  test('the PacketCluster deleted before the machine (cluster deletion order): deletion ends with a Warning naming it', async () => {
+      const tokens = revokeTokens();
+      try {
+        await kubectlInNamespace(world, 'delete', 'packetmachine', 'rev-0', '--wait=false');
+        await machineNetworkGone('rev-0');
+        // CAPP could not delete the server either: it is up, with the VLAN on bond0.
+        expect(world.sim.store.devices.get(deviceId)?.state).toBe('active');
+        expect(simVxlans(deviceId, 'bond0')).toEqual([1000]);
+        expect(await world.objects.get(netKinds.packetMachine, 'rev-0', world.ns)).toBeDefined();
+        // So its address stays claimed: the claim is owned by nobody (the garbage collector leaves
+        // it), records its device, and its IPAddress still holds the address.
+        const kept = await world.objects.get(netKinds.claim, claim, world.ns);
+        expect(kept).toBeDefined();
+        expect(kept?.metadata.deletionTimestamp).toBeUndefined();
+        expect(kept?.metadata.ownerReferences ?? []).toEqual([]);
+        expect(JSON.parse(kept?.metadata.annotations?.[NetworkAnnotations.keptFor] ?? '{}')).toEqual({
+          machineNetwork: 'rev-0',
+          deviceID: deviceId,
+        });
+        expect(kept?.metadata.annotations?.[NetworkAnnotations.keptBecause]).toContain(
+          'delete this IPAddressClaim to release the address now',
+        );
+        expect((await world.objects.get(netKinds.address, claim, world.ns))?.spec?.['address']).toBe(address);
+
+        // The kept-address controller has looked at the device since, Metal refused it too, and the claim stays.
+        await waitFor('the kept address to be checked', () => world.logLines.some((l) => l.includes('their device cannot be checked')), {
+          timeoutMs: 30_000,
+        });
+        expect((await world.objects.get(netKinds.claim, claim, world.ns))?.metadata.deletionTimestamp).toBeUndefined();
+
+        // Said where the user looks: on the MachineNetwork and on its PacketMachine (both rev-0).
+        const warnings = eventsOf(world, 'rev-0').filter((e) => e.reason === 'VLANsNotChecked');
+        expect(warnings).toHaveLength(2);
+        for (const warning of warnings) {
+          expect(warning.type).toBe('Warning');
+          expect(warning.message).toContain('401');
+          expect(warning.message).toContain('bond0:1000');
+          expect(warning.message).toContain(`${address} (claim ${claim}) are kept`);
+        }
+        for (const text of world.logLines) {
+          expect(text).not.toContain(TOKEN);
+          expect(text).not.toContain(CAPP_TOKEN);
+        }
+      } finally {
+        tokens.restore();
+        // The token works again: CAPP (woken at once rather than after its backoff) deletes the
+        // server, and the next look releases the address. (Cleanup too: a failure above must
+        // not leave the PacketMachine waiting on CAPP's backoff when the namespace goes.)
+        await world.objects
+          .patch(netKinds.packetMachine, 'rev-0', world.ns, { metadata: { annotations: { 'test.metal-l2/nudge': '1' } } })
+          .catch(() => undefined);
+      }
+
+      await waitFor(
+        'the kept claim and its IPAddress to be gone',
+        async () =>
+          (await world.objects.get(netKinds.claim, claim, world.ns)) === undefined &&
+          (await world.objects.get(netKinds.address, claim, world.ns)) === undefined,
+        { timeoutMs: 60_000 },
+      );
+      expect(world.sim.store.devices.get(deviceId)?.state ?? 'gone').not.toBe('active');
+      expect(eventsOf(world, claim).map((e) => e.reason)).toContain('KeptAddressReleased');
+    },
+    testTimeout(60_000, 30_000, 30_000, 60_000),
+  );
+
+  test('the PacketCluster deleted before the machine (cluster deletion order): deletion ends with a Warning naming it; the address is kept until the device is gone', async () => {
     await createMachine(world, 'pc-0', 'hb');
     await waitMachineNetworkReady(world, 'pc-0');
+    const deviceId = await deviceIdOfMachine(world, 'pc-0');
+    const [claim = ''] = await claimsByLabel('pc-0');
     await kubectlInNamespace(world, 'delete', 'packetcluster', CLUSTER);
     try {
       await kubectlInNamespace(world, 'delete', 'packetmachine', 'pc-0', '--wait=false');
       await machineNetworkGone('pc-0');
-      expect(await claimsOf('pc-0')).toEqual([]);
       const warning = eventsOf(world, 'pc-0').find((e) => e.reason === 'VLANsNotChecked');
       expect(warning?.message).toContain(`PacketCluster ${world.ns}/${CLUSTER}`);
+      // The token still works: the kept-address controller reads the device, which CAPP cannot
+      // delete without its PacketCluster, so the claim stays.
+      await waitFor(
+        'the kept address to be checked',
+        () =>
+          world.sim.requests
+            .entries({ deviceId, userAgent: CONTROLLER_AGENT })
+            .some((e) => e.operationId === 'findDeviceById' && e.status === 200 && !e.path.includes('include')),
+        { timeoutMs: 30_000 },
+      );
+      expect(world.sim.store.devices.get(deviceId)?.state).toBe('active');
+      expect((await world.objects.get(netKinds.claim, claim, world.ns))?.metadata.annotations?.[NetworkAnnotations.keptFor]).toContain(
+        deviceId,
+      );
     } finally {
       // CAPP needs it to finish deleting the PacketMachine (CAPI removes it only after the machines).
       await world.objects.create(netKinds.packetCluster, {
@@ -154,6 +249,9 @@ describe('deletion ends', () => {
         timeoutMs: 60_000,
       },
     );
+    await waitFor('the kept claim to be released', async () => (await world.objects.get(netKinds.claim, claim, world.ns)) === undefined, {
+      timeoutMs: 30_000,
+    });
   });
 
   test(

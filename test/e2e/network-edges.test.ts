@@ -8,6 +8,8 @@ import {
   CLUSTER,
   condition,
   createMachine,
+  createMachineOfPacketMachine,
+  createPacketMachine,
   createPool,
   createTemplate,
   createVlans,
@@ -158,6 +160,64 @@ describe('the template link', () => {
   }, 180_000);
 });
 
+describe('a linked machine the webhook did not hold', () => {
+  test('a clone admitted without the hold (the webhook did not answer; its namespace did not opt in) is held by the controller with a HeldAfterCreation Warning, and gets its network before CAPP creates it', async () => {
+    await world.objects.create(netKinds.packetMachineTemplate, {
+      metadata: { name: 'late-pmt', namespace: world.ns, annotations: { 'network.metal.x-k8s.io/template': 'edges' } },
+      spec: { template: { spec: { machineType: 'c3.small.x86', os: 'ubuntu_22_04', billingCycle: 'hourly' } } },
+    });
+    // The chart's webhook for clones in namespaces without the opt-in label is failurePolicy Ignore:
+    // down, it admits them untouched. Here the world's webhook stops matching this namespace instead.
+    const admission = world.kc.makeApiClient(k8s.AdmissionregistrationV1Api);
+    const webhookName = `metal-l2-network-test-${world.ns}`;
+    const selector = (value: object): Promise<k8s.V1MutatingWebhookConfiguration> =>
+      admission.patchMutatingWebhookConfiguration(
+        { name: webhookName, body: [{ op: 'replace', path: '/webhooks/0/namespaceSelector', value }] },
+        k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.JsonPatch),
+      );
+    const original = (await admission.readMutatingWebhookConfiguration({ name: webhookName })).webhooks?.[0]?.namespaceSelector ?? {};
+    await selector({ matchLabels: { 'metal-l2.test/never': 'true' } });
+    let admitted: Obj | undefined;
+    try {
+      let attempt = 0;
+      // The API server applies the change a moment later: until then the webhook still holds them.
+      admitted = await waitFor(
+        'a clone admitted without the hold',
+        async () => {
+          const created = await createPacketMachine(world, `late-${attempt++}`, 'edges', { clonedFrom: 'late-pmt' });
+          return created.metadata.annotations?.[PAUSED] === undefined ? created : undefined;
+        },
+        { timeoutMs: 30_000, intervalMs: 500 },
+      );
+    } finally {
+      await selector(original);
+    }
+    const name = admitted.metadata.name;
+    await waitFor(
+      `the controller to hold ${name}`,
+      async () => {
+        const pm = await world.objects.get(netKinds.packetMachine, name, world.ns);
+        if (pm?.metadata.annotations?.[PAUSED] !== undefined && pm.metadata.annotations[HOLD] !== undefined) return true;
+        throw new Error(JSON.stringify({ annotations: pm?.metadata.annotations, providerID: pm?.spec?.['providerID'] }));
+      },
+      { timeoutMs: 30_000 },
+    );
+    // As with CAPI, the Machine and its bootstrap data come after the PacketMachine (here once it
+    // is held: in a MachineSet, CABPK takes seconds to write the data).
+    await createMachineOfPacketMachine(world, name);
+    const warning = eventsOf(world, name).find((e) => e.reason === 'HeldAfterCreation');
+    expect(warning?.type).toBe('Warning');
+    expect(warning?.message).toContain(`MachineNetworkTemplate ${world.ns}/edges`);
+    expect(warning?.message).toContain('network.metal.x-k8s.io/enabled=true');
+    // Then the flow of a held machine: the configuration is in the user data before CAPP creates
+    // the server, and our hold goes.
+    const mn = await waitMachineNetworkReason(world, name, { type: 'Ready', reason: 'Ready' }, { timeoutMs: 90_000 });
+    expect(condition(mn, 'UserDataInjected')?.reason).toBe('Injected');
+    const pm = await world.objects.get(netKinds.packetMachine, name, world.ns);
+    expect(pm?.metadata.annotations?.[PAUSED]).toBeUndefined();
+  }, 180_000);
+});
+
 describe('bootstrap Secrets the API server would refuse to write', () => {
   test('a Secret the injection would take over 1 MiB is refused before the patch, with the sizes', async () => {
     // Just under the API server's 1 MiB limit (data values, decoded, summed): our part does not fit.
@@ -197,5 +257,69 @@ describe('bootstrap Secrets the API server would refuse to write', () => {
     );
     expect(condition(mn, 'UserDataInjected')?.message).toContain('immutable');
     expect(condition(mn, 'Ready')).toMatchObject({ status: 'False', reason: 'BootstrapSecretImmutable' });
+  });
+
+  test("a write an admission policy refuses (as the chart's Secret policy refuses a Secret no bootstrap config owns) is reported as BootstrapSecretRefused with the policy's words; the machine stays held", async () => {
+    // A policy of the test's own, on this one Secret: the chart's binds to its ServiceAccount, and
+    // this controller runs as the test's user.
+    const admission = world.kc.makeApiClient(k8s.AdmissionregistrationV1Api);
+    const name = `policed-${world.ns}`;
+    const refusal = 'bootstrap data Secrets only, and this one is not';
+    await admission.createValidatingAdmissionPolicy({
+      body: {
+        metadata: { name },
+        spec: {
+          failurePolicy: 'Fail',
+          matchConstraints: { resourceRules: [{ apiGroups: [''], apiVersions: ['v1'], operations: ['UPDATE'], resources: ['secrets'] }] },
+          matchConditions: [
+            {
+              name: 'these-secrets',
+              expression: `request.namespace == '${world.ns}' && request.name in ['policed-0-bootstrap', 'policy-probe']`,
+            },
+          ],
+          validations: [{ expression: 'false', message: refusal, reason: 'Forbidden' }],
+        },
+      },
+    });
+    await admission.createValidatingAdmissionPolicyBinding({
+      body: { metadata: { name }, spec: { policyName: name, validationActions: ['Deny'] } },
+    });
+    try {
+      // The policy takes a moment to reach the API server's admission chain.
+      const core = world.kc.makeApiClient(k8s.CoreV1Api);
+      await core.createNamespacedSecret({ namespace: world.ns, body: { metadata: { name: 'policy-probe' }, stringData: { n: '0' } } });
+      await waitFor(
+        'the policy to refuse an update',
+        async () => {
+          try {
+            await core.patchNamespacedSecret(
+              { namespace: world.ns, name: 'policy-probe', body: { stringData: { n: String(Date.now()) } } },
+              k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
+            );
+            return false;
+          } catch (err: unknown) {
+            if (err instanceof k8s.ApiException && err.code === 403) return true;
+            throw err;
+          }
+        },
+        { timeoutMs: 30_000, intervalMs: 300 },
+      );
+      await createMachine(world, 'policed-0', 'edges');
+      const mn = await waitMachineNetworkReason(
+        world,
+        'policed-0',
+        { type: 'UserDataInjected', reason: 'BootstrapSecretRefused' },
+        { timeoutMs: 60_000 },
+      );
+      expect(condition(mn, 'UserDataInjected')?.message).toContain(refusal);
+      expect(condition(mn, 'UserDataInjected')?.message).toContain('policed-0-bootstrap');
+      expect(condition(mn, 'Ready')).toMatchObject({ status: 'False', reason: 'BootstrapSecretRefused' });
+      expect(eventsOf(world, 'policed-0').find((e) => e.reason === 'InjectionRefused')?.message).toContain(refusal);
+      const pm = await world.objects.get(netKinds.packetMachine, 'policed-0', world.ns);
+      expect(pm?.metadata.annotations?.[PAUSED]).toBeDefined();
+    } finally {
+      await admission.deleteValidatingAdmissionPolicyBinding({ name });
+      await admission.deleteValidatingAdmissionPolicy({ name });
+    }
   });
 });

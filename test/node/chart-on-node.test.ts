@@ -472,7 +472,11 @@ async function createMachine(name: string, template: string): Promise<Obj> {
   await kc.makeApiClient(k8s.CoreV1Api).createNamespacedSecret({
     namespace: ns,
     body: {
-      metadata: { name: `${name}-bootstrap`, labels: { 'cluster.x-k8s.io/cluster-name': CLUSTER } },
+      // Bootstrap data of a Machine without a bootstrap config: labelled for the chart's Secret policy.
+      metadata: {
+        name: `${name}-bootstrap`,
+        labels: { 'cluster.x-k8s.io/cluster-name': CLUSTER, 'network.metal.x-k8s.io/bootstrap-data': 'true' },
+      },
       type: 'cluster.x-k8s.io/secret',
       stringData: { value: cabpkCloudConfig(name), format: 'cloud-config' },
     },

@@ -92,12 +92,27 @@ to network.watchNamespace when the controller watches one namespace, so the webh
 machine the controller would never release.
 */}}
 {{- define "metal-l2.network.namespaceSelector" -}}
-{{- $selector := deepCopy (.Values.network.webhook.namespaceSelector | default dict) -}}
-{{- with .Values.network.watchNamespace -}}
-{{- $scope := dict "key" "kubernetes.io/metadata.name" "operator" "In" "values" (list .) -}}
-{{- $_ := set $selector "matchExpressions" (append ($selector.matchExpressions | default list) $scope) -}}
+{{- include "metal-l2.network.namespaceSelectorWith" (dict "root" . "also" list) -}}
+{{- end -}}
+
+{{/*
+The same, narrowed further by the matchExpressions in "also" (the PacketMachine webhooks split
+namespaces by the clone opt-in label). Takes (dict "root" $ "also" (list <expression>...)).
+*/}}
+{{- define "metal-l2.network.namespaceSelectorWith" -}}
+{{- $root := .root -}}
+{{- $selector := deepCopy ($root.Values.network.webhook.namespaceSelector | default dict) -}}
+{{- $expressions := concat ($selector.matchExpressions | default list) .also -}}
+{{- with $root.Values.network.watchNamespace -}}
+{{- $expressions = append $expressions (dict "key" "kubernetes.io/metadata.name" "operator" "In" "values" (list .)) -}}
+{{- end -}}
+{{- if $expressions -}}
+{{- $_ := set $selector "matchExpressions" $expressions -}}
 {{- end -}}
 {{- with $selector }}
 namespaceSelector: {{- toYaml . | nindent 2 }}
 {{- end -}}
 {{- end -}}
+
+{{/* The namespace label that opts a namespace's cloned PacketMachines into the fail-closed webhook. */}}
+{{- define "metal-l2.network.clonesLabel" -}}network.metal.x-k8s.io/enabled{{- end -}}

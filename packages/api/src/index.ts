@@ -69,6 +69,7 @@ export {
   MachineNetworkTemplateType,
   MachineNetworkType,
   NetworkAnnotations,
+  NetworkLabels,
   NetworkFinalizers,
   MachineNetworkConditionTypes,
   MachineNetworkReasons,

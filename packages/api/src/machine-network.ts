@@ -55,6 +55,31 @@ export const NetworkAnnotations = {
   injectedConfig: 'network.metal.x-k8s.io/injected-config',
   /** On a Machine: when it was last woken again because CAPI had not yet adopted the unpaused PacketMachine. */
   wokenAt: 'network.metal.x-k8s.io/woken-at',
+  /**
+   * On an IPAddressClaim a deleted MachineNetwork left behind because its device could not be
+   * checked (a token Metal refuses, no credentials, no PacketCluster): the server may still use
+   * the address. JSON `{"machineNetwork","deviceID","credentialsSecret"?}`. The claim has no owner
+   * (the garbage collector leaves it); the network controller deletes it, so the address is
+   * released, once the device is gone. Deleting the claim releases it at once.
+   */
+  keptFor: 'network.metal.x-k8s.io/kept-for',
+  /** Beside keptFor: why the address is kept and what releases it, for people. */
+  keptBecause: 'network.metal.x-k8s.io/kept-because',
+} as const;
+
+export const NetworkLabels = {
+  /**
+   * On a Namespace: its cloned PacketMachines may be linked, so the chart's webhook refuses them
+   * while it cannot answer (fail closed); elsewhere only machines that carry the link annotation
+   * themselves are refused, and a linked clone admitted while the webhook was down is held by the
+   * controller right after (HeldAfterCreation).
+   */
+  enabled: 'network.metal.x-k8s.io/enabled',
+  /**
+   * On a Secret: bootstrap data that whoever made it lets the network controller write (its key
+   * `value`) under the chart's Secret policy, for a Machine without a bootstrap config.
+   */
+  bootstrapData: 'network.metal.x-k8s.io/bootstrap-data',
 } as const;
 
 export const NetworkFinalizers = {
@@ -91,6 +116,11 @@ export const MachineNetworkReasons = {
   bootstrapSecretTooLarge: 'BootstrapSecretTooLarge',
   /** The bootstrap Secret is `immutable: true`: it cannot carry the network configuration. */
   bootstrapSecretImmutable: 'BootstrapSecretImmutable',
+  /**
+   * The API server refused our write of the bootstrap Secret (the chart's Secret policy: no
+   * bootstrap config of an allowed kind owns it; or RBAC); the message has its words.
+   */
+  bootstrapSecretRefused: 'BootstrapSecretRefused',
   /** The device booted with a configuration other than what the addresses render now (e.g. another address). */
   injectedConfigurationDiffers: 'InjectedConfigurationDiffers',
   /**
@@ -143,8 +173,13 @@ export const MachineNetworkEventReasons = {
   portCall: 'PortCall',
   vlansUnassigned: 'VLANsUnassigned',
   claimsReleased: 'ClaimsReleased',
-  /** Deletion went on without checking the VLANs this controller assigned (the message says what was missing). */
+  /**
+   * Deletion went on without checking the VLANs this controller assigned (the message says what
+   * was missing); the addresses are kept (the message names them) until the device is gone.
+   */
   vlansNotChecked: 'VLANsNotChecked',
+  /** On a kept IPAddressClaim: its device is gone, so the claim is deleted and the address released. */
+  keptAddressReleased: 'KeptAddressReleased',
   metalAPIError: 'MetalAPIError',
   holdTimeout: 'HoldTimeout',
   injectionRefused: 'InjectionRefused',
@@ -159,6 +194,8 @@ export const MachineNetworkEventReasons = {
   deviceNotFound: 'DeviceNotFound',
   /** The MachineNetwork was deleted while its PacketMachine lives: the network stays, a new object adopts it. */
   networkKept: 'NetworkKept',
+  /** Warning on a PacketMachine: linked, but admitted without our hold (the webhook did not hold it); held by the controller now. */
+  heldAfterCreation: 'HeldAfterCreation',
 } as const;
 
 /** The renderer that writes the OS configuration; ifupdown is what Equinix's Debian and Ubuntu images use. */

@@ -111,6 +111,8 @@ export const IndexNames = {
   machineByDataSecret: 'machineByDataSecret',
   /** Claims by `namespace/<MachineNetwork name>` (their controller owner reference). */
   claimByMachineNetwork: 'claimByMachineNetwork',
+  /** Claims a deleted MachineNetwork kept for a device that could not be checked, by `namespace/<its name>` (kept-claims.ts). */
+  keptClaimByMachineNetwork: 'keptClaimByMachineNetwork',
   /** MachineHealthChecks by `namespace/<clusterName>`. */
   healthCheckByCluster: 'healthCheckByCluster',
   /** MachineNetworks by `namespace/<templateName>`. */

@@ -48,6 +48,8 @@ import {
   type KubeObject,
   type Logger,
   type ObjectKey,
+  type ReconcileContext,
+  type ReconcileResult,
   type ResourceType,
   type RuntimeMetrics,
 } from '@metal-l2/kube';
@@ -57,6 +59,7 @@ import { reconcileClusterEndpoint } from './cluster-endpoint/reconciler.js';
 import { addEndpointIndexes, announcerChanged, endpointWatches } from './cluster-endpoint/watches.js';
 import { MACHINE_NETWORK_LABEL, type DefaultCredentials, type EventSink, type NetworkContext, type NetworkTimings } from './context.js';
 import { LastWrites } from './machine-network/last-writes.js';
+import { reconcileKeptClaims } from './machine-network/kept-claims.js';
 import { reconcileMachineNetwork } from './machine-network/reconciler.js';
 import { VlanCache } from './metal/vlan-cache.js';
 import { DEFAULT_METADATA_URL } from './options.js';
@@ -161,7 +164,11 @@ export async function createNetworkController(options: StartOptions): Promise<Ne
   const webhook = buildWebhook(options, ctx.now);
   return {
     informers: allInformers(informers),
-    controllers: endpointController === undefined ? [controller] : [controller, endpointController],
+    controllers: [
+      controller,
+      buildKeptClaimsController(options, ctx, informers),
+      ...(endpointController === undefined ? [] : [endpointController]),
+    ],
     webhook,
   };
 }
@@ -274,6 +281,46 @@ function buildController(options: StartOptions, ctx: NetworkContext, informers: 
   return controller;
 }
 
+/**
+ * The kept-address controller, keyed by deleted MachineNetwork (a key space of its own: a new
+ * machine of the same name has its own MachineNetwork): it releases the claims kept for a device
+ * that could not be checked once Metal says the device is gone.
+ */
+function buildKeptClaimsController(options: StartOptions, ctx: NetworkContext, informers: Informers): Controller {
+  const controller = smallController(options, { name: 'keptaddress', ctx, reconcile: reconcileKeptClaims });
+  controller.watch(informers.claims, machineNetworkWatches(informers).keptClaims);
+  return controller;
+}
+
+/**
+ * A controller of two workers for a side job: each reconcile gets the context with its client
+ * bound to the reconcile's signal (cancelled on shutdown or lost leadership) and a namespace/name key.
+ */
+function smallController<C extends { readonly client: KubeClient }>(
+  options: StartOptions,
+  job: {
+    readonly name: string;
+    readonly ctx: C;
+    readonly reconcile: (ctx: C, key: { namespace: string; name: string }, rctx: ReconcileContext) => Promise<ReconcileResult>;
+  },
+): Controller {
+  return new Controller({
+    name: job.name,
+    concurrency: 2,
+    reconcileTimeoutMs: options.reconcileTimeoutMs ?? NETWORK_RECONCILE_TIMEOUT_MS,
+    logger: options.logger,
+    ...(options.metrics === undefined ? {} : { metrics: options.metrics }),
+    reconciler: {
+      reconcile: (key: ObjectKey, rctx) =>
+        job.reconcile(
+          { ...job.ctx, client: job.ctx.client.withSignal(rctx.signal) },
+          { namespace: key.namespace ?? '', name: key.name },
+          rctx,
+        ),
+    },
+  });
+}
+
 /** The ClusterEndpoint controller, keyed by Cluster, when the server serves Cluster API's core kinds. */
 function buildEndpointController(options: StartOptions, ctx: NetworkContext, informers: Informers): Controller | undefined {
   const own = informers.endpoint;
@@ -297,21 +344,7 @@ function buildEndpointController(options: StartOptions, ctx: NetworkContext, inf
     events: ctx.events,
     now: ctx.now,
   };
-  const controller = new Controller({
-    name: 'clusterendpoint',
-    concurrency: 2,
-    reconcileTimeoutMs: options.reconcileTimeoutMs ?? NETWORK_RECONCILE_TIMEOUT_MS,
-    logger: options.logger,
-    ...(options.metrics === undefined ? {} : { metrics: options.metrics }),
-    reconciler: {
-      reconcile: (key: ObjectKey, rctx) =>
-        reconcileClusterEndpoint(
-          { ...ectx, client: ectx.client.withSignal(rctx.signal) },
-          { namespace: key.namespace ?? '', name: key.name },
-          rctx,
-        ),
-    },
-  });
+  const controller = smallController(options, { name: 'clusterendpoint', ctx: ectx, reconcile: reconcileClusterEndpoint });
   const watches = endpointWatches(own);
   controller.watch(own.clusters);
   controller.watch(own.endpoints);

@@ -15,6 +15,7 @@ import {
 } from '@metal-l2/api';
 import type { Informer, ObjectKey } from '@metal-l2/kube';
 import { IndexNames } from './context.js';
+import { keptRecordOf } from './machine-network/kept-claims.js';
 import { templateNameFor } from './template-link.js';
 
 // Watches, declared as data: which events of which kind wake which machine. Every key is a
@@ -55,6 +56,10 @@ export function addIndexes(informers: NetworkInformers): void {
     const owner = machineNetworkOf(c);
     return owner === undefined ? [] : [`${nsOf(c)}/${owner}`];
   });
+  informers.claims.addIndex(IndexNames.keptClaimByMachineNetwork, (c) => {
+    const kept = keptRecordOf(c);
+    return kept === undefined ? [] : [`${nsOf(c)}/${kept.machineNetwork}`];
+  });
   informers.healthChecks?.addIndex(IndexNames.healthCheckByCluster, (mhc) => [`${nsOf(mhc)}/${mhc.spec.clusterName}`]);
   informers.machineNetworks.addIndex(IndexNames.machineNetworkByTemplate, (mn) => [`${nsOf(mn)}/${mn.spec.templateName}`]);
   informers.machineNetworks.addIndex(IndexNames.machineNetworkByCluster, (mn) => {
@@ -77,6 +82,8 @@ const keysOf = (objects: readonly { metadata: { namespace?: string; name?: strin
 
 export interface MachineNetworkWatches {
   readonly claims: (claim: IPAddressClaim) => ObjectKey[];
+  /** For the kept-address controller: a kept claim wakes its deleted MachineNetwork's key. */
+  readonly keptClaims: (claim: IPAddressClaim) => ObjectKey[];
   readonly addresses: (address: IPAddress) => ObjectKey[];
   readonly machines: (machine: Machine) => ObjectKey[];
   readonly templates: (template: MachineNetworkTemplate) => ObjectKey[];
@@ -85,12 +92,18 @@ export interface MachineNetworkWatches {
 }
 
 export function machineNetworkWatches(informers: NetworkInformers): MachineNetworkWatches {
+  // A claim just kept by a deletion (its owner reference gone) still wakes that deletion, which
+  // waits for the cache to show the claim kept before it releases the others.
   const ofClaim = (claim: IPAddressClaim | undefined): ObjectKey[] => {
-    const owner = claim === undefined ? undefined : machineNetworkOf(claim);
+    const owner = claim === undefined ? undefined : (machineNetworkOf(claim) ?? keptRecordOf(claim)?.machineNetwork);
     return claim === undefined || owner === undefined ? [] : [key(nsOf(claim), owner)];
   };
   return {
     claims: ofClaim,
+    keptClaims: (claim) => {
+      const kept = keptRecordOf(claim);
+      return kept === undefined ? [] : [key(nsOf(claim), kept.machineNetwork)];
+    },
     addresses: (address) => ofClaim(informers.claims.get({ namespace: nsOf(address), name: address.spec.claimRef.name })),
     machines: (machine) =>
       machine.spec.infrastructureRef.kind === PacketMachineType.kind ? [key(nsOf(machine), machine.spec.infrastructureRef.name)] : [],

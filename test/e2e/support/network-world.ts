@@ -95,6 +95,20 @@ export const netKinds = {
     kind: 'IPAddressClaim',
     namespaced: true,
   } as Kind,
+  packetMachineTemplate: {
+    group: 'infrastructure.cluster.x-k8s.io',
+    version: 'v1beta1',
+    plural: 'packetmachinetemplates',
+    kind: 'PacketMachineTemplate',
+    namespaced: true,
+  } as Kind,
+  address: {
+    group: 'ipam.cluster.x-k8s.io',
+    version: 'v1beta2',
+    plural: 'ipaddresses',
+    kind: 'IPAddress',
+    namespaced: true,
+  } as Kind,
 } as const;
 
 /** Short simulator delays: the flow, not the clock, is under test. */
@@ -410,38 +424,59 @@ export function poolRef(name: string): { apiGroup: string; kind: string; name: s
   return { apiGroup: 'ipam.metal.x-k8s.io', kind: 'InClusterIPPool', name };
 }
 
+/** What createMachine makes; createPacketMachine and createMachineOfPacketMachine read their parts. */
+export interface MachineOptions {
+  readonly value?: string;
+  readonly format?: string;
+  readonly secretName?: string;
+  readonly skipSecret?: boolean;
+  /** A control-plane Machine (CAPI's control-plane label), as KubeadmControlPlane makes them. */
+  readonly controlPlane?: boolean;
+  readonly machineType?: string;
+  /** A machine of another workload cluster of the namespace than the world's (CLUSTER). */
+  readonly cluster?: string;
+  /**
+   * A clone of this PacketMachineTemplate, as a MachineSet makes one (cloned-from annotations,
+   * no link of its own): `template` is then the link the PacketMachineTemplate must carry.
+   */
+  readonly clonedFrom?: string;
+}
+
 /**
  * A machine as Cluster API makes one: the PacketMachine first (our webhook pauses it), then the
  * bootstrap data Secret and the Machine that points at both.
  */
-export async function createMachine(
-  world: NetworkWorld,
-  name: string,
-  template: string,
-  options: {
-    readonly value?: string;
-    readonly format?: string;
-    readonly secretName?: string;
-    readonly skipSecret?: boolean;
-    /** A control-plane Machine (CAPI's control-plane label), as KubeadmControlPlane makes them. */
-    readonly controlPlane?: boolean;
-    readonly machineType?: string;
-    /** A machine of another workload cluster of the namespace than the world's (CLUSTER). */
-    readonly cluster?: string;
-  } = {},
-): Promise<Obj> {
-  const { objects, ns } = world;
-  const cluster = options.cluster ?? CLUSTER;
-  const secretName = options.secretName ?? `${name}-bootstrap`;
-  const created = await objects.create(netKinds.packetMachine, {
+export async function createMachine(world: NetworkWorld, name: string, template: string, options: MachineOptions = {}): Promise<Obj> {
+  const created = await createPacketMachine(world, name, template, options);
+  await createMachineOfPacketMachine(world, name, options);
+  /** The PacketMachine as the API server stored it: after our mutating webhook. */
+  return created;
+}
+
+/** The PacketMachine alone, as the API server stored it (after our mutating webhook). */
+export async function createPacketMachine(world: NetworkWorld, name: string, template: string, options: MachineOptions = {}): Promise<Obj> {
+  return world.objects.create(netKinds.packetMachine, {
     metadata: {
       name,
-      namespace: ns,
-      labels: { 'cluster.x-k8s.io/cluster-name': cluster },
-      annotations: { 'network.metal.x-k8s.io/template': template },
+      namespace: world.ns,
+      labels: { 'cluster.x-k8s.io/cluster-name': options.cluster ?? CLUSTER },
+      annotations:
+        options.clonedFrom === undefined
+          ? { 'network.metal.x-k8s.io/template': template }
+          : {
+              'cluster.x-k8s.io/cloned-from-name': options.clonedFrom,
+              'cluster.x-k8s.io/cloned-from-groupkind': 'PacketMachineTemplate.infrastructure.cluster.x-k8s.io',
+            },
     },
     spec: { machineType: options.machineType ?? 'c3.small.x86', metro: METRO, os: 'ubuntu_22_04', billingCycle: 'hourly' },
   });
+}
+
+/** The bootstrap data Secret (unless skipped) and the Machine of PacketMachine `name`. */
+export async function createMachineOfPacketMachine(world: NetworkWorld, name: string, options: MachineOptions = {}): Promise<void> {
+  const { objects, ns } = world;
+  const cluster = options.cluster ?? CLUSTER;
+  const secretName = options.secretName ?? `${name}-bootstrap`;
   if (options.skipSecret !== true) {
     const core = world.kc.makeApiClient(k8s.CoreV1Api);
     await core.createNamespacedSecret({
@@ -469,8 +504,6 @@ export async function createMachine(
       infrastructureRef: { apiGroup: 'infrastructure.cluster.x-k8s.io', kind: 'PacketMachine', name },
     },
   });
-  /** The PacketMachine as the API server stored it: after our mutating webhook. */
-  return created;
 }
 
 export function condition(obj: Obj | undefined, type: string): { status?: string; reason?: string; message?: string } | undefined {

@@ -5,7 +5,6 @@ import {
   NetworkFinalizers,
   MachineNetworkType,
   type AssignedVlan,
-  type IPAddressClaim,
 } from '@metal-l2/api';
 import {
   isMetalGone,
@@ -13,15 +12,14 @@ import {
   metalErrorIn,
   observePorts,
   type DesiredPort,
-  type Device,
   type MetalClient,
   type ObservedPort,
 } from '@metal-l2/metal-api';
-import { isNotFound } from '@metal-l2/kube';
-import { IndexNames } from '../context.js';
+import { isConflict, isNotFound } from '@metal-l2/kube';
 import { machineMetal, type MetalAccess } from '../metal/machine-metal.js';
 import { DEVICE_INCLUDES, drivePorts, pollPendingBatch, type BatchPoll, type DriveResult } from './port-driver.js';
 import { afterMetalError } from './metal-retry.js';
+import { keepClaims, ownedClaims, readRemainingDevice } from './kept-claims.js';
 import { describe, failed, proceed, waitFor, type MachineNetworkScope, type StepOutcome } from './scope.js';
 import { markCondition } from './status.js';
 
@@ -31,17 +29,6 @@ function deleting(scope: MachineNetworkScope, message: string): void {
     { type: MachineNetworkConditionTypes.ready, status: 'False', reason: MachineNetworkReasons.deleting, message },
     scope.now,
   );
-}
-
-async function readDevice(metal: MetalClient, id: string, signal: AbortSignal): Promise<Device | undefined> {
-  try {
-    const device = await metal.devices.get(id, { include: DEVICE_INCLUDES, signal });
-    // A device on its way out takes its VLAN assignments with it.
-    return device.state === 'deprovisioning' || device.state === 'deleted' ? undefined : device;
-  } catch (err: unknown) {
-    if (isMetalGone(err)) return undefined;
-    throw err;
-  }
 }
 
 /** The pending batch, looked at once; a batch Metal no longer knows (its device is gone) is forgotten. */
@@ -67,19 +54,29 @@ function tokenRefused(err: unknown): boolean {
  * What this controller assigned cannot be checked (no credentials, no PacketCluster, a token
  * Metal refuses). Deletion always ends (DESIGN §3.3 step 7), and it unassigns only when the
  * MachineNetwork's own PacketMachine is deleted or gone (one deleted while its machine lives keeps
- * the network: keep-network.ts): CAPP then deletes the device, which takes its VLAN assignments
- * with it. So deletion goes on at once, and a Warning Event names what was not checked.
+ * the network: keep-network.ts). But the server may still be up with the VLANs and the addresses
+ * (CAPP, with the same revoked token, cannot delete it either): the claims are kept
+ * (kept-claims.ts) until Metal says the device is gone, and a Warning Event on the MachineNetwork
+ * and its PacketMachine names what was not checked and which addresses are kept.
  */
-function cannotCheck(scope: MachineNetworkScope, why: string): StepOutcome {
-  const { ctx, machineNetwork: mn } = scope;
+async function cannotCheck(scope: MachineNetworkScope, at: { readonly deviceId: string; readonly why: string }): Promise<StepOutcome> {
+  const { ctx, machineNetwork: mn, packetMachine: pm } = scope;
   const status = (mn.status ??= {});
-  const what = `VLANs ${(status.assignedVlans ?? []).map((v) => `${v.port}:${v.vxlan}`).join(', ')} of device ${status.deviceID ?? 'unknown'}`;
-  ctx.events.event(mn, {
-    type: 'Warning',
-    reason: MachineNetworkEventReasons.vlansNotChecked,
-    message: `could not check ${what} (${why}); the PacketMachine is deleted, and its device with it: the MachineNetwork is deleted without unassigning them`,
-  });
-  scope.rctx.logger.info('deletion goes on without unassigning VLANs', { why });
+  let kept: string[];
+  try {
+    kept = await keepClaims(scope, { deviceID: at.deviceId, why: at.why });
+  } catch (err: unknown) {
+    return failed(err);
+  }
+  const vlans = (status.assignedVlans ?? []).map((v) => `${v.port}:${v.vxlan}`).join(', ');
+  const addresses =
+    kept.length === 0
+      ? ''
+      : `; its addresses ${kept.join(', ')} are kept until Metal says the device is gone: fix the token (or credentials, or PacketCluster), or delete those IPAddressClaims to release them now`;
+  const message = `could not check VLANs ${vlans} of device ${at.deviceId} (${at.why}): the MachineNetwork is deleted without unassigning them${addresses}`;
+  for (const obj of pm === undefined ? [mn] : [mn, pm])
+    ctx.events.event(obj, { type: 'Warning', reason: MachineNetworkEventReasons.vlansNotChecked, message });
+  scope.rctx.logger.info('deletion goes on without unassigning VLANs', { why: at.why, keptClaims: kept.length });
   status.assignedVlans = [];
   delete status.pendingBatch;
   return proceed;
@@ -103,11 +100,12 @@ export async function unassignVlans(scope: MachineNetworkScope): Promise<StepOut
     clusterName: scope.clusterName,
     rctx: scope.rctx,
   });
-  if (access.kind === 'missing') return cannotCheck(scope, access.message);
+  if (access.kind === 'missing') return cannotCheck(scope, { deviceId, why: access.message });
   try {
     return await unassignOnDevice(scope, access, { deviceId, ours });
   } catch (err: unknown) {
-    if (tokenRefused(err)) return cannotCheck(scope, `Metal refused the token: ${err instanceof Error ? err.message : String(err)}`);
+    if (tokenRefused(err))
+      return cannotCheck(scope, { deviceId, why: `Metal refused the token: ${err instanceof Error ? err.message : String(err)}` });
     const message = `unassign VLANs of device ${deviceId}: ${err instanceof Error ? err.message : String(err)}`;
     deleting(scope, message);
     ctx.events.event(mn, { type: 'Warning', reason: MachineNetworkEventReasons.metalAPIError, message });
@@ -129,7 +127,7 @@ async function unassignOnDevice(scope: MachineNetworkScope, access: MetalAccess,
     deleting(scope, 'waiting for a VLAN batch to complete before unassigning');
     return waitFor(polled.afterMs);
   }
-  const device = await readDevice(access.metal, at.deviceId, scope.rctx.signal);
+  const device = await readRemainingDevice(access.metal, at.deviceId, { include: DEVICE_INCLUDES, signal: scope.rctx.signal });
   if (device === undefined) {
     status.assignedVlans = [];
     delete status.pendingBatch;
@@ -191,31 +189,33 @@ function afterUnassigning(scope: MachineNetworkScope, { deviceId, ours }: Unassi
 }
 
 /**
- * Postcondition: every claim this machine made is gone (the IPAM provider released its address).
- * The record in status and the claims carrying our label are both honoured, so a claim created
- * just before a crash is not left behind.
+ * Postcondition: every claim this machine made and still owns is gone (the IPAM provider released
+ * its address); claims kept for a device that could not be checked are no longer ours. The record
+ * in status and the claims carrying our owner reference are both honoured (ownedClaims).
  */
 export async function releaseClaims(scope: MachineNetworkScope): Promise<StepOutcome> {
   const { ctx, machineNetwork: mn } = scope;
-  const names = new Set((mn.status?.claims ?? []).map((c) => c.name));
-  for (const claim of ctx.caches.claims.byIndex(IndexNames.claimByMachineNetwork, `${scope.namespace}/${scope.name}`))
-    names.add(claim.metadata.name ?? '');
   const remaining: string[] = [];
   let deleted = 0;
-  for (const name of names) {
-    const claim: IPAddressClaim | undefined = ctx.caches.claims.get({ namespace: scope.namespace, name });
-    if (claim === undefined) continue;
-    if (!(claim.metadata.ownerReferences ?? []).some((o) => o.uid === mn.metadata.uid)) continue;
+  for (const claim of ownedClaims(scope)) {
+    const name = claim.metadata.name ?? '';
     remaining.push(name);
     if (claim.metadata.deletionTimestamp !== undefined) continue;
     try {
+      // This very version: one that was kept a moment ago (cannotCheck) and that the cache still
+      // shows owned by us must not be deleted; the Conflict waits for the cache to show it kept.
+      const { uid, resourceVersion } = claim.metadata;
       await ctx.client.delete(
         ctx.types.claim,
         { namespace: scope.namespace, name },
-        { signal: scope.rctx.signal, ...(claim.metadata.uid === undefined ? {} : { preconditions: { uid: claim.metadata.uid } }) },
+        {
+          signal: scope.rctx.signal,
+          preconditions: { ...(uid === undefined ? {} : { uid }), ...(resourceVersion === undefined ? {} : { resourceVersion }) },
+        },
       );
       deleted++;
     } catch (err: unknown) {
+      if (isConflict(err)) continue;
       if (!isNotFound(err)) return failed(new Error(`delete IPAddressClaim ${describe(scope, name)}`, { cause: err }));
     }
   }

@@ -10,6 +10,7 @@ import {
 import { isAlreadyExists, isKubeApiError } from '@metal-l2/kube';
 import { MACHINE_NETWORK_LABEL } from '../context.js';
 import { nameLabelValue, wantedClaims, type WantedClaim } from './claim-names.js';
+import { keptRecordOf } from './kept-claims.js';
 import { describe, failed, proceed, waitFor, type MachineNetworkScope, type StepOutcome } from './scope.js';
 import { markCondition } from './status.js';
 
@@ -95,13 +96,17 @@ export async function ensureClaims(scope: MachineNetworkScope): Promise<StepOutc
       }
     }
     if (!ownedBy(claim, mn)) {
+      const kept = keptRecordOf(claim);
       markCondition(
         mn,
         {
           type: MachineNetworkConditionTypes.addressesAllocated,
           status: 'False',
           reason: MachineNetworkReasons.claimConflict,
-          message: `IPAddressClaim ${describe(scope, w.name)} exists but is not owned by this MachineNetwork; delete or rename it`,
+          message:
+            kept === undefined
+              ? `IPAddressClaim ${describe(scope, w.name)} exists but is not owned by this MachineNetwork; delete or rename it`
+              : `IPAddressClaim ${describe(scope, w.name)} is kept for device ${kept.deviceID} of a deleted machine of this name, whose server may still use its address; it goes once Metal says that device is gone, or delete it`,
         },
         scope.now,
       );

@@ -2,6 +2,7 @@ import {
   CapiAnnotations,
   MachineNetworkEventReasons,
   NetworkAnnotations,
+  NetworkLabels,
   PacketMachineType,
   deviceIdOf,
   type Machine,
@@ -10,6 +11,7 @@ import {
 import { builtinTypes, done, formatTime, requeueAfter, type KubeObject, type ReconcileContext, type ReconcileResult } from '@metal-l2/kube';
 import { readInjectionHash } from '@metal-l2/machine-config';
 import type { NetworkContext } from '../context.js';
+import { holdAnnotations } from '../webhook/packet-machine-webhook.js';
 
 // A PacketMachine we hold before it has a MachineNetwork: the MachineNetwork's conditions cannot
 // say why it waits, so the PacketMachine carries the reason (an annotation of ours, beside our
@@ -81,6 +83,30 @@ export async function releaseUnlinked(at: HeldMachine): Promise<ReconcileResult>
   });
   at.rctx.logger.info('released the pause of an unlinked machine', {});
   await wakeMachine(at);
+  return done();
+}
+
+/**
+ * A linked machine that was admitted without our hold and has no device yet: the webhook did not
+ * hold it (a clone in a namespace without the network.metal.x-k8s.io/enabled label is admitted
+ * while the webhook is down, or the webhook does not reach its namespace). It is held now, as the
+ * webhook would have (guarded by its resourceVersion: a device CAPP recorded meanwhile wins), and a
+ * Warning says so. CAPP may already be creating the server: then the MachineNetwork reports
+ * ProvisionedWithoutInjection, never a silent boot without the network.
+ */
+export async function holdAfterCreation(at: HeldMachine, templateName: string): Promise<ReconcileResult> {
+  await patchAnnotations(at, holdAnnotations(at.ctx.now()), { what: 'hold PacketMachine admitted without the hold', guarded: true });
+  at.ctx.events.event(at.pm, {
+    type: 'Warning',
+    reason: MachineNetworkEventReasons.heldAfterCreation,
+    message:
+      `linked to MachineNetworkTemplate ${at.namespace}/${templateName} but created without the hold (the webhook did not hold it: ` +
+      `it was not answering, and namespace ${at.namespace} is not labelled ${NetworkLabels.enabled}=true); held now. ` +
+      `If CAPP created the server first, it boots without its network (ProvisionedWithoutInjection). ` +
+      `Label the namespace so that a webhook that is down refuses such machines instead`,
+  });
+  at.rctx.logger.info('held a linked machine admitted without the hold', { template: templateName });
+  // Our patch's event brings the next reconcile, which sees the hold.
   return done();
 }
 

@@ -6,7 +6,7 @@ import {
   type Machine,
   type MachineNetwork,
 } from '@metal-l2/api';
-import { builtinTypes, type KubeObject } from '@metal-l2/kube';
+import { builtinTypes, isForbidden, isKubeApiError, type KubeObject } from '@metal-l2/kube';
 import { injectUserData, readInjectionHash, renderMachineNetwork, type PortConfig, type RenderedNetwork } from '@metal-l2/machine-config';
 import { announcerFor, type Announcement } from './endpoint-announcer.js';
 import { IndexNames } from '../context.js';
@@ -243,6 +243,10 @@ async function writeInjected(
           },
         );
       } catch (err: unknown) {
+        // An admission policy (the chart's Secret policy: a Secret no bootstrap config owns) or RBAC
+        // said no: no retry changes that, a user does; the condition carries the API server's words.
+        if (isForbidden(err) && isKubeApiError(err))
+          return { stop: refuse(scope, { reason: MachineNetworkReasons.bootstrapSecretRefused, message: err.message }) };
         return { stop: failed(new Error(`inject the network configuration into Secret ${describe(scope, secretName)}`, { cause: err })) };
       }
       ctx.events.event(mn, {

@@ -11,6 +11,7 @@ import { isNotFound } from '@metal-l2/kube';
 import { IndexNames, MACHINE_NETWORK_LABEL } from '../context.js';
 import { wantedClaims } from './claim-names.js';
 import { assignedRecord, injectedRecord } from './durable-record.js';
+import { keptRecordOf } from './kept-claims.js';
 import { describe, failed, proceed, waitFor, type MachineNetworkScope, type StepOutcome } from './scope.js';
 
 // A MachineNetwork deleted while its PacketMachine lives (`kubectl delete machinenetwork`) does not
@@ -115,7 +116,7 @@ export async function handOverNetwork(scope: MachineNetworkScope): Promise<StepO
 /**
  * Postcondition: every claim of this machine that a deleted MachineNetwork handed over (owned by
  * the PacketMachine, or by nobody after an orphaning delete) is owned by this one again. A claim
- * owned by anything else is left for ensureClaims to report.
+ * owned by anything else, or kept for a former machine's device, is left for ensureClaims to report.
  */
 export async function adoptClaims(scope: MachineNetworkScope): Promise<StepOutcome> {
   const { ctx, machineNetwork: mn, packetMachine: pm } = scope;
@@ -125,6 +126,8 @@ export async function adoptClaims(scope: MachineNetworkScope): Promise<StepOutco
     const claim = ctx.caches.claims.get({ namespace: scope.namespace, name: wanted.name });
     if (claim === undefined || claim.metadata.deletionTimestamp !== undefined) continue;
     if (claim.metadata.labels?.[MACHINE_NETWORK_LABEL] !== scope.name) continue;
+    // Kept for the device of a machine deleted before (kept-claims.ts): that server may still use the address.
+    if (keptRecordOf(claim) !== undefined) continue;
     const owners = claim.metadata.ownerReferences ?? [];
     if (owners.some((o) => o.controller === true) || owners.some((o) => o.kind === mn.kind && o.uid !== mn.metadata.uid)) continue;
     try {

@@ -7,15 +7,18 @@ import {
   NETWORK_VERSION,
   NetworkAnnotations,
   NetworkFinalizers,
+  PacketMachineTemplateType,
   PacketMachineType,
   type Machine,
   type MachineNetwork,
   type PacketMachine,
+  type PacketMachineTemplate,
 } from '@metal-l2/api';
 import { PatchHelper, done, isAlreadyExists, isNotFound, requeueAfter, type ReconcileContext, type ReconcileResult } from '@metal-l2/kube';
 import { portCountOf } from '@metal-l2/metal-api';
 import { IndexNames, type NetworkContext } from '../context.js';
-import { linkStateOf } from '../template-link.js';
+import { linkStateOf, type LinkState } from '../template-link.js';
+import { decidePause } from '../webhook/packet-machine-webhook.js';
 import { configurePorts } from './configure-ports.js';
 import { releaseClaims, removeFinalizer, unassignVlans } from './deletion.js';
 import { keepRecord, restoreRecord } from './durable-record.js';
@@ -23,7 +26,7 @@ import { afterMetalWait } from './metal-retry.js';
 import { desiredNetworkMode } from './desired-ports.js';
 import { driftCheckDelayMs, forgetDriftCheck } from './drift-check.js';
 import { ensureClaims } from './ensure-claims.js';
-import { clearHoldReason, isHeldByUs, keepHeld, releaseUnlinked, type HeldMachine } from './hold-without-network.js';
+import { clearHoldReason, holdAfterCreation, isHeldByUs, keepHeld, releaseUnlinked, type HeldMachine } from './hold-without-network.js';
 import { shortNodeStartupWarning } from './health-check-warning.js';
 import { ensureUserDataInjected } from './inject-user-data.js';
 import { adoptClaims, handOverNetwork, handedOverRecord, machineOutlivesNetwork } from './keep-network.js';
@@ -95,13 +98,27 @@ function newMachineNetwork(pm: PacketMachine, templateName: string, spec: Omit<M
 }
 
 /**
+ * The machine's link, from the cache; a clone the webhook did not hold whose PacketMachineTemplate
+ * the cache does not show yet (created a moment before it) is looked up live, as the webhook does:
+ * it may be linked, and CAPP may create it at once.
+ */
+async function linkOf(ctx: NetworkContext, at: HeldMachine): Promise<LinkState> {
+  const cached = linkStateOf(at.pm, (ns, n) => ctx.caches.packetMachineTemplates.get({ namespace: ns, name: n }));
+  if (cached.kind !== 'unknown' || isHeldByUs(at.pm)) return cached;
+  const live = await ctx.client.get<PacketMachineTemplate>(PacketMachineTemplateType, cached.packetMachineTemplate, {
+    signal: at.rctx.signal,
+  });
+  return linkStateOf(at.pm, () => live);
+}
+
+/**
  * The MachineNetwork of a PacketMachine that has none: created from its template when it is
  * linked. A held machine whose template (or PacketMachineTemplate) is not found stays held and
  * says why on the PacketMachine; one that is no longer linked is released. Once the
  * MachineNetwork exists it is the machine's network: the link is not read again.
  */
 async function ensureMachineNetwork(ctx: NetworkContext, at: HeldMachine): Promise<MachineNetwork | ReconcileResult> {
-  const link = linkStateOf(at.pm, (ns, n) => ctx.caches.packetMachineTemplates.get({ namespace: ns, name: n }));
+  const link = await linkOf(ctx, at);
   if (link.kind === 'unlinked') return releaseUnlinked(at);
   if (link.kind === 'unknown') {
     const { namespace, name } = link.packetMachineTemplate;
@@ -112,6 +129,7 @@ async function ensureMachineNetwork(ctx: NetworkContext, at: HeldMachine): Promi
     );
   }
   const templateName = link.templateName;
+  if (decidePause(at.pm, { templateName, now: ctx.now() }).kind === 'pause') return holdAfterCreation(at, templateName);
   const template = ctx.caches.templates.get({ namespace: at.namespace, name: templateName });
   if (template === undefined) {
     return keepHeld(

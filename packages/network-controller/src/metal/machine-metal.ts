@@ -20,6 +20,39 @@ export type MachineMetal =
 /** A machine's Metal access that was found. */
 export type MetalAccess = Extract<MachineMetal, { readonly kind: 'ok' }>;
 
+/** A Metal client for a token, without a project: enough to read a device by its id. */
+export type MetalToken =
+  | { readonly kind: 'ok'; readonly metal: MetalClient; readonly credentials: string }
+  | { readonly kind: 'missing'; readonly reason: string; readonly message: string };
+
+/**
+ * The Metal client for the token in `credentialsSecret` (a Secret in `namespace`) or, when none is
+ * named, the controller-wide default Secret; bound to the reconcile's signal and logger.
+ */
+export async function metalToken(
+  ctx: NetworkContext,
+  at: { readonly namespace: string; readonly credentialsSecret: string | undefined; readonly rctx: ReconcileContext },
+): Promise<MetalToken> {
+  const key = at.credentialsSecret !== undefined ? { namespace: at.namespace, name: at.credentialsSecret } : ctx.defaultCredentials;
+  if (key === undefined) {
+    return {
+      kind: 'missing',
+      reason: MachineNetworkReasons.credentialsMissing,
+      message:
+        'no Metal API credentials: set spec.credentialsSecretRef on the MachineNetworkTemplate or start the controller with --metal-credentials-secret',
+    };
+  }
+  const token = await readSecretValue(ctx.client, key, { dataKey: API_TOKEN_KEY, trim: true, signal: at.rctx.signal });
+  if (token.kind === 'missing') return { kind: 'missing', reason: MachineNetworkReasons.credentialsMissing, message: token.message };
+  return {
+    kind: 'ok',
+    credentials: MetalClients.fingerprint(token.value),
+    metal: ctx.metal
+      .clientFor(token.value)
+      .withContext({ signal: at.rctx.signal, logger: at.rctx.logger.child({ component: 'metal-api' }) }),
+  };
+}
+
 /**
  * The Metal client and project for one machine: the token from the template's
  * credentialsSecretRef (in the machine's namespace) or the controller-wide default Secret, the
@@ -38,18 +71,8 @@ export async function machineMetal(
   },
 ): Promise<MachineMetal> {
   const namespace = at.machineNetwork.metadata.namespace ?? '';
-  const ref = at.machineNetwork.spec.credentialsSecretRef;
-  const key = ref !== undefined ? { namespace, name: ref.name } : ctx.defaultCredentials;
-  if (key === undefined) {
-    return {
-      kind: 'missing',
-      reason: MachineNetworkReasons.credentialsMissing,
-      message:
-        'no Metal API credentials: set spec.credentialsSecretRef on the MachineNetworkTemplate or start the controller with --metal-credentials-secret',
-    };
-  }
-  const token = await readSecretValue(ctx.client, key, { dataKey: API_TOKEN_KEY, trim: true, signal: at.rctx.signal });
-  if (token.kind === 'missing') return { kind: 'missing', reason: MachineNetworkReasons.credentialsMissing, message: token.message };
+  const token = await metalToken(ctx, { namespace, credentialsSecret: at.machineNetwork.spec.credentialsSecretRef?.name, rctx: at.rctx });
+  if (token.kind === 'missing') return token;
 
   const clusterName = at.clusterName ?? at.packetMachine?.metadata.labels?.[CapiLabels.clusterName];
   if (clusterName === undefined) {
@@ -72,10 +95,8 @@ export async function machineMetal(
   }
   return {
     kind: 'ok',
-    credentials: MetalClients.fingerprint(token.value),
-    metal: ctx.metal
-      .clientFor(token.value)
-      .withContext({ signal: at.rctx.signal, logger: at.rctx.logger.child({ component: 'metal-api' }) }),
+    credentials: token.credentials,
+    metal: token.metal,
     projectId: packetCluster.spec.projectID,
     metro: at.packetMachine?.spec.metro ?? packetCluster.spec.metro,
   };

@@ -71,12 +71,17 @@ export function decidePause(
   const held = annotations?.[NetworkAnnotations.hold] !== undefined;
   if (paused && held) return { kind: 'pass', why: 'held-already' };
   if (paused) return { kind: 'paused-by-someone-else', templateName: input.templateName };
-  const hold = { [CapiAnnotations.paused]: '', [NetworkAnnotations.hold]: formatHoldTime(input.now) };
+  const hold = holdAnnotations(input.now);
   const patch: JsonPatchOperation[] =
     annotations === undefined
       ? [{ op: 'add', path: '/metadata/annotations', value: hold }]
       : Object.entries(hold).map(([key, value]) => ({ op: 'add', path: `/metadata/annotations/${escapeJsonPointer(key)}`, value }));
   return { kind: 'pause', templateName: input.templateName, patch };
+}
+
+/** Our hold: Cluster API's pause, and our marker beside it saying the pause is ours (and since when). */
+export function holdAnnotations(now: Date): Record<string, string> {
+  return { [CapiAnnotations.paused]: '', [NetworkAnnotations.hold]: formatHoldTime(now) };
 }
 
 /** RFC 3339 in UTC, to the second, as Kubernetes writes times. */
