@@ -2,7 +2,7 @@ import { describe, expect, test } from '@jest/globals';
 import { claimObject, readyCondition } from '@metal-l2/test-support/objects';
 import { waitFor } from '@metal-l2/test-support/wait-for';
 import { HOLD_REASON, TEMPLATE_ANNOTATION, addressKind, clusterEndpoints, held } from './support/cluster-endpoints.js';
-import { poolUsed } from './support/network-probes.js';
+import { waitPoolUsed } from './support/network-probes.js';
 import { injectedText } from './support/vip-cluster.js';
 import {
   condition,
@@ -198,6 +198,6 @@ describe('a Cluster deleted and created again with the same name', () => {
     const fresh = await claim('again-endpoint');
     expect(fresh?.metadata.ownerReferences).toEqual([expect.objectContaining({ kind: 'Cluster', uid: c.metadata.uid })]);
     expect(eventReasons('again')).not.toContain('ClaimConflict');
-    expect(await poolUsed(world, 'again')).toBe(1);
+    await waitPoolUsed(world, 'again', 1);
   });
 });
