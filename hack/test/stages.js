@@ -5,10 +5,10 @@
 // Budgets are the wall time a stage may take on this 2-core CI machine (figures in
 // docs/test-times.md), generous enough not to flake under load: a stage over its budget fails the
 // run with the figure, so a change that makes the suite slower is seen when it lands, not when CI
-// crosses its limit. Set 2026-12-04 from runs on the machine shared with other jobs (load average
-// 15 to 20): unit 154 s, core 2,135 s; the system stage was not run whole there, so its budget is
-// provisional. A quieter machine takes much less (unit: 57 s at load 8): tighten them from a clean
-// rehearsal. A file running past its stage's fileTimeoutSeconds is taken for a hang and the
+// crosses its limit. Set 2026-12-04 from runs on the machine shared with other jobs: unit 10 s at
+// load average 1 and 154 s at 18; core 1,081 s at 7 to 11 and 2,135 s at 15 to 20. The system stage
+// was not run whole there, so its budget is provisional: set it, and tighten the others, from a
+// clean rehearsal. A file running past its stage's fileTimeoutSeconds is taken for a hang and the
 // stage is killed there, so a hang costs that file's limit (2, 10 or 20 minutes), not the CI run;
 // the stage timeout is the last resort (jest itself not ending).
 
