@@ -65,6 +65,12 @@ install -m 0755 "$files/metal-l2-pin-nics" "$root/usr/local/sbin/metal-l2-pin-ni
 install -m 0644 "$files/metal-l2-pin-nics.service" "$root/etc/systemd/system/metal-l2-pin-nics.service"
 ln -sf /etc/systemd/system/metal-l2-pin-nics.service "$root/etc/systemd/system/sysinit.target.wants/metal-l2-pin-nics.service"
 
+# A Flatcar-style guest (metal_l2.os=flatcar, src/guest.ts) gets bond0 from systemd-networkd units
+# the provisioner writes at boot, as Afterburn does on Flatcar; the unit does nothing on other guests.
+install -m 0755 "$files/metal-l2-networkd" "$root/usr/local/sbin/metal-l2-networkd"
+install -m 0644 "$files/metal-l2-networkd.service" "$root/etc/systemd/system/metal-l2-networkd.service"
+ln -sf /etc/systemd/system/metal-l2-networkd.service "$root/etc/systemd/system/sysinit.target.wants/metal-l2-networkd.service"
+
 # cloud-init: NoCloud only, networking left to ifupdown, only the modules user data needs.
 install -m 0644 "$files/cloud.cfg" "$root/etc/cloud/cloud.cfg.d/90-metal-l2.cfg"
 

@@ -29,7 +29,32 @@ export interface GuestOptions {
   readonly memoryMb?: number;
   /** Hard cap on the QEMU process's life, so a crashed test run leaves nothing behind for long. */
   readonly maxLifetimeSec?: number;
+  /**
+   * `debian` (default): Equinix's Debian as its provisioner leaves it, ifupdown and cloud-init,
+   * which runs the user data from the NoCloud seed. `flatcar`: a Flatcar-style boot of the same
+   * image: no cloud-init, no ifupdown; the provisioner's bond0 and the user data's units are
+   * systemd-networkd's, and the user data reaches the root as Ignition's files stage wrote it
+   * (`initrd` from ignitionInitrd()).
+   */
+  readonly os?: GuestOs;
+  /** The initrd to boot instead of the image's (a Flatcar-style guest's: the image's plus Ignition's files). */
+  readonly initrd?: string;
 }
+
+export type GuestOs = 'debian' | 'flatcar';
+
+/**
+ * What makes the one image boot as a Flatcar-style guest, on the kernel command line: the
+ * provisioner writes bond0 as networkd units (metal-l2-networkd.service), systemd-networkd runs, and
+ * what belongs to Debian's boot (ifupdown's networking.service, cloud-init) is masked.
+ */
+const FLATCAR_CMDLINE = [
+  'metal_l2.os=flatcar',
+  'systemd.wants=systemd-networkd.service',
+  'systemd.mask=networking.service',
+  'systemd.mask=cloud-init.service',
+  'systemd.mask=cloud-final.service',
+];
 
 /** The management NIC's name in the guest (its stanza is in the image's /etc/network/interfaces). */
 export const MANAGEMENT_NIC = 'ens3';
@@ -73,14 +98,14 @@ export class Guest {
       'quiet',
       'fsck.mode=skip',
       'mitigations=off',
-      `ds=nocloud-net;s=${GUEST_SEED_URL}`,
+      ...(options.os === 'flatcar' ? FLATCAR_CMDLINE : [`ds=nocloud-net;s=${GUEST_SEED_URL}`]),
       ...pins,
     ].join(' ');
     const args = [
       // TCG only (KVM hangs guests on this machine); a 256 MiB code cache instead of the 1 GiB default.
       ...['-machine', 'q35', '-accel', 'tcg,tb-size=256', '-cpu', 'qemu64', '-smp', '1', '-m', String(options.memoryMb ?? 384)],
       ...['-nodefaults', '-no-user-config', '-display', 'none', '-no-reboot'],
-      ...['-kernel', image.kernel, '-initrd', image.initrd, '-append', append],
+      ...['-kernel', image.kernel, '-initrd', options.initrd ?? image.initrd, '-append', append],
       ...['-drive', `file=${image.rootfs},format=raw,if=virtio,snapshot=on`],
       ...['-serial', `file:${join(workDir, 'console.log')}`],
       ...['-netdev', `user,id=mgmt,restrict=on,guestfwd=tcp:${GUEST_METADATA_HOST}:80-cmd:socat - UNIX-CONNECT:${options.metadataSocket}`],

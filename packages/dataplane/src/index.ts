@@ -10,8 +10,10 @@ export type { TorSwitchOptions, PortStateFeed, PortCounters } from './switch/tor
 export { ensureGuestImage, defaultCacheRoot, recipeHash, RECIPE_DIR } from './guest-image.js';
 export type { GuestImage, GuestImageOptions } from './guest-image.js';
 export { Guest, MANAGEMENT_NIC } from './guest.js';
-export type { GuestNic, GuestOptions } from './guest.js';
+export type { GuestNic, GuestOptions, GuestOs } from './guest.js';
 export { GuestAgent } from './guest-agent.js';
 export type { CommandResult } from './guest-agent.js';
 export { MetadataForwarder, GUEST_METADATA_URL, GUEST_SEED_URL, GUEST_METADATA_HOST } from './metadata-forwarder.js';
 export type { MetadataForwarderOptions, ForwardedRequest } from './metadata-forwarder.js';
+export { ignitionInitrd, ignitionSpecVersion } from './ignition-root.js';
+export type { IgnitionTools, IgnitionInitrd, IgnitionInitrdOptions } from './ignition-root.js';

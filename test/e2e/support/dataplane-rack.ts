@@ -6,11 +6,15 @@ import {
   ensureGuestImage,
   Guest,
   GUEST_METADATA_URL,
+  ignitionInitrd,
   MetadataForwarder,
   TorSwitch,
   type CommandResult,
   type GuestImage,
+  type GuestOs,
+  type IgnitionInitrd,
 } from '@metal-l2/dataplane';
+import { ignitionTools } from '@metal-l2/test-support/ignition-tools';
 import { useNetworkWorld, type NetworkWorld } from './network-world.js';
 
 /** TCG guests on a shared 2-core machine: boot deadlines are generous on purpose. */
@@ -38,6 +42,8 @@ export interface RackServer {
   readonly deviceId: string;
   readonly guest: Guest;
   readonly forwarder: MetadataForwarder;
+  /** A Flatcar-style guest's: what Ignition's files stage wrote for the device's user data. */
+  readonly ignition?: IgnitionInitrd;
   /** Guest uptime when cloud-init's final stage finished, and host wall time from QEMU start to then. */
   boot?: { uptimeSec: number; wallMs: number };
 }
@@ -54,8 +60,12 @@ export interface PingOptions {
 export interface Rack {
   image(): GuestImage;
   switch(): TorSwitch;
-  /** Plugs the device's NICs into the switch and boots its guest (returns once QEMU runs). */
-  boot(machine: string, deviceId: string): Promise<RackServer>;
+  /**
+   * Plugs the device's NICs into the switch and boots its guest (returns once QEMU runs). A
+   * Flatcar-style guest (`os: 'flatcar'`) boots what Ignition's files stage wrote for the device's
+   * user data (an Ignition config) instead of running it through cloud-init.
+   */
+  boot(machine: string, deviceId: string, options?: { os?: GuestOs }): Promise<RackServer>;
   server(machine: string): RackServer;
   run(machine: string, argv: readonly string[], timeoutMs?: number): Promise<CommandResult>;
   /** `ping` from the machine's guest: true when at least one reply came back. */
@@ -90,6 +100,14 @@ export function useRack(world: NetworkWorld, options: { imageTimeoutMs: number }
     if (keepLogs) console.log(`data plane: guest logs kept in ${dir}`);
   }, 120_000);
 
+  /** Ignition's files stage on the device's user data exactly as the simulator holds it. */
+  async function applyIgnition(deviceId: string, workDir: string): Promise<IgnitionInitrd> {
+    const userData = world.sim.store.devices.get(deviceId)?.userdata;
+    if (userData === undefined) throw new Error(`device ${deviceId} has no user data`);
+    const tools = await ignitionTools();
+    return ignitionInitrd({ userData, tools: { spec2: tools.spec2.ignition, spec3: tools.spec3.apply }, baseInitrd: rack.image().initrd, workDir });
+  }
+
   const rack: Rack = {
     image() {
       if (image === undefined) throw new Error('the rack is not set up');
@@ -99,7 +117,7 @@ export function useRack(world: NetworkWorld, options: { imageTimeoutMs: number }
       if (tor === undefined) throw new Error('the rack is not set up');
       return tor;
     },
-    async boot(machine, deviceId) {
+    async boot(machine, deviceId, bootOptions = {}) {
       const device = await world.metal.devices.get(deviceId);
       const nics = [];
       for (const port of device.network_ports ?? []) {
@@ -117,8 +135,17 @@ export function useRack(world: NetworkWorld, options: { imageTimeoutMs: number }
         hostname: device.hostname ?? machine,
       });
       await forwarder.start();
-      const guest = await Guest.start({ name: machine, image: rack.image(), workDir, nics, metadataSocket: join(workDir, 'md.sock') });
-      const server: RackServer = { machine, deviceId, guest, forwarder };
+      const ignition = bootOptions.os === 'flatcar' ? await applyIgnition(deviceId, workDir) : undefined;
+      const guest = await Guest.start({
+        name: machine,
+        image: rack.image(),
+        workDir,
+        nics,
+        metadataSocket: join(workDir, 'md.sock'),
+        ...(bootOptions.os === undefined ? {} : { os: bootOptions.os }),
+        ...(ignition === undefined ? {} : { initrd: ignition.initrd }),
+      });
+      const server: RackServer = { machine, deviceId, guest, forwarder, ...(ignition === undefined ? {} : { ignition }) };
       servers.set(machine, server);
       return server;
     },

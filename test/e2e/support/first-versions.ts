@@ -17,10 +17,15 @@ export interface FirstVersions {
 
 /** Opens the watch on `kind` in `namespace` (from a list's resourceVersion, so nothing created after this call is missed). */
 export async function watchFirstVersions(kc: k8s.KubeConfig, kind: Kind, namespace: string): Promise<FirstVersions> {
-  const path = `/apis/${kind.group}/${kind.version}/namespaces/${namespace}/${kind.plural}`;
-  const list = (await kc
-    .makeApiClient(k8s.CustomObjectsApi)
-    .listNamespacedCustomObject({ group: kind.group, version: kind.version, plural: kind.plural, namespace })) as {
+  // The core group ('': Secrets, ...) lives under /api, every other group under /apis.
+  const core = kind.group === '';
+  if (core && kind.plural !== 'secrets') throw new Error(`watchFirstVersions: of the core group only Secrets, not ${kind.plural}`);
+  const path = `${core ? '/api' : `/apis/${kind.group}`}/${kind.version}/namespaces/${namespace}/${kind.plural}`;
+  const list = (await (core
+    ? kc.makeApiClient(k8s.CoreV1Api).listNamespacedSecret({ namespace })
+    : kc
+        .makeApiClient(k8s.CustomObjectsApi)
+        .listNamespacedCustomObject({ group: kind.group, version: kind.version, plural: kind.plural, namespace }))) as {
     metadata?: { resourceVersion?: string };
     items: Obj[];
   };

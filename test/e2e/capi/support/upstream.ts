@@ -150,7 +150,10 @@ const BINARIES: Record<UpstreamName, string> = { capi: 'capi-manager', cabpk: 'c
 /**
  * The flags of each release manifest (config/manager/manager.yaml, defaults of its ${VAR:=...}),
  * minus leader election: a single replica outside a cluster, and controller-runtime cannot find
- * a lease namespace there (CAPI v1.7.9's managers have no flag for it).
+ * a lease namespace there (CAPI v1.7.9's managers have no flag for it). One gate differs from the
+ * release: KubeadmBootstrapFormatIgnition (alpha, off by default) is on in CABPK and KCP, as a
+ * Flatcar user sets it (EXP_KUBEADM_BOOTSTRAP_FORMAT_IGNITION=true), so a KubeadmConfig may say
+ * `format: ignition`; it changes nothing for the cloud-config ones.
  */
 function releaseArgs(name: UpstreamName): string[] {
   switch (name) {
@@ -160,11 +163,11 @@ function releaseArgs(name: UpstreamName): string[] {
         '--feature-gates=MachinePool=true,ClusterResourceSet=true,ClusterTopology=false,RuntimeSDK=false,MachineSetPreflightChecks=false',
       ];
     case 'cabpk':
-      return ['--feature-gates=MachinePool=true,KubeadmBootstrapFormatIgnition=false', '--bootstrap-token-ttl=15m'];
+      return ['--feature-gates=MachinePool=true,KubeadmBootstrapFormatIgnition=true', '--bootstrap-token-ttl=15m'];
     case 'kcp':
       return [
         '--use-deprecated-infra-machine-naming=false',
-        '--feature-gates=MachinePool=true,ClusterTopology=false,KubeadmBootstrapFormatIgnition=false',
+        '--feature-gates=MachinePool=true,ClusterTopology=false,KubeadmBootstrapFormatIgnition=true',
       ];
     case 'capp':
       return [];
