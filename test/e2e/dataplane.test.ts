@@ -1,4 +1,5 @@
 import { describe, expect, test } from '@jest/globals';
+import { cabpkIgnition } from '@metal-l2/capp-fixture';
 import { waitFor } from '@metal-l2/test-support/wait-for';
 import { BOOT_MS, OS_NIC_OF_PORT, useDataplaneWorld } from './support/dataplane-rack.js';
 import {
@@ -23,13 +24,20 @@ import {
 //   l2i  layer2-individual   eth0: VLAN 1000 tagged; eth1: VLAN 1002 native (untagged) + 1003 tagged
 //   hy   hybrid              bond0 (eth0): VLAN 1001 (mtu 9000) tagged; eth1 out of the bond: VLAN 1002 native
 //                            + 1003 tagged (a native VLAN needs another VLAN on its port)
+//   fc   hybrid-bonded       as hb, on a Flatcar-style guest (issue 31): its bootstrap data is CABPK
+//                            v1.7.9's real Ignition (packages/capp-fixture/fixtures), our controller
+//                            injects into it, Ignition's own files stage writes it onto the guest's
+//                            root, and systemd-networkd (no cloud-init, no ifupdown) brings it up.
 //
 // The VLAN batches are held (a simulator fault on createPortVlanAssignmentBatch) until the guests
 // have configured their network, so "before the assignment" is observed, not raced.
 
 const { world, rack } = useDataplaneWorld('dataplane');
 const MACHINES = ['hb', 'l2i', 'hy'] as const;
-type Machine = (typeof MACHINES)[number];
+const FLATCAR = 'fc';
+type Machine = (typeof MACHINES)[number] | typeof FLATCAR;
+/** The unit our injection adds to an Ignition config: it runs the boot script before kubeadm. */
+const IGNITION_UNIT = 'metal-l2.service';
 
 const addresses = new Map<string, string>(); // `${machine}/${vxlan}` -> address
 function address(machine: Machine, vxlan: number): string {
@@ -70,7 +78,7 @@ describe('data plane', () => {
       await createPool(world, 'v1000', 10);
       await createPool(world, 'v1001', 11);
       await createPool(world, 'v1002', 12);
-      await createTemplate(world, 'hb', [
+      const hybridBonded = [
         {
           name: 'bond0',
           vlans: [
@@ -78,7 +86,9 @@ describe('data plane', () => {
             { vxlan: 1001, mtu: JUMBO, addressesFromPools: [poolRef('v1001')] },
           ],
         },
-      ]);
+      ];
+      await createTemplate(world, 'hb', hybridBonded);
+      await createTemplate(world, FLATCAR, hybridBonded, { renderer: 'networkd' });
       await createTemplate(world, 'l2i', [
         { name: 'bond0', layer2: true, bonded: false },
         { name: 'eth0', vlans: [{ vxlan: 1000, addressesFromPools: [poolRef('v1000')] }] },
@@ -89,26 +99,34 @@ describe('data plane', () => {
         { name: 'eth1', bonded: false, vlans: [{ vxlan: 1002, native: true, addressesFromPools: [poolRef('v1002')] }, { vxlan: 1003 }] },
       ]);
       for (const m of MACHINES) await createMachine(world, m, m);
+      await createMachine(world, FLATCAR, FLATCAR, { format: 'ignition', value: cabpkIgnition() });
 
       const started = Date.now();
       await Promise.all(
-        MACHINES.map(async (m) => {
+        [...MACHINES, FLATCAR].map(async (m) => {
           const deviceId = await deviceIdOfMachine(world, m);
           await waitFor(`device of ${m} active`, () => world.sim.store.devices.get(deviceId)?.state === 'active', { timeoutMs: 60_000 });
+          if (m === FLATCAR) {
+            const server = await rack.boot(m, deviceId, { os: 'flatcar' });
+            const uptimeSec = await server.guest.waitForUnit(IGNITION_UNIT, BOOT_MS);
+            server.boot = { uptimeSec, wallMs: Date.now() - server.guest.startedAt };
+            return;
+          }
           const server = await rack.boot(m, deviceId);
           const uptimeSec = await server.guest.waitForCloudInit(BOOT_MS);
           server.boot = { uptimeSec, wallMs: Date.now() - server.guest.startedAt };
         }),
       );
-      for (const m of MACHINES) {
+      for (const m of [...MACHINES, FLATCAR]) {
         const boot = rack.server(m).boot;
+        const what = m === FLATCAR ? `${IGNITION_UNIT} done` : 'cloud-init final';
         console.log(
-          `data plane: ${m} booted its user data: cloud-init final at ${boot?.uptimeSec.toFixed(1)} s guest uptime, ${((boot?.wallMs ?? 0) / 1000).toFixed(1)} s wall from QEMU start`,
+          `data plane: ${m} booted its user data: ${what} at ${boot?.uptimeSec.toFixed(1)} s guest uptime, ${((boot?.wallMs ?? 0) / 1000).toFixed(1)} s wall from QEMU start`,
         );
       }
-      console.log(`data plane: 3 guests up in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+      console.log(`data plane: 4 guests up in ${((Date.now() - started) / 1000).toFixed(1)} s`);
 
-      for (const m of MACHINES) {
+      for (const m of [...MACHINES, FLATCAR]) {
         const mn = await machineNetwork(world, m);
         for (const a of (mn?.status?.addresses ?? []) as { vxlan: number; address: string }[]) addresses.set(`${m}/${a.vxlan}`, a.address);
       }
@@ -118,6 +136,24 @@ describe('data plane', () => {
         expect(userdata.stdout).toBe(world.sim.store.devices.get(rack.server(m).deviceId)?.userdata);
         expect(rack.server(m).forwarder.requests).toEqual(expect.arrayContaining([{ method: 'GET', path: '/metadata', status: 200 }]));
       }
+      // fc's reached its root through Ignition's files stage (CABPK's spec 2.3 with our part), not
+      // cloud-init: no cloud-init instance, ifupdown never ran, systemd-networkd configured the VLANs.
+      const fc = rack.server(FLATCAR);
+      expect(fc.ignition?.specVersion).toBe('2.3.0');
+      expect(fc.ignition?.files).toEqual(expect.arrayContaining(['etc/systemd/system/kubeadm.service', `etc/systemd/system/${IGNITION_UNIT}`]));
+      expect(fc.forwarder.requests).toEqual(expect.arrayContaining([{ method: 'GET', path: '/metadata', status: 200 }]));
+      const fcState = await rack.run(FLATCAR, [
+        'sh',
+        '-c',
+        'test -e /var/lib/cloud/instance && echo cloud-init ran; systemctl is-active networking.service systemd-networkd.service; networkctl list --no-legend bond0.1000 bond0.1001',
+      ]);
+      const [networking, networkd, ...links] = fcState.stdout.trim().split('\n');
+      expect([networking, networkd]).toEqual(['inactive', 'active']);
+      expect(links.map((l) => l.trim().split(/\s+/).slice(1, 3))).toEqual([
+        ['bond0.1000', 'vlan'],
+        ['bond0.1001', 'vlan'],
+      ]);
+      expect(links.every((l) => l.trim().endsWith('configured'))).toBe(true);
       for (const [m, vxlan] of [
         ['hb', 1000],
         ['hb', 1001],
@@ -125,11 +161,14 @@ describe('data plane', () => {
         ['l2i', 1002],
         ['hy', 1001],
         ['hy', 1002],
+        ['fc', 1000],
+        ['fc', 1001],
       ] as const) {
         expect(await guestHasAddress(m, address(m, vxlan))).toBe(true);
       }
       // Before the VLANs are assigned, nothing passes.
       expect(world.sim.store.batches.size).toBe(0);
+      expect(await rack.ping('fc', address('l2i', 1000))).toBe(false);
       expect(await rack.ping('hb', address('l2i', 1000))).toBe(false);
       expect(await rack.ping('l2i', address('hb', 1000))).toBe(false);
       expect(await rack.ping('l2i', address('hy', 1002))).toBe(false);
@@ -140,6 +179,13 @@ describe('data plane', () => {
       // slave left (eth1 is out of it, and keeps 1500).
       const [ens4, ens5] = [OS_NIC_OF_PORT['eth0'] ?? 'eth0', OS_NIC_OF_PORT['eth1'] ?? 'eth1'];
       expect(await guestMtus('hb', ['bond0.1001', 'bond0', ens4, ens5, 'bond0.1000'])).toEqual({
+        'bond0.1001': JUMBO,
+        bond0: JUMBO,
+        [ens4]: JUMBO,
+        [ens5]: JUMBO,
+        'bond0.1000': 1500,
+      });
+      expect(await guestMtus('fc', ['bond0.1001', 'bond0', ens4, ens5, 'bond0.1000'])).toEqual({
         'bond0.1001': JUMBO,
         bond0: JUMBO,
         [ens4]: JUMBO,
@@ -161,6 +207,8 @@ describe('data plane', () => {
       );
       const l2i = await rack.run('l2i', ['sh', '-c', 'ip -d addr; cat /etc/network/interfaces.d/60-metal-l2.cfg']);
       console.log(`data plane: l2i as the OS saw it\n${l2i.stdout}`);
+      const fcOs = await rack.run(FLATCAR, ['sh', '-c', 'networkctl list; ip -d addr; head -n 50 /etc/systemd/network/* /etc/systemd/network/*/*']);
+      console.log(`data plane: fc (Flatcar-style) as the OS saw it; Ignition wrote ${fc.ignition?.files.join(', ')}\n${fcOs.stdout}`);
     },
     BOOT_MS + 5 * 60_000,
   );
@@ -172,11 +220,11 @@ describe('data plane', () => {
       // The controller backs off after each refused batch (up to 5 minutes, as controller-runtime
       // does). The annotation wakes each machine, but no Metal call is made until its wait is over
       // (docs/network-controller.md, "Metal errors"): Ready may take that long.
-      for (const m of MACHINES)
+      for (const m of [...MACHINES, FLATCAR])
         await world.objects.patch(netKinds.packetMachine, m, world.ns, {
           metadata: { annotations: { 'dataplane.test/released': String(Date.now()) } },
         });
-      for (const m of MACHINES) await waitMachineNetworkReady(world, m, 6 * 60_000);
+      for (const m of [...MACHINES, FLATCAR]) await waitMachineNetworkReady(world, m, 6 * 60_000);
       const hbPorts = world.sim.store.devices.get(rack.server('hb').deviceId)?.portIds ?? [];
       const completed = await waitFor(
         'the hybrid-bonded batch to complete',
@@ -203,6 +251,13 @@ describe('data plane', () => {
       expect(await rack.ping('hy', address('hb', 1001), { count: 1, size: JUMBO - 28, dontFragment: true })).toBe(true);
       // ... and one a byte larger does not leave (the interface's MTU is 9000, not more).
       expect(await rack.ping('hb', address('hy', 1001), { count: 1, size: JUMBO - 27, dontFragment: true })).toBe(false);
+
+      // The Flatcar-style guest, configured by systemd-networkd from Ignition's files, reaches its
+      // peers as the cloud-config guests do: VLAN 1000 both ways, VLAN 1001 with a jumbo frame.
+      expect(await rack.ping('fc', address('l2i', 1000))).toBe(true);
+      expect(await rack.ping('l2i', address('fc', 1000))).toBe(true);
+      expect(await rack.ping('fc', address('hy', 1001), { count: 1, size: JUMBO - 28, dontFragment: true })).toBe(true);
+      expect(await rack.ping('hy', address('fc', 1001))).toBe(true);
     },
     10 * 60_000,
   );

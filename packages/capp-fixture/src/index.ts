@@ -2,6 +2,7 @@
 // owner-reference part of the CAPI v1.7 Machine controller) for tests and the demo.
 export { startCappFixture } from './fixture.js';
 export { cabpkCloudConfig } from './cabpk-bootstrap.js';
+export { cabpkIgnition, CABPK_IGNITION_FIXTURE } from './cabpk-ignition.js';
 export type { CappFixtureOptions, RunningCappFixture } from './fixture.js';
 export { renderGoTemplate, goTemplateBinary, GoTemplateError, GoTemplateToolError } from './go-template.js';
 export type { GoTemplateErrorCode, GoTemplateOptions } from './go-template.js';

@@ -186,6 +186,30 @@ export class Guest {
     }
   }
 
+  /**
+   * Waits until a oneshot unit has run to completion (a Flatcar-style guest's user-data unit: its
+   * cloud-init); resolves to the guest uptime when it exited. Fails at once when the unit failed.
+   */
+  async waitForUnit(unit: string, timeoutMs: number): Promise<number> {
+    const deadline = Date.now() + timeoutMs;
+    await this.waitForAgent(timeoutMs);
+    for (;;) {
+      this.assertRunning();
+      const r = await this.agent
+        .run(['systemctl', 'show', '-p', 'ActiveState', '-p', 'ExecMainExitTimestampMonotonic', unit], { timeoutMs: 10_000 })
+        .catch(() => undefined);
+      const props = new Map((r?.stdout ?? '').split('\n').map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)] as const));
+      if (props.get('ActiveState') === 'failed') {
+        const status = await this.agent.run(['systemctl', 'status', '--no-pager', '-l', unit], { timeoutMs: 10_000 }).catch(() => undefined);
+        throw new Error(`guest ${this.options.name}: ${unit} failed\n${status?.stdout ?? ''}`);
+      }
+      if (props.get('ActiveState') === 'active') return Number(props.get('ExecMainExitTimestampMonotonic')) / 1e6;
+      if (Date.now() > deadline)
+        throw new Error(`guest ${this.options.name}: ${unit} did not finish within ${timeoutMs} ms; console: ${this.consoleLog}`);
+      await sleep(1_000);
+    }
+  }
+
   private assertRunning(): void {
     if (this.stopped) throw new Error(`guest ${this.options.name} was stopped`);
     if (this.child.exitCode !== null || this.child.signalCode !== null) {

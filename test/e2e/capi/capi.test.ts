@@ -7,9 +7,11 @@
 // to a second control plane, and deletion. docs/capi-e2e.md describes what this found.
 
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
+import { execFile } from 'node:child_process';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
+import { promisify } from 'node:util';
 import * as k8s from '@kubernetes/client-node';
 import type { OwnedControlPlane } from '@metal-l2/local-control-plane';
 import { startIpamController, type RunningIpamController } from '@metal-l2/ipam-controller';
@@ -22,6 +24,8 @@ import { expectNoContractViolations, loadContract } from '@metal-l2/test-support
 import { loadKubeConfig } from '@metal-l2/test-support/cluster';
 import { installCrds, projectCrds } from '@metal-l2/test-support/crds';
 import { renderGoTemplate } from '@metal-l2/test-support/go-template';
+import { ignitionTools } from '@metal-l2/test-support/ignition-tools';
+import { CABPK_IGNITION_FIXTURE, cabpkIgnition } from '@metal-l2/capp-fixture';
 import { Objects, type Kind, type Obj } from '@metal-l2/test-support/objects';
 import { repoRoot } from '@metal-l2/test-support/paths';
 import { startPrivateControlPlane, stopPrivateControlPlane } from '@metal-l2/test-support/test-control-planes';
@@ -52,6 +56,7 @@ const HOLD = 'network.metal.x-k8s.io/hold';
 const PAUSED = 'cluster.x-k8s.io/paused';
 const LINK = 'network.metal.x-k8s.io/template';
 const outDir = join(repoRoot, '.local', 'e2e-capi');
+const execFileAsync = promisify(execFile);
 
 const k = (group: string, version: string, plural: string, kind: string): Kind => ({ group, version, plural, kind, namespaced: true });
 const kinds = {
@@ -121,7 +126,7 @@ interface World {
  * A workload cluster as clusterctl's template makes it: its PacketCluster (CPEM as the VIP
  * manager) and a one-replica KubeadmControlPlane on the PacketMachineTemplate `<name>-control-plane`.
  */
-async function createKubeadmControlPlane(objects: Objects, name: string): Promise<void> {
+async function createKubeadmControlPlane(objects: Objects, name: string, configSpec: object = kubeadmConfigSpec): Promise<void> {
   await objects.create(kinds.packetCluster, {
     metadata: { name, namespace: NS },
     spec: { projectID: PROJECT_ID, metro: METRO, vipManager: 'CPEM' },
@@ -138,7 +143,7 @@ async function createKubeadmControlPlane(objects: Objects, name: string): Promis
           name: `${name}-control-plane`,
         },
       },
-      kubeadmConfigSpec,
+      kubeadmConfigSpec: configSpec,
     },
   });
 }
@@ -160,8 +165,8 @@ function kubeadmCluster(name: string, annotations: Record<string, string> = {}):
 }
 
 /** createKubeadmControlPlane and its Cluster; returns the PacketCluster once CAPP has it ready with an endpoint. */
-async function createKubeadmCluster(objects: Objects, name: string): Promise<Obj> {
-  await createKubeadmControlPlane(objects, name);
+async function createKubeadmCluster(objects: Objects, name: string, configSpec: object = kubeadmConfigSpec): Promise<Obj> {
+  await createKubeadmControlPlane(objects, name, configSpec);
   await objects.create(kinds.cluster, kubeadmCluster(name));
   return waitFor(
     `PacketCluster ${name} ready with a control-plane endpoint`,
@@ -1319,4 +1324,119 @@ describe('a control-plane endpoint on the VLAN (issue 20 items 1 and 6)', () => 
     expect(vipPool.status.ipAddresses.used).toBe(0);
     timings['vlan endpoint: deleted'] = since(start);
   }, 600_000);
+});
+
+// Issue 31: a Flatcar control plane. With KubeadmBootstrapFormatIgnition on (support/upstream.ts), a
+// KubeadmControlPlane whose kubeadmConfigSpec says `format: ignition` gets CABPK's Ignition (spec 2.3,
+// Container Linux Config transpiled) instead of cloud-config; our controller injects into that JSON,
+// CAPP creates the device with it, and Ignition's own validator judges what the device received.
+// The kubeadmConfigSpec is the shape Flatcar users write: the node's name and provider ID come from
+// Afterburn's metadata environment through envsubst, and kubeadm.service waits for it (a drop-in in
+// the Container Linux Config CABPK merges).
+const FLATCAR = 'fc';
+const flatcarKubeadmConfigSpec = {
+  format: 'ignition',
+  ignition: {
+    containerLinuxConfig: {
+      additionalConfig: [
+        'systemd:',
+        '  units:',
+        '  - name: kubeadm.service',
+        '    dropins:',
+        '    - name: 10-flatcar.conf',
+        '      contents: |',
+        '        [Unit]',
+        '        Requires=coreos-metadata.service',
+        '        After=coreos-metadata.service',
+        '        [Service]',
+        '        EnvironmentFile=/run/metadata/flatcar',
+        '',
+      ].join('\n'),
+    },
+  },
+  initConfiguration: {
+    nodeRegistration: {
+      name: '${COREOS_PACKET_HOSTNAME}',
+      kubeletExtraArgs: { 'cloud-provider': 'external', 'provider-id': 'equinixmetal://${COREOS_PACKET_INSTANCE_ID}' },
+    },
+  },
+  clusterConfiguration: kubeadmConfigSpec.clusterConfiguration,
+  preKubeadmCommands: ['envsubst < /etc/kubeadm.yml > /etc/kubeadm.yml.tmp', 'mv /etc/kubeadm.yml.tmp /etc/kubeadm.yml'],
+};
+
+/**
+ * What of CABPK's Ignition does not change from one cluster to the next: the spec version, each
+ * file's path, mode and filesystem (not its contents: certificates, keys, the endpoint), each unit
+ * whole. The fixture must keep this shape: a CABPK that renders otherwise fails here, not in the
+ * data-plane guest that boots the fixture.
+ */
+function ignitionShape(value: string): unknown {
+  const doc = JSON.parse(value) as {
+    ignition: { version: string };
+    storage?: { files?: { path: string; mode?: number; filesystem?: string }[] };
+    systemd?: { units?: unknown[] };
+  };
+  return {
+    version: doc.ignition.version,
+    files: (doc.storage?.files ?? []).map((f) => ({ path: f.path, mode: f.mode, filesystem: f.filesystem })).sort((a, b) => a.path.localeCompare(b.path)),
+    units: doc.systemd?.units ?? [],
+  };
+}
+
+describe('a Flatcar control plane: CABPK renders Ignition (issue 31)', () => {
+  test('CABPK’s spec 2.3 for KCP’s machine: our controller injects, CAPP’s device gets exactly that, Ignition’s own validator accepts it, the MachineNetwork is Ready', async () => {
+    const { objects, sim } = world;
+    const start = Date.now();
+    const secrets = await watchFirstVersions(world.kc, kinds.secret, NS);
+    try {
+      await objects.create(kinds.packetMachineTemplate, {
+        metadata: { name: `${FLATCAR}-control-plane`, namespace: NS, annotations: { [LINK]: 'cp-net' } },
+        spec: { template: { spec: { os: 'flatcar_stable', billingCycle: 'hourly', machineType: 'c3.small.x86', tags: [] } } },
+      });
+      const pc = await createKubeadmCluster(objects, FLATCAR, flatcarKubeadmConfigSpec);
+      const fcVip = pc.spec.controlPlaneEndpoint.host as string;
+      const cp = await waitFor(
+        'KCP to create the Flatcar control-plane Machine',
+        async () => (await machinesOf((m) => isControlPlane(m) && m.metadata.labels?.['cluster.x-k8s.io/cluster-name'] === FLATCAR))[0] ?? false,
+        { timeoutMs: 120_000, intervalMs: 500 },
+      );
+      const name = cp.spec.infrastructureRef.name as string;
+      const mn = await waitReady(name);
+      expect(mn.status.networkType).toBe('hybrid-bonded');
+
+      // CABPK's Secret as CABPK created it (before our injection): Ignition 2.3.
+      const machine = await objects.get(kinds.machine, name, NS);
+      const secretName = machine?.spec.bootstrap.dataSecretName as string;
+      const created = await secrets.of(secretName, 30_000);
+      const field = (key: string): string => Buffer.from((created.data as Record<string, string>)[key] ?? '', 'base64').toString('utf8');
+      expect(field('format')).toBe('ignition');
+      const cabpk = field('value');
+      expect(JSON.parse(cabpk)).toMatchObject({ ignition: { version: '2.3.0' }, systemd: { units: expect.arrayContaining([expect.objectContaining({ name: 'kubeadm.service' })]) } });
+      if (process.env['METAL_L2_WRITE_FIXTURES'] === '1') await writeFile(CABPK_IGNITION_FIXTURE, cabpk);
+      expect(ignitionShape(cabpkIgnition())).toEqual(ignitionShape(cabpk));
+
+      // Injected in place: CABPK's content kept, ours added; the device got exactly that after CAPP's Go templating.
+      const injected = await secretValue(world.kc, secretName);
+      expect(injected).not.toBe(cabpk);
+      const injectedDoc = JSON.parse(injected) as { ignition: { version: string } };
+      expect(injectedDoc.ignition.version).toBe('2.3.0');
+      const pm = await objects.get(kinds.packetMachine, name, NS);
+      const deviceId = (pm?.spec?.providerID as string).replace('equinixmetal://', '');
+      const device = sim.store.devices.get(deviceId);
+      expect(device?.userdata).toBe(await renderGoTemplate(injected, { kubernetesVersion: K8S_VERSION, apiKey: TOKEN, controlPlaneEndpoint: fcVip }));
+
+      // Ignition's own validator (v0.35, spec 2.x) on what the device received.
+      const tools = await ignitionTools();
+      const file = join(outDir, 'flatcar-control-plane.ign');
+      await writeFile(file, device?.userdata ?? '');
+      const validated = await execFileAsync(tools.spec2.validate, [file]).then(
+        (r) => ({ code: 0, output: r.stdout + r.stderr }),
+        (err: { code?: number; stdout?: string; stderr?: string }) => ({ code: err.code ?? -1, output: `${err.stdout ?? ''}${err.stderr ?? ''}` }),
+      );
+      expect(validated).toEqual({ code: 0, output: '' });
+      timings['flatcar control plane: Ready and validated'] = since(start);
+    } finally {
+      secrets.stop();
+    }
+  }, 300_000);
 });

@@ -416,8 +416,9 @@ export async function createVlans(world: NetworkWorld, vxlans: readonly number[]
   for (const vxlan of vxlans) await world.metal.virtualNetworks.create(PROJECT_ID, { vxlan, metro: METRO, description: `vlan ${vxlan}` });
 }
 
-export async function createTemplate(world: NetworkWorld, name: string, ports: unknown[]): Promise<void> {
-  await world.objects.create(netKinds.template, { metadata: { name, namespace: world.ns }, spec: { ports } });
+/** A MachineNetworkTemplate; `os` (e.g. `{ renderer: 'networkd' }` for Flatcar) is left to its default when absent. */
+export async function createTemplate(world: NetworkWorld, name: string, ports: unknown[], os?: { renderer: string }): Promise<void> {
+  await world.objects.create(netKinds.template, { metadata: { name, namespace: world.ns }, spec: { ports, ...(os === undefined ? {} : { os }) } });
 }
 
 export function poolRef(name: string): { apiGroup: string; kind: string; name: string } {
