@@ -11,7 +11,7 @@ import { execFileSync, spawn } from 'node:child_process';
 import { closeSync, existsSync, mkdirSync, openSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { reserveClusterEndpoint } from '@metal-l2/capp-fixture';
+import { cabpkIgnition, reserveClusterEndpoint } from '@metal-l2/capp-fixture';
 import {
   IMAGE_REPOSITORY,
   RELEASE,
@@ -608,7 +608,7 @@ step('one MachineNetworkTemplate per network mode');
 const gw = vrfStatus.gatewayAddress ?? vrfStatus.metalGatewayAddress ?? '10.60.1.1';
 const vrfPool = '{apiGroup: ipam.metal.x-k8s.io, kind: InClusterIPPool, name: vrf-pool}';
 const plainPool = '{apiGroup: ipam.metal.x-k8s.io, kind: InClusterIPPool, name: vlan-1001}';
-/** @type {[string, string][]} */
+/** Each template's name, ports and renderer (ifupdown: Equinix's Debian and Ubuntu; networkd: Flatcar). @type {[string, string, string?][]} */
 const templates = [
   ['layer3', `  - name: bond0`],
   [
@@ -627,13 +627,19 @@ const templates = [
     'layer2-individual',
     `  - {name: bond0, layer2: true, bonded: false}\n  - name: eth0\n    vlans: [{vxlan: 1000, addressesFromPools: [${vrfPool}]}]\n  - name: eth1\n    vlans: [{vxlan: 1001, addressesFromPools: [${plainPool}]}]`,
   ],
+  // Flatcar: hybrid bonded as above, written for systemd-networkd (Afterburn's bond0 there).
+  [
+    'flatcar-hybrid-bonded',
+    `  - name: bond0\n    vlans:\n    - vxlan: 1000\n      addressesFromPools: [${vrfPool}]\n      routes: [{to: 10.60.0.0/16, via: ${gw}}]`,
+    'networkd',
+  ],
 ];
 apply(
   'templates.yaml',
   templates
     .map(
-      ([name, ports]) =>
-        `apiVersion: network.metal.x-k8s.io/v1alpha1\nkind: MachineNetworkTemplate\nmetadata: {name: ${name}, namespace: ${ns}}\nspec:\n  os: {renderer: ifupdown}\n  ports:\n${ports}\n`,
+      ([name, ports, renderer = 'ifupdown']) =>
+        `apiVersion: network.metal.x-k8s.io/v1alpha1\nkind: MachineNetworkTemplate\nmetadata: {name: ${name}, namespace: ${ns}}\nspec:\n  os: {renderer: ${renderer}}\n  ports:\n${ports}\n`,
     )
     .join('---\n'),
 );
@@ -648,7 +654,10 @@ const machines = [
   ['hy-0', 'hybrid'],
   ['l2b-0', 'layer2-bonded'],
   ['l2i-0', 'layer2-individual'],
+  ['fc-0', 'flatcar-hybrid-bonded'],
 ];
+/** Flatcar machines: their bootstrap data is CABPK v1.7.9's real Ignition (`format: ignition`). */
+const ignitionMachines = new Set(['fc-0']);
 /** A CABPK-shaped bootstrap document: Jinja header, kubeadm join, CAPP's Go template action. @param {string} name */
 const bootstrap = (name) =>
   [
@@ -673,7 +682,7 @@ metadata:
   namespace: ${ns}
   labels: ${labels}
   annotations: {network.metal.x-k8s.io/template: ${template}}
-spec: {machineType: c3.small.x86, metro: ${METRO}, os: ubuntu_22_04, billingCycle: hourly}
+spec: {machineType: c3.small.x86, metro: ${METRO}, os: ${ignitionMachines.has(name) ? 'flatcar_stable' : 'ubuntu_22_04'}, billingCycle: hourly}
 ---
 # Bootstrap data of a Machine without a bootstrap config (no CABPK here): labelled, so the chart's
 # Secret policy lets the network controller write its key value (CABPK's are owned by a KubeadmConfig).
@@ -685,9 +694,9 @@ metadata:
   labels: {cluster.x-k8s.io/cluster-name: ${CLUSTER}, network.metal.x-k8s.io/bootstrap-data: "true"}
 type: cluster.x-k8s.io/secret
 stringData:
-  format: cloud-config
+  format: ${ignitionMachines.has(name) ? 'ignition' : 'cloud-config'}
   value: |
-${bootstrap(name)}
+${ignitionMachines.has(name) ? `    ${cabpkIgnition().trim()}` : bootstrap(name)}
 ---
 apiVersion: cluster.x-k8s.io/v1beta2
 kind: Machine
@@ -803,6 +812,20 @@ for (const [name] of machines) {
 const widths = (rows[0] ?? []).map((_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length)));
 for (const row of rows) console.log(`  ${row.map((cell, i) => cell.padEnd(widths[i] ?? 0)).join('  ')}`.trimEnd());
 console.log("  (METAL CALLS: the network controller's calls on that device, from the simulator's request log)");
+// The Flatcar machine's bootstrap data stays Ignition: CABPK's entries kept, ours appended to them.
+for (const name of ignitionMachines) {
+  /** @typedef {{ ignition: { version: string }, storage?: { files?: { path: string }[] }, systemd?: { units?: { name: string }[] } }} Ignition */
+  const cabpk = /** @type {Ignition} */ (JSON.parse(cabpkIgnition()));
+  const value = kubectl(['get', 'secret', `${name}-bootstrap`, '-n', ns, '-o', 'jsonpath={.data.value}']);
+  const injected = /** @type {Ignition} */ (JSON.parse(Buffer.from(value, 'base64').toString('utf8')));
+  const had = new Set([...(cabpk.storage?.files ?? []).map((f) => f.path), ...(cabpk.systemd?.units ?? []).map((u) => u.name)]);
+  const added = [...(injected.storage?.files ?? []).map((f) => f.path), ...(injected.systemd?.units ?? []).map((u) => `unit ${u.name}`)].filter(
+    (what) => !had.has(what.replace(/^unit /, '')),
+  );
+  console.log(
+    `  ${name} (Flatcar, bootstrap format ignition): CABPK v1.7.9's Ignition ${cabpk.ignition.version} stays Ignition ${injected.ignition.version}; ours added: ${added.join(', ')}`,
+  );
+}
 
 show(['get', 'machinenetworks', '-n', ns]);
 show(['get', 'inclusterippools', '-n', ns]);
@@ -815,6 +838,7 @@ console.log(`  export KUBECONFIG=${kubeconfig}
   kubectl get ipaddressclaims.ipam.cluster.x-k8s.io,ipaddresses.ipam.cluster.x-k8s.io -n ${ns}
   kubectl get machinenetwork hy-0 -n ${ns} -o yaml          # addresses, ports, conditions
   kubectl get secret hy-0-bootstrap -n ${ns} -o jsonpath='{.data.value}' | base64 -d   # the injected user data
+  kubectl get secret fc-0-bootstrap -n ${ns} -o jsonpath='{.data.value}' | base64 -d   # Flatcar: CABPK's Ignition, ours added
   curl -s '${simUrl}/_sim/requests?userAgent=${CONTROLLER_AGENT}'   # every Metal call the controller made
 ${
   node === undefined

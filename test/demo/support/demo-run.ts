@@ -12,8 +12,8 @@ import { repoRoot } from '@metal-l2/test-support/paths';
 
 const run = promisify(execFile);
 
-/** The demo's machines, one or two per network mode. */
-export const MACHINES = ['l3-0', 'hb-0', 'hb-1', 'hy-0', 'l2b-0', 'l2i-0'];
+/** The demo's machines, one or two per network mode; fc-0 is Flatcar (bootstrap format ignition). */
+export const MACHINES = ['l3-0', 'hb-0', 'hb-1', 'hy-0', 'l2b-0', 'l2i-0', 'fc-0'];
 
 export interface DemoState {
   readonly mode?: string;
@@ -60,4 +60,11 @@ export async function expectEveryMachineReady(stdout: string, kubeconfig: string
     .filter((mn) => mn.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'))
     .map((mn) => mn.metadata.name);
   expect(ready.sort()).toEqual([...MACHINES].sort());
+  // The Flatcar machine's bootstrap data stayed Ignition, with our unit added to CABPK's.
+  const secret = await kc.makeApiClient(k8s.CoreV1Api).readNamespacedSecret({ name: 'fc-0-bootstrap', namespace: 'demo' });
+  const field = (key: string): string => Buffer.from(secret.data?.[key] ?? '', 'base64').toString('utf8');
+  expect(field('format')).toBe('ignition');
+  const units = (JSON.parse(field('value')) as { systemd?: { units?: { name: string }[] } }).systemd?.units?.map((u) => u.name);
+  expect(units).toEqual(expect.arrayContaining(['kubeadm.service', 'metal-l2.service']));
+  expect(stdout).toMatch(/^\s*fc-0 \(Flatcar, bootstrap format ignition\): CABPK v1\.7\.9's Ignition 2\.3\.0 stays Ignition 2\.3\.0; ours added: .*unit metal-l2\.service/m);
 }

@@ -1389,8 +1389,14 @@ describe('a Flatcar control plane: CABPK renders Ignition (issue 31)', () => {
     const start = Date.now();
     const secrets = await watchFirstVersions(world.kc, kinds.secret, NS);
     try {
+      // The control planes' network (cp-net: hybrid bonded, VLANs 1000 and 1001), written for Flatcar's systemd-networkd.
+      const cpNet = await objects.get(kinds.template, 'cp-net', NS);
+      await objects.create(kinds.template, {
+        metadata: { name: `${FLATCAR}-cp-net`, namespace: NS },
+        spec: { ports: cpNet?.spec.ports, os: { renderer: 'networkd' } },
+      });
       await objects.create(kinds.packetMachineTemplate, {
-        metadata: { name: `${FLATCAR}-control-plane`, namespace: NS, annotations: { [LINK]: 'cp-net' } },
+        metadata: { name: `${FLATCAR}-control-plane`, namespace: NS, annotations: { [LINK]: `${FLATCAR}-cp-net` } },
         spec: { template: { spec: { os: 'flatcar_stable', billingCycle: 'hourly', machineType: 'c3.small.x86', tags: [] } } },
       });
       const pc = await createKubeadmCluster(objects, FLATCAR, flatcarKubeadmConfigSpec);
