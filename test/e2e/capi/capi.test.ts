@@ -1389,11 +1389,30 @@ describe('a Flatcar control plane: CABPK renders Ignition (issue 31)', () => {
     const start = Date.now();
     const secrets = await watchFirstVersions(world.kc, kinds.secret, NS);
     try {
-      // The control planes' network (cp-net: hybrid bonded, VLANs 1000 and 1001), written for Flatcar's systemd-networkd.
-      const cpNet = await objects.get(kinds.template, 'cp-net', NS);
+      // Hybrid bonded on two VLANs of its own, written for Flatcar's systemd-networkd.
+      const pool = (name: string) => ({ apiGroup: 'ipam.metal.x-k8s.io', kind: 'InClusterIPPool', name });
+      for (const vxlan of [1104, 1105]) {
+        await metal().virtualNetworks.create(PROJECT_ID, { vxlan, metro: METRO, description: `flatcar ${vxlan}` });
+        const third = vxlan - 1080;
+        await objects.create(kinds.pool, {
+          metadata: { name: `vlan-${vxlan}`, namespace: NS },
+          spec: { addresses: [`192.168.${third}.10-192.168.${third}.200`], prefix: 24, gateway: `192.168.${third}.1` },
+        });
+      }
       await objects.create(kinds.template, {
         metadata: { name: `${FLATCAR}-cp-net`, namespace: NS },
-        spec: { ports: cpNet?.spec.ports, os: { renderer: 'networkd' } },
+        spec: {
+          os: { renderer: 'networkd' },
+          ports: [
+            {
+              name: 'bond0',
+              vlans: [
+                { vxlan: 1104, addressesFromPools: [pool('vlan-1104')] },
+                { vxlan: 1105, addressesFromPools: [pool('vlan-1105')] },
+              ],
+            },
+          ],
+        },
       });
       await objects.create(kinds.packetMachineTemplate, {
         metadata: { name: `${FLATCAR}-control-plane`, namespace: NS, annotations: { [LINK]: `${FLATCAR}-cp-net` } },
