@@ -37,33 +37,113 @@ copy_module() {
 }
 
 # v0.35.0 predates Go modules (glide, and the proxy's zip carries no vendor directory), so its go.mod
-# is written here. The proxy serves neither glide.lock's commits nor github.com/ajeddeloh/go-json; that
-# repository moved to github.com/coreos/go-json, which it serves at the commit Ignition v2 pins: a
-# copy of it, renamed back, replaces the old path. ignition-validate needs nothing else.
+# is written here. The proxy serves neither glide.lock's commits nor a few of its modules:
+# - github.com/ajeddeloh/go-json moved to github.com/coreos/go-json, which the proxy serves at the
+#   commit Ignition v2 pins; a copy of it, renamed back, replaces the old path;
+# - github.com/pin/tftp (tftp:// URLs) and the VMware guestinfo modules (the `vmware` OEM) are not
+#   served at all: stand-ins written here (write_stubs) fail whenever they are called. Neither is
+#   reached by `-oem file` with data: URLs, which is how the tests run it.
+# The other dependencies resolve to the proxy's versions nearest the release (aws-sdk-go v1.19.x and
+# go-systemd and godbus of spring 2019, like glide.lock's commits).
 GO_JSON="github.com/coreos/go-json@v0.0.0-20230131223807-18775e0fb4fb"
+AWS_SDK="github.com/aws/aws-sdk-go@v1.19.18"
+GO_SYSTEMD="github.com/coreos/go-systemd@v0.0.0-20190321100706-95778dfbb74e"
+GODBUS="github.com/godbus/dbus@v0.0.0-20190422162347-ade71ed3457e"
+
+write_stubs() {
+  local d="$1"
+  mkdir -p "$d/tftp" "$d/guestinfo/rpcvmx" "$d/guestinfo/vmcheck" "$d/ovflib"
+  printf 'module github.com/pin/tftp\n\ngo 1.18\n' >"$d/tftp/go.mod"
+  cat >"$d/tftp/tftp.go" <<'GO'
+// Package tftp stands in for github.com/pin/tftp, which the Go module proxy does not serve: this
+// build of Ignition cannot fetch tftp:// URLs.
+package tftp
+
+import (
+	"errors"
+	"io"
+)
+
+type Client struct{}
+
+func NewClient(addr string) (*Client, error) {
+	return nil, errors.New("tftp is not available in this build of ignition (metal-l2 hack/build-ignition.sh)")
+}
+
+func (c *Client) Receive(path, mode string) (io.WriterTo, error) {
+	return nil, errors.New("tftp is not available in this build of ignition")
+}
+GO
+  printf 'module github.com/sigma/vmw-guestinfo\n\ngo 1.18\n' >"$d/guestinfo/go.mod"
+  cat >"$d/guestinfo/vmcheck/vmcheck.go" <<'GO'
+// Package vmcheck stands in for github.com/sigma/vmw-guestinfo/vmcheck (not served by the Go module
+// proxy): this build of Ignition never runs in a VMware guest.
+package vmcheck
+
+func IsVirtualWorld() bool { return false }
+GO
+  cat >"$d/guestinfo/rpcvmx/rpcvmx.go" <<'GO'
+// Package rpcvmx stands in for github.com/sigma/vmw-guestinfo/rpcvmx (not served by the Go module proxy).
+package rpcvmx
+
+import "errors"
+
+type Config struct{}
+
+func NewConfig() *Config { return &Config{} }
+
+func (c *Config) String(key, fallback string) (string, error) {
+	return "", errors.New("VMware guestinfo is not available in this build of ignition")
+}
+GO
+  printf 'module github.com/vmware/vmw-ovflib\n\ngo 1.18\n' >"$d/ovflib/go.mod"
+  cat >"$d/ovflib/ovf.go" <<'GO'
+// Package ovf stands in for github.com/vmware/vmw-ovflib (not served by the Go module proxy).
+package ovf
+
+import "errors"
+
+type OvfEnvironment struct{ Properties map[string]string }
+
+func ReadEnvironment(doc []byte) (*OvfEnvironment, error) {
+	return nil, errors.New("OVF environments are not available in this build of ignition")
+}
+GO
+}
+
 build_v0() {
   local out="$CACHE_ROOT/$V0_VERSION"
-  local validate="$out/bin/ignition-validate"
-  if [ -x "$validate" ]; then
-    log "cached: $validate"
+  local validate="$out/bin/ignition-validate" ignition="$out/bin/ignition"
+  if [ -x "$validate" ] && [ -x "$ignition" ]; then
+    log "cached: $out/bin"
   else
-    log "building github.com/coreos/ignition $V0_VERSION (ignition-validate)"
+    log "building github.com/coreos/ignition $V0_VERSION"
     copy_module "github.com/coreos/ignition@$V0_VERSION" "$out"
     copy_module "$GO_JSON" "$out/go-json"
+    rm -rf "$out/stubs"
+    write_stubs "$out/stubs"
     (
       cd "$out/go-json/src"
       go mod edit -module github.com/ajeddeloh/go-json
       cd "$out/src"
       go mod init github.com/coreos/ignition >/dev/null 2>&1
-      go mod edit -replace "github.com/ajeddeloh/go-json=../go-json/src"
-      go mod tidy -e >/dev/null 2>&1 || true
+      go mod edit \
+        -replace "github.com/ajeddeloh/go-json=../go-json/src" \
+        -replace "github.com/pin/tftp=../stubs/tftp" \
+        -replace "github.com/sigma/vmw-guestinfo=../stubs/guestinfo" \
+        -replace "github.com/vmware/vmw-ovflib=../stubs/ovflib"
+      go get "$AWS_SDK" "$GO_SYSTEMD" "$GODBUS" >/dev/null 2>&1
+      go mod tidy >/dev/null 2>&1 || { log "go mod tidy failed"; go mod tidy; exit 1; }
       local ldflags="-X github.com/coreos/ignition/internal/version.Raw=$V0_VERSION"
       CGO_ENABLED=0 go build -trimpath -ldflags "$ldflags" -o "$validate.tmp" ./validate
+      CGO_ENABLED=1 go build -trimpath -ldflags "$ldflags" -o "$ignition.tmp" ./internal
       mv "$validate.tmp" "$validate"
+      mv "$ignition.tmp" "$ignition"
     )
-    log "built: $validate"
+    log "built: $out/bin"
   fi
   echo "$validate"
+  echo "$ignition"
 }
 
 # v2 is a module with its own go.mod and go.sum: built from its released source as it is.
