@@ -39,6 +39,18 @@ export function toBootConfig(network: RenderedNetwork, announcer?: RenderedAnnou
   };
 }
 
+/** The files the boot script needs, in order: the rendered files (shipped), its config, itself. Ignition machines get the same. */
+export function cloudConfigFiles(
+  network: RenderedNetwork,
+  announcer: RenderedAnnouncer | undefined,
+): { path: string; permissions: string; content: string }[] {
+  return [
+    ...bootFiles(network, announcer).map((f, i) => ({ path: shippedFilePath(i, f.path), permissions: '0644', content: f.content })),
+    { path: BOOT_CONFIG_PATH, permissions: '0600', content: JSON.stringify(toBootConfig(network, announcer), null, 2) + '\n' },
+    { path: BOOT_SCRIPT_PATH, permissions: '0755', content: BOOT_SCRIPT },
+  ];
+}
+
 /** A YAML single-quoted scalar: only `'` needs escaping (doubled). */
 function yamlQuoted(text: string): string {
   return `'${text.replace(/'/g, "''")}'`;
@@ -50,11 +62,7 @@ function yamlQuoted(text: string): string {
  * the controller records. Everything variable is base64, so the clear text is fixed and template-safe.
  */
 export function renderCloudConfigPart(network: RenderedNetwork, announcer?: RenderedAnnouncer): string {
-  const writeFiles = [
-    ...bootFiles(network, announcer).map((f, i) => ({ path: shippedFilePath(i, f.path), permissions: '0644', content: f.content })),
-    { path: BOOT_CONFIG_PATH, permissions: '0600', content: JSON.stringify(toBootConfig(network, announcer), null, 2) + '\n' },
-    { path: BOOT_SCRIPT_PATH, permissions: '0755', content: BOOT_SCRIPT },
-  ];
+  const writeFiles = cloudConfigFiles(network, announcer);
   const lines = [
     '#cloud-config',
     "# metal-l2: this machine's Layer 2 network, added to its bootstrap data (see the X-Metal-L2 header)",

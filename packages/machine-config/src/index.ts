@@ -1,6 +1,6 @@
 // The public surface of @metal-l2/machine-config: a machine's ports, VLANs and addresses → OS network
 // files, the boot script that applies them, a control plane's endpoint announcer (keepalived), and the
-// injection into cloud-config bootstrap data. Pure.
+// injection into cloud-config and Ignition bootstrap data. Pure.
 export { RENDERER_NAMES } from './types.js';
 export type {
   BootPort,
@@ -33,6 +33,16 @@ export { MERGE_HOW, renderCloudConfigPart, toBootConfig } from './cloud-config.j
 export type { BootConfig } from './cloud-config.js';
 
 export { MARKER_HEADER } from './envelope.js';
+
+export {
+  IGNITION_DONE_PATH,
+  IGNITION_MARKER_PATH,
+  IGNITION_SPEC_VERSIONS,
+  IGNITION_STEP_PATH,
+  IGNITION_UNIT,
+  IGNITION_UNIT_CONTENTS,
+  KUBEADM_UNIT,
+} from './ignition.js';
 
 export { FORBIDDEN_IN_PART, InjectRefusalReason, extractOriginal, injectUserData, injectionHash, readInjectionHash } from './inject.js';
 export type { InjectOutcome, InjectUserDataInput } from './inject.js';

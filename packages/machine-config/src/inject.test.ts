@@ -122,11 +122,11 @@ describe('injectUserData', () => {
 
   test.each([
     {
-      name: 'ignition is refused',
+      name: 'ignition of a spec version that cannot be served is refused (ignition.test.ts has every case)',
       format: 'ignition',
-      value: '{"ignition":{"version":"2.3.0"}}',
+      value: '{"ignition":{"version":"2.5.0-experimental"}}',
       reason: InjectRefusalReason.IgnitionNotSupported,
-      message: /cloud-config .*only for now/,
+      message: /"2\.5\.0-experimental" is not supported/,
     },
     {
       name: 'an unknown format is refused',

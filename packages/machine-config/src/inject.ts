@@ -1,18 +1,24 @@
 // Bootstrap data + rendered network → user data. Called by the network controller before it removes
 // its pause (never after the machine has a providerID: user data is read once). Idempotent: the value
 // carries a marker with the hashes of both parts, so injecting again is a no-op or a re-wrap from the
-// original, never a nested envelope.
+// original, never a nested envelope. cloud-config is wrapped in a MIME envelope; Ignition (Flatcar)
+// is edited in place (ignition.ts). One injection hash for both: the sha256 of the cloud-config part,
+// which carries every file and command we add (the Ignition entries are a fixed function of it).
 import { renderCloudConfigPart } from './cloud-config.js';
 import { buildEnvelope, isMime, parseEnvelope, sha256Hex } from './envelope.js';
 import type { RenderedAnnouncer } from './endpoint-announcer.js';
+import { appendOurs, findOurs, ignitionOrigHash, ignitionText, parseIgnition } from './ignition.js';
 import type { RenderedNetwork } from './types.js';
 
 export const InjectRefusalReason = {
-  /** `format: ignition` (Flatcar): only cloud-config is injected for now. */
+  /**
+   * `format: ignition` with a spec version that cannot be served: spec 1 (`ignitionVersion`), 2.0.0,
+   * experimental (`-experimental`) and unknown versions. Served: 2.1.0-2.4.0 and 3.0.0-3.5.0.
+   */
   IgnitionNotSupported: 'IgnitionNotSupported',
   /** A `format` other than cloud-config or ignition. */
   UnsupportedFormat: 'UnsupportedFormat',
-  /** The value is not `#cloud-config`, `## template: jinja`, a `#!` script or MIME. */
+  /** The value is not `#cloud-config`, `## template: jinja`, a `#!` script or MIME; or, for ignition, not a JSON object with `ignition.version`. */
   UnsupportedContent: 'UnsupportedContent',
   /** The value carries our marker but the envelope cannot be read back. */
   MalformedEnvelope: 'MalformedEnvelope',
@@ -41,18 +47,12 @@ export const FORBIDDEN_IN_PART = ['{{', '{%', '{#', 'image_repo=', 'image_tag=',
 
 export function injectUserData(input: InjectUserDataInput): InjectOutcome {
   const { value, format, network, announcer } = input;
-  if (format === 'ignition') {
-    return {
-      kind: 'refused',
-      reason: InjectRefusalReason.IgnitionNotSupported,
-      message: 'bootstrap format ignition is not supported: network configuration is injected into cloud-config user data only for now',
-    };
-  }
+  if (format === 'ignition') return injectIgnition(input);
   if (format !== undefined && format !== '' && format !== 'cloud-config') {
     return {
       kind: 'refused',
       reason: InjectRefusalReason.UnsupportedFormat,
-      message: `bootstrap format "${format}" is not supported: only cloud-config`,
+      message: `bootstrap format "${format}" is not supported: only cloud-config and ignition`,
     };
   }
   const parsed = parseEnvelope(value);
@@ -81,6 +81,36 @@ export function injectUserData(input: InjectUserDataInput): InjectOutcome {
   return { kind: 'injected', value: buildEnvelope({ original, part, injectHash: hash }), hash };
 }
 
+/** Ignition: our entries appended to the document (CABPK's stay first, unchanged); the same hash and marker rules. */
+function injectIgnition(input: InjectUserDataInput): InjectOutcome {
+  const parsed = parseIgnition(input.value);
+  if (parsed.kind === 'unsupported') {
+    const reason = parsed.reason === 'version' ? InjectRefusalReason.IgnitionNotSupported : InjectRefusalReason.UnsupportedContent;
+    return { kind: 'refused', reason, message: parsed.message };
+  }
+  const ours = findOurs(parsed.config);
+  if (ours.kind === 'malformed') {
+    return {
+      kind: 'refused',
+      reason: InjectRefusalReason.MalformedEnvelope,
+      message: `bootstrap data was injected before but ${ours.message}`,
+    };
+  }
+  const original = ours.kind === 'injected' ? ours.original : parsed.config;
+  const { hash } = renderPart(input.network, input.announcer);
+  const { config, added } = appendOurs(original, parsed.family, {
+    network: input.network,
+    announcer: input.announcer,
+    injectHash: hash,
+    origHash: ignitionOrigHash(original),
+  });
+  // CAPP runs Go templating over the whole value: what we add must be inert to it.
+  assertTemplateSafe(JSON.stringify(added));
+  const value = ignitionText(config);
+  if (value === input.value) return { kind: 'unchanged', hash };
+  return { kind: 'injected', value, hash };
+}
+
 /** Our cloud-config part and its sha256: the one rule for the injection hash. */
 function renderPart(network: RenderedNetwork, announcer: RenderedAnnouncer | undefined): { part: string; hash: string } {
   const part = renderCloudConfigPart(network, announcer);
@@ -96,14 +126,25 @@ export function injectionHash(network: RenderedNetwork, announcer?: RenderedAnno
   return renderPart(network, announcer).hash;
 }
 
-/** The bootstrap data as it was before injection (the value itself when it was never injected). */
+/** Our Ignition entries, when the value is an Ignition document (JSON); undefined for anything else. */
+function ignitionOurs(value: string): ReturnType<typeof findOurs> | undefined {
+  if (!value.trimStart().startsWith('{')) return undefined;
+  const parsed = parseIgnition(value);
+  return parsed.kind === 'config' ? findOurs(parsed.config) : undefined;
+}
+
+/** The bootstrap data as it was before injection (the value itself when it was never injected; Ignition as compact JSON). */
 export function extractOriginal(value: string): string {
+  const ours = ignitionOurs(value);
+  if (ours !== undefined) return ours.kind === 'injected' ? ignitionText(ours.original) : value;
   const parsed = parseEnvelope(value);
   return parsed.kind === 'envelope' ? parsed.original : value;
 }
 
-/** The injection hash recorded in a value's marker, if it carries one. */
+/** The injection hash recorded in a value's marker, if it carries one (either format). */
 export function readInjectionHash(value: string): string | undefined {
+  const ours = ignitionOurs(value);
+  if (ours !== undefined) return ours.kind === 'injected' ? ours.marker.injectHash : undefined;
   const parsed = parseEnvelope(value);
   return parsed.kind === 'envelope' ? parsed.marker.injectHash : undefined;
 }
@@ -120,6 +161,6 @@ function describeUnsupportedContent(original: string): string | undefined {
 export function assertTemplateSafe(part: string): void {
   for (const bad of FORBIDDEN_IN_PART) {
     if (part.includes(bad))
-      throw new Error(`injected cloud-config part contains "${bad}": it would break Go templating, Jinja or the Equinix installer`);
+      throw new Error(`injected part contains "${bad}": it would break Go templating, Jinja or the Equinix installer`);
   }
 }
