@@ -1,5 +1,6 @@
 import { describe, expect, test } from '@jest/globals';
 import { cabpkIgnition } from '@metal-l2/capp-fixture';
+import { IGNITION_UNIT } from '@metal-l2/machine-config';
 import { waitFor } from '@metal-l2/test-support/wait-for';
 import { BOOT_MS, OS_NIC_OF_PORT, useDataplaneWorld } from './support/dataplane-rack.js';
 import {
@@ -36,8 +37,6 @@ const { world, rack } = useDataplaneWorld('dataplane');
 const MACHINES = ['hb', 'l2i', 'hy'] as const;
 const FLATCAR = 'fc';
 type Machine = (typeof MACHINES)[number] | typeof FLATCAR;
-/** The unit our injection adds to an Ignition config: it runs the boot script before kubeadm. */
-const IGNITION_UNIT = 'metal-l2.service';
 
 const addresses = new Map<string, string>(); // `${machine}/${vxlan}` -> address
 function address(machine: Machine, vxlan: number): string {
@@ -139,7 +138,7 @@ describe('data plane', () => {
       // fc's reached its root through Ignition's files stage (CABPK's spec 2.3 with our part), not
       // cloud-init: no cloud-init instance, ifupdown never ran, systemd-networkd configured the VLANs.
       const fc = rack.server(FLATCAR);
-      expect(fc.ignition?.specVersion).toBe('2.3.0');
+      expect(JSON.parse(world.sim.store.devices.get(fc.deviceId)?.userdata ?? '{}')).toMatchObject({ ignition: { version: '2.3.0' } });
       expect(fc.ignition?.files).toEqual(expect.arrayContaining(['etc/systemd/system/kubeadm.service', `etc/systemd/system/${IGNITION_UNIT}`]));
       expect(fc.forwarder.requests).toEqual(expect.arrayContaining([{ method: 'GET', path: '/metadata', status: 200 }]));
       const fcState = await rack.run(FLATCAR, [

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll } from '@jest/globals';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
@@ -14,7 +14,7 @@ import {
   type GuestOs,
   type IgnitionInitrd,
 } from '@metal-l2/dataplane';
-import { ignitionTools } from '@metal-l2/test-support/ignition-tools';
+import { applyIgnitionFiles } from '../../../packages/machine-config/test/support/ignition.js';
 import { useNetworkWorld, type NetworkWorld } from './network-world.js';
 
 /** TCG guests on a shared 2-core machine: boot deadlines are generous on purpose. */
@@ -100,12 +100,14 @@ export function useRack(world: NetworkWorld, options: { imageTimeoutMs: number }
     if (keepLogs) console.log(`data plane: guest logs kept in ${dir}`);
   }, 120_000);
 
-  /** Ignition's files stage on the device's user data exactly as the simulator holds it. */
+  /** Ignition's own files stage on the device's user data exactly as the simulator holds it. */
   async function applyIgnition(deviceId: string, workDir: string): Promise<IgnitionInitrd> {
     const userData = world.sim.store.devices.get(deviceId)?.userdata;
     if (userData === undefined) throw new Error(`device ${deviceId} has no user data`);
-    const tools = await ignitionTools();
-    return ignitionInitrd({ userData, tools: { spec2: tools.spec2.ignition, spec3: tools.spec3.apply }, baseInitrd: rack.image().initrd, workDir });
+    const root = join(workDir, 'ignition-root');
+    await mkdir(root);
+    await applyIgnitionFiles(userData, root);
+    return ignitionInitrd({ root, baseInitrd: rack.image().initrd, workDir });
   }
 
   const rack: Rack = {
