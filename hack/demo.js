@@ -9,6 +9,7 @@
 // user's values. The simulator and the fixture stay processes on this host; the rest is the same.
 import { execFileSync, spawn } from 'node:child_process';
 import { closeSync, existsSync, mkdirSync, openSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { Buffer } from 'node:buffer';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { cabpkIgnition, reserveClusterEndpoint } from '@metal-l2/capp-fixture';
@@ -819,9 +820,10 @@ for (const name of ignitionMachines) {
   const value = kubectl(['get', 'secret', `${name}-bootstrap`, '-n', ns, '-o', 'jsonpath={.data.value}']);
   const injected = /** @type {Ignition} */ (JSON.parse(Buffer.from(value, 'base64').toString('utf8')));
   const had = new Set([...(cabpk.storage?.files ?? []).map((f) => f.path), ...(cabpk.systemd?.units ?? []).map((u) => u.name)]);
-  const added = [...(injected.storage?.files ?? []).map((f) => f.path), ...(injected.systemd?.units ?? []).map((u) => `unit ${u.name}`)].filter(
-    (what) => !had.has(what.replace(/^unit /, '')),
-  );
+  const added = [
+    ...(injected.storage?.files ?? []).map((f) => f.path),
+    ...(injected.systemd?.units ?? []).map((u) => `unit ${u.name}`),
+  ].filter((what) => !had.has(what.replace(/^unit /, '')));
   console.log(
     `  ${name} (Flatcar, bootstrap format ignition): CABPK v1.7.9's Ignition ${cabpk.ignition.version} stays Ignition ${injected.ignition.version}; ours added: ${added.join(', ')}`,
   );

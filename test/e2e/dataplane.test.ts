@@ -139,7 +139,9 @@ describe('data plane', () => {
       // cloud-init: no cloud-init instance, ifupdown never ran, systemd-networkd configured the VLANs.
       const fc = rack.server(FLATCAR);
       expect(JSON.parse(world.sim.store.devices.get(fc.deviceId)?.userdata ?? '{}')).toMatchObject({ ignition: { version: '2.3.0' } });
-      expect(fc.ignition?.files).toEqual(expect.arrayContaining(['etc/systemd/system/kubeadm.service', `etc/systemd/system/${IGNITION_UNIT}`]));
+      expect(fc.ignition?.files).toEqual(
+        expect.arrayContaining(['etc/systemd/system/kubeadm.service', `etc/systemd/system/${IGNITION_UNIT}`]),
+      );
       expect(fc.forwarder.requests).toEqual(expect.arrayContaining([{ method: 'GET', path: '/metadata', status: 200 }]));
       const fcState = await rack.run(FLATCAR, [
         'sh',
@@ -206,7 +208,11 @@ describe('data plane', () => {
       );
       const l2i = await rack.run('l2i', ['sh', '-c', 'ip -d addr; cat /etc/network/interfaces.d/60-metal-l2.cfg']);
       console.log(`data plane: l2i as the OS saw it\n${l2i.stdout}`);
-      const fcOs = await rack.run(FLATCAR, ['sh', '-c', 'networkctl list; ip -d addr; head -n 50 /etc/systemd/network/* /etc/systemd/network/*/*']);
+      const fcOs = await rack.run(FLATCAR, [
+        'sh',
+        '-c',
+        'networkctl list; ip -d addr; head -n 50 /etc/systemd/network/* /etc/systemd/network/*/*',
+      ]);
       console.log(`data plane: fc (Flatcar-style) as the OS saw it; Ignition wrote ${fc.ignition?.files.join(', ')}\n${fcOs.stdout}`);
     },
     BOOT_MS + 5 * 60_000,

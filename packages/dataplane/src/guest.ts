@@ -200,7 +200,9 @@ export class Guest {
         .catch(() => undefined);
       const props = new Map((r?.stdout ?? '').split('\n').map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)] as const));
       if (props.get('ActiveState') === 'failed') {
-        const status = await this.agent.run(['systemctl', 'status', '--no-pager', '-l', unit], { timeoutMs: 10_000 }).catch(() => undefined);
+        const status = await this.agent
+          .run(['systemctl', 'status', '--no-pager', '-l', unit], { timeoutMs: 10_000 })
+          .catch(() => undefined);
         throw new Error(`guest ${this.options.name}: ${unit} failed\n${status?.stdout ?? ''}`);
       }
       if (props.get('ActiveState') === 'active') return Number(props.get('ExecMainExitTimestampMonotonic')) / 1e6;

@@ -66,5 +66,7 @@ export async function expectEveryMachineReady(stdout: string, kubeconfig: string
   expect(field('format')).toBe('ignition');
   const units = (JSON.parse(field('value')) as { systemd?: { units?: { name: string }[] } }).systemd?.units?.map((u) => u.name);
   expect(units).toEqual(expect.arrayContaining(['kubeadm.service', 'metal-l2.service']));
-  expect(stdout).toMatch(/^\s*fc-0 \(Flatcar, bootstrap format ignition\): CABPK v1\.7\.9's Ignition 2\.3\.0 stays Ignition 2\.3\.0; ours added: .*unit metal-l2\.service/m);
+  expect(stdout).toMatch(
+    /^\s*fc-0 \(Flatcar, bootstrap format ignition\): CABPK v1\.7\.9's Ignition 2\.3\.0 stays Ignition 2\.3\.0; ours added: .*unit metal-l2\.service/m,
+  );
 }

@@ -1375,7 +1375,9 @@ function ignitionShape(value: string): unknown {
   };
   return {
     version: doc.ignition.version,
-    files: (doc.storage?.files ?? []).map((f) => ({ path: f.path, mode: f.mode, filesystem: f.filesystem })).sort((a, b) => a.path.localeCompare(b.path)),
+    files: (doc.storage?.files ?? [])
+      .map((f) => ({ path: f.path, mode: f.mode, filesystem: f.filesystem }))
+      .sort((a, b) => a.path.localeCompare(b.path)),
     units: doc.systemd?.units ?? [],
   };
 }
@@ -1419,7 +1421,8 @@ describe('a Flatcar control plane: CABPK renders Ignition (issue 31)', () => {
       const fcVip = pc.spec.controlPlaneEndpoint.host as string;
       const cp = await waitFor(
         'KCP to create the Flatcar control-plane Machine',
-        async () => (await machinesOf((m) => isControlPlane(m) && m.metadata.labels?.['cluster.x-k8s.io/cluster-name'] === FLATCAR))[0] ?? false,
+        async () =>
+          (await machinesOf((m) => isControlPlane(m) && m.metadata.labels?.['cluster.x-k8s.io/cluster-name'] === FLATCAR))[0] ?? false,
         { timeoutMs: 120_000, intervalMs: 500 },
       );
       const name = cp.spec.infrastructureRef.name as string;
@@ -1430,10 +1433,14 @@ describe('a Flatcar control plane: CABPK renders Ignition (issue 31)', () => {
       const machine = await objects.get(kinds.machine, name, NS);
       const secretName = machine?.spec.bootstrap.dataSecretName as string;
       const created = await secrets.of(secretName, 30_000);
-      const field = (key: string): string => Buffer.from((created.data as Record<string, string>)[key] ?? '', 'base64').toString('utf8');
+      const field = (key: string): string =>
+        Buffer.from((created as { data?: Record<string, string> }).data?.[key] ?? '', 'base64').toString('utf8');
       expect(field('format')).toBe('ignition');
       const cabpk = field('value');
-      expect(JSON.parse(cabpk)).toMatchObject({ ignition: { version: '2.3.0' }, systemd: { units: expect.arrayContaining([expect.objectContaining({ name: 'kubeadm.service' })]) } });
+      expect(JSON.parse(cabpk)).toMatchObject({
+        ignition: { version: '2.3.0' },
+        systemd: { units: expect.arrayContaining([expect.objectContaining({ name: 'kubeadm.service' })]) },
+      });
       if (process.env['METAL_L2_WRITE_FIXTURES'] === '1') await writeFile(CABPK_IGNITION_FIXTURE, cabpk);
       expect(ignitionShape(cabpkIgnition())).toEqual(ignitionShape(cabpk));
 
@@ -1445,7 +1452,9 @@ describe('a Flatcar control plane: CABPK renders Ignition (issue 31)', () => {
       const pm = await objects.get(kinds.packetMachine, name, NS);
       const deviceId = (pm?.spec?.providerID as string).replace('equinixmetal://', '');
       const device = sim.store.devices.get(deviceId);
-      expect(device?.userdata).toBe(await renderGoTemplate(injected, { kubernetesVersion: K8S_VERSION, apiKey: TOKEN, controlPlaneEndpoint: fcVip }));
+      expect(device?.userdata).toBe(
+        await renderGoTemplate(injected, { kubernetesVersion: K8S_VERSION, apiKey: TOKEN, controlPlaneEndpoint: fcVip }),
+      );
 
       // Ignition's own validator (v0.35, spec 2.x) on what the device received: no errors, no warnings.
       await writeFile(join(outDir, 'flatcar-control-plane.ign'), device?.userdata ?? '');

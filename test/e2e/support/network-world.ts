@@ -418,7 +418,10 @@ export async function createVlans(world: NetworkWorld, vxlans: readonly number[]
 
 /** A MachineNetworkTemplate; `os` (e.g. `{ renderer: 'networkd' }` for Flatcar) is left to its default when absent. */
 export async function createTemplate(world: NetworkWorld, name: string, ports: unknown[], os?: { renderer: string }): Promise<void> {
-  await world.objects.create(netKinds.template, { metadata: { name, namespace: world.ns }, spec: { ports, ...(os === undefined ? {} : { os }) } });
+  await world.objects.create(netKinds.template, {
+    metadata: { name, namespace: world.ns },
+    spec: { ports, ...(os === undefined ? {} : { os }) },
+  });
 }
 
 export function poolRef(name: string): { apiGroup: string; kind: string; name: string } {
