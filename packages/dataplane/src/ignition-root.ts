@@ -6,7 +6,7 @@
 // systemd starts, as Flatcar's Ignition writes into /sysroot from its initramfs. The root itself
 // stays the shared image's throwaway snapshot.
 import { execFile } from 'node:child_process';
-import { readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 
@@ -26,6 +26,21 @@ export interface IgnitionInitrd {
   readonly initrd: string;
   /** What Ignition and the preset wrote, root-relative (`etc/systemd/network/...`), sorted. */
   readonly files: readonly string[];
+}
+
+/**
+ * What Ignition's files stage needs of the guest's root before it writes: the accounts it resolves
+ * owners against (CABPK writes `user: {name: root}` on every file; Ignition looks the name up in the
+ * root's /etc/passwd and /etc/group), read out of the image's file system with debugfs (no mount).
+ * They reach the guest again unchanged unless the config adds users.
+ */
+export async function seedIgnitionRoot(options: { readonly rootfs: string; readonly root: string }): Promise<void> {
+  await mkdir(join(options.root, 'etc'), { recursive: true });
+  for (const file of ['passwd', 'group', 'shadow', 'gshadow']) {
+    const target = join(options.root, 'etc', file);
+    await run('debugfs', ['-R', `dump -p /etc/${file} ${target}`, options.rootfs]);
+    if ((await readFile(target).catch(() => undefined)) === undefined) throw new Error(`no /etc/${file} in ${options.rootfs}`);
+  }
 }
 
 async function listFiles(root: string): Promise<string[]> {

@@ -15,5 +15,5 @@ export { GuestAgent } from './guest-agent.js';
 export type { CommandResult } from './guest-agent.js';
 export { MetadataForwarder, GUEST_METADATA_URL, GUEST_SEED_URL, GUEST_METADATA_HOST } from './metadata-forwarder.js';
 export type { MetadataForwarderOptions, ForwardedRequest } from './metadata-forwarder.js';
-export { ignitionInitrd } from './ignition-root.js';
+export { ignitionInitrd, seedIgnitionRoot } from './ignition-root.js';
 export type { IgnitionInitrd, IgnitionInitrdOptions } from './ignition-root.js';

@@ -7,6 +7,7 @@ import {
   Guest,
   GUEST_METADATA_URL,
   ignitionInitrd,
+  seedIgnitionRoot,
   MetadataForwarder,
   TorSwitch,
   type CommandResult,
@@ -106,6 +107,7 @@ export function useRack(world: NetworkWorld, options: { imageTimeoutMs: number }
     if (userData === undefined) throw new Error(`device ${deviceId} has no user data`);
     const root = join(workDir, 'ignition-root');
     await mkdir(root);
+    await seedIgnitionRoot({ rootfs: rack.image().rootfs, root });
     await applyIgnitionFiles(userData, root);
     return ignitionInitrd({ root, baseInitrd: rack.image().initrd, workDir });
   }
