@@ -27,7 +27,9 @@ root="$work/root"
 # keepalived announces a cluster's control-plane VIP (docs/vip-announcer.md): pinned, so a new Debian
 # build of it changes this script, hence the image's cache key, and CI rebuilds the image.
 keepalived_version='1:2.2.7-1+b2'
-packages=systemd-sysv,udev,cloud-init,ifupdown,ifenslave,iproute2,iputils-ping,python3,kmod,netbase,keepalived=$keepalived_version
+# dbus: the Flatcar-style guest's boot script asks systemd-networkd (`networkctl`) over the system bus,
+# as on Flatcar, which has one.
+packages=systemd-sysv,udev,dbus,cloud-init,ifupdown,ifenslave,iproute2,iputils-ping,python3,kmod,netbase,keepalived=$keepalived_version
 mmdebstrap_args=(--variant=minbase --include="$packages"
   --aptopt='APT::Install-Recommends "false"'
   --dpkgopt='path-exclude=/usr/share/doc/*' --dpkgopt='path-exclude=/usr/share/man/*'
