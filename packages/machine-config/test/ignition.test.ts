@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { IGNITION_MARKER_PATH, IGNITION_STEP_PATH, IGNITION_UNIT, IGNITION_UNIT_CONTENTS, IGNITION_SPEC_VERSIONS } from '../src/index.js';
 import { injectUserData, renderEndpointAnnouncer, renderMachineNetwork } from '../src/index.js';
 import type { PortConfig, RenderedAnnouncer, RenderedNetwork } from '../src/index.js';
-import { CABPK_IGNITION_JOIN, IGNITION_V3_JOIN, minimalIgnition } from './fixtures/ignition.js';
+import { CABPK_IGNITION_JOIN, CABPK_OWN_FINDINGS, IGNITION_V3_JOIN, minimalIgnition } from './fixtures/ignition.js';
 import { MODES, config, hybridBonded } from './fixtures/networks.js';
 import { applyIgnitionFiles, ignitionBinaries, validateIgnition } from './support/ignition.js';
 
@@ -52,19 +52,6 @@ function inject(original: string, ports: PortConfig[], ann?: RenderedAnnouncer):
   if (out.kind !== 'injected') throw new Error(`expected injected, got ${JSON.stringify(out)}`);
   return out.value;
 }
-
-/**
- * What the validator says about CABPK's own output, before we touch it: v0.35.0's unknown-key check
- * does not know that `Security` embeds `TLS` under a key of its own, so `"security":{"tls":{}}` (which
- * Go's encoding/json writes for every CABPK config) is "unrecognized". Ignition itself reads it
- * fine. Nothing else is allowed, in the original or in what we make of it.
- */
-const CABPK_OWN_FINDINGS = [
-  'warning at line 1, column 42',
-  '    1: {"ignition":{"config":{},"security":{"tls"',
-  '                                               ^',
-  'Config has unrecognized key: tls',
-];
 
 const SPECS = [
   { spec: '2.3 (CABPK v1.7.9)', original: CABPK_IGNITION_JOIN, findings: CABPK_OWN_FINDINGS },
