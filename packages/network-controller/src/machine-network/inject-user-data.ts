@@ -86,7 +86,8 @@ function ownershipProblem(scope: MachineNetworkScope, machine: Machine, secret: 
 
 /**
  * Postcondition: the Machine's bootstrap data Secret carries this machine's network configuration
- * (wrapped around the original data, which stays byte for byte), and status.userData records the
+ * (cloud-config: wrapped around the original data, which stays byte for byte; Ignition: appended to
+ * the JSON, CABPK's entries unchanged), and status.userData records the
  * Secret, the bytes' hash, the renderer version, the fingerprint of what the OS is given and the
  * endpoint it announces. Once the device exists the Secret is never touched again (its user data
  * was consumed at creation): what it booted with is compared with what it would be given now.
