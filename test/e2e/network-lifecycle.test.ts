@@ -107,6 +107,19 @@ describe('machine lifecycle', () => {
     expect(pm?.metadata.annotations?.['cluster.x-k8s.io/paused']).toBeDefined();
   });
 
+  test('a Flatcar machine (ignition) whose template renders for ifupdown is refused before it boots a network it cannot apply', async () => {
+    await createMachine(world, 'ign-1', 'hb-ign', { format: 'ignition', value: '{"ignition":{"version":"2.3.0"}}' });
+    const mn = await waitMachineNetworkReason(
+      world,
+      'ign-1',
+      { type: 'UserDataInjected', reason: 'IgnitionNeedsNetworkd' },
+      { timeoutMs: 30_000 },
+    );
+    expect(condition(mn, 'UserDataInjected')?.message).toContain('set spec.os.renderer: networkd');
+    const pm = await world.objects.get(netKinds.packetMachine, 'ign-1', world.ns);
+    expect(pm?.metadata.annotations?.['cluster.x-k8s.io/paused']).toBeDefined();
+  });
+
   test('a bootstrap Secret shared by two Machines is refused', async () => {
     // sh-1's Machine exists before the Secret does, so sh-0 can never be injected before the
     // second Machine naming the same Secret is there to be seen.

@@ -178,6 +178,16 @@ describe('injectUserData, format ignition', () => {
     expect(out.kind === 'refused' ? out.message : '').toContain(says);
   });
 
+  test.each(['ifupdown', 'netplan'] as const)('a network rendered for %s is refused: Flatcar has systemd-networkd only', (renderer) => {
+    const out = renderMachineNetwork(config(hybridBonded, renderer));
+    if (out.kind !== 'rendered') throw new Error('fixture does not render');
+    expect(injectUserData({ value: CABPK_IGNITION_JOIN, format: 'ignition', network: out.network })).toMatchObject({
+      kind: 'refused',
+      reason: InjectRefusalReason.IgnitionNeedsNetworkd,
+      message: expect.stringContaining(`rendered for ${renderer}: set spec.os.renderer: networkd`) as unknown as string,
+    });
+  });
+
   test('a marker that cannot be read is refused, not injected twice', () => {
     const { value } = injected(injectUserData({ value: CABPK_IGNITION_JOIN, format: 'ignition', network: network() }));
     const config = JSON.parse(value) as Ign;
