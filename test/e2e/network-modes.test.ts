@@ -2,7 +2,7 @@ import { describe, expect, test } from '@jest/globals';
 import { IGNITION_UNIT, readInjectionHash } from '@metal-l2/machine-config';
 import { waitFor } from '@metal-l2/test-support/wait-for';
 import { CABPK_IGNITION_JOIN, CABPK_OWN_FINDINGS } from '../../packages/machine-config/test/fixtures/ignition.js';
-import { validateIgnition } from '../../packages/machine-config/test/support/ignition.js';
+import { ignitionBinaries, validateIgnition } from '../../packages/machine-config/test/support/ignition.js';
 import { devicePortViews } from './support/network-probes.js';
 import {
   CONTROLLER_AGENT,
@@ -156,6 +156,7 @@ describe('network modes', () => {
   });
 
   test('Flatcar (CABPK v1.7.9 format: ignition, spec 2.3): the device boots valid Ignition carrying the networkd units and our unit', async () => {
+    await ignitionBinaries(); // built by .ci/run beforehand; else built here, once (minutes)
     await setup();
     await world.objects.create(netKinds.template, {
       metadata: { name: 'flatcar-hybrid-bonded', namespace: world.ns },
@@ -192,7 +193,7 @@ describe('network modes', () => {
       expect.stringContaining('Kind=vlan\n\n[VLAN]\nId=1000\n'),
       expect.stringContaining(`Address=${mn.status.addresses[0].address}/24\n`),
     ]);
-  });
+  }, 540_000);
 
   test('a restarted controller reconciles every machine again without a Metal call', async () => {
     const names = ['hb-0', 'hy-0', 'l2b-0', 'l2i-0'];
