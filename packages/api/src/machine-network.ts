@@ -109,7 +109,7 @@ export const MachineNetworkReasons = {
   waitingForBootstrapData: 'WaitingForBootstrapData',
   bootstrapSecretNotFound: 'BootstrapSecretNotFound',
   bootstrapSecretNotOwned: 'BootstrapSecretNotOwned',
-  /** Ignition of a spec version that cannot be served: spec 1, 2.0.0, experimental or unknown versions. */
+  /** Ignition of a spec version that cannot be served: spec 1, experimental or unknown versions. */
   ignitionNotSupported: 'IgnitionNotSupported',
   /** Ignition bootstrap data (Flatcar: systemd-networkd) with a template whose os.renderer is not networkd. */
   ignitionNeedsNetworkd: 'IgnitionNeedsNetworkd',

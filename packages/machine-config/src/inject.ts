@@ -12,8 +12,9 @@ import type { RenderedNetwork } from './types.js';
 
 export const InjectRefusalReason = {
   /**
-   * `format: ignition` with a spec version that cannot be served: spec 1 (`ignitionVersion`), 2.0.0,
-   * experimental (`-experimental`) and unknown versions. Served: 2.1.0-2.4.0 and 3.0.0-3.5.0.
+   * `format: ignition` with a spec version that cannot be served: spec 1 (`ignitionVersion`, no
+   * `storage.files` or `systemd.units` as later specs have them), experimental (`-experimental`: not
+   * fixed, Ignition itself warns) and unknown versions. Served: 2.0.0-2.4.0 and 3.0.0-3.5.0.
    */
   IgnitionNotSupported: 'IgnitionNotSupported',
   /**
@@ -110,7 +111,7 @@ function injectIgnition(input: InjectUserDataInput): InjectOutcome {
   }
   const original = ours.kind === 'injected' ? ours.original : parsed.config;
   const { hash } = renderPart(input.network, input.announcer);
-  const { config, added } = appendOurs(original, parsed.family, {
+  const { config, added } = appendOurs(original, parsed, {
     network: input.network,
     announcer: input.announcer,
     injectHash: hash,
