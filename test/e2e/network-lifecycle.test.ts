@@ -93,17 +93,30 @@ describe('machine lifecycle', () => {
     expect(mn.status.addresses[0].address).toBe('192.168.30.10');
   });
 
-  test('ignition bootstrap data is refused with a reason and the machine stays paused', async () => {
+  test('ignition of a spec version that cannot be served is refused with a reason and the machine stays paused', async () => {
     await createTemplate(world, 'hb-ign', [{ name: 'bond0', vlans: [{ vxlan: 1000 }] }]);
-    await createMachine(world, 'ign-0', 'hb-ign', { format: 'ignition', value: '{"ignition":{"version":"2.3.0"}}' });
+    await createMachine(world, 'ign-0', 'hb-ign', { format: 'ignition', value: '{"ignition":{"version":"3.6.0-experimental"}}' });
     const mn = await waitMachineNetworkReason(
       world,
       'ign-0',
       { type: 'UserDataInjected', reason: 'IgnitionNotSupported' },
       { timeoutMs: 30_000 },
     );
-    expect(condition(mn, 'UserDataInjected')?.message).toContain('ignition');
+    expect(condition(mn, 'UserDataInjected')?.message).toContain('"3.6.0-experimental" is not supported');
     const pm = await world.objects.get(netKinds.packetMachine, 'ign-0', world.ns);
+    expect(pm?.metadata.annotations?.['cluster.x-k8s.io/paused']).toBeDefined();
+  });
+
+  test('a Flatcar machine (ignition) whose template renders for ifupdown is refused before it boots a network it cannot apply', async () => {
+    await createMachine(world, 'ign-1', 'hb-ign', { format: 'ignition', value: '{"ignition":{"version":"2.3.0"}}' });
+    const mn = await waitMachineNetworkReason(
+      world,
+      'ign-1',
+      { type: 'UserDataInjected', reason: 'IgnitionNeedsNetworkd' },
+      { timeoutMs: 30_000 },
+    );
+    expect(condition(mn, 'UserDataInjected')?.message).toContain('set spec.os.renderer: networkd');
+    const pm = await world.objects.get(netKinds.packetMachine, 'ign-1', world.ns);
     expect(pm?.metadata.annotations?.['cluster.x-k8s.io/paused']).toBeDefined();
   });
 

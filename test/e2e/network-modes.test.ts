@@ -1,5 +1,8 @@
 import { describe, expect, test } from '@jest/globals';
+import { IGNITION_UNIT, readInjectionHash } from '@metal-l2/machine-config';
 import { waitFor } from '@metal-l2/test-support/wait-for';
+import { CABPK_IGNITION_JOIN, CABPK_OWN_FINDINGS } from '../../packages/machine-config/test/fixtures/ignition.js';
+import { ignitionBinaries, validateIgnition } from '../../packages/machine-config/test/support/ignition.js';
 import { devicePortViews } from './support/network-probes.js';
 import {
   CONTROLLER_AGENT,
@@ -151,6 +154,46 @@ describe('network modes', () => {
     expect(device.ports.find((p) => p.name === 'eth0')).toMatchObject({ bonded: false, vxlans: [1000] });
     expect(device.ports.find((p) => p.name === 'eth1')).toMatchObject({ bonded: false, vxlans: [1001] });
   });
+
+  test('Flatcar (CABPK v1.7.9 format: ignition, spec 2.3): the device boots valid Ignition carrying the networkd units and our unit', async () => {
+    await ignitionBinaries(); // built by .ci/run beforehand; else built here, once (minutes)
+    await setup();
+    await world.objects.create(netKinds.template, {
+      metadata: { name: 'flatcar-hybrid-bonded', namespace: world.ns },
+      spec: {
+        os: { renderer: 'networkd' },
+        ports: [{ name: 'bond0', vlans: [{ vxlan: 1000, addressesFromPools: [poolRef('vlan-1000')] }] }],
+      },
+    });
+    await createMachine(world, 'fc-0', 'flatcar-hybrid-bonded', { format: 'ignition', value: CABPK_IGNITION_JOIN });
+    const mn = await waitMachineNetworkReady(world, 'fc-0');
+    expect(condition(mn, 'UserDataInjected')).toMatchObject({ status: 'True', reason: 'Injected' });
+    const device = await devicePortViews(world, await deviceIdOfMachine(world, 'fc-0'));
+    expect(device.ports.find((p) => p.name === 'bond0')?.vxlans).toEqual([1000]);
+
+    // CAPP created the device from the edited JSON: Ignition's own validator finds nothing of ours.
+    expect(await validateIgnition(device.userdata)).toEqual({ code: 0, findings: CABPK_OWN_FINDINGS });
+    expect(readInjectionHash(device.userdata)).toBe(mn.status.userData.hash);
+    const config = JSON.parse(device.userdata) as {
+      ignition: { version: string };
+      storage: { files: { path: string; contents: { source: string } }[] };
+      systemd: { units: { name: string }[] };
+    };
+    expect(config.ignition.version).toBe('2.3.0');
+    expect(config.systemd.units.map((u) => u.name)).toEqual(['kubeadm.service', IGNITION_UNIT]);
+    const text = (path: string): string => {
+      const source = config.storage.files.find((f) => f.path === path)?.contents.source ?? '';
+      return Buffer.from(source.replace(/^data:;base64,/, ''), 'base64').toString('utf8');
+    };
+    expect(JSON.parse(text('/opt/metal-l2/netcfg.json'))).toMatchObject({ renderer: 'networkd', ports: [{ name: 'bond0', kind: 'bond' }] });
+    const shipped = config.storage.files.filter((f) => f.path.startsWith('/opt/metal-l2/files/')).map((f) => text(f.path));
+    // bond0's drop-in, then the VLAN's .netdev and .network: placeholders the boot script resolves by MAC.
+    expect(shipped).toEqual([
+      expect.stringContaining('[Network]\nVLAN=@port:bond0@.1000\n'),
+      expect.stringContaining('Kind=vlan\n\n[VLAN]\nId=1000\n'),
+      expect.stringContaining(`Address=${mn.status.addresses[0].address}/24\n`),
+    ]);
+  }, 540_000);
 
   test('a restarted controller reconciles every machine again without a Metal call', async () => {
     const names = ['hb-0', 'hy-0', 'l2b-0', 'l2i-0'];

@@ -109,7 +109,10 @@ export const MachineNetworkReasons = {
   waitingForBootstrapData: 'WaitingForBootstrapData',
   bootstrapSecretNotFound: 'BootstrapSecretNotFound',
   bootstrapSecretNotOwned: 'BootstrapSecretNotOwned',
+  /** Ignition of a spec version that cannot be served: spec 1, experimental or unknown versions. */
   ignitionNotSupported: 'IgnitionNotSupported',
+  /** Ignition bootstrap data (Flatcar: systemd-networkd) with a template whose os.renderer is not networkd. */
+  ignitionNeedsNetworkd: 'IgnitionNeedsNetworkd',
   unsupportedFormat: 'UnsupportedFormat',
   provisionedWithoutInjection: 'ProvisionedWithoutInjection',
   /** The injection would take the bootstrap Secret over the API server's 1 MiB limit. */

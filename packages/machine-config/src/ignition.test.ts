@@ -128,7 +128,7 @@ describe('injectUserData, format ignition', () => {
     expect(IGNITION_UNIT_CONTENTS).toContain('Type=oneshot\n');
   });
 
-  test.each(['2.1.0', '2.2.0', '2.4.0', '3.0.0', '3.5.0'])(
+  test.each(['2.0.0', '2.1.0', '2.2.0', '2.4.0', '3.0.0', '3.5.0'])(
     'spec %s without storage or systemd: created, and taken away again when the original is extracted',
     (version) => {
       const original = minimalIgnition(version);
@@ -157,7 +157,12 @@ describe('injectUserData, format ignition', () => {
       reason: InjectRefusalReason.IgnitionNotSupported,
       says: 'spec 1',
     },
-    { name: 'spec 2.0.0', value: minimalIgnition('2.0.0'), reason: InjectRefusalReason.IgnitionNotSupported, says: '"2.0.0"' },
+    {
+      name: 'spec 2.5.0 (experimental in Ignition v0.35.0)',
+      value: minimalIgnition('2.5.0'),
+      reason: InjectRefusalReason.IgnitionNotSupported,
+      says: '"2.5.0"',
+    },
     {
       name: 'an experimental spec',
       value: minimalIgnition('3.6.0-experimental'),
@@ -176,6 +181,16 @@ describe('injectUserData, format ignition', () => {
     const out = injectUserData({ value, format: 'ignition', network: network() });
     expect(out).toMatchObject({ kind: 'refused', reason });
     expect(out.kind === 'refused' ? out.message : '').toContain(says);
+  });
+
+  test.each(['ifupdown', 'netplan'] as const)('a network rendered for %s is refused: Flatcar has systemd-networkd only', (renderer) => {
+    const out = renderMachineNetwork(config(hybridBonded, renderer));
+    if (out.kind !== 'rendered') throw new Error('fixture does not render');
+    expect(injectUserData({ value: CABPK_IGNITION_JOIN, format: 'ignition', network: out.network })).toMatchObject({
+      kind: 'refused',
+      reason: InjectRefusalReason.IgnitionNeedsNetworkd,
+      message: expect.stringContaining(`rendered for ${renderer}: set spec.os.renderer: networkd`) as unknown as string,
+    });
   });
 
   test('a marker that cannot be read is refused, not injected twice', () => {

@@ -15,7 +15,7 @@ import type { RenderedNetwork } from './types.js';
 
 /** The spec versions served, by family: Ignition's stable specs that have `storage.files` and `systemd.units` as written here. */
 export const IGNITION_SPEC_VERSIONS = {
-  '2': ['2.1.0', '2.2.0', '2.3.0', '2.4.0'],
+  '2': ['2.0.0', '2.1.0', '2.2.0', '2.3.0', '2.4.0'],
   '3': ['3.0.0', '3.1.0', '3.2.0', '3.3.0', '3.4.0', '3.5.0'],
 } as const;
 
@@ -148,9 +148,10 @@ function markerText(marker: InjectionMarker, created: Created): string {
 /** Appends our entries to a copy of `config` (CABPK's entries stay first and unchanged); `added` is ours alone. */
 export function appendOurs(
   config: JsonObject,
-  family: IgnitionFamily,
+  spec: { family: IgnitionFamily; version: string },
   input: { network: RenderedNetwork; announcer: RenderedAnnouncer | undefined; injectHash: string; origHash: string },
 ): { config: JsonObject; added: JsonObject[] } {
+  const { version } = spec;
   const out = structuredClone(config);
   const created: Created = [];
   const files = listAt(out, { key: 'storage', list: 'files' }, created);
@@ -159,8 +160,10 @@ export function appendOurs(
   const ourFileEntries = [
     ...ourFiles(input.network, input.announcer),
     { path: IGNITION_MARKER_PATH, mode: 0o644, content: markerText(marker, created) },
-  ].map((f) => fileEntry(family, f));
-  const unit: JsonObject = { name: IGNITION_UNIT, enabled: true, contents: IGNITION_UNIT_CONTENTS };
+  ].map((f) => fileEntry(spec.family, f));
+  // Spec 2.0 enables a unit with `enable`; `enabled` came with 2.1 (and is what 3.x has).
+  const enable = version === '2.0.0' ? { enable: true } : { enabled: true };
+  const unit: JsonObject = { name: IGNITION_UNIT, ...enable, contents: IGNITION_UNIT_CONTENTS };
   files.push(...ourFileEntries);
   units.push(unit);
   return { config: out, added: [...ourFileEntries, unit] };

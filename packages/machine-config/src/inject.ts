@@ -12,10 +12,16 @@ import type { RenderedNetwork } from './types.js';
 
 export const InjectRefusalReason = {
   /**
-   * `format: ignition` with a spec version that cannot be served: spec 1 (`ignitionVersion`), 2.0.0,
-   * experimental (`-experimental`) and unknown versions. Served: 2.1.0-2.4.0 and 3.0.0-3.5.0.
+   * `format: ignition` with a spec version that cannot be served: spec 1 (`ignitionVersion`, no
+   * `storage.files` or `systemd.units` as later specs have them), experimental (`-experimental`: not
+   * fixed, Ignition itself warns) and unknown versions. Served: 2.0.0-2.4.0 and 3.0.0-3.5.0.
    */
   IgnitionNotSupported: 'IgnitionNotSupported',
+  /**
+   * `format: ignition` with a network rendered for ifupdown or netplan: Ignition's OS (Flatcar) has
+   * systemd-networkd only, and the boot script would fail at first boot, keeping kubeadm from running.
+   */
+  IgnitionNeedsNetworkd: 'IgnitionNeedsNetworkd',
   /** A `format` other than cloud-config or ignition. */
   UnsupportedFormat: 'UnsupportedFormat',
   /** The value is not `#cloud-config`, `## template: jinja`, a `#!` script or MIME; or, for ignition, not a JSON object with `ignition.version`. */
@@ -88,6 +94,13 @@ function injectIgnition(input: InjectUserDataInput): InjectOutcome {
     const reason = parsed.reason === 'version' ? InjectRefusalReason.IgnitionNotSupported : InjectRefusalReason.UnsupportedContent;
     return { kind: 'refused', reason, message: parsed.message };
   }
+  if (input.network.renderer !== 'networkd') {
+    return {
+      kind: 'refused',
+      reason: InjectRefusalReason.IgnitionNeedsNetworkd,
+      message: `Ignition bootstrap data is for an OS configured by systemd-networkd (Flatcar), but the network is rendered for ${input.network.renderer}: set spec.os.renderer: networkd in the MachineNetworkTemplate`,
+    };
+  }
   const ours = findOurs(parsed.config);
   if (ours.kind === 'malformed') {
     return {
@@ -98,7 +111,7 @@ function injectIgnition(input: InjectUserDataInput): InjectOutcome {
   }
   const original = ours.kind === 'injected' ? ours.original : parsed.config;
   const { hash } = renderPart(input.network, input.announcer);
-  const { config, added } = appendOurs(original, parsed.family, {
+  const { config, added } = appendOurs(original, parsed, {
     network: input.network,
     announcer: input.announcer,
     injectHash: hash,

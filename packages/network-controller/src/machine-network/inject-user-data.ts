@@ -7,7 +7,14 @@ import {
   type MachineNetwork,
 } from '@metal-l2/api';
 import { builtinTypes, isForbidden, isKubeApiError, type KubeObject } from '@metal-l2/kube';
-import { injectUserData, readInjectionHash, renderMachineNetwork, type PortConfig, type RenderedNetwork } from '@metal-l2/machine-config';
+import {
+  injectUserData,
+  readInjectionHash,
+  renderMachineNetwork,
+  type InjectRefusalReason,
+  type PortConfig,
+  type RenderedNetwork,
+} from '@metal-l2/machine-config';
 import { announcerFor, type Announcement } from './endpoint-announcer.js';
 import { IndexNames } from '../context.js';
 import { checkInjected, injectionRecord, type UserDataRecord } from './injected-config.js';
@@ -86,7 +93,8 @@ function ownershipProblem(scope: MachineNetworkScope, machine: Machine, secret: 
 
 /**
  * Postcondition: the Machine's bootstrap data Secret carries this machine's network configuration
- * (wrapped around the original data, which stays byte for byte), and status.userData records the
+ * (cloud-config: wrapped around the original data, which stays byte for byte; Ignition: appended to
+ * the JSON, CABPK's entries unchanged), and status.userData records the
  * Secret, the bytes' hash, the renderer version, the fingerprint of what the OS is given and the
  * endpoint it announces. Once the device exists the Secret is never touched again (its user data
  * was consumed at creation): what it booted with is compared with what it would be given now.
@@ -205,6 +213,12 @@ function writableValue(scope: MachineNetworkScope, { machine, secretName, secret
   return { next: value };
 }
 
+/** The condition reasons of refusals that have their own; the others say UnsupportedFormat. */
+const REFUSAL_REASONS: Partial<Record<InjectRefusalReason, string>> = {
+  IgnitionNotSupported: MachineNetworkReasons.ignitionNotSupported,
+  IgnitionNeedsNetworkd: MachineNetworkReasons.ignitionNeedsNetworkd,
+};
+
 /** Wraps the user data around the network configuration and writes it when it changed; gives the configuration's hash. */
 async function writeInjected(
   scope: MachineNetworkScope,
@@ -221,8 +235,7 @@ async function writeInjected(
   });
   switch (result.kind) {
     case 'refused': {
-      const reason =
-        result.reason === 'IgnitionNotSupported' ? MachineNetworkReasons.ignitionNotSupported : MachineNetworkReasons.unsupportedFormat;
+      const reason = REFUSAL_REASONS[result.reason] ?? MachineNetworkReasons.unsupportedFormat;
       notInjected(scope, reason, result.message);
       ctx.events.event(mn, { type: 'Warning', reason: MachineNetworkEventReasons.injectionRefused, message: result.message });
       return { stop: waitFor() };

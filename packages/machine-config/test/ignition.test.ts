@@ -1,0 +1,118 @@
+// Ignition's own programs judge the injected configs (hack/build-ignition.sh builds them from the Go
+// module proxy, cached by version): ignition-validate of the config's spec family finds nothing in
+// any of them, and Ignition's files stage, run against an empty root directory, writes our files
+// and enables our unit beside CABPK's, as at a Flatcar machine's first boot.
+import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
+import { mkdtemp, readFile, readdir, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { IGNITION_MARKER_PATH, IGNITION_STEP_PATH, IGNITION_UNIT, IGNITION_UNIT_CONTENTS, IGNITION_SPEC_VERSIONS } from '../src/index.js';
+import { injectUserData, renderEndpointAnnouncer, renderMachineNetwork } from '../src/index.js';
+import type { PortConfig, RenderedAnnouncer, RenderedNetwork } from '../src/index.js';
+import { CABPK_IGNITION_JOIN, CABPK_OWN_FINDINGS, IGNITION_V3_JOIN, minimalIgnition } from './fixtures/ignition.js';
+import { MODES, config, hybridBonded } from './fixtures/networks.js';
+import { applyIgnitionFiles, ignitionBinaries, validateIgnition } from './support/ignition.js';
+
+// The first run builds Ignition (minutes on two shared cores: .ci/run builds it beforehand); later
+// runs find it cached. Inside the core stage's 600 s a file.
+beforeAll(async () => {
+  await ignitionBinaries();
+}, 540_000);
+
+const roots: string[] = [];
+afterAll(async () => {
+  await Promise.all(roots.map((r) => rm(r, { recursive: true, force: true })));
+});
+
+function network(ports: PortConfig[]): RenderedNetwork {
+  const out = renderMachineNetwork(config(ports, 'networkd'));
+  if (out.kind !== 'rendered') throw new Error('fixture does not render');
+  return out.network;
+}
+
+function announcer(): RenderedAnnouncer {
+  const out = renderEndpointAnnouncer({
+    address: '192.168.10.200',
+    prefix: 24,
+    port: 6443,
+    vxlan: 1000,
+    virtualRouterID: 51,
+    ports: hybridBonded,
+  });
+  if (out.kind !== 'rendered') throw new Error('fixture announcer does not render');
+  return out.announcer;
+}
+
+function inject(original: string, ports: PortConfig[], ann?: RenderedAnnouncer): string {
+  const out = injectUserData({
+    value: original,
+    format: 'ignition',
+    network: network(ports),
+    ...(ann === undefined ? {} : { announcer: ann }),
+  });
+  if (out.kind !== 'injected') throw new Error(`expected injected, got ${JSON.stringify(out)}`);
+  return out.value;
+}
+
+const SPECS = [
+  { spec: '2.3 (CABPK v1.7.9)', original: CABPK_IGNITION_JOIN, findings: CABPK_OWN_FINDINGS },
+  { spec: '3.4', original: IGNITION_V3_JOIN, findings: [] },
+];
+
+describe('ignition-validate (Ignition v0.35.0 for spec 2, v2.24.0 for spec 3)', () => {
+  test.each(SPECS)('the original of spec $spec: only its own explained findings', async ({ original, findings }) => {
+    expect(await validateIgnition(original)).toEqual({ code: 0, findings });
+  });
+
+  describe.each(SPECS)('spec $spec', ({ original, findings }) => {
+    test.each(MODES)('$mode worker: no errors, no warnings of ours', async ({ ports }) => {
+      expect(await validateIgnition(inject(original, ports))).toEqual({ code: 0, findings });
+    });
+
+    test('hybrid-bonded control plane (keepalived): no errors, no warnings of ours', async () => {
+      expect(await validateIgnition(inject(original, hybridBonded, announcer()))).toEqual({ code: 0, findings });
+    });
+  });
+
+  test.each([...IGNITION_SPEC_VERSIONS['2'], ...IGNITION_SPEC_VERSIONS['3']])(
+    'every served version (%s), from a config holding nothing else: no errors, no warnings',
+    async (version) => {
+      expect(await validateIgnition(inject(minimalIgnition(version), hybridBonded, announcer()))).toEqual({ code: 0, findings: [] });
+    },
+  );
+
+  test('the validator does judge: a unit it cannot parse is an error (so silence above means something)', async () => {
+    const broken = JSON.stringify({ ignition: { version: '2.3.0' }, systemd: { units: [{ name: 'x.service', contents: '[Unit\n' }] } });
+    const result = await validateIgnition(broken);
+    expect(result.code).not.toBe(0);
+    expect(result.findings.join('\n')).toMatch(/unit|section/i);
+  });
+});
+
+/** The config without `passwd`: users are made by the root's own useradd (an empty directory has none; ignition-apply refuses them). */
+function withoutUsers(config: string): string {
+  const { passwd: _passwd, ...rest } = JSON.parse(config) as Record<string, unknown>;
+  return JSON.stringify(rest);
+}
+
+describe("Ignition's files stage against an empty root (as root: it sets ownership)", () => {
+  test.each(SPECS)('spec $spec: our files with their modes, our unit enabled beside kubeadm.service', async ({ original }) => {
+    const root = await mkdtemp(join(tmpdir(), 'ignition-root-'));
+    roots.push(root);
+    await applyIgnitionFiles(inject(withoutUsers(original), hybridBonded, announcer()), root);
+    const mode = async (p: string): Promise<string> => ((await stat(join(root, p))).mode & 0o777).toString(8);
+    expect(await mode('/opt/metal-l2/metal-l2-net')).toBe('755');
+    expect(await mode('/opt/metal-l2/netcfg.json')).toBe('600');
+    expect(await mode(IGNITION_STEP_PATH)).toBe('755');
+    expect(await readFile(join(root, IGNITION_MARKER_PATH), 'utf8')).toMatch(
+      /^X-Metal-L2: v1; inject=sha256:[0-9a-f]{64}; orig=sha256:[0-9a-f]{64}\n/,
+    );
+    const shipped = await readdir(join(root, '/opt/metal-l2/files'));
+    expect(shipped.length).toBe(network(hybridBonded).files.length + announcer().files.length);
+    expect(await readFile(join(root, '/etc/systemd/system', IGNITION_UNIT), 'utf8')).toBe(IGNITION_UNIT_CONTENTS);
+    expect(await readFile(join(root, '/etc/kubeadm.sh'), 'utf8')).toContain('kubeadm join --config /etc/kubeadm.yml');
+    // Spec 2 enables through a preset file, spec 3 too (Ignition v2 writes the same file).
+    const preset = await readFile(join(root, '/etc/systemd/system-preset/20-ignition.preset'), 'utf8');
+    expect(preset.split('\n')).toEqual(expect.arrayContaining([`enable ${IGNITION_UNIT}`, 'enable kubeadm.service']));
+  });
+});
