@@ -6,14 +6,11 @@
 // - an aborted call (shutdown, lost leadership, the reconcile's deadline): nothing to decide.
 // Errors are found through `cause` chains, since callers wrap them with what they attempted.
 
+import { cappedExponentialMs, type BackoffLimits } from '@metal-l2/backoff';
 import { METAL_API_ERROR_CODES, MetalApiError, MetalHttpError } from './errors.js';
 
 /** The backoff between failed attempts of one piece of work (a machine's port plan, a VRF). */
-export interface MetalBackoff {
-  /** Delay after the first failure; doubles with each further failure in a row. */
-  readonly baseMs: number;
-  readonly maxMs: number;
-}
+export type MetalBackoff = BackoffLimits;
 
 export const DEFAULT_METAL_BACKOFF: MetalBackoff = { baseMs: 5_000, maxMs: 300_000 };
 
@@ -60,8 +57,7 @@ export function isMetalGone(err: unknown): boolean {
 
 /** Capped exponential: base, 2 x base, 4 x base, ... for failures 1, 2, 3, ... */
 export function metalBackoffMs(backoff: MetalBackoff, failures: number): number {
-  const exponent = Math.min(30, Math.max(0, failures - 1));
-  return Math.min(backoff.maxMs, backoff.baseMs * 2 ** exponent);
+  return cappedExponentialMs(backoff, failures);
 }
 
 /**

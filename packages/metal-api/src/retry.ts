@@ -1,6 +1,8 @@
 // Retry decisions for one Metal API call, as pure functions: the transport asks after every failed
 // attempt whether to try again and how long to wait. Time and randomness come in as arguments.
 
+import { cappedExponentialMs, withEqualJitter } from '@metal-l2/backoff';
+
 /** How hard one call tries before it gives up. */
 export interface RetryPolicy {
   /** HTTP attempts per call, the first one included (1 = never retry). */
@@ -83,14 +85,11 @@ function retryReason(failure: AttemptFailure, isIdempotent: boolean): RetryReaso
 }
 
 /**
- * Exponential backoff with "equal jitter": half of the capped exponential delay is fixed, the other
- * half random, so that many clients hit by the same outage spread out but none retries at once.
- * `retry` is 1 for the first retry.
+ * The capped exponential backoff with equal jitter (half fixed, half random), so that many clients
+ * hit by the same outage spread out but none retries at once. `retry` is 1 for the first retry.
  */
 export function backoffDelayMs(policy: Pick<RetryPolicy, 'baseDelayMs' | 'maxDelayMs'>, retry: number, random: () => number): number {
-  const exponential = policy.baseDelayMs * 2 ** Math.max(0, retry - 1);
-  const capped = Math.min(policy.maxDelayMs, exponential);
-  return Math.round(capped / 2 + random() * (capped / 2));
+  return withEqualJitter(cappedExponentialMs({ baseMs: policy.baseDelayMs, maxMs: policy.maxDelayMs }, retry), random);
 }
 
 /**
