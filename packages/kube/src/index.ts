@@ -9,14 +9,27 @@ export type { CacheEvent, CacheEventType } from './cache/store.js';
 export { BucketRateLimiter, ItemExponentialRateLimiter, MaxOfRateLimiter, WorkQueue, defaultControllerRateLimiter } from './queue/index.js';
 export type { RateLimiter, WorkQueueHooks, WorkQueueOptions } from './queue/index.js';
 
-export { Controller, DEFAULT_RECONCILE_TIMEOUT_MS, done, requeueAfter, soonest } from './controller/index.js';
+export {
+  Controller,
+  DEFAULT_RECONCILE_TIMEOUT_MS,
+  done,
+  failed,
+  proceed,
+  requeueAfter,
+  runSteps,
+  soonest,
+  waitFor,
+} from './controller/index.js';
 export type {
   ControllerOptions,
   ControllerWatchOptions,
   EventMapper,
+  Phase,
   ReconcileContext,
   ReconcileResult,
   Reconciler,
+  Step,
+  StepOutcome,
 } from './controller/index.js';
 
 export {

@@ -6,9 +6,8 @@ import {
   type Cluster,
   type ClusterEndpoint,
 } from '@metal-l2/api';
-import { getCondition, type ReconcileContext } from '@metal-l2/kube';
+import { failed, getCondition, proceed, type ReconcileContext, type StepOutcome, waitFor } from '@metal-l2/kube';
 import { endpointClaimName } from '../machine-network/claim-names.js';
-import { failed, proceed, waitFor, type StepOutcome } from '../machine-network/scope.js';
 import type { EndpointContext, EndpointScope } from './context.js';
 import { addressUseOf, describeUse, type AddressUse } from './address-in-use.js';
 import { boundAddress, ownedByCluster, runsOnOwnAddress } from './endpoint-claim.js';

@@ -5,8 +5,16 @@ import {
   ClusterEndpointType,
   type ClusterEndpoint,
 } from '@metal-l2/api';
-import { PatchHelper, done, getCondition, requeueAfter, type ReconcileContext, type ReconcileResult } from '@metal-l2/kube';
-import type { StepOutcome } from '../machine-network/scope.js';
+import {
+  PatchHelper,
+  done,
+  getCondition,
+  requeueAfter,
+  runSteps,
+  type ReconcileContext,
+  type ReconcileResult,
+  type StepOutcome,
+} from '@metal-l2/kube';
 import { settleClaimFinalizer } from './claim-finalizer.js';
 import type { EndpointContext, EndpointScope, EndpointStep } from './context.js';
 import { ensureEndpointClaim, linkEndpointClaim, waitForEndpointAddress } from './endpoint-claim.js';
@@ -28,14 +36,6 @@ const steps: readonly EndpointStep[] = [
   linkEndpointClaim,
   releaseClusterHold,
 ];
-
-async function runSteps(scope: EndpointScope): Promise<StepOutcome> {
-  for (const step of steps) {
-    const outcome = await step(scope);
-    if (outcome.kind !== 'continue') return outcome;
-  }
-  return { kind: 'continue' };
-}
 
 /**
  * A Cluster we still hold because its address is not there says why on the Cluster too (the
@@ -83,7 +83,7 @@ export async function reconcileClusterEndpoint(
 
   const patch = PatchHelper.snapshot(ClusterEndpointType, endpoint);
   const scope: EndpointScope = { ctx, rctx, ...key, cluster, endpoint: structuredClone(endpoint), now: ctx.now(), logger: rctx.logger };
-  const outcome = await runSteps(scope);
+  const outcome = await runSteps(scope, steps);
   const working: ClusterEndpoint = scope.endpoint;
   (working.status ??= {}).observedGeneration = working.metadata.generation ?? 0;
   summarizeEndpointReady(scope);

@@ -1,5 +1,5 @@
+import { failed, proceed, type StepOutcome, waitFor } from '@metal-l2/kube';
 import { ClusterEndpointConditionTypes, ClusterEndpointEventReasons, ClusterEndpointReasons } from '@metal-l2/api';
-import { failed, proceed, waitFor, type StepOutcome } from '../machine-network/scope.js';
 import type { EndpointScope } from './context.js';
 import { isHeldByUs, releaseHold } from './hold.js';
 import { markEndpointAlreadySet, markEndpointCondition } from './status.js';

@@ -6,7 +6,7 @@ import {
   deviceIdOf,
   type MachineNetwork,
 } from '@metal-l2/api';
-import { getCondition } from '@metal-l2/kube';
+import { getCondition, type Phase, proceed, type StepOutcome, waitFor } from '@metal-l2/kube';
 import {
   isMetalGone,
   type Device,
@@ -22,7 +22,7 @@ import { DEVICE_INCLUDES, drivePorts, pollPendingBatch, portRecords, projectedPo
 import { afterMetalError, afterMetalFailure, metalSucceeded } from './metal-retry.js';
 import { driftCheckDelayMs, driftCheckDue, findDrift, noteDeviceRead, portsSettled, type Drift } from './drift-check.js';
 import { conditionIs } from './status.js';
-import { proceed, waitFor, type MachineNetworkScope, type Phase, type StepOutcome } from './scope.js';
+import { type MachineNetworkScope } from './scope.js';
 import { markCondition } from './status.js';
 
 function notConfigured(scope: MachineNetworkScope, reason: string, message: string): void {

@@ -15,12 +15,12 @@ import {
   type MetalClient,
   type ObservedPort,
 } from '@metal-l2/metal-api';
-import { isConflict, isNotFound } from '@metal-l2/kube';
+import { failed, isConflict, isNotFound, proceed, type StepOutcome, waitFor } from '@metal-l2/kube';
 import { machineMetal, type MetalAccess } from '../metal/machine-metal.js';
 import { DEVICE_INCLUDES, drivePorts, pollPendingBatch, type BatchPoll, type DriveResult } from './port-driver.js';
 import { afterMetalError } from './metal-retry.js';
 import { keepClaims, ownedClaims, readRemainingDevice } from './kept-claims.js';
-import { describe, failed, proceed, waitFor, type MachineNetworkScope, type StepOutcome } from './scope.js';
+import { describe, type MachineNetworkScope } from './scope.js';
 import { markCondition } from './status.js';
 
 function deleting(scope: MachineNetworkScope, message: string): void {

@@ -6,13 +6,23 @@ import {
   type Machine,
   type MachineNetwork,
 } from '@metal-l2/api';
-import { builtinTypes, isForbidden, isKubeApiError, type KubeObject } from '@metal-l2/kube';
+import {
+  builtinTypes,
+  failed,
+  isForbidden,
+  isKubeApiError,
+  type KubeObject,
+  type Phase,
+  proceed,
+  type StepOutcome,
+  waitFor,
+} from '@metal-l2/kube';
 import { injectUserData, readInjectionHash, renderMachineNetwork, type PortConfig, type RenderedNetwork } from '@metal-l2/machine-config';
 import { announcerFor, type Announcement } from './endpoint-announcer.js';
 import { IndexNames } from '../context.js';
 import { checkInjected, injectionRecord, type UserDataRecord } from './injected-config.js';
 import { networkConfigOf } from './network-config.js';
-import { describe, failed, proceed, waitFor, type MachineNetworkScope, type Phase, type StepOutcome } from './scope.js';
+import { describe, type MachineNetworkScope } from './scope.js';
 import { markCondition } from './status.js';
 
 interface Secret extends KubeObject {

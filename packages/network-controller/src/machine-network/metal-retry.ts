@@ -5,8 +5,9 @@
 // starts the streak again, which only makes one retry come sooner. The streak ends when the
 // ports converge.
 
+import { failed, type StepOutcome, waitFor } from '@metal-l2/kube';
 import { judgeMetalError, metalBackoffMs, type MetalBackoff } from '@metal-l2/metal-api';
-import { failed, waitFor, type MachineNetworkScope, type Step, type StepOutcome } from './scope.js';
+import { type MachineNetworkScope, type Step } from './scope.js';
 
 /** One machine's Metal failures in a row and when it may call Metal again. */
 export interface MetalStreak {

@@ -14,7 +14,17 @@ import {
   type PacketMachine,
   type PacketMachineTemplate,
 } from '@metal-l2/api';
-import { PatchHelper, done, isAlreadyExists, isNotFound, requeueAfter, type ReconcileContext, type ReconcileResult } from '@metal-l2/kube';
+import {
+  PatchHelper,
+  done,
+  isAlreadyExists,
+  isNotFound,
+  requeueAfter,
+  runSteps,
+  type ReconcileContext,
+  type ReconcileResult,
+  type StepOutcome,
+} from '@metal-l2/kube';
 import { portCountOf } from '@metal-l2/metal-api';
 import { IndexNames, type NetworkContext } from '../context.js';
 import { linkStateOf, type LinkState } from '../template-link.js';
@@ -31,7 +41,7 @@ import { shortNodeStartupWarning } from './health-check-warning.js';
 import { ensureUserDataInjected } from './inject-user-data.js';
 import { adoptClaims, handOverNetwork, handedOverRecord, machineOutlivesNetwork } from './keep-network.js';
 import { releasePause } from './release-pause.js';
-import type { MachineNetworkScope, Step, StepOutcome } from './scope.js';
+import type { MachineNetworkScope, Step } from './scope.js';
 import { summarizeReady } from './status.js';
 import { waitForAddresses } from './wait-for-addresses.js';
 
@@ -48,14 +58,6 @@ const normalSteps: readonly Step[] = [
 const deleteSteps: readonly Step[] = [afterMetalWait(unassignVlans), releaseClaims, removeFinalizer];
 /** The MachineNetwork alone is deleted while its machine lives: the network stays, for the next one to adopt. */
 const keepSteps: readonly Step[] = [handOverNetwork, removeFinalizer];
-
-async function runSteps(scope: MachineNetworkScope, steps: readonly Step[]): Promise<StepOutcome> {
-  for (const step of steps) {
-    const outcome = await step(scope);
-    if (outcome.kind !== 'continue') return outcome;
-  }
-  return { kind: 'continue' };
-}
 
 /** The Machine that uses this PacketMachine: by spec.infrastructureRef (owner refs are missing while paused on CAPI ≤ 1.8). */
 function findMachine(ctx: NetworkContext, namespace: string, name: string): Machine | undefined {

@@ -7,8 +7,8 @@ import {
   type Machine,
   type PacketMachine,
 } from '@metal-l2/api';
-import { formatTime } from '@metal-l2/kube';
-import { describe, failed, proceed, waitFor, type MachineNetworkScope, type StepOutcome } from './scope.js';
+import { failed, formatTime, proceed, type StepOutcome, waitFor } from '@metal-l2/kube';
+import { describe, type MachineNetworkScope } from './scope.js';
 
 function ownedByMachine(pm: PacketMachine, machine: Machine): boolean {
   return (pm.metadata.ownerReferences ?? []).some((o) => o.kind === 'Machine' && o.controller === true && o.uid === machine.metadata.uid);
