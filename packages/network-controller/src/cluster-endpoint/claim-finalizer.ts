@@ -4,7 +4,7 @@ import { endpointClaimName } from '../machine-network/claim-names.js';
 import { addressUseOf, ownerCluster } from './address-in-use.js';
 import type { EndpointContext } from './context.js';
 import { boundAddress } from './endpoint-claim.js';
-import { isHeldByUs } from './hold.js';
+import { clusterHold } from '../hold.js';
 
 // The endpoint claim carries our finalizer, so that no deletion (kubectl delete, owner garbage
 // collection, our own when the Cluster gives the address up) lets the address go while it is in
@@ -57,7 +57,7 @@ export async function settleClaimFinalizer(
   const claim = ctx.caches.claims.get({ namespace: key.namespace, name: endpointClaimName(key.name) });
   if (claim === undefined) return;
   const owner = ownerCluster(ctx.caches, claim);
-  if (owner?.spec?.paused === true && !isHeldByUs(owner)) return;
+  if (owner?.spec?.paused === true && !clusterHold.isHeldByUs(owner)) return;
   if (claim.metadata.deletionTimestamp !== undefined) {
     if (hasFinalizer(claim)) await releaseDeletedClaim({ ctx, rctx, name: key.name }, claim);
     return;

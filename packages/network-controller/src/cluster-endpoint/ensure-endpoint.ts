@@ -10,7 +10,7 @@ import {
 } from '@metal-l2/api';
 import { apiVersionOf, done, isAlreadyExists, requeueAfter, type ReconcileContext, type ReconcileResult } from '@metal-l2/kube';
 import type { EndpointContext } from './context.js';
-import { isHeldByUs, noteHoldReason } from './hold.js';
+import { clusterHold, noteClusterHoldReason } from '../hold.js';
 import { virtualRouterIdOf } from './virtual-router-id.js';
 
 /** A new ClusterEndpoint: the template's spec copied (port and virtual router id resolved), controller-owned by the Cluster. */
@@ -64,9 +64,9 @@ export async function ensureClusterEndpoint(at: At): Promise<ClusterEndpoint | R
   const template = ctx.caches.templates.get({ namespace, name: at.templateName });
   if (template === undefined) {
     const message = `ClusterEndpointTemplate ${namespace}/${at.templateName} not found; ${
-      isHeldByUs(cluster) ? 'the Cluster stays paused until it exists' : 'no endpoint is claimed until it exists'
+      clusterHold.isHeldByUs(cluster) ? 'the Cluster stays paused until it exists' : 'no endpoint is claimed until it exists'
     }`;
-    await noteHoldReason(at, ClusterEndpointReasons.templateNotFound, message);
+    await noteClusterHoldReason(at, ClusterEndpointReasons.templateNotFound, message);
     return done();
   }
   try {

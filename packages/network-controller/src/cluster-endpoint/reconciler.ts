@@ -20,7 +20,7 @@ import type { EndpointContext, EndpointScope, EndpointStep } from './context.js'
 import { ensureEndpointClaim, linkEndpointClaim, waitForEndpointAddress } from './endpoint-claim.js';
 import { ensureClusterEndpoint } from './ensure-endpoint.js';
 import { respectForeignEndpoint, unlinkCluster } from './foreign-endpoint.js';
-import { isHeldByUs, isPausedWithEndpoint, noteHoldReason } from './hold.js';
+import { clusterHold, isPausedWithEndpoint, noteClusterHoldReason } from '../hold.js';
 import { releaseClusterHold, setClusterEndpoint } from './set-endpoint.js';
 import { summarizeEndpointReady } from './status.js';
 
@@ -43,10 +43,10 @@ const steps: readonly EndpointStep[] = [
  * ended the hold already (its reason is on the ClusterEndpoint and in its Event).
  */
 async function reportWaiting(scope: EndpointScope, outcome: StepOutcome): Promise<void> {
-  if (outcome.kind === 'continue' || scope.quiet === true || !isHeldByUs(scope.cluster)) return;
+  if (outcome.kind === 'continue' || scope.quiet === true || !clusterHold.isHeldByUs(scope.cluster)) return;
   const allocated = getCondition(scope.endpoint.status?.conditions, ClusterEndpointConditionTypes.addressAllocated);
   if (allocated === undefined || allocated.status === 'True' || allocated.reason === ClusterEndpointReasons.endpointAlreadySet) return;
-  await noteHoldReason(scope, allocated.reason ?? ClusterEndpointReasons.waitingForAddress, allocated.message ?? '');
+  await noteClusterHoldReason(scope, allocated.reason ?? ClusterEndpointReasons.waitingForAddress, allocated.message ?? '');
 }
 
 /**

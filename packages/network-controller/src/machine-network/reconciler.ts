@@ -5,7 +5,6 @@ import {
   MachineNetworkType,
   NETWORK_GROUP,
   NETWORK_VERSION,
-  NetworkAnnotations,
   NetworkFinalizers,
   PacketMachineTemplateType,
   PacketMachineType,
@@ -36,7 +35,8 @@ import { afterMetalWait } from './metal-retry.js';
 import { desiredNetworkMode } from './desired-ports.js';
 import { driftCheckDelayMs, forgetDriftCheck } from './drift-check.js';
 import { ensureClaims } from './ensure-claims.js';
-import { clearHoldReason, holdAfterCreation, isHeldByUs, keepHeld, releaseUnlinked, type HeldMachine } from './hold-without-network.js';
+import { clearHoldReason, holdAfterCreation, keepHeld, releaseUnlinked, type HeldMachine } from './hold-without-network.js';
+import { machineHold } from '../hold.js';
 import { shortNodeStartupWarning } from './health-check-warning.js';
 import { ensureUserDataInjected } from './inject-user-data.js';
 import { adoptClaims, handOverNetwork, handedOverRecord, machineOutlivesNetwork } from './keep-network.js';
@@ -106,7 +106,7 @@ function newMachineNetwork(pm: PacketMachine, templateName: string, spec: Omit<M
  */
 async function linkOf(ctx: NetworkContext, at: HeldMachine): Promise<LinkState> {
   const cached = linkStateOf(at.pm, (ns, n) => ctx.caches.packetMachineTemplates.get({ namespace: ns, name: n }));
-  if (cached.kind !== 'unknown' || isHeldByUs(at.pm)) return cached;
+  if (cached.kind !== 'unknown' || machineHold.isHeldByUs(at.pm)) return cached;
   const live = await ctx.client.get<PacketMachineTemplate>(PacketMachineTemplateType, cached.packetMachineTemplate, {
     signal: at.rctx.signal,
   });
@@ -186,7 +186,7 @@ export async function reconcileMachineNetwork(
     if (!('apiVersion' in ensured)) return ensured;
     mn = ensured;
   }
-  if (pm?.metadata.annotations?.[NetworkAnnotations.holdReason] !== undefined) await clearHoldReason({ ctx, pm, namespace, name, rctx });
+  if (pm !== undefined && machineHold.reasonOf(pm) !== undefined) await clearHoldReason({ ctx, pm, namespace, name, rctx });
 
   const { scope, writes } = startScope(ctx, { key, rctx, packetMachine: pm, machineNetwork: mn, clusterName });
   restoreRecord(scope.machineNetwork);
@@ -282,7 +282,7 @@ function warnShortHealthCheck(scope: MachineNetworkScope): void {
   if (
     machine === undefined ||
     pm === undefined ||
-    !isHeldByUs(pm) ||
+    !machineHold.isHeldByUs(pm) ||
     ctx.healthCheckWarned.has(uid) ||
     ctx.caches.healthChecks === undefined
   )
@@ -301,8 +301,8 @@ function warnShortHealthCheck(scope: MachineNetworkScope): void {
 /** A machine still held after the hold budget: it stays paused (fail closed) and says so. */
 function holdTimedOut(scope: MachineNetworkScope): { reason: string; message: string } | undefined {
   const pm = scope.packetMachine;
-  if (pm === undefined || !isHeldByUs(pm)) return undefined;
-  const since = Date.parse(pm.metadata.annotations?.[NetworkAnnotations.hold] ?? '');
+  if (pm === undefined || !machineHold.isHeldByUs(pm)) return undefined;
+  const since = machineHold.heldSince(pm);
   if (Number.isNaN(since)) return undefined;
   const heldMs = scope.now.getTime() - since;
   if (heldMs < scope.ctx.timings.holdTimeoutMs) return undefined;
@@ -342,7 +342,8 @@ async function finish(scope: MachineNetworkScope, writes: Writes, outcome: StepO
       return drift === undefined ? done() : requeueAfter(drift);
     }
     case 'wait': {
-      const hold = scope.packetMachine !== undefined && isHeldByUs(scope.packetMachine) ? scope.ctx.timings.holdTimeoutMs : undefined;
+      const hold =
+        scope.packetMachine !== undefined && machineHold.isHeldByUs(scope.packetMachine) ? scope.ctx.timings.holdTimeoutMs : undefined;
       // A held machine comes back when its hold budget runs out, to report it.
       const afterMs = outcome.afterMs ?? hold;
       return afterMs === undefined ? done() : requeueAfter(afterMs);
