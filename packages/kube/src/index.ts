@@ -90,7 +90,8 @@ export type {
 } from './admission/index.js';
 
 export { readSecretValue } from './secrets.js';
-export type { ReadSecretValueOptions, SecretValue } from './secrets.js';
+export type { ReadSecretValueOptions, Secret, SecretValue } from './secrets.js';
+export { finalizersWith, finalizersWithout, hasFinalizer, writeFinalizers } from './finalizers.js';
 
 export { Backoff, realClock, sleep } from './clock.js';
 export type { Cancel, Clock } from './clock.js';

@@ -16,6 +16,7 @@ import {
 import {
   escapeJsonPointer,
   formatTime,
+  keyOf,
   type JsonPatchOperation,
   type KubeClient,
   type ReconcileContext,
@@ -229,8 +230,4 @@ export async function wakeMachine(
   } catch (err: unknown) {
     throw new Error(`annotate Machine ${machine.namespace}/${machine.name} to wake Cluster API`, { cause: err });
   }
-}
-
-function keyOf(obj: KubeObject): { namespace: string; name: string } {
-  return { namespace: obj.metadata.namespace ?? '', name: obj.metadata.name ?? '' };
 }

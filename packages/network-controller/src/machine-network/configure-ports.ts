@@ -7,16 +7,9 @@ import {
   type MachineNetwork,
 } from '@metal-l2/api';
 import { getCondition, type Phase, proceed, type StepOutcome, waitFor } from '@metal-l2/kube';
-import {
-  isMetalGone,
-  type Device,
-  type Event as MetalEvent,
-  type DesiredPort,
-  type MetalClient,
-  type VirtualNetwork,
-} from '@metal-l2/metal-api';
+import { type Device, type Event as MetalEvent, type DesiredPort, type MetalClient, type VirtualNetwork } from '@metal-l2/metal-api';
 import { UserStateCode } from '@metal-l2/machine-config';
-import { machineMetal, type MetalAccess } from '../metal/machine-metal.js';
+import { machineMetal, readDevice, type MetalAccess } from '../metal/machine-metal.js';
 import { desiredNetworkMode, desiredPorts, removesLayer3 } from './desired-ports.js';
 import { DEVICE_INCLUDES, drivePorts, pollPendingBatch, portRecords, projectedPorts } from './port-driver.js';
 import { afterMetalError, afterMetalFailure, metalSucceeded } from './metal-retry.js';
@@ -35,15 +28,6 @@ function configured(scope: MachineNetworkScope, message: string): void {
     { type: MachineNetworkConditionTypes.portsConfigured, status: 'True', reason: MachineNetworkReasons.portsConfigured, message },
     scope.now,
   );
-}
-
-async function readDevice(metal: MetalClient, id: string, signal: AbortSignal): Promise<Device | undefined> {
-  try {
-    return await metal.devices.get(id, { include: DEVICE_INCLUDES, signal });
-  } catch (err: unknown) {
-    if (isMetalGone(err)) return undefined;
-    throw err;
-  }
 }
 
 /** The boot script's latest user-state event (its codes are ours: 1001 captured, 1002 configured, 1099 failed). */
@@ -236,7 +220,7 @@ async function readDeviceAndVlans(
   const signal = scope.rctx.signal;
   let device: Device | undefined;
   try {
-    device = await readDevice(access.metal, deviceId, signal);
+    device = await readDevice(access.metal, deviceId, { include: DEVICE_INCLUDES, signal });
   } catch (err: unknown) {
     return { stop: metalError(scope, `read device ${deviceId}`, err) };
   }

@@ -1,5 +1,5 @@
 import { MachineNetworkEventReasons, NetworkLabels, PacketMachineType, deviceIdOf, type Machine, type PacketMachine } from '@metal-l2/api';
-import { builtinTypes, done, requeueAfter, type KubeObject, type ReconcileContext, type ReconcileResult } from '@metal-l2/kube';
+import { builtinTypes, done, requeueAfter, type ReconcileContext, type ReconcileResult, type Secret } from '@metal-l2/kube';
 import { readInjectionHash } from '@metal-l2/machine-config';
 import type { NetworkContext } from '../context.js';
 import { holdReasonValue, machineHold, wakeMachine, type HoldWrite } from '../hold.js';
@@ -101,10 +101,6 @@ async function written(at: Omit<HeldMachine, 'machine'>, what: string, write: (w
   } catch (err: unknown) {
     throw new Error(`${what} ${at.namespace}/${at.name}`, { cause: err });
   }
-}
-
-interface Secret extends KubeObject {
-  data?: Record<string, string>;
 }
 
 /** The Machine's bootstrap Secret when it carries our injection marker (left by an earlier MachineNetwork). */

@@ -11,7 +11,7 @@ import {
   failed,
   isForbidden,
   isKubeApiError,
-  type KubeObject,
+  type Secret,
   type Phase,
   proceed,
   type StepOutcome,
@@ -24,11 +24,6 @@ import { checkInjected, injectionRecord, type UserDataRecord } from './injected-
 import { networkConfigOf } from './network-config.js';
 import { describe, type MachineNetworkScope } from './scope.js';
 import { markCondition } from './status.js';
-
-interface Secret extends KubeObject {
-  data?: Record<string, string>;
-  immutable?: boolean;
-}
 
 /** The API server's limit on a Secret: the decoded bytes of all its data values together (corev1 MaxSecretSize). */
 export const MAX_SECRET_BYTES = 1024 * 1024;

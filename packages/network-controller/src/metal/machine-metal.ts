@@ -1,6 +1,6 @@
 import { CapiLabels, MachineNetworkReasons, PacketClusterType, type MachineNetwork, type PacketMachine } from '@metal-l2/api';
 import { readSecretValue, type ReconcileContext } from '@metal-l2/kube';
-import { MetalClients, type MetalClient } from '@metal-l2/metal-api';
+import { MetalClients, isMetalGone, type Device, type MetalClient } from '@metal-l2/metal-api';
 import type { NetworkContext } from '../context.js';
 
 /** The key of the credentials Secret that holds the Metal API token (as for VRF-backed pools). */
@@ -100,4 +100,28 @@ export async function machineMetal(
     projectId: packetCluster.spec.projectID,
     metro: at.packetMachine?.spec.metro ?? packetCluster.spec.metro,
   };
+}
+
+/** The device as Metal shows it, or undefined when Metal no longer has it (404). */
+export async function readDevice(
+  metal: MetalClient,
+  id: string,
+  options: { readonly include?: readonly string[]; readonly signal: AbortSignal },
+): Promise<Device | undefined> {
+  try {
+    return await metal.devices.get(id, { ...(options.include === undefined ? {} : { include: options.include }), signal: options.signal });
+  } catch (err: unknown) {
+    if (isMetalGone(err)) return undefined;
+    throw err;
+  }
+}
+
+/** The device, unless Metal no longer has it or it is on its way out (its VLAN assignments and addresses go with it). */
+export async function readRemainingDevice(
+  metal: MetalClient,
+  id: string,
+  options: { readonly include?: readonly string[]; readonly signal: AbortSignal },
+): Promise<Device | undefined> {
+  const device = await readDevice(metal, id, options);
+  return device === undefined || device.state === 'deprovisioning' || device.state === 'deleted' ? undefined : device;
 }
