@@ -2,7 +2,7 @@
 // The client's own index is already its curated surface.
 export * from './client/index.js';
 
-export { Informer } from './cache/index.js';
+export { Informer, OwnWrites } from './cache/index.js';
 export type { IndexFunction, InformerEventName, InformerHandle, InformerHandlers, InformerOptions, InformerStats } from './cache/index.js';
 export type { CacheEvent, CacheEventType } from './cache/store.js';
 

@@ -170,7 +170,8 @@ export async function reconcileMachineNetwork(
 ): Promise<ReconcileResult> {
   const { namespace, name } = key;
   const pm = ctx.caches.packetMachines.get(key);
-  let mn = ctx.lastWrites.view(`${namespace}/${name}`, ctx.caches.machineNetworks.get(key));
+  const cached = ctx.caches.machineNetworks.get(key);
+  let mn = cached === undefined ? undefined : ctx.lastWrites.fresher(`${namespace}/${name}`, '', cached);
   if (pm === undefined && mn === undefined) return done();
 
   const clusterName = pm?.metadata.labels?.[CapiLabels.clusterName] ?? mn?.metadata.labels?.[CapiLabels.clusterName];
@@ -232,7 +233,10 @@ function startScope(
 ): { scope: MachineNetworkScope; writes: Writes } {
   const { namespace, name } = at.key;
   const pm = at.packetMachine;
-  const writes: Writes = { patch: PatchHelper.snapshot(MachineNetworkType, at.machineNetwork), before: at.machineNetwork, written: [] };
+  const writes: Writes = {
+    patch: PatchHelper.snapshot(MachineNetworkType, at.machineNetwork),
+    basedOn: at.machineNetwork.metadata.resourceVersion,
+  };
   const scope: MachineNetworkScope = {
     ctx,
     rctx: at.rctx,
@@ -314,23 +318,31 @@ function holdTimedOut(scope: MachineNetworkScope): { reason: string; message: st
   return { reason: MachineNetworkReasons.holdTimeout, message };
 }
 
-/** What this reconcile wrote of its MachineNetwork: the snapshot the next patch diffs against, and every write so far. */
+/** What this reconcile wrote of its MachineNetwork: the snapshot the next patch diffs against, and the version it replaces. */
 interface Writes {
   patch: PatchHelper<MachineNetwork>;
-  /** The version the reconcile started from. */
-  readonly before: MachineNetwork;
-  readonly written: MachineNetwork[];
+  /** The version the next write replaces: the one the reconcile started from, then each one written. */
+  basedOn: string | undefined;
 }
 
-/** Sends what changed since the last write (and the durable record with it); the next write diffs against its result. */
+/**
+ * Sends what changed since the last write (and the durable record with it); the next write diffs
+ * against its result. Each version written is remembered over the cache (ctx.lastWrites), so the
+ * next reconcile does not act on the informer's older copy (miss the VLAN batch just started and
+ * start another).
+ */
 async function write(scope: MachineNetworkScope, writes: Writes): Promise<void> {
   if (scope.machineNetwork.metadata.deletionTimestamp === undefined) keepRecord(scope.machineNetwork);
+  const key = `${scope.namespace}/${scope.name}`;
   const current = await writes.patch.patch(scope.ctx.client, scope.machineNetwork, {
     signal: scope.rctx.signal,
-    onWrite: (w) => writes.written.push(w as MachineNetwork),
+    onWrite: (w) => {
+      const written = w as MachineNetwork;
+      scope.ctx.lastWrites.remember(key, '', { basedOn: writes.basedOn, written });
+      writes.basedOn = written.metadata.resourceVersion;
+    },
   });
   writes.patch = PatchHelper.snapshot(MachineNetworkType, current);
-  scope.ctx.lastWrites.remember(`${scope.namespace}/${scope.name}`, writes.before, writes.written);
 }
 
 async function finish(scope: MachineNetworkScope, writes: Writes, outcome: StepOutcome): Promise<ReconcileResult> {
