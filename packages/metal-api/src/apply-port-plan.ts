@@ -6,7 +6,7 @@
 // A controller that cannot block a worker this long uses applyPortCall and pollVlanBatch itself
 // and requeues between polls.
 
-import type { PortCall } from './port-plan/calls.js';
+import type { PortCall } from './port-plan/plan.js';
 import type { PortsApi } from './ports.js';
 import type { PortVlanAssignmentBatch } from './types.js';
 

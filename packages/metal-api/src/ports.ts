@@ -8,8 +8,8 @@
 // it makes a new batch object each time.
 
 import { itemsOf, objectWithId } from './decode.js';
-import { includeQuery, signalOf } from './request-options.js';
-import type { CallOptions, IncludeOptions } from './request-options.js';
+import { includeQuery, signalOf } from './transport.js';
+import type { CallOptions, IncludeOptions } from './transport.js';
 import { apiPath } from './transport.js';
 import type { MetalTransport } from './transport.js';
 import type {

@@ -4,7 +4,7 @@
 import type { Port, VirtualNetwork } from '../types.js';
 import { PORT_PLAN_ISSUE_CODES } from './issues.js';
 import type { PortPlanIssue } from './issues.js';
-import type { PortShape } from './network-type.js';
+import type { PortShape } from './port-layout.js';
 
 /** A VLAN as the planner handles it: its UUID (what calls send) and its vxlan (what people read). */
 export interface VlanRef {
