@@ -10,7 +10,7 @@ import { getCondition, type Phase, proceed, type StepOutcome, waitFor } from '@m
 import { type Device, type Event as MetalEvent, type DesiredPort, type MetalClient, type VirtualNetwork } from '@metal-l2/metal-api';
 import { UserStateCode } from '@metal-l2/machine-config';
 import { machineMetal, readDevice, type MetalAccess } from '../metal/machine-metal.js';
-import { desiredNetworkMode, desiredPorts, removesLayer3 } from './desired-ports.js';
+import { desiredNetworkMode, desiredPorts, removesLayer3 } from '../port-rules.js';
 import { DEVICE_INCLUDES, drivePorts, pollPendingBatch, portRecords, projectedPorts } from './port-driver.js';
 import { afterMetalError, afterMetalFailure, metalSucceeded } from './metal-retry.js';
 import { driftCheckDelayMs, driftCheckDue, findDrift, noteDeviceRead, portsSettled, type Drift } from './drift-check.js';

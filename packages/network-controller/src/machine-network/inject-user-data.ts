@@ -21,7 +21,7 @@ import { injectUserData, readInjectionHash, renderMachineNetwork, type PortConfi
 import { announcerFor, type Announcement } from './endpoint-announcer.js';
 import { IndexNames } from '../context.js';
 import { checkInjected, injectionRecord, type UserDataRecord } from './injected-config.js';
-import { networkConfigOf } from './network-config.js';
+import { networkConfigOf } from '../port-rules.js';
 import { describe, type MachineNetworkScope } from './scope.js';
 import { markCondition } from './status.js';
 

@@ -32,7 +32,7 @@ import { configurePorts } from './configure-ports.js';
 import { releaseClaims, removeFinalizer, unassignVlans } from './deletion.js';
 import { keepRecord, restoreRecord } from './durable-record.js';
 import { afterMetalWait } from './metal-retry.js';
-import { desiredNetworkMode } from './desired-ports.js';
+import { desiredNetworkMode } from '../port-rules.js';
 import { driftCheckDelayMs, forgetDriftCheck } from './drift-check.js';
 import { ensureClaims } from './ensure-claims.js';
 import { clearHoldReason, holdAfterCreation, keepHeld, releaseUnlinked, type HeldMachine } from './hold-without-network.js';
