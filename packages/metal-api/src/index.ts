@@ -122,8 +122,8 @@ export type {
   AnyMetalGatewayCreateInput,
 } from './types.js';
 
-export { applyPortPlan, applyPortCall, pollVlanBatch } from './apply-port-plan.js';
-export type { ApplyPortPlanOptions, PortPlanOutcome, PortCallStarted, VlanBatchStatus } from './apply-port-plan.js';
+export { applyPortPlan, applyPortCall, pollVlanBatch } from './ports.js';
+export type { ApplyPortPlanOptions, PortPlanOutcome, PortCallStarted, VlanBatchStatus } from './ports.js';
 
 export {
   planPortChanges,

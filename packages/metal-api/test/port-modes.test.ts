@@ -3,7 +3,7 @@
 // again finds nothing to do.
 
 import { beforeAll, describe, expect, test } from '@jest/globals';
-import { applyPortPlan } from '../src/apply-port-plan.js';
+import { applyPortPlan } from '../src/ports.js';
 import { describePortCall } from '../src/port-plan/plan.js';
 import type { NetworkType } from '../src/port-plan/port-layout.js';
 import { planPortChanges } from '../src/port-plan/plan.js';

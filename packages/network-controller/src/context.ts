@@ -17,7 +17,7 @@ import type {
 } from '@metal-l2/api';
 import type { KubeClient, Logger, ObjectKey, OwnWrites } from '@metal-l2/kube';
 import type { MetalClients } from '@metal-l2/metal-api';
-import type { VlanCache } from './metal/vlan-cache.js';
+import type { VlanCache } from './metal/machine-metal.js';
 
 /** The read side the reconciler uses: informer caches with the indexes declared in watches.ts. */
 export interface ObjectCache<T> {

@@ -61,7 +61,7 @@ import { addEndpointIndexes, announcerChanged, endpointWatches } from './cluster
 import { MACHINE_NETWORK_LABEL, type DefaultCredentials, type EventSink, type NetworkContext, type NetworkTimings } from './context.js';
 import { reconcileKeptClaims } from './machine-network/kept-claims.js';
 import { reconcileMachineNetwork } from './machine-network/reconciler.js';
-import { VlanCache } from './metal/vlan-cache.js';
+import { VlanCache } from './metal/machine-metal.js';
 import { DEFAULT_METADATA_URL } from './options.js';
 import { addIndexes, machineNetworkWatches, type NetworkInformers } from './watches.js';
 import { clusterAdmissionHandler } from './webhook/cluster-webhook.js';

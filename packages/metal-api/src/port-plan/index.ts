@@ -6,8 +6,8 @@ export { describePortCall } from './plan.js';
 export type { PortCall, PortCallTarget, PlannedVlanAssignment } from './plan.js';
 export { resolveDesired } from './desired.js';
 export type { DesiredPort, ResolveContext } from './desired.js';
-export { PORT_PLAN_ISSUE_CODES } from './issues.js';
-export type { PortPlanIssue, PortPlanIssueCode } from './issues.js';
+export { PORT_PLAN_ISSUE_CODES } from './port-layout.js';
+export type { PortPlanIssue, PortPlanIssueCode } from './port-layout.js';
 export { deriveNetworkType } from './port-layout.js';
 export {
   desiredNetworkType,
