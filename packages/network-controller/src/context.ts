@@ -1,4 +1,4 @@
-import type { MetalStreak } from './machine-network/metal-retry.js';
+import type { MetalStreak } from './machine-network/port-driver.js';
 import type {
   CapiCoreVersion,
   CapiIpamVersion,

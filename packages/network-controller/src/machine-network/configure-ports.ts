@@ -11,12 +11,18 @@ import { type Device, type Event as MetalEvent, type DesiredPort, type MetalClie
 import { UserStateCode } from '@metal-l2/machine-config';
 import { machineMetal, readDevice, type MetalAccess } from '../metal/machine-metal.js';
 import { desiredNetworkMode, desiredPorts, removesLayer3 } from '../port-rules.js';
-import { DEVICE_INCLUDES, drivePorts, pollPendingBatch, portRecords, projectedPorts } from './port-driver.js';
-import { afterMetalError, afterMetalFailure, metalSucceeded } from './metal-retry.js';
+import {
+  afterMetalError,
+  afterMetalFailure,
+  DEVICE_INCLUDES,
+  drivePorts,
+  metalSucceeded,
+  pollPendingBatch,
+  portRecords,
+  projectedPorts,
+} from './port-driver.js';
 import { driftCheckDelayMs, driftCheckDue, findDrift, noteDeviceRead, portsSettled, type Drift } from './drift-check.js';
-import { conditionIs } from './status.js';
-import { type MachineNetworkScope } from './scope.js';
-import { markCondition } from './status.js';
+import { conditionIs, type MachineNetworkScope, markCondition } from './scope.js';
 
 function notConfigured(scope: MachineNetworkScope, reason: string, message: string): void {
   markCondition(scope.machineNetwork, { type: MachineNetworkConditionTypes.portsConfigured, status: 'False', reason, message }, scope.now);

@@ -17,11 +17,9 @@ import {
 } from '@metal-l2/metal-api';
 import { failed, finalizersWithout, isConflict, isNotFound, proceed, type StepOutcome, waitFor, writeFinalizers } from '@metal-l2/kube';
 import { machineMetal, readRemainingDevice, type MetalAccess } from '../metal/machine-metal.js';
-import { DEVICE_INCLUDES, drivePorts, pollPendingBatch, type BatchPoll, type DriveResult } from './port-driver.js';
-import { afterMetalError } from './metal-retry.js';
+import { afterMetalError, DEVICE_INCLUDES, drivePorts, pollPendingBatch, type BatchPoll, type DriveResult } from './port-driver.js';
 import { keepClaims, ownedClaims } from './kept-claims.js';
-import { describe, type MachineNetworkScope } from './scope.js';
-import { markCondition } from './status.js';
+import { describe, type MachineNetworkScope, markCondition } from './scope.js';
 
 function deleting(scope: MachineNetworkScope, message: string): void {
   markCondition(

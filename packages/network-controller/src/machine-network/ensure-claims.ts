@@ -11,8 +11,7 @@ import { failed, isAlreadyExists, isKubeApiError, proceed, type StepOutcome, wai
 import { MACHINE_NETWORK_LABEL } from '../context.js';
 import { nameLabelValue, wantedClaims, type WantedClaim } from './claim-names.js';
 import { keptRecordOf } from './kept-claims.js';
-import { describe, type MachineNetworkScope } from './scope.js';
-import { markCondition } from './status.js';
+import { describe, type MachineNetworkScope, markCondition } from './scope.js';
 
 function ownedBy(claim: IPAddressClaim, mn: MachineNetwork): boolean {
   return (claim.metadata.ownerReferences ?? []).some((o) => o.controller === true && o.uid === mn.metadata.uid);

@@ -22,8 +22,7 @@ import { announcerFor, type Announcement } from './endpoint-announcer.js';
 import { IndexNames } from '../context.js';
 import { checkInjected, injectionRecord, type UserDataRecord } from './injected-config.js';
 import { networkConfigOf } from '../port-rules.js';
-import { describe, type MachineNetworkScope } from './scope.js';
-import { markCondition } from './status.js';
+import { describe, type MachineNetworkScope, markCondition } from './scope.js';
 
 /** The API server's limit on a Secret: the decoded bytes of all its data values together (corev1 MaxSecretSize). */
 export const MAX_SECRET_BYTES = 1024 * 1024;

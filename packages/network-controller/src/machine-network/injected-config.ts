@@ -16,8 +16,7 @@ import {
   type RenderedNetwork,
 } from '@metal-l2/machine-config';
 import { renderAnnouncement, type Announcement } from './endpoint-announcer.js';
-import { type MachineNetworkScope } from './scope.js';
-import { markCondition } from './status.js';
+import { type MachineNetworkScope, markCondition } from './scope.js';
 
 // What a provisioned machine booted with, recorded in status.userData at injection: the hash of our
 // bytes (the marker's), the renderer version, the fingerprint of what the OS was given that matters

@@ -31,7 +31,7 @@ import { decidePause } from '../webhook/packet-machine-webhook.js';
 import { configurePorts } from './configure-ports.js';
 import { releaseClaims, removeFinalizer, unassignVlans } from './deletion.js';
 import { keepRecord, restoreRecord } from './durable-record.js';
-import { afterMetalWait } from './metal-retry.js';
+import { afterMetalWait } from './port-driver.js';
 import { desiredNetworkMode } from '../port-rules.js';
 import { driftCheckDelayMs, forgetDriftCheck } from './drift-check.js';
 import { ensureClaims } from './ensure-claims.js';
@@ -41,8 +41,7 @@ import { shortNodeStartupWarning } from './health-check-warning.js';
 import { ensureUserDataInjected } from './inject-user-data.js';
 import { adoptClaims, handOverNetwork, handedOverRecord, machineOutlivesNetwork } from './keep-network.js';
 import { releasePause } from './release-pause.js';
-import type { MachineNetworkScope, Step } from './scope.js';
-import { summarizeReady } from './status.js';
+import { type MachineNetworkScope, type Step, summarizeReady } from './scope.js';
 import { waitForAddresses } from './wait-for-addresses.js';
 
 /** DESIGN §3.3, steps 2–5: each states its postcondition; a finished step reads and writes nothing. */
