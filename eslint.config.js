@@ -1,15 +1,17 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
-// Dependencies point one way: controllers -> kube, metal-api, ipam-core. The pure packages never
-// reach up, and nothing imports a controller.
+// Dependencies point one way: controllers -> kube, metal-api, ipam-core -> backoff. The pure packages
+// never reach up, and nothing imports a controller.
 const layering = {
+  backoff: ['@metal-l2/*'],
   'ipam-core': ['@metal-l2/*'],
-  'metal-api': ['@metal-l2/*'],
+  // The Metal client may use the shared backoff rule, nothing else of ours.
+  'metal-api': ['@metal-l2/*', '!@metal-l2/backoff'],
   // Pure like ipam-core, and no I/O either: the files it renders are data for the boot script.
   'machine-config': ['@metal-l2/*', 'node:fs', 'node:fs/*', 'node:child_process', 'node:http', 'node:https', 'node:dns'],
   'metal-sim': ['@metal-l2/ipam-core', '@metal-l2/kube', '@metal-l2/ipam-controller', '@metal-l2/network-controller'],
-  kube: ['@metal-l2/*'],
+  kube: ['@metal-l2/*', '!@metal-l2/backoff'],
   'ipam-controller': ['@metal-l2/network-controller', '@metal-l2/metal-sim', '@metal-l2/local-control-plane', '@metal-l2/capp-fixture'],
   'network-controller': ['@metal-l2/ipam-controller', '@metal-l2/metal-sim', '@metal-l2/local-control-plane', '@metal-l2/capp-fixture'],
   // A dev-only fixture: it plays CAPP against the Metal API; it never reaches into our controllers.

@@ -14,7 +14,7 @@ import {
   waitMachineNetworkReady,
 } from './support/network-world.js';
 
-// The shared Metal error policy (metal-api error-policy) seen from outside: what the controller
+// The shared Metal error policy (metal-api retry.ts, its error policy) seen from outside: what the controller
 // does after Metal turned a call away, judged by the simulator's request log.
 
 // The backoff's first delay (NetworkTimings.metalRetryMs; the world's default is 300 ms): long

@@ -1,7 +1,7 @@
 import type { CapiIpamVersion, Cluster, IPAddress, IPAddressBlock, IPAddressClaim, IPPool, PoolKind, ResourceType } from '@metal-l2/api';
 import type { KubeClient, Logger, ObjectKey, ReconcileContext } from '@metal-l2/kube';
 import type { RecentWrites } from './claim/recent-writes.js';
-import type { OwnWrites } from './own-writes.js';
+import type { OwnWrites } from '@metal-l2/kube';
 import type { CountWrites } from './pool/count-writes.js';
 import type { OwnStatusWrites } from './pool/own-status-writes.js';
 import type { IpamMetrics } from './ipam-metrics.js';

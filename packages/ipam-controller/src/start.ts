@@ -34,7 +34,7 @@ import {
   type RuntimeMetrics,
 } from '@metal-l2/kube';
 import { RecentWrites } from './claim/recent-writes.js';
-import { OwnWrites } from './own-writes.js';
+import { OwnWrites } from '@metal-l2/kube';
 import { CountWrites } from './pool/count-writes.js';
 import { OwnStatusWrites } from './pool/own-status-writes.js';
 import { readClusterIdentity } from './cluster-identity.js';

@@ -1,3 +1,5 @@
+import { cappedExponentialMs, withSpreadJitter } from '@metal-l2/backoff';
+
 /** Cancels a scheduled callback; calling it after the callback ran does nothing. */
 export type Cancel = () => void;
 
@@ -62,11 +64,9 @@ export class Backoff {
 
   /** The delay before the next attempt; each call doubles the base up to maxMs. */
   next(): number {
-    const base = Math.min(this.options.maxMs, this.options.initialMs * 2 ** this.attempt);
     this.attempt += 1;
-    const jitter = this.options.jitter ?? 0.2;
-    const random = this.options.random ?? Math.random;
-    return Math.round(base * (1 - jitter + 2 * jitter * random()));
+    const base = cappedExponentialMs({ baseMs: this.options.initialMs, maxMs: this.options.maxMs }, this.attempt);
+    return withSpreadJitter(base, { factor: this.options.jitter ?? 0.2, random: this.options.random ?? Math.random });
   }
 
   reset(): void {

@@ -2,21 +2,34 @@
 // The client's own index is already its curated surface.
 export * from './client/index.js';
 
-export { Informer } from './cache/index.js';
+export { Informer, OwnWrites } from './cache/index.js';
 export type { IndexFunction, InformerEventName, InformerHandle, InformerHandlers, InformerOptions, InformerStats } from './cache/index.js';
 export type { CacheEvent, CacheEventType } from './cache/store.js';
 
 export { BucketRateLimiter, ItemExponentialRateLimiter, MaxOfRateLimiter, WorkQueue, defaultControllerRateLimiter } from './queue/index.js';
 export type { RateLimiter, WorkQueueHooks, WorkQueueOptions } from './queue/index.js';
 
-export { Controller, DEFAULT_RECONCILE_TIMEOUT_MS, done, requeueAfter, soonest } from './controller/index.js';
+export {
+  Controller,
+  DEFAULT_RECONCILE_TIMEOUT_MS,
+  done,
+  failed,
+  proceed,
+  requeueAfter,
+  runSteps,
+  soonest,
+  waitFor,
+} from './controller/index.js';
 export type {
   ControllerOptions,
   ControllerWatchOptions,
   EventMapper,
+  Phase,
   ReconcileContext,
   ReconcileResult,
   Reconciler,
+  Step,
+  StepOutcome,
 } from './controller/index.js';
 
 export {
@@ -77,7 +90,8 @@ export type {
 } from './admission/index.js';
 
 export { readSecretValue } from './secrets.js';
-export type { ReadSecretValueOptions, SecretValue } from './secrets.js';
+export type { ReadSecretValueOptions, Secret, SecretValue } from './secrets.js';
+export { finalizersWith, finalizersWithout, hasFinalizer, writeFinalizers } from './finalizers.js';
 
 export { Backoff, realClock, sleep } from './clock.js';
 export type { Cancel, Clock } from './clock.js';

@@ -5,8 +5,10 @@ import type { KubeClient } from './client/index.js';
 import { isForbidden } from './errors.js';
 import { builtinTypes, type KubeObject, type ObjectKey } from './resource.js';
 
-interface Secret extends KubeObject {
-  readonly data?: Record<string, string>;
+/** A core/v1 Secret, as far as the controllers read it. */
+export interface Secret extends KubeObject {
+  data?: Record<string, string>;
+  immutable?: boolean;
 }
 
 /**

@@ -5,8 +5,8 @@
 import { ignoreBody, listOf, objectWithId } from './decode.js';
 import { paginate } from './pagination.js';
 import type { PageOptions } from './pagination.js';
-import { includeQuery, signalOf } from './request-options.js';
-import type { CallOptions, IncludeOptions } from './request-options.js';
+import { includeQuery, signalOf } from './transport.js';
+import type { CallOptions, IncludeOptions } from './transport.js';
 import { apiPath } from './transport.js';
 import type { MetalTransport } from './transport.js';
 import type { Device, DeviceCreateInMetroInput, DeviceUpdateInput, Event } from './types.js';

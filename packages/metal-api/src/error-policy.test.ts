@@ -1,5 +1,5 @@
 import { describe, expect, test } from '@jest/globals';
-import { isMetalGone, judgeMetalError, metalBackoffMs } from './error-policy.js';
+import { isMetalGone, judgeMetalError, metalBackoffMs } from './retry.js';
 import { MetalAbortedError, MetalHttpError, MetalNetworkError } from './errors.js';
 
 const at = { operation: 'findDeviceById', method: 'GET', path: '/devices/d1', attempts: 1 };

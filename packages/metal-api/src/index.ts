@@ -7,7 +7,7 @@ export type { MetalSettings } from './client-cache.js';
 
 export { createTransport, apiPath, DEFAULT_BASE_URL, DEFAULT_TIMEOUT_MS } from './transport.js';
 export type { MetalTransport, MetalTransportOptions, MetalRequest, HttpMethod, QueryValue } from './transport.js';
-export type { CallOptions, IncludeOptions } from './request-options.js';
+export type { CallOptions, IncludeOptions } from './transport.js';
 
 export {
   MetalApiError,
@@ -22,8 +22,8 @@ export {
 } from './errors.js';
 export type { MetalApiErrorCode, MetalRequestInfo } from './errors.js';
 
-export { DEFAULT_METAL_BACKOFF, findCause, isMetalGone, judgeMetalError, metalBackoffMs, metalErrorIn } from './error-policy.js';
-export type { MetalBackoff, MetalErrorVerdict } from './error-policy.js';
+export { DEFAULT_METAL_BACKOFF, findCause, isMetalGone, judgeMetalError, metalBackoffMs, metalErrorIn } from './retry.js';
+export type { MetalBackoff, MetalErrorVerdict } from './retry.js';
 export { DEFAULT_RETRY_POLICY, decideRetry, backoffDelayMs, parseRetryAfterMs } from './retry.js';
 export type { RetryPolicy, RetryReason, RetryDecision, AttemptFailure } from './retry.js';
 export {
@@ -39,8 +39,8 @@ export type { RateLimitOptions } from './rate-limit.js';
 export { paginate, collect, hasNextPage, MAX_PAGE } from './pagination.js';
 export type { Page, PageOptions } from './pagination.js';
 export { DecodeProblem } from './decode.js';
-export { systemTime } from './time.js';
-export type { TimeSource } from './time.js';
+export { systemTime } from './retry.js';
+export type { TimeSource } from './retry.js';
 export { silentLogger } from './observer.js';
 export type {
   MetalLogger,
@@ -122,8 +122,8 @@ export type {
   AnyMetalGatewayCreateInput,
 } from './types.js';
 
-export { applyPortPlan, applyPortCall, pollVlanBatch } from './apply-port-plan.js';
-export type { ApplyPortPlanOptions, PortPlanOutcome, PortCallStarted, VlanBatchStatus } from './apply-port-plan.js';
+export { applyPortPlan, applyPortCall, pollVlanBatch } from './ports.js';
+export type { ApplyPortPlanOptions, PortPlanOutcome, PortCallStarted, VlanBatchStatus } from './ports.js';
 
 export {
   planPortChanges,

@@ -4,8 +4,8 @@
 import { listOf, objectWithId } from './decode.js';
 import { paginate } from './pagination.js';
 import type { PageOptions } from './pagination.js';
-import { includeQuery, signalOf } from './request-options.js';
-import type { IncludeOptions } from './request-options.js';
+import { includeQuery, signalOf } from './transport.js';
+import type { IncludeOptions } from './transport.js';
 import { apiPath } from './transport.js';
 import type { MetalTransport } from './transport.js';
 import type { AnyMetalGateway, AnyMetalGatewayCreateInput } from './types.js';

@@ -2,7 +2,7 @@
 // reconciles does not turn into a 429 storm. Metal publishes no quota; the defaults are a guess
 // kept well below what one project's automation is known to sustain, and callers can change them.
 
-import type { TimeSource } from './time.js';
+import type { TimeSource } from './retry.js';
 
 export interface RateLimitOptions {
   /** Sustained rate: tokens added per second. */

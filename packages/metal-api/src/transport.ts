@@ -16,8 +16,8 @@ import { DEFAULT_RATE_LIMIT, TokenBucket } from './rate-limit.js';
 import type { RateLimitOptions } from './rate-limit.js';
 import { DEFAULT_RETRY_POLICY, decideRetry, parseRetryAfterMs } from './retry.js';
 import type { AttemptFailure, RetryPolicy } from './retry.js';
-import { systemTime } from './time.js';
-import type { TimeSource } from './time.js';
+import { systemTime } from './retry.js';
+import type { TimeSource } from './retry.js';
 
 export const DEFAULT_BASE_URL = 'https://api.equinix.com/metal/v1';
 export const DEFAULT_TIMEOUT_MS = 30_000;
@@ -364,4 +364,30 @@ function errorCodes(err: unknown): string[] {
   if ('errors' in err && Array.isArray(err.errors)) return err.errors.flatMap(errorCodes);
   if ('code' in err && typeof err.code === 'string') return [err.code];
   return errorCodes(err.cause);
+}
+
+// ---- Options every resource method accepts, and how they become query parameters ----
+
+export interface CallOptions {
+  /** Cancels the call, waits included (shutdown, lost leadership). */
+  signal?: AbortSignal;
+}
+
+/** `include`/`exclude`: expand or collapse nested objects (dotted, up to 3 levels). */
+export interface IncludeOptions extends CallOptions {
+  include?: readonly string[];
+  exclude?: readonly string[];
+}
+
+/** The spec declares include/exclude with `explode: false`: one comma-separated value. */
+export function includeQuery(options: IncludeOptions | undefined): Record<string, QueryValue> {
+  return {
+    include: options?.include === undefined || options.include.length === 0 ? undefined : options.include.join(','),
+    exclude: options?.exclude === undefined || options.exclude.length === 0 ? undefined : options.exclude.join(','),
+  };
+}
+
+/** Only the signal, without dropping the property under exactOptionalPropertyTypes. */
+export function signalOf(options: CallOptions | undefined): { signal?: AbortSignal } {
+  return options?.signal === undefined ? {} : { signal: options.signal };
 }

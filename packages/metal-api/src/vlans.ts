@@ -2,8 +2,8 @@
 // controller creates and deletes them; the port planner resolves `vxlan` numbers through the list.
 
 import { ignoreBody, itemsOf, objectWithId } from './decode.js';
-import { includeQuery, signalOf } from './request-options.js';
-import type { CallOptions, IncludeOptions } from './request-options.js';
+import { includeQuery, signalOf } from './transport.js';
+import type { CallOptions, IncludeOptions } from './transport.js';
 import { apiPath } from './transport.js';
 import type { MetalTransport } from './transport.js';
 import type { VirtualNetwork, VirtualNetworkCreateInput } from './types.js';

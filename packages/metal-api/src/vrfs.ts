@@ -2,8 +2,8 @@
 // pools carve their subnets from (8 per project; ranges IPv4 /8-/29, IPv6 /59-/64).
 
 import { ignoreBody, itemsOf, objectWithId } from './decode.js';
-import { includeQuery, signalOf } from './request-options.js';
-import type { CallOptions, IncludeOptions } from './request-options.js';
+import { includeQuery, signalOf } from './transport.js';
+import type { CallOptions, IncludeOptions } from './transport.js';
 import { apiPath } from './transport.js';
 import type { MetalTransport } from './transport.js';
 import type { Vrf, VrfCreateInput } from './types.js';

@@ -3,7 +3,7 @@
 // a whole mode transition converging through a storm of 429s, 5xx and dropped connections.
 
 import { afterEach, beforeAll, describe, expect, test } from '@jest/globals';
-import { applyPortPlan } from '../src/apply-port-plan.js';
+import { applyPortPlan } from '../src/ports.js';
 import type { MetalClient } from '../src/client.js';
 import { isMetalApiError, isMetalHttpError, MetalHttpError, MetalNetworkError, MetalTimeoutError } from '../src/errors.js';
 import { planPortChanges } from '../src/port-plan/plan.js';

@@ -3,9 +3,9 @@
 // again finds nothing to do.
 
 import { beforeAll, describe, expect, test } from '@jest/globals';
-import { applyPortPlan } from '../src/apply-port-plan.js';
-import { describePortCall } from '../src/port-plan/calls.js';
-import type { NetworkType } from '../src/port-plan/network-type.js';
+import { applyPortPlan } from '../src/ports.js';
+import { describePortCall } from '../src/port-plan/plan.js';
+import type { NetworkType } from '../src/port-plan/port-layout.js';
 import { planPortChanges } from '../src/port-plan/plan.js';
 import { desiredPorts, HYBRID, HYBRID_BONDED, LAYER2_BONDED, LAYER2_INDIVIDUAL, LAYER3 } from '../src/testing/ports.js';
 import type { DeviceSketch } from '../src/testing/ports.js';

@@ -4,7 +4,7 @@
 
 import { beforeAll, describe, expect, test } from '@jest/globals';
 import fc from 'fast-check';
-import { applyPortPlan } from '../src/apply-port-plan.js';
+import { applyPortPlan } from '../src/ports.js';
 import { planPortChanges } from '../src/port-plan/plan.js';
 import { desiredPorts } from '../src/testing/ports.js';
 import type { DeviceSketch, PortSketch } from '../src/testing/ports.js';

@@ -1,4 +1,4 @@
-import type { MetalStreak } from './machine-network/metal-retry.js';
+import type { MetalStreak } from './machine-network/port-driver.js';
 import type {
   CapiCoreVersion,
   CapiIpamVersion,
@@ -15,10 +15,9 @@ import type {
   PacketMachineTemplate,
   ResourceType,
 } from '@metal-l2/api';
-import type { KubeClient, Logger, ObjectKey } from '@metal-l2/kube';
+import type { KubeClient, Logger, ObjectKey, OwnWrites } from '@metal-l2/kube';
 import type { MetalClients } from '@metal-l2/metal-api';
-import type { LastWrites } from './machine-network/last-writes.js';
-import type { VlanCache } from './metal/vlan-cache.js';
+import type { VlanCache } from './metal/machine-metal.js';
 
 /** The read side the reconciler uses: informer caches with the indexes declared in watches.ts. */
 export interface ObjectCache<T> {
@@ -93,7 +92,7 @@ export interface NetworkContext {
   readonly metadataUrl: string;
   readonly timings: NetworkTimings;
   /** Our own latest MachineNetwork writes, ahead of the informer. */
-  readonly lastWrites: LastWrites;
+  readonly lastWrites: OwnWrites<MachineNetwork>;
   /** When each pending VLAN batch (by id) was started or last polled, in ms. */
   readonly batchChecks: Map<string, number>;
   /** Metal failures in a row per MachineNetwork (by uid) and the wait they impose; cleared when the ports converge. */

@@ -6,7 +6,8 @@
 // metal-api's port layout; this module only maps the API's Port onto them, which metal-api
 // cannot do (it does not know the CRD types: dependencies point from the controllers down).
 
-import type { NetworkMode, Port } from '@metal-l2/api';
+import type { AddressRecord, MachineNetworkSpec, NetworkMode, Port } from '@metal-l2/api';
+import type { MachineNetworkConfig, PortConfig } from '@metal-l2/machine-config';
 import { effectivePorts, isBondName, portCountOf, deriveNetworkType, type DesiredPort, type PortCount } from '@metal-l2/metal-api';
 
 /** A listed port with its defaults applied. */
@@ -62,4 +63,64 @@ function desiredPortOf(port: Port): DesiredPort {
     vlans,
     ...(native === undefined ? {} : { nativeVlan: native }),
   };
+}
+
+// ---- What the reconciler asks of a spec: the planner's ports, the mode, the OS renderers' input ----
+
+/** The spec's ports as the Metal planner takes them (see port-rules). */
+export function desiredPorts(spec: Pick<MachineNetworkSpec, 'ports'>): DesiredPort[] {
+  return [...resolvePorts(spec.ports).desired];
+}
+
+/**
+ * The network type the spec asks for, named the way the Metal API names it, on a server of
+ * `portCount` ports when known, else of the family the spec's port names imply.
+ */
+export function desiredNetworkMode(spec: Pick<MachineNetworkSpec, 'ports'>, portCount?: PortCount): NetworkMode | undefined {
+  return resolvePorts(spec.ports, portCount).mode;
+}
+
+/**
+ * Whether the spec takes bond0 to layer 2, so the metadata service goes away with it: the layer2-*
+ * modes, and a 4-port hybrid with bond0 (not bond1) in layer 2, which the mode alone does not tell.
+ */
+export function removesLayer3(spec: Pick<MachineNetworkSpec, 'ports'>): boolean {
+  return resolvePorts(spec.ports).removesLayer3;
+}
+
+/**
+ * The machine-config input for a MachineNetwork: its spec snapshot with the allocated addresses
+ * filled in per (port, VLAN). Physical ports the spec lists without `bonded` follow their bond
+ * (port-rules: on 4-port plans eth1 and eth3 follow bond1).
+ */
+export function networkConfigOf(
+  spec: Pick<MachineNetworkSpec, 'ports' | 'os'>,
+  addresses: readonly AddressRecord[],
+  metadataUrl: string,
+): MachineNetworkConfig {
+  const ports: PortConfig[] = resolvePorts(spec.ports).ports.map(({ port, bonded, layer2 }) => {
+    return {
+      name: port.name,
+      bonded,
+      layer2,
+      vlans: (port.vlans ?? []).map((vlan) => ({
+        vxlan: vlan.vxlan,
+        native: vlan.native ?? false,
+        addresses: addresses
+          .filter((a) => a.port === port.name && a.vxlan === vlan.vxlan)
+          .map((a) => ({ address: a.address, prefix: a.prefix, ...(a.gateway === undefined ? {} : { gateway: a.gateway }) })),
+        routes: (vlan.routes ?? []).map((r) => ({ to: r.to, via: r.via, ...(r.metric === undefined ? {} : { metric: r.metric }) })),
+        ...(vlan.mtu === undefined ? {} : { mtu: vlan.mtu }),
+        ...(vlan.nameservers === undefined
+          ? {}
+          : {
+              nameservers: {
+                addresses: vlan.nameservers.addresses ?? [],
+                ...(vlan.nameservers.search === undefined ? {} : { search: vlan.nameservers.search }),
+              },
+            }),
+      })),
+    };
+  });
+  return { ports, renderer: spec.os?.renderer ?? 'ifupdown', metadataUrl };
 }

@@ -42,6 +42,7 @@ import {
   MaxOfRateLimiter,
   Informer,
   KubeClient,
+  OwnWrites,
   startInProcess,
   type InformerHandle,
   type ClusterAccess,
@@ -58,10 +59,9 @@ import type { EndpointContext } from './cluster-endpoint/context.js';
 import { reconcileClusterEndpoint } from './cluster-endpoint/reconciler.js';
 import { addEndpointIndexes, announcerChanged, endpointWatches } from './cluster-endpoint/watches.js';
 import { MACHINE_NETWORK_LABEL, type DefaultCredentials, type EventSink, type NetworkContext, type NetworkTimings } from './context.js';
-import { LastWrites } from './machine-network/last-writes.js';
 import { reconcileKeptClaims } from './machine-network/kept-claims.js';
 import { reconcileMachineNetwork } from './machine-network/reconciler.js';
-import { VlanCache } from './metal/vlan-cache.js';
+import { VlanCache } from './metal/machine-metal.js';
 import { DEFAULT_METADATA_URL } from './options.js';
 import { addIndexes, machineNetworkWatches, type NetworkInformers } from './watches.js';
 import { clusterAdmissionHandler } from './webhook/cluster-webhook.js';
@@ -235,7 +235,7 @@ function buildContext(options: StartOptions, versions: Discovered, informers: In
     defaultCredentials: options.defaultCredentials,
     metadataUrl: options.metadataUrl ?? DEFAULT_METADATA_URL,
     timings: { ...DEFAULT_TIMINGS, ...options.timings },
-    lastWrites: new LastWrites(),
+    lastWrites: new OwnWrites<MachineNetwork>(),
     healthCheckWarned: new Set(),
     batchChecks: new Map(),
     metalStreaks: new Map(),

@@ -1,5 +1,5 @@
 import { IpamFinalizers, type IPAddress, type IPAddressClaim } from '@metal-l2/api';
-import { isAlreadyExists, isConflict, isNotFound } from '@metal-l2/kube';
+import { finalizersWith, finalizersWithout, isAlreadyExists, isConflict, isNotFound, writeFinalizers } from '@metal-l2/kube';
 import type { IpamContext } from '../context.js';
 import { claimStatusPatch, type ClaimOutcome } from './claim-status.js';
 import type { ClaimView } from './claim-view.js';
@@ -11,22 +11,16 @@ import type { ClaimView } from './claim-view.js';
 async function patchFinalizers(
   ctx: Pick<IpamContext, 'claimType' | 'client' | 'recentWrites'>,
   claim: ClaimView,
-  change: (finalizers: string[]) => string[],
+  change: (claim: IPAddressClaim) => string[] | undefined,
 ): Promise<string | undefined> {
   let current: IPAddressClaim | undefined = claim.object;
   for (let attempt = 0; attempt < 5 && current !== undefined; attempt++) {
-    const before = current.metadata.finalizers ?? [];
-    const after = change(before);
-    if (after.length === before.length && after.every((f, i) => f === before[i])) return current.metadata.resourceVersion;
+    const object: IPAddressClaim = current;
+    const finalizers = change(object);
+    if (finalizers === undefined) return object.metadata.resourceVersion;
     try {
-      const version = current.metadata.resourceVersion;
       const patched = await ctx.recentWrites.writing(claim.uid, () =>
-        ctx.client.patch<IPAddressClaim>(
-          ctx.claimType,
-          { namespace: claim.namespace, name: claim.name },
-          { metadata: { finalizers: after } },
-          { ...(version === undefined ? {} : { resourceVersion: version }) },
-        ),
+        writeFinalizers<IPAddressClaim>(ctx.client, { type: ctx.claimType, object, finalizers }),
       );
       return patched.metadata.resourceVersion;
     } catch (err: unknown) {
@@ -50,9 +44,7 @@ export async function ensureClaimFinalizer(
   const key = `finalizer:${claim.uid}`;
   const version = claim.object.metadata.resourceVersion;
   if (claim.hasFinalizer || claim.isDeleting || ctx.recentWrites.has(key, 'added', version)) return;
-  const produced = await patchFinalizers(ctx, claim, (f) =>
-    f.includes(IpamFinalizers.releaseAddress) ? f : [...f, IpamFinalizers.releaseAddress],
-  );
+  const produced = await patchFinalizers(ctx, claim, (c) => finalizersWith(c, IpamFinalizers.releaseAddress));
   ctx.recentWrites.remember(key, 'added', { objectId: claim.uid, basedOn: version, produced });
 }
 
@@ -61,7 +53,7 @@ export async function removeClaimFinalizer(
   claim: ClaimView,
 ): Promise<void> {
   if (!claim.hasFinalizer) return;
-  await patchFinalizers(ctx, claim, (f) => f.filter((x) => x !== IpamFinalizers.releaseAddress));
+  await patchFinalizers(ctx, claim, (c) => finalizersWithout(c, IpamFinalizers.releaseAddress));
   ctx.recentWrites.forget(`finalizer:${claim.uid}`);
   ctx.recentWrites.forget(`status:${claim.uid}`);
 }
@@ -156,17 +148,10 @@ export async function deleteIPAddress(
 ): Promise<boolean> {
   const current = await ctx.client.get<IPAddress>(ctx.addressType, key);
   if (current === undefined) return true;
-  const finalizers = current.metadata.finalizers ?? [];
-  if (finalizers.includes(IpamFinalizers.protectAddress)) {
+  const finalizers = finalizersWithout(current, IpamFinalizers.protectAddress);
+  if (finalizers !== undefined) {
     try {
-      await ctx.client.patch(
-        ctx.addressType,
-        key,
-        { metadata: { finalizers: finalizers.filter((f) => f !== IpamFinalizers.protectAddress) } },
-        {
-          ...(current.metadata.resourceVersion === undefined ? {} : { resourceVersion: current.metadata.resourceVersion }),
-        },
-      );
+      await writeFinalizers(ctx.client, { type: ctx.addressType, object: current, finalizers });
     } catch (err: unknown) {
       if (isNotFound(err)) return true;
       if (isConflict(err)) return false;

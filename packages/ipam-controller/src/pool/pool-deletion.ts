@@ -1,10 +1,10 @@
 import { IpamFinalizers, type IPPool } from '@metal-l2/api';
-import { done, isNotFound, requeueAfter, type ReconcileResult } from '@metal-l2/kube';
+import { done, finalizersWithout, hasFinalizer, isNotFound, requeueAfter, writeFinalizers, type ReconcileResult } from '@metal-l2/kube';
 import type { ClaimView } from '../claim/claim-view.js';
 import type { IpamContext } from '../context.js';
 import { deleteVrfResources, reservedAddressesOf } from '../vrf/index.js';
 import { commitPoolPass } from './pool-pass.js';
-import { poolObjectKey, poolTypeOf, type PoolRef } from '../pool-ref.js';
+import { poolTypeOf, type PoolRef } from '../pool-ref.js';
 import type { VrfView } from './pool-scope.js';
 import { report } from './pool-vrf.js';
 
@@ -56,16 +56,16 @@ export function keptVrfView(pool: IPPool, why: string): VrfView | undefined {
  */
 async function finishPoolDeletion(ctx: IpamContext, input: { readonly ref: PoolRef; readonly pool: IPPool }): Promise<number | undefined> {
   const { ref } = input;
-  const finalizers = input.pool.metadata.finalizers ?? [];
-  if (!finalizers.includes(IpamFinalizers.protectPool)) return undefined;
+  if (!hasFinalizer(input.pool, IpamFinalizers.protectPool)) return undefined;
   const deletion = await deleteVrfResources(ctx, { ref, pool: input.pool });
   report(ctx, { ref, pool: deletion.pool, events: deletion.events });
   if (deletion.kind === 'waiting') return deletion.requeueAfterMs;
-  const latest = deletion.pool.metadata.finalizers ?? finalizers;
+  // The list as the deletion last wrote it; any change since is not ours to keep.
+  const latest = deletion.pool.metadata.finalizers === undefined ? input.pool : deletion.pool;
+  const finalizers = finalizersWithout(latest, IpamFinalizers.protectPool);
   try {
-    await ctx.client.patch(poolTypeOf(ref.kind), poolObjectKey(ref), {
-      metadata: { finalizers: latest.filter((f) => f !== IpamFinalizers.protectPool) },
-    });
+    if (finalizers !== undefined)
+      await writeFinalizers(ctx.client, { type: poolTypeOf(ref.kind), object: latest, finalizers, guarded: false });
   } catch (err: unknown) {
     if (!isNotFound(err)) throw err;
   }

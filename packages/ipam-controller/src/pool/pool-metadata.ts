@@ -1,4 +1,5 @@
 import { IpamFinalizers, type IPPool } from '@metal-l2/api';
+import { finalizersWith } from '@metal-l2/kube';
 import type { IpamContext } from '../context.js';
 import { poolIndexKey, poolObjectKey, poolTypeOf, type PoolRef } from '../pool-ref.js';
 import { stampPatch } from './pool-ownership.js';
@@ -14,17 +15,16 @@ export async function ensurePoolMetadata(
   ref: PoolRef,
   pool: IPPool,
 ): Promise<IPPool> {
-  const finalizers = pool.metadata.finalizers ?? [];
   const deleting = pool.metadata.deletionTimestamp !== undefined;
-  const needsFinalizer = !deleting && !finalizers.includes(IpamFinalizers.protectPool);
+  const finalizers = deleting ? undefined : finalizersWith(pool, IpamFinalizers.protectPool);
   const stamp = deleting ? undefined : stampPatch(ref, pool, ctx.managementCluster);
-  if (!needsFinalizer && stamp === undefined) return pool;
+  if (finalizers === undefined && stamp === undefined) return pool;
   const written = await ctx.client.patch<IPPool>(
     poolTypeOf(ref.kind),
     poolObjectKey(ref),
     {
       metadata: {
-        ...(needsFinalizer ? { finalizers: [...finalizers, IpamFinalizers.protectPool] } : {}),
+        ...(finalizers === undefined ? {} : { finalizers }),
         ...(stamp === undefined ? {} : { annotations: stamp }),
       },
     },

@@ -1,3 +1,4 @@
+import { cappedExponentialMs, type BackoffLimits } from '@metal-l2/backoff';
 import type { Logger } from '@metal-l2/kube';
 import { MetalClients, type MetalSettings } from '@metal-l2/metal-api';
 import { VrfMemory } from './vrf-memory.js';
@@ -24,7 +25,7 @@ export interface VrfRuntime {
   /** Where a global pool's credentials Secret lives when its ref names no namespace. */
   readonly controllerNamespace?: string | undefined;
   readonly resyncMs: number;
-  readonly retry: { readonly baseMs: number; readonly maxMs: number };
+  readonly retry: BackoffLimits;
   readonly settleMs: number;
 }
 
@@ -33,7 +34,7 @@ export interface VrfRuntimeOptions {
   readonly metal?: MetalSettings | undefined;
   readonly controllerNamespace?: string | undefined;
   readonly resyncMs?: number | undefined;
-  readonly retry?: { readonly baseMs: number; readonly maxMs: number } | undefined;
+  readonly retry?: BackoffLimits | undefined;
   readonly settleMs?: number | undefined;
 }
 
@@ -51,5 +52,5 @@ export function createVrfRuntime(options: VrfRuntimeOptions & { readonly cluster
 
 /** The delay before the next try after `failures` failed passes in a row. */
 export function retryDelayMs(runtime: Pick<VrfRuntime, 'retry'>, failures: number): number {
-  return Math.min(runtime.retry.maxMs, runtime.retry.baseMs * 2 ** Math.max(0, failures - 1));
+  return cappedExponentialMs(runtime.retry, failures);
 }

@@ -1,3 +1,4 @@
+import { cappedExponentialMs } from '@metal-l2/backoff';
 import { realClock, type Clock } from '../clock.js';
 
 /** Decides how long a failed key waits before it is processed again (client-go semantics). */
@@ -18,8 +19,7 @@ export class ItemExponentialRateLimiter implements RateLimiter {
   when(key: string): number {
     const count = this.failures.get(key) ?? 0;
     this.failures.set(key, count + 1);
-    // 2^count overflows to Infinity long after it passed the cap; min() handles both.
-    return Math.min(this.options.maxDelayMs, this.options.baseDelayMs * 2 ** count);
+    return cappedExponentialMs({ baseMs: this.options.baseDelayMs, maxMs: this.options.maxDelayMs }, count + 1);
   }
 
   forget(key: string): void {

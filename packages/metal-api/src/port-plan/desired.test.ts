@@ -2,7 +2,7 @@ import { describe, expect, test } from '@jest/globals';
 import { apiDevice, HYBRID, LAYER3, PROJECT_VLANS, vlan } from '../testing/ports.js';
 import type { DeviceOptions, DeviceSketch } from '../testing/ports.js';
 import type { DesiredPort } from './desired.js';
-import type { PortPlanIssue } from './issues.js';
+import type { PortPlanIssue } from './port-layout.js';
 import { planPortChanges } from './plan.js';
 
 function refusal(from: DeviceSketch, desired: DesiredPort[], options: DeviceOptions = {}): Pick<PortPlanIssue, 'code' | 'path'>[] {

@@ -3,8 +3,8 @@
 // (or that would leave the machine unreachable) reported as an issue before any call is made.
 
 import type { VirtualNetwork } from '../types.js';
-import { PORT_PLAN_ISSUE_CODES } from './issues.js';
-import type { PortPlanIssue } from './issues.js';
+import { PORT_PLAN_ISSUE_CODES } from './port-layout.js';
+import type { PortPlanIssue } from './port-layout.js';
 import { settleDefaults } from './port-layout.js';
 import { sortVlans } from './port-state.js';
 import type { ObservedPort, PortSettings, VlanRef } from './port-state.js';

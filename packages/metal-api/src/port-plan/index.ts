@@ -2,13 +2,13 @@
 
 export { planPortChanges } from './plan.js';
 export type { PortPlan, PortPlanInput } from './plan.js';
-export { describePortCall } from './calls.js';
-export type { PortCall, PortCallTarget, PlannedVlanAssignment } from './calls.js';
+export { describePortCall } from './plan.js';
+export type { PortCall, PortCallTarget, PlannedVlanAssignment } from './plan.js';
 export { resolveDesired } from './desired.js';
 export type { DesiredPort, ResolveContext } from './desired.js';
-export { PORT_PLAN_ISSUE_CODES } from './issues.js';
-export type { PortPlanIssue, PortPlanIssueCode } from './issues.js';
-export { deriveNetworkType } from './network-type.js';
+export { PORT_PLAN_ISSUE_CODES } from './port-layout.js';
+export type { PortPlanIssue, PortPlanIssueCode } from './port-layout.js';
+export { deriveNetworkType } from './port-layout.js';
 export {
   desiredNetworkType,
   effectivePorts,
@@ -20,6 +20,6 @@ export {
   settleDefaults,
 } from './port-layout.js';
 export type { EffectivePort, PortCount } from './port-layout.js';
-export type { NetworkType, PortShape } from './network-type.js';
+export type { NetworkType, PortShape } from './port-layout.js';
 export { observePorts } from './port-state.js';
 export type { ObservedPort, PortSettings, VlanRef } from './port-state.js';

@@ -1,6 +1,6 @@
 import { describe, expect, test } from '@jest/globals';
-import { deriveNetworkType } from './network-type.js';
-import type { PortShape } from './network-type.js';
+import { deriveNetworkType } from './port-layout.js';
+import type { PortShape } from './port-layout.js';
 
 const bond = (o: Partial<PortShape> = {}): PortShape => ({ isBond: true, bonded: true, layer2: false, vlanCount: 0, ...o });
 const eth = (o: Partial<PortShape> = {}): PortShape => ({ isBond: false, bonded: true, layer2: false, vlanCount: 0, ...o });

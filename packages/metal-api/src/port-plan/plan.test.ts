@@ -10,8 +10,8 @@ import {
   PROJECT_VLANS,
 } from '../testing/ports.js';
 import type { DeviceOptions, DeviceSketch } from '../testing/ports.js';
-import { describePortCall } from './calls.js';
-import type { NetworkType } from './network-type.js';
+import { describePortCall } from './plan.js';
+import type { NetworkType } from './port-layout.js';
 import { planPortChanges } from './plan.js';
 import type { PortPlan } from './plan.js';
 

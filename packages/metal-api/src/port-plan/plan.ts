@@ -24,15 +24,59 @@
 
 import { DEFAULT_LAYER3_REQUEST_IPS } from '../ports.js';
 import type { Device, PortConvertLayer3RequestIp, VirtualNetwork } from '../types.js';
-import type { PortCall, PlannedVlanAssignment } from './calls.js';
 import { resolveDesired } from './desired.js';
 import type { DesiredPort } from './desired.js';
-import { PORT_PLAN_ISSUE_CODES } from './issues.js';
-import type { PortPlanIssue } from './issues.js';
-import { deriveNetworkType } from './network-type.js';
-import type { NetworkType } from './network-type.js';
+import { PORT_PLAN_ISSUE_CODES } from './port-layout.js';
+import type { PortPlanIssue } from './port-layout.js';
+import { deriveNetworkType } from './port-layout.js';
+import type { NetworkType } from './port-layout.js';
 import { observePorts, shapeOf } from './port-state.js';
 import type { ObservedPort, PortSettings, VlanRef } from './port-state.js';
+
+// The planner's output: Metal API calls, each named by the spec's operationId, in the order they
+// must run. Calls name ports and VLANs by id (what the API takes) and by name/vxlan (what people
+// read in logs and events).
+
+export interface PortCallTarget {
+  portId: string;
+  portName: string;
+}
+
+export interface PlannedVlanAssignment {
+  vlan: VlanRef;
+  state: 'assigned' | 'unassigned';
+}
+
+export type PortCall =
+  | (PortCallTarget & { operation: 'deleteNativeVlan' })
+  | (PortCallTarget & { operation: 'createPortVlanAssignmentBatch'; vlanAssignments: readonly PlannedVlanAssignment[] })
+  | (PortCallTarget & { operation: 'disbondPort'; bulk: boolean })
+  | (PortCallTarget & { operation: 'convertLayer2' })
+  | (PortCallTarget & { operation: 'bondPort'; bulk: boolean })
+  | (PortCallTarget & { operation: 'convertLayer3'; requestIps: readonly PortConvertLayer3RequestIp[] })
+  | (PortCallTarget & { operation: 'assignNativeVlan'; vlan: VlanRef });
+
+/** One line per call for logs, events and tests: "disbondPort eth1", "createPortVlanAssignmentBatch bond0 -1000 +1001". */
+export function describePortCall(call: PortCall): string {
+  const head = `${call.operation} ${call.portName}`;
+  switch (call.operation) {
+    case 'deleteNativeVlan':
+    case 'convertLayer2':
+    case 'convertLayer3':
+      return head;
+    case 'disbondPort':
+    case 'bondPort':
+      return call.bulk ? `${head} bulk` : head;
+    case 'createPortVlanAssignmentBatch':
+      return [head, ...call.vlanAssignments.map((a) => `${a.state === 'assigned' ? '+' : '-'}${vlanName(a.vlan)}`)].join(' ');
+    case 'assignNativeVlan':
+      return `${head} ${vlanName(call.vlan)}`;
+  }
+}
+
+function vlanName(vlan: VlanRef): string {
+  return vlan.vxlan === undefined ? vlan.id : String(vlan.vxlan);
+}
 
 export interface PortPlanInput {
   /** The device as `GET /devices/{id}` returns it; its ports, metro and network_frozen are read. */

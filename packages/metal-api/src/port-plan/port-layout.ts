@@ -3,8 +3,92 @@
 // to which bond and how an unlisted port behaves: the planner (against a real device), the
 // network controller's admission check and its renderers all ask here.
 
-import { deriveNetworkType, type NetworkType, type PortShape } from './network-type.js';
+import type { PortNetworkType } from '../types.js';
 import type { DesiredPort } from './desired.js';
+
+// ---- Why a port plan was refused ----
+//
+// Why a port plan was refused. Issues are values with a stable code (users and alerts key on it),
+// a path into the planner's input and a readable message, so a webhook, a condition and a log line
+// can all say the same thing.
+
+export const PORT_PLAN_ISSUE_CODES = {
+  /** The device reports no ports, or a port without id or name; or its metro is unknown. */
+  incompleteDevice: 'IncompleteDevice',
+  /** `network_frozen` is set on the device and the plan would change its ports. */
+  networkFrozen: 'NetworkFrozen',
+  /** A desired port the device does not have. */
+  unknownPort: 'UnknownPort',
+  /** The same port named twice. */
+  duplicatePort: 'DuplicatePort',
+  /** `layer2` on a physical port: only bond ports change layer. */
+  layer2OnNonBondPort: 'Layer2OnNonBondPort',
+  /** A layer-3 bond port that would be unbonded, or the first port of a layer-3 bond leaving it. */
+  layer3PortUnbonded: 'Layer3PortUnbonded',
+  /** A physical port bonded to a bond that is itself disbonded, or to no bond at all. */
+  bondedPortWithoutBond: 'BondedPortWithoutBond',
+  /** VLANs on a physical port that stays in its bond: they belong on the bond port. */
+  vlanOnBondedMember: 'VlanOnBondedMember',
+  /** VLANs on a disbonded bond port: they belong on its physical ports. */
+  vlanOnUnbondedBond: 'VlanOnUnbondedBond',
+  /** The native VLAN is not one of the port's VLANs. */
+  nativeVlanNotAssigned: 'NativeVlanNotAssigned',
+  /** A native VLAN needs at least two VLANs on the port (as the Terraform provider checks). */
+  nativeVlanNeedsTwoVlans: 'NativeVlanNeedsTwoVlans',
+  /** A native VLAN on a layer-3 bond port: its untagged traffic is the layer-3 network. */
+  nativeVlanOnLayer3Port: 'NativeVlanOnLayer3Port',
+  /** The same VLAN twice on one port. */
+  duplicateVlan: 'DuplicateVlan',
+  /** No VLAN with this vxlan in the project. */
+  vlanNotFound: 'VlanNotFound',
+  /** The project has this vxlan only in other metros; VLANs are metro-local. */
+  vlanInOtherMetro: 'VlanInOtherMetro',
+  /** The port says it cannot leave its bond (`disbond_operation_supported: false`). */
+  disbondNotSupported: 'DisbondNotSupported',
+} as const;
+
+export type PortPlanIssueCode = (typeof PORT_PLAN_ISSUE_CODES)[keyof typeof PORT_PLAN_ISSUE_CODES];
+
+export interface PortPlanIssue {
+  code: PortPlanIssueCode;
+  /** Where in the input: `desired[1].vlans[0]`, `device.network_frozen`, `device.network_ports[2]`. */
+  path: string;
+  message: string;
+}
+
+// The composite network type of a machine, derived from its ports, the way the Metal console and
+// packngo's Device.GetNetworkType name it. Used for observed ports and for desired ports alike,
+// so the type is never written down twice.
+
+/** One of the five network types of an Equinix Metal server (PORT_NETWORK_TYPES, the API's enum). */
+export type NetworkType = PortNetworkType;
+
+/** What the derivation needs to know about a port. */
+export interface PortShape {
+  /** A bond port (`NetworkBondPort`, bond0) rather than a physical one. */
+  isBond: boolean;
+  bonded: boolean;
+  /** Meaningful on bond ports only. */
+  layer2: boolean;
+  vlanCount: number;
+}
+
+/**
+ * - every bond port in layer 2: layer2-bonded when every port is bonded, else layer2-individual;
+ * - every bond port in layer 3: hybrid when a port left its bond, else hybrid-bonded when a bond
+ *   port carries VLANs, else layer3;
+ * - layer 2 and layer 3 bonds side by side (4-port plans): hybrid.
+ * Undefined without any bond port: there is nothing to name.
+ */
+export function deriveNetworkType(ports: readonly PortShape[]): NetworkType | undefined {
+  const bonds = ports.filter((p) => p.isBond);
+  if (bonds.length === 0) return undefined;
+  const allBonded = ports.every((p) => p.bonded);
+  if (bonds.every((b) => b.layer2)) return allBonded ? 'layer2-bonded' : 'layer2-individual';
+  if (bonds.some((b) => b.layer2)) return 'hybrid';
+  if (!allBonded) return 'hybrid';
+  return bonds.some((b) => b.vlanCount > 0) ? 'hybrid-bonded' : 'layer3';
+}
 
 /** Metal server plans come with 2 or 4 physical ports. */
 export type PortCount = 2 | 4;

@@ -2,9 +2,9 @@
 // what the user asked for (desired, after defaults and VLAN resolution).
 
 import type { Port, VirtualNetwork } from '../types.js';
-import { PORT_PLAN_ISSUE_CODES } from './issues.js';
-import type { PortPlanIssue } from './issues.js';
-import type { PortShape } from './network-type.js';
+import { PORT_PLAN_ISSUE_CODES } from './port-layout.js';
+import type { PortPlanIssue } from './port-layout.js';
+import type { PortShape } from './port-layout.js';
 
 /** A VLAN as the planner handles it: its UUID (what calls send) and its vxlan (what people read). */
 export interface VlanRef {

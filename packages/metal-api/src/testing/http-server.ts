@@ -6,7 +6,7 @@ import { createServer } from 'node:http';
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-import type { TimeSource } from '../time.js';
+import type { TimeSource } from '../retry.js';
 
 export interface RecordedRequest {
   method: string;

@@ -1,38 +1,36 @@
 import { ClusterEndpointEventReasons, ClusterEndpointFinalizers, type IPAddressClaim } from '@metal-l2/api';
-import { isConflict, isNotFound, type ReconcileContext } from '@metal-l2/kube';
+import {
+  finalizersWith,
+  finalizersWithout,
+  hasFinalizer,
+  isConflict,
+  isNotFound,
+  writeFinalizers,
+  type ReconcileContext,
+} from '@metal-l2/kube';
 import { endpointClaimName } from '../machine-network/claim-names.js';
 import { addressUseOf, ownerCluster } from './address-in-use.js';
 import type { EndpointContext } from './context.js';
 import { boundAddress } from './endpoint-claim.js';
-import { isHeldByUs } from './hold.js';
+import { clusterHold } from '../hold.js';
 
 // The endpoint claim carries our finalizer, so that no deletion (kubectl delete, owner garbage
 // collection, our own when the Cluster gives the address up) lets the address go while it is in
 // use (address-in-use.ts). Our IPAM provider keeps a deleting claim's address while a finalizer
 // other than its own remains, so the address is never free in between.
 
-function hasFinalizer(claim: IPAddressClaim): boolean {
-  return claim.metadata.finalizers?.includes(ClusterEndpointFinalizers.endpointInUse) ?? false;
-}
-
 /**
  * Merge patch of the whole list, guarded by the resourceVersion read: another finalizer written
  * meanwhile is never lost. False when the claim changed since (or went): its watch event brings
  * the claim back, read anew.
  */
-async function writeFinalizers(
+async function writeClaimFinalizers(
   at: { ctx: EndpointContext; signal: AbortSignal },
   claim: IPAddressClaim,
   finalizers: readonly string[],
 ): Promise<boolean> {
-  const version = claim.metadata.resourceVersion;
   try {
-    await at.ctx.client.patch(
-      at.ctx.types.claim,
-      { namespace: claim.metadata.namespace ?? '', name: claim.metadata.name ?? '' },
-      { metadata: { finalizers: [...finalizers] } },
-      { ...(version === undefined ? {} : { resourceVersion: version }), signal: at.signal },
-    );
+    await writeFinalizers(at.ctx.client, { type: at.ctx.types.claim, object: claim, finalizers, signal: at.signal });
     return true;
   } catch (err: unknown) {
     if (isConflict(err) || isNotFound(err)) return false;
@@ -57,16 +55,14 @@ export async function settleClaimFinalizer(
   const claim = ctx.caches.claims.get({ namespace: key.namespace, name: endpointClaimName(key.name) });
   if (claim === undefined) return;
   const owner = ownerCluster(ctx.caches, claim);
-  if (owner?.spec?.paused === true && !isHeldByUs(owner)) return;
+  if (owner?.spec?.paused === true && !clusterHold.isHeldByUs(owner)) return;
   if (claim.metadata.deletionTimestamp !== undefined) {
-    if (hasFinalizer(claim)) await releaseDeletedClaim({ ctx, rctx, name: key.name }, claim);
+    if (hasFinalizer(claim, ClusterEndpointFinalizers.endpointInUse)) await releaseDeletedClaim({ ctx, rctx, name: key.name }, claim);
     return;
   }
-  if (owner === undefined || hasFinalizer(claim)) return;
-  await writeFinalizers({ ctx, signal: rctx.signal }, claim, [
-    ...(claim.metadata.finalizers ?? []),
-    ClusterEndpointFinalizers.endpointInUse,
-  ]);
+  const finalizers = finalizersWith(claim, ClusterEndpointFinalizers.endpointInUse);
+  if (owner === undefined || finalizers === undefined) return;
+  await writeClaimFinalizers({ ctx, signal: rctx.signal }, claim, finalizers);
 }
 
 /**
@@ -88,8 +84,8 @@ async function releaseDeletedClaim(
       return;
     }
   }
-  const rest = (claim.metadata.finalizers ?? []).filter((f) => f !== ClusterEndpointFinalizers.endpointInUse);
-  if (!(await writeFinalizers({ ctx, signal: rctx.signal }, claim, rest))) return;
+  const rest = finalizersWithout(claim, ClusterEndpointFinalizers.endpointInUse) ?? [];
+  if (!(await writeClaimFinalizers({ ctx, signal: rctx.signal }, claim, rest))) return;
   ctx.events.event(claim, {
     type: 'Normal',
     reason: ClusterEndpointEventReasons.claimReleased,

@@ -10,9 +10,8 @@ import type {
   PacketMachine,
   ResourceType,
 } from '@metal-l2/api';
-import type { KubeClient, Logger, ReconcileContext } from '@metal-l2/kube';
+import type { KubeClient, Logger, ReconcileContext, Step } from '@metal-l2/kube';
 import type { EventSink, ObjectCache } from '../context.js';
-import type { StepOutcome } from '../machine-network/scope.js';
 
 export interface EndpointCaches {
   readonly clusters: ObjectCache<Cluster>;
@@ -52,4 +51,4 @@ export interface EndpointScope {
   quiet?: boolean;
 }
 
-export type EndpointStep = (scope: EndpointScope) => Promise<StepOutcome>;
+export type EndpointStep = Step<EndpointScope>;

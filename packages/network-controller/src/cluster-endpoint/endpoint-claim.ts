@@ -11,9 +11,8 @@ import {
   type IPAddress,
   type IPAddressClaim,
 } from '@metal-l2/api';
-import { apiVersionOf, isAlreadyExists, isKubeApiError } from '@metal-l2/kube';
+import { apiVersionOf, failed, isAlreadyExists, isKubeApiError, proceed, type StepOutcome, waitFor } from '@metal-l2/kube';
 import { endpointClaimName, nameLabelValue } from '../machine-network/claim-names.js';
-import { failed, proceed, waitFor, type StepOutcome } from '../machine-network/scope.js';
 import { addressUseOf, announcersOf, describeUse, listNames } from './address-in-use.js';
 import type { EndpointScope } from './context.js';
 import { markAddressInUse, markEndpointCondition } from './status.js';

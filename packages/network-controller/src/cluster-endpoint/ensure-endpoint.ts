@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import {
   ClusterEndpointReasons,
   ClusterEndpointType,
@@ -10,8 +11,7 @@ import {
 } from '@metal-l2/api';
 import { apiVersionOf, done, isAlreadyExists, requeueAfter, type ReconcileContext, type ReconcileResult } from '@metal-l2/kube';
 import type { EndpointContext } from './context.js';
-import { isHeldByUs, noteHoldReason } from './hold.js';
-import { virtualRouterIdOf } from './virtual-router-id.js';
+import { clusterHold, noteClusterHoldReason } from '../hold.js';
 
 /** A new ClusterEndpoint: the template's spec copied (port and virtual router id resolved), controller-owned by the Cluster. */
 export function newClusterEndpoint(cluster: Cluster, template: ClusterEndpointTemplate, clusterApiVersion: string): ClusterEndpoint {
@@ -64,9 +64,9 @@ export async function ensureClusterEndpoint(at: At): Promise<ClusterEndpoint | R
   const template = ctx.caches.templates.get({ namespace, name: at.templateName });
   if (template === undefined) {
     const message = `ClusterEndpointTemplate ${namespace}/${at.templateName} not found; ${
-      isHeldByUs(cluster) ? 'the Cluster stays paused until it exists' : 'no endpoint is claimed until it exists'
+      clusterHold.isHeldByUs(cluster) ? 'the Cluster stays paused until it exists' : 'no endpoint is claimed until it exists'
     }`;
-    await noteHoldReason(at, ClusterEndpointReasons.templateNotFound, message);
+    await noteClusterHoldReason(at, ClusterEndpointReasons.templateNotFound, message);
     return done();
   }
   try {
@@ -80,4 +80,15 @@ export async function ensureClusterEndpoint(at: At): Promise<ClusterEndpoint | R
     // Another replica (or our previous reconcile) made it: the cache brings it, and the next pass uses it.
     return requeueAfter(1_000);
   }
+}
+
+/**
+ * The virtual router id a Cluster's VIP announcer uses when its template names none: 1–255 from
+ * a hash of the Cluster's UID, so two clusters on one VLAN rarely collide (a template sets one
+ * explicitly when they do). It is resolved once, into the ClusterEndpoint's spec (and status), so
+ * a Cluster recreated by clusterctl move (a new UID, no status) keeps the id its machines announce.
+ */
+export function virtualRouterIdOf(clusterUid: string): number {
+  const digest = createHash('sha256').update(clusterUid).digest();
+  return (digest.readUInt32BE(0) % 255) + 1;
 }

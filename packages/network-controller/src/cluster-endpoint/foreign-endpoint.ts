@@ -6,13 +6,12 @@ import {
   type Cluster,
   type ClusterEndpoint,
 } from '@metal-l2/api';
-import { getCondition, type ReconcileContext } from '@metal-l2/kube';
+import { failed, getCondition, proceed, type ReconcileContext, type StepOutcome, waitFor } from '@metal-l2/kube';
 import { endpointClaimName } from '../machine-network/claim-names.js';
-import { failed, proceed, waitFor, type StepOutcome } from '../machine-network/scope.js';
 import type { EndpointContext, EndpointScope } from './context.js';
 import { addressUseOf, describeUse, type AddressUse } from './address-in-use.js';
 import { boundAddress, ownedByCluster, runsOnOwnAddress } from './endpoint-claim.js';
-import { isHeldByUs, releaseHold } from './hold.js';
+import { clusterHold, endClusterHold } from '../hold.js';
 import { markAddressInUse, markEndpointAlreadySet, markEndpointCondition } from './status.js';
 
 /** Deletes the Cluster's endpoint claim (its IPAM provider gives the address back); true when there was one. */
@@ -45,7 +44,7 @@ export async function respectForeignEndpoint(scope: EndpointScope): Promise<Step
   const claim = scope.ctx.caches.claims.get({ namespace: scope.namespace, name: endpointClaimName(scope.name) });
   const address = boundAddress(scope, claim)?.spec.address;
   if (address === host) return proceed;
-  const held = isHeldByUs(cluster);
+  const held = clusterHold.isHeldByUs(cluster);
   if (claim !== undefined && address === undefined && !held) return proceed;
   const endpoint = `${host}:${current?.port ?? '?'}`;
   if (claim !== undefined && address !== undefined) {
@@ -56,7 +55,7 @@ export async function respectForeignEndpoint(scope: EndpointScope): Promise<Step
   try {
     await dropClaim(scope, `the Cluster's endpoint is ${endpoint}`);
     // Also clears a hold reason left on a Cluster we never held (its template was missing).
-    await releaseHold(scope, `control-plane endpoint ${endpoint} set by someone else; released the pause`);
+    await endClusterHold(scope, `control-plane endpoint ${endpoint} set by someone else; released the pause`);
   } catch (err: unknown) {
     return failed(new Error(`give up the endpoint claim of Cluster ${scope.namespace}/${scope.name}`, { cause: err }));
   }
@@ -76,7 +75,7 @@ export async function respectForeignEndpoint(scope: EndpointScope): Promise<Step
  */
 async function keepAnnouncedAddress(scope: EndpointScope, use: AddressUse, endpoint: string): Promise<StepOutcome> {
   try {
-    await releaseHold(scope, `control-plane endpoint ${endpoint} set by someone else; released the pause`);
+    await endClusterHold(scope, `control-plane endpoint ${endpoint} set by someone else; released the pause`);
   } catch (err: unknown) {
     return failed(new Error(`release the pause of Cluster ${scope.namespace}/${scope.name}`, { cause: err }));
   }
@@ -102,7 +101,7 @@ export async function unlinkCluster(at: {
   endpoint: ClusterEndpoint | undefined;
 }): Promise<void> {
   const { ctx, rctx, cluster } = at;
-  await releaseHold(at, 'no ClusterEndpointTemplate linked any more; released the pause');
+  await endClusterHold(at, 'no ClusterEndpointTemplate linked any more; released the pause');
   const namespace = cluster.metadata.namespace ?? '';
   const name = cluster.metadata.name ?? '';
   const scope = { ctx, rctx, namespace, name, cluster };

@@ -5,14 +5,22 @@ import {
   ClusterEndpointType,
   type ClusterEndpoint,
 } from '@metal-l2/api';
-import { PatchHelper, done, getCondition, requeueAfter, type ReconcileContext, type ReconcileResult } from '@metal-l2/kube';
-import type { StepOutcome } from '../machine-network/scope.js';
+import {
+  PatchHelper,
+  done,
+  getCondition,
+  requeueAfter,
+  runSteps,
+  type ReconcileContext,
+  type ReconcileResult,
+  type StepOutcome,
+} from '@metal-l2/kube';
 import { settleClaimFinalizer } from './claim-finalizer.js';
 import type { EndpointContext, EndpointScope, EndpointStep } from './context.js';
 import { ensureEndpointClaim, linkEndpointClaim, waitForEndpointAddress } from './endpoint-claim.js';
 import { ensureClusterEndpoint } from './ensure-endpoint.js';
 import { respectForeignEndpoint, unlinkCluster } from './foreign-endpoint.js';
-import { isHeldByUs, isPausedWithEndpoint, noteHoldReason } from './hold.js';
+import { clusterHold, isPausedWithEndpoint, noteClusterHoldReason } from '../hold.js';
 import { releaseClusterHold, setClusterEndpoint } from './set-endpoint.js';
 import { summarizeEndpointReady } from './status.js';
 
@@ -29,24 +37,16 @@ const steps: readonly EndpointStep[] = [
   releaseClusterHold,
 ];
 
-async function runSteps(scope: EndpointScope): Promise<StepOutcome> {
-  for (const step of steps) {
-    const outcome = await step(scope);
-    if (outcome.kind !== 'continue') return outcome;
-  }
-  return { kind: 'continue' };
-}
-
 /**
  * A Cluster we still hold because its address is not there says why on the Cluster too (the
  * ClusterEndpoint's condition, as the hold-reason annotation and an Event). A foreign endpoint
  * ended the hold already (its reason is on the ClusterEndpoint and in its Event).
  */
 async function reportWaiting(scope: EndpointScope, outcome: StepOutcome): Promise<void> {
-  if (outcome.kind === 'continue' || scope.quiet === true || !isHeldByUs(scope.cluster)) return;
+  if (outcome.kind === 'continue' || scope.quiet === true || !clusterHold.isHeldByUs(scope.cluster)) return;
   const allocated = getCondition(scope.endpoint.status?.conditions, ClusterEndpointConditionTypes.addressAllocated);
   if (allocated === undefined || allocated.status === 'True' || allocated.reason === ClusterEndpointReasons.endpointAlreadySet) return;
-  await noteHoldReason(scope, allocated.reason ?? ClusterEndpointReasons.waitingForAddress, allocated.message ?? '');
+  await noteClusterHoldReason(scope, allocated.reason ?? ClusterEndpointReasons.waitingForAddress, allocated.message ?? '');
 }
 
 /**
@@ -83,7 +83,7 @@ export async function reconcileClusterEndpoint(
 
   const patch = PatchHelper.snapshot(ClusterEndpointType, endpoint);
   const scope: EndpointScope = { ctx, rctx, ...key, cluster, endpoint: structuredClone(endpoint), now: ctx.now(), logger: rctx.logger };
-  const outcome = await runSteps(scope);
+  const outcome = await runSteps(scope, steps);
   const working: ClusterEndpoint = scope.endpoint;
   (working.status ??= {}).observedGeneration = working.metadata.generation ?? 0;
   summarizeEndpointReady(scope);

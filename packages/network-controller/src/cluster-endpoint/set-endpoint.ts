@@ -1,7 +1,7 @@
+import { failed, proceed, type StepOutcome, waitFor } from '@metal-l2/kube';
 import { ClusterEndpointConditionTypes, ClusterEndpointEventReasons, ClusterEndpointReasons } from '@metal-l2/api';
-import { failed, proceed, waitFor, type StepOutcome } from '../machine-network/scope.js';
 import type { EndpointScope } from './context.js';
-import { isHeldByUs, releaseHold } from './hold.js';
+import { clusterHold, endClusterHold } from '../hold.js';
 import { markEndpointAlreadySet, markEndpointCondition } from './status.js';
 
 /**
@@ -51,7 +51,7 @@ export async function setClusterEndpoint(scope: EndpointScope): Promise<StepOutc
   // Our address with another port (respectForeignEndpoint let it through: the address is in use).
   const message =
     `Cluster.spec.controlPlaneEndpoint is ${host}:${current?.port ?? '?'}, not the claimed ${address}:${port}; it is never overwritten. ${
-      isHeldByUs(cluster) ? 'The Cluster stays paused: clear the endpoint to get the VLAN one.' : ''
+      clusterHold.isHeldByUs(cluster) ? 'The Cluster stays paused: clear the endpoint to get the VLAN one.' : ''
     }`.trimEnd();
   markEndpointAlreadySet(scope, message);
   return waitFor();
@@ -60,7 +60,7 @@ export async function setClusterEndpoint(scope: EndpointScope): Promise<StepOutc
 /** Postcondition: our hold is over (the endpoint is set, so Cluster API and CAPP may go on). */
 export async function releaseClusterHold(scope: EndpointScope): Promise<StepOutcome> {
   try {
-    await releaseHold(scope, `control-plane endpoint ${scope.endpoint.status?.address ?? ''} set; released the pause`);
+    await endClusterHold(scope, `control-plane endpoint ${scope.endpoint.status?.address ?? ''} set; released the pause`);
   } catch (err: unknown) {
     return failed(new Error(`release the pause of Cluster ${scope.namespace}/${scope.name}`, { cause: err }));
   }

@@ -6,24 +6,31 @@ import {
   deviceIdOf,
   type MachineNetwork,
 } from '@metal-l2/api';
-import { getCondition } from '@metal-l2/kube';
+import { getCondition, type Phase, proceed, type StepOutcome, waitFor } from '@metal-l2/kube';
 import {
-  isMetalGone,
+  observePorts,
+  resolveDesired,
   type Device,
   type Event as MetalEvent,
   type DesiredPort,
   type MetalClient,
   type VirtualNetwork,
+  type VlanRef,
 } from '@metal-l2/metal-api';
 import { UserStateCode } from '@metal-l2/machine-config';
-import { machineMetal, type MetalAccess } from '../metal/machine-metal.js';
-import { desiredNetworkMode, desiredPorts, removesLayer3 } from './desired-ports.js';
-import { DEVICE_INCLUDES, drivePorts, pollPendingBatch, portRecords, projectedPorts } from './port-driver.js';
-import { afterMetalError, afterMetalFailure, metalSucceeded } from './metal-retry.js';
-import { driftCheckDelayMs, driftCheckDue, findDrift, noteDeviceRead, portsSettled, type Drift } from './drift-check.js';
-import { conditionIs } from './status.js';
-import { proceed, waitFor, type MachineNetworkScope, type Phase, type StepOutcome } from './scope.js';
-import { markCondition } from './status.js';
+import { machineMetal, readDevice, type MetalAccess } from '../metal/machine-metal.js';
+import { desiredNetworkMode, desiredPorts, removesLayer3 } from '../port-rules.js';
+import {
+  afterMetalError,
+  afterMetalFailure,
+  DEVICE_INCLUDES,
+  drivePorts,
+  metalSucceeded,
+  pollPendingBatch,
+  portRecords,
+  projectedPorts,
+} from './port-driver.js';
+import { conditionIs, type MachineNetworkScope, markCondition } from './scope.js';
 
 function notConfigured(scope: MachineNetworkScope, reason: string, message: string): void {
   markCondition(scope.machineNetwork, { type: MachineNetworkConditionTypes.portsConfigured, status: 'False', reason, message }, scope.now);
@@ -35,15 +42,6 @@ function configured(scope: MachineNetworkScope, message: string): void {
     { type: MachineNetworkConditionTypes.portsConfigured, status: 'True', reason: MachineNetworkReasons.portsConfigured, message },
     scope.now,
   );
-}
-
-async function readDevice(metal: MetalClient, id: string, signal: AbortSignal): Promise<Device | undefined> {
-  try {
-    return await metal.devices.get(id, { include: DEVICE_INCLUDES, signal });
-  } catch (err: unknown) {
-    if (isMetalGone(err)) return undefined;
-    throw err;
-  }
 }
 
 /** The boot script's latest user-state event (its codes are ours: 1001 captured, 1002 configured, 1099 failed). */
@@ -236,7 +234,7 @@ async function readDeviceAndVlans(
   const signal = scope.rctx.signal;
   let device: Device | undefined;
   try {
-    device = await readDevice(access.metal, deviceId, signal);
+    device = await readDevice(access.metal, deviceId, { include: DEVICE_INCLUDES, signal });
   } catch (err: unknown) {
     return { stop: metalError(scope, `read device ${deviceId}`, err) };
   }
@@ -393,4 +391,90 @@ function done(scope: MachineNetworkScope): StepOutcome {
   }
   configured(scope, `ports in ${mode ?? 'the requested'} mode`);
   return proceed;
+}
+
+// ---- Drift: when a configured device is read again, and what counts as drift ----
+
+// Zero Metal calls at rest does not mean never looking: each configured machine's device is read
+// once per drift period (DESIGN §5), so a change made outside the controller is found. The reads
+// are spread: ±10% around the period after each read, and the first after a start at a random
+// point between a tenth of a period and 1.1 periods, so a restarted controller does not read
+// 1,000 devices at once (nor any in its first tenth of a period).
+
+const keyOf = (scope: Pick<MachineNetworkScope, 'namespace' | 'name'>): string => `${scope.namespace}/${scope.name}`;
+
+/** The ports were configured, or a drift check already reported what it found: only a drift check reads the device again. */
+export function portsSettled(mn: MachineNetwork): boolean {
+  const c = getCondition(mn.status?.conditions, MachineNetworkConditionTypes.portsConfigured);
+  if (c === undefined || mn.status?.pendingBatch !== undefined) return false;
+  return c.status === 'True' || c.reason === MachineNetworkReasons.portDrift || c.reason === MachineNetworkReasons.deviceNotFound;
+}
+
+/** The device was read now: the next drift check comes one period later, give or take a tenth. */
+export function noteDeviceRead(scope: MachineNetworkScope): void {
+  const interval = scope.ctx.timings.driftCheckMs;
+  scope.ctx.driftChecks.set(keyOf(scope), scope.now.getTime() + interval * (0.9 + 0.2 * Math.random()));
+}
+
+/** Whether the drift check of this settled machine is due (the first sight of one schedules it). */
+export function driftCheckDue(scope: MachineNetworkScope): boolean {
+  const due = scope.ctx.driftChecks.get(keyOf(scope));
+  if (due === undefined) {
+    const interval = scope.ctx.timings.driftCheckMs;
+    scope.ctx.driftChecks.set(keyOf(scope), scope.now.getTime() + interval * (0.1 + Math.random()));
+    return false;
+  }
+  return scope.now.getTime() >= due;
+}
+
+/** How long until this settled machine's next drift check, for the requeue. */
+export function driftCheckDelayMs(scope: MachineNetworkScope): number | undefined {
+  if (!portsSettled(scope.machineNetwork)) return undefined;
+  const due = scope.ctx.driftChecks.get(keyOf(scope));
+  return due === undefined ? undefined : Math.max(due - scope.ctx.now().getTime(), 100);
+}
+
+/** Forget a machine that went away. */
+export function forgetDriftCheck(scope: Pick<MachineNetworkScope, 'ctx' | 'namespace' | 'name'>): void {
+  scope.ctx.driftChecks.delete(keyOf(scope));
+}
+
+export type Drift =
+  | { readonly kind: 'none' }
+  /** Only VLANs of the template are missing: assigning them again touches nothing else. */
+  | { readonly kind: 'repair'; readonly missing: readonly string[] }
+  /** Anything else: reported, not undone (it may be deliberate, and undoing a mode change cuts the server off). */
+  | { readonly kind: 'report'; readonly differences: readonly string[] };
+
+const vxlanOf = (v: VlanRef): string => (v.vxlan === undefined ? v.id : String(v.vxlan));
+
+/** What differs between the device as read and the template, port by port. */
+export function findDrift(input: { device: Device; desired: readonly DesiredPort[]; vlans: readonly VirtualNetwork[] }): Drift {
+  const observed = observePorts(input.device.network_ports ?? [], input.vlans).ports;
+  const { settings } = resolveDesired(input.desired, observed, { virtualNetworks: input.vlans, metro: input.device.metro?.code });
+  const missing: string[] = [];
+  const differences: string[] = [];
+  for (const port of observed) {
+    const want = settings.get(port.name);
+    if (want === undefined) continue;
+    if (port.isBond && port.layer2 !== want.layer2)
+      differences.push(
+        `${port.name} is in layer ${port.layer2 ? 2 : 3} (changed outside the controller); the template wants layer ${want.layer2 ? 2 : 3}`,
+      );
+    if (port.bonded !== want.bonded)
+      differences.push(
+        `${port.name} is ${port.bonded ? 'bonded' : 'out of its bond'}; the template wants it ${want.bonded ? 'bonded' : 'out of the bond'}`,
+      );
+    if (port.nativeVlan?.id !== want.nativeVlan?.id)
+      differences.push(
+        `${port.name} has native VLAN ${port.nativeVlan === undefined ? 'none' : vxlanOf(port.nativeVlan)}; the template wants ${want.nativeVlan === undefined ? 'none' : vxlanOf(want.nativeVlan)}`,
+      );
+    const have = new Set(port.vlans.map((v) => v.id));
+    const wanted = new Set(want.vlans.map((v) => v.id));
+    const extra = port.vlans.filter((v) => !wanted.has(v.id));
+    if (extra.length > 0) differences.push(`${port.name} has VLAN ${extra.map(vxlanOf).join(', ')}, which the template does not have`);
+    for (const v of want.vlans.filter((w) => !have.has(w.id))) missing.push(`${vxlanOf(v)} on ${port.name}`);
+  }
+  if (differences.length > 0) return { kind: 'report', differences: [...differences, ...missing.map((m) => `VLAN ${m} is missing`)] };
+  return missing.length > 0 ? { kind: 'repair', missing } : { kind: 'none' };
 }

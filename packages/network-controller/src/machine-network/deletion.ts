@@ -15,13 +15,11 @@ import {
   type MetalClient,
   type ObservedPort,
 } from '@metal-l2/metal-api';
-import { isConflict, isNotFound } from '@metal-l2/kube';
-import { machineMetal, type MetalAccess } from '../metal/machine-metal.js';
-import { DEVICE_INCLUDES, drivePorts, pollPendingBatch, type BatchPoll, type DriveResult } from './port-driver.js';
-import { afterMetalError } from './metal-retry.js';
-import { keepClaims, ownedClaims, readRemainingDevice } from './kept-claims.js';
-import { describe, failed, proceed, waitFor, type MachineNetworkScope, type StepOutcome } from './scope.js';
-import { markCondition } from './status.js';
+import { failed, finalizersWithout, isConflict, isNotFound, proceed, type StepOutcome, waitFor, writeFinalizers } from '@metal-l2/kube';
+import { machineMetal, readRemainingDevice, type MetalAccess } from '../metal/machine-metal.js';
+import { afterMetalError, DEVICE_INCLUDES, drivePorts, pollPendingBatch, type BatchPoll, type DriveResult } from './port-driver.js';
+import { keepClaims, ownedClaims } from './kept-claims.js';
+import { describe, type MachineNetworkScope, markCondition } from './scope.js';
 
 function deleting(scope: MachineNetworkScope, message: string): void {
   markCondition(
@@ -235,15 +233,10 @@ export async function releaseClaims(scope: MachineNetworkScope): Promise<StepOut
 /** Postcondition: the MachineNetwork may go (the API server deletes it once the patch lands). */
 export async function removeFinalizer(scope: MachineNetworkScope): Promise<StepOutcome> {
   const { ctx, machineNetwork: mn } = scope;
-  const finalizers = mn.metadata.finalizers ?? [];
-  if (!finalizers.includes(NetworkFinalizers.machineNetwork)) return proceed;
+  const finalizers = finalizersWithout(mn, NetworkFinalizers.machineNetwork);
+  if (finalizers === undefined) return proceed;
   try {
-    await ctx.client.patch(
-      MachineNetworkType,
-      { namespace: scope.namespace, name: scope.name },
-      { metadata: { finalizers: finalizers.filter((f) => f !== NetworkFinalizers.machineNetwork) } },
-      { ...(mn.metadata.resourceVersion === undefined ? {} : { resourceVersion: mn.metadata.resourceVersion }), signal: scope.rctx.signal },
-    );
+    await writeFinalizers(ctx.client, { type: MachineNetworkType, object: mn, finalizers, signal: scope.rctx.signal });
   } catch (err: unknown) {
     if (!isNotFound(err)) return failed(new Error(`remove the finalizer of MachineNetwork ${describe(scope)}`, { cause: err }));
   }

@@ -6,7 +6,7 @@ import {
   type MachineNetwork,
   type MachineNetworkStatus,
 } from '@metal-l2/api';
-import { conditionIs } from './status.js';
+import { conditionIs } from './scope.js';
 
 type UserDataRecord = NonNullable<MachineNetworkStatus['userData']>;
 

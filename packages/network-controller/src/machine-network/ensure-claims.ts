@@ -7,12 +7,11 @@ import {
   type IPAddressClaim,
   type MachineNetwork,
 } from '@metal-l2/api';
-import { isAlreadyExists, isKubeApiError } from '@metal-l2/kube';
+import { failed, isAlreadyExists, isKubeApiError, proceed, type StepOutcome, waitFor } from '@metal-l2/kube';
 import { MACHINE_NETWORK_LABEL } from '../context.js';
 import { nameLabelValue, wantedClaims, type WantedClaim } from './claim-names.js';
 import { keptRecordOf } from './kept-claims.js';
-import { describe, failed, proceed, waitFor, type MachineNetworkScope, type StepOutcome } from './scope.js';
-import { markCondition } from './status.js';
+import { describe, type MachineNetworkScope, markCondition } from './scope.js';
 
 function ownedBy(claim: IPAddressClaim, mn: MachineNetwork): boolean {
   return (claim.metadata.ownerReferences ?? []).some((o) => o.controller === true && o.uid === mn.metadata.uid);

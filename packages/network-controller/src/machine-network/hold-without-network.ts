@@ -1,17 +1,8 @@
-import {
-  CapiAnnotations,
-  MachineNetworkEventReasons,
-  NetworkAnnotations,
-  NetworkLabels,
-  PacketMachineType,
-  deviceIdOf,
-  type Machine,
-  type PacketMachine,
-} from '@metal-l2/api';
-import { builtinTypes, done, formatTime, requeueAfter, type KubeObject, type ReconcileContext, type ReconcileResult } from '@metal-l2/kube';
+import { MachineNetworkEventReasons, NetworkLabels, PacketMachineType, deviceIdOf, type Machine, type PacketMachine } from '@metal-l2/api';
+import { builtinTypes, done, requeueAfter, type ReconcileContext, type ReconcileResult, type Secret } from '@metal-l2/kube';
 import { readInjectionHash } from '@metal-l2/machine-config';
 import type { NetworkContext } from '../context.js';
-import { holdAnnotations } from '../webhook/packet-machine-webhook.js';
+import { holdReasonValue, machineHold, wakeMachine, type HoldWrite } from '../hold.js';
 
 // A PacketMachine we hold before it has a MachineNetwork: the MachineNetwork's conditions cannot
 // say why it waits, so the PacketMachine carries the reason (an annotation of ours, beside our
@@ -30,25 +21,14 @@ export interface HeldMachine {
 /** How often a machine held for a missing template looks again (templates are watched too). */
 const MISSING_TEMPLATE_RECHECK_MS = 30_000;
 
-export function isHeldByUs(pm: PacketMachine): boolean {
-  const annotations = pm.metadata.annotations ?? {};
-  return annotations[CapiAnnotations.paused] !== undefined && annotations[NetworkAnnotations.hold] !== undefined;
-}
-
-/** `<Reason>: <message>`, the value of the hold-reason annotation. */
-export function holdReasonValue(reason: string, message: string): string {
-  return `${reason}: ${message}`;
-}
-
 /**
  * The machine stays held for `reason`: a Warning Event, and the hold-reason annotation when the
  * hold is ours (someone else's pause is not ours to explain).
  */
 export async function keepHeld(at: HeldMachine, reason: string, message: string): Promise<ReconcileResult> {
   at.ctx.events.event(at.pm, { type: 'Warning', reason, message });
-  const value = holdReasonValue(reason, message);
-  if (isHeldByUs(at.pm) && at.pm.metadata.annotations?.[NetworkAnnotations.holdReason] !== value) {
-    await patchAnnotations(at, { [NetworkAnnotations.holdReason]: value }, { what: 'note why it holds PacketMachine' });
+  if (machineHold.isHeldByUs(at.pm)) {
+    await written(at, 'note why it holds PacketMachine', (w) => machineHold.writeReason(w, at.pm, holdReasonValue(reason, message)));
   }
   return requeueAfter(MISSING_TEMPLATE_RECHECK_MS);
 }
@@ -61,7 +41,7 @@ export async function keepHeld(at: HeldMachine, reason: string, message: string)
  * for, so it stays held and says so.
  */
 export async function releaseUnlinked(at: HeldMachine): Promise<ReconcileResult> {
-  if (!isHeldByUs(at.pm) || deviceIdOf(at.pm) !== undefined) return done();
+  if (!machineHold.isHeldByUs(at.pm) || deviceIdOf(at.pm) !== undefined) return done();
   const injected = await injectedSecret(at);
   if (injected !== undefined) {
     return keepHeld(
@@ -71,18 +51,17 @@ export async function releaseUnlinked(at: HeldMachine): Promise<ReconcileResult>
     );
   }
   // Guarded by the resourceVersion: a link added back meanwhile must win over the release.
-  await patchAnnotations(
-    at,
-    { [CapiAnnotations.paused]: null, [NetworkAnnotations.hold]: null, [NetworkAnnotations.holdReason]: null },
-    { what: 'release the pause of unlinked PacketMachine', guarded: true },
-  );
+  await written(at, 'release the pause of unlinked PacketMachine', (w) => machineHold.release(w, at.pm));
   at.ctx.events.event(at.pm, {
     type: 'Normal',
     reason: MachineNetworkEventReasons.pauseReleased,
     message: 'no longer linked to a MachineNetworkTemplate; released the pause, the machine is created without a MachineNetwork',
   });
   at.rctx.logger.info('released the pause of an unlinked machine', {});
-  await wakeMachine(at);
+  if (at.machine !== undefined && at.ctx.types.machine !== undefined) {
+    const machine = { namespace: at.namespace, name: at.machine.metadata.name ?? '', now: at.ctx.now() };
+    await wakeMachine({ client: at.ctx.client, type: at.ctx.types.machine, rctx: at.rctx }, machine);
+  }
   return done();
 }
 
@@ -95,7 +74,7 @@ export async function releaseUnlinked(at: HeldMachine): Promise<ReconcileResult>
  * ProvisionedWithoutInjection, never a silent boot without the network.
  */
 export async function holdAfterCreation(at: HeldMachine, templateName: string): Promise<ReconcileResult> {
-  await patchAnnotations(at, holdAnnotations(at.ctx.now()), { what: 'hold PacketMachine admitted without the hold', guarded: true });
+  await written(at, 'hold PacketMachine admitted without the hold', (w) => machineHold.take(w, at.pm, at.ctx.now()));
   at.ctx.events.event(at.pm, {
     type: 'Warning',
     reason: MachineNetworkEventReasons.heldAfterCreation,
@@ -112,31 +91,16 @@ export async function holdAfterCreation(at: HeldMachine, templateName: string): 
 
 /** The hold-reason annotation goes once the MachineNetwork exists: its conditions take over. */
 export async function clearHoldReason(at: Omit<HeldMachine, 'machine'>): Promise<void> {
-  if (at.pm.metadata.annotations?.[NetworkAnnotations.holdReason] === undefined) return;
-  await patchAnnotations(at, { [NetworkAnnotations.holdReason]: null }, { what: 'clear the hold reason of PacketMachine' });
+  await written(at, 'clear the hold reason of PacketMachine', (w) => machineHold.writeReason(w, at.pm, null));
 }
 
-async function patchAnnotations(
-  at: Omit<HeldMachine, 'machine'>,
-  annotations: Record<string, string | null>,
-  options: { readonly what: string; readonly guarded?: boolean },
-): Promise<void> {
-  const { what } = options;
-  const resourceVersion = options.guarded === true ? at.pm.metadata.resourceVersion : undefined;
+/** Runs one write of the hold with the PacketMachine's client and type; its error says what it attempted. */
+async function written(at: Omit<HeldMachine, 'machine'>, what: string, write: (w: HoldWrite) => Promise<unknown>): Promise<void> {
   try {
-    await at.ctx.client.patch(
-      PacketMachineType,
-      { namespace: at.namespace, name: at.name },
-      { metadata: { annotations } },
-      { ...(resourceVersion === undefined ? {} : { resourceVersion }), signal: at.rctx.signal },
-    );
+    await write({ client: at.ctx.client, type: PacketMachineType, rctx: at.rctx });
   } catch (err: unknown) {
     throw new Error(`${what} ${at.namespace}/${at.name}`, { cause: err });
   }
-}
-
-interface Secret extends KubeObject {
-  data?: Record<string, string>;
 }
 
 /** The Machine's bootstrap Secret when it carries our injection marker (left by an earlier MachineNetwork). */
@@ -147,23 +111,4 @@ async function injectedSecret(at: HeldMachine): Promise<string | undefined> {
   const value = secret?.data?.['value'];
   if (value === undefined) return undefined;
   return readInjectionHash(Buffer.from(value, 'base64').toString('utf8')) === undefined ? undefined : name;
-}
-
-/**
- * The Cluster API ≤ 1.8 Machine controller skipped the PacketMachine while it was paused and is
- * not woken by the unpause: touching the Machine wakes it (once; a later Machine event does too).
- */
-async function wakeMachine(at: HeldMachine): Promise<void> {
-  const type = at.ctx.types.machine;
-  if (at.machine === undefined || type === undefined) return;
-  try {
-    await at.ctx.client.patch(
-      type,
-      { namespace: at.namespace, name: at.machine.metadata.name ?? '' },
-      { metadata: { annotations: { [NetworkAnnotations.wokenAt]: formatTime(at.ctx.now()) } } },
-      { signal: at.rctx.signal },
-    );
-  } catch (err: unknown) {
-    throw new Error(`annotate Machine ${at.namespace}/${at.machine.metadata.name ?? ''} to wake Cluster API`, { cause: err });
-  }
 }

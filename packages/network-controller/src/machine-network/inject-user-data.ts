@@ -6,7 +6,17 @@ import {
   type Machine,
   type MachineNetwork,
 } from '@metal-l2/api';
-import { builtinTypes, isForbidden, isKubeApiError, type KubeObject } from '@metal-l2/kube';
+import {
+  builtinTypes,
+  failed,
+  isForbidden,
+  isKubeApiError,
+  type Secret,
+  type Phase,
+  proceed,
+  type StepOutcome,
+  waitFor,
+} from '@metal-l2/kube';
 import {
   injectUserData,
   readInjectionHash,
@@ -18,14 +28,8 @@ import {
 import { announcerFor, type Announcement } from './endpoint-announcer.js';
 import { IndexNames } from '../context.js';
 import { checkInjected, injectionRecord, type UserDataRecord } from './injected-config.js';
-import { networkConfigOf } from './network-config.js';
-import { describe, failed, proceed, waitFor, type MachineNetworkScope, type Phase, type StepOutcome } from './scope.js';
-import { markCondition } from './status.js';
-
-interface Secret extends KubeObject {
-  data?: Record<string, string>;
-  immutable?: boolean;
-}
+import { networkConfigOf } from '../port-rules.js';
+import { describe, type MachineNetworkScope, markCondition } from './scope.js';
 
 /** The API server's limit on a Secret: the decoded bytes of all its data values together (corev1 MaxSecretSize). */
 export const MAX_SECRET_BYTES = 1024 * 1024;

@@ -6,7 +6,7 @@ import {
   type AnnouncedEndpoint,
   type MachineNetworkStatus,
 } from '@metal-l2/api';
-import { getCondition } from '@metal-l2/kube';
+import { getCondition, proceed, type StepOutcome } from '@metal-l2/kube';
 import {
   RENDERER_VERSION,
   injectionHash,
@@ -16,8 +16,7 @@ import {
   type RenderedNetwork,
 } from '@metal-l2/machine-config';
 import { renderAnnouncement, type Announcement } from './endpoint-announcer.js';
-import { proceed, type MachineNetworkScope, type StepOutcome } from './scope.js';
-import { markCondition } from './status.js';
+import { type MachineNetworkScope, markCondition } from './scope.js';
 
 // What a provisioned machine booted with, recorded in status.userData at injection: the hash of our
 // bytes (the marker's), the renderer version, the fingerprint of what the OS was given that matters

@@ -7,12 +7,12 @@ import {
   type OwnerReference,
   type PacketMachine,
 } from '@metal-l2/api';
-import { isNotFound } from '@metal-l2/kube';
+import { failed, isNotFound, proceed, type StepOutcome, waitFor } from '@metal-l2/kube';
 import { IndexNames, MACHINE_NETWORK_LABEL } from '../context.js';
 import { wantedClaims } from './claim-names.js';
 import { assignedRecord, injectedRecord } from './durable-record.js';
 import { keptRecordOf } from './kept-claims.js';
-import { describe, failed, proceed, waitFor, type MachineNetworkScope, type StepOutcome } from './scope.js';
+import { describe, type MachineNetworkScope } from './scope.js';
 
 // A MachineNetwork deleted while its PacketMachine lives (`kubectl delete machinenetwork`) does not
 // take the server's network with it (DESIGN §3.3 step 7): its VLANs stay on the device, its claims

@@ -1,8 +1,7 @@
 import { MachineNetworkEventReasons, NetworkAnnotations, type IPAddressClaim, type OwnerReference } from '@metal-l2/api';
 import { done, isNotFound, requeueAfter, type ReconcileContext, type ReconcileResult } from '@metal-l2/kube';
-import { isMetalGone, type Device, type MetalClient } from '@metal-l2/metal-api';
 import { IndexNames, type NetworkContext } from '../context.js';
-import { metalToken } from '../metal/machine-metal.js';
+import { metalToken, readRemainingDevice } from '../metal/machine-metal.js';
 import { describe, type MachineNetworkScope } from './scope.js';
 
 // A machine deleted while its device cannot be checked (a token Metal refuses, no credentials, no
@@ -39,24 +38,6 @@ export function keptRecordOf(claim: IPAddressClaim): KeptRecord | undefined {
   return typeof credentialsSecret === 'string' && credentialsSecret !== ''
     ? { machineNetwork, deviceID, credentialsSecret }
     : { machineNetwork, deviceID };
-}
-
-/** The device, unless Metal no longer has it or it is on its way out (its VLAN assignments and addresses go with it). */
-export async function readRemainingDevice(
-  metal: MetalClient,
-  id: string,
-  options: { readonly include?: readonly string[]; readonly signal: AbortSignal },
-): Promise<Device | undefined> {
-  try {
-    const device = await metal.devices.get(id, {
-      ...(options.include === undefined ? {} : { include: options.include }),
-      signal: options.signal,
-    });
-    return device.state === 'deprovisioning' || device.state === 'deleted' ? undefined : device;
-  } catch (err: unknown) {
-    if (isMetalGone(err)) return undefined;
-    throw err;
-  }
 }
 
 /**

@@ -5,7 +5,6 @@ import {
   MachineNetworkType,
   NETWORK_GROUP,
   NETWORK_VERSION,
-  NetworkAnnotations,
   NetworkFinalizers,
   PacketMachineTemplateType,
   PacketMachineType,
@@ -14,25 +13,34 @@ import {
   type PacketMachine,
   type PacketMachineTemplate,
 } from '@metal-l2/api';
-import { PatchHelper, done, isAlreadyExists, isNotFound, requeueAfter, type ReconcileContext, type ReconcileResult } from '@metal-l2/kube';
+import {
+  PatchHelper,
+  done,
+  isAlreadyExists,
+  isNotFound,
+  requeueAfter,
+  runSteps,
+  type ReconcileContext,
+  type ReconcileResult,
+  type StepOutcome,
+} from '@metal-l2/kube';
 import { portCountOf } from '@metal-l2/metal-api';
 import { IndexNames, type NetworkContext } from '../context.js';
 import { linkStateOf, type LinkState } from '../template-link.js';
 import { decidePause } from '../webhook/packet-machine-webhook.js';
-import { configurePorts } from './configure-ports.js';
+import { configurePorts, driftCheckDelayMs, forgetDriftCheck } from './configure-ports.js';
 import { releaseClaims, removeFinalizer, unassignVlans } from './deletion.js';
 import { keepRecord, restoreRecord } from './durable-record.js';
-import { afterMetalWait } from './metal-retry.js';
-import { desiredNetworkMode } from './desired-ports.js';
-import { driftCheckDelayMs, forgetDriftCheck } from './drift-check.js';
+import { afterMetalWait } from './port-driver.js';
+import { desiredNetworkMode } from '../port-rules.js';
 import { ensureClaims } from './ensure-claims.js';
-import { clearHoldReason, holdAfterCreation, isHeldByUs, keepHeld, releaseUnlinked, type HeldMachine } from './hold-without-network.js';
+import { clearHoldReason, holdAfterCreation, keepHeld, releaseUnlinked, type HeldMachine } from './hold-without-network.js';
+import { machineHold } from '../hold.js';
 import { shortNodeStartupWarning } from './health-check-warning.js';
 import { ensureUserDataInjected } from './inject-user-data.js';
 import { adoptClaims, handOverNetwork, handedOverRecord, machineOutlivesNetwork } from './keep-network.js';
 import { releasePause } from './release-pause.js';
-import type { MachineNetworkScope, Step, StepOutcome } from './scope.js';
-import { summarizeReady } from './status.js';
+import { type MachineNetworkScope, type Step, summarizeReady } from './scope.js';
 import { waitForAddresses } from './wait-for-addresses.js';
 
 /** DESIGN §3.3, steps 2–5: each states its postcondition; a finished step reads and writes nothing. */
@@ -48,14 +56,6 @@ const normalSteps: readonly Step[] = [
 const deleteSteps: readonly Step[] = [afterMetalWait(unassignVlans), releaseClaims, removeFinalizer];
 /** The MachineNetwork alone is deleted while its machine lives: the network stays, for the next one to adopt. */
 const keepSteps: readonly Step[] = [handOverNetwork, removeFinalizer];
-
-async function runSteps(scope: MachineNetworkScope, steps: readonly Step[]): Promise<StepOutcome> {
-  for (const step of steps) {
-    const outcome = await step(scope);
-    if (outcome.kind !== 'continue') return outcome;
-  }
-  return { kind: 'continue' };
-}
 
 /** The Machine that uses this PacketMachine: by spec.infrastructureRef (owner refs are missing while paused on CAPI ≤ 1.8). */
 function findMachine(ctx: NetworkContext, namespace: string, name: string): Machine | undefined {
@@ -104,7 +104,7 @@ function newMachineNetwork(pm: PacketMachine, templateName: string, spec: Omit<M
  */
 async function linkOf(ctx: NetworkContext, at: HeldMachine): Promise<LinkState> {
   const cached = linkStateOf(at.pm, (ns, n) => ctx.caches.packetMachineTemplates.get({ namespace: ns, name: n }));
-  if (cached.kind !== 'unknown' || isHeldByUs(at.pm)) return cached;
+  if (cached.kind !== 'unknown' || machineHold.isHeldByUs(at.pm)) return cached;
   const live = await ctx.client.get<PacketMachineTemplate>(PacketMachineTemplateType, cached.packetMachineTemplate, {
     signal: at.rctx.signal,
   });
@@ -168,7 +168,8 @@ export async function reconcileMachineNetwork(
 ): Promise<ReconcileResult> {
   const { namespace, name } = key;
   const pm = ctx.caches.packetMachines.get(key);
-  let mn = ctx.lastWrites.view(`${namespace}/${name}`, ctx.caches.machineNetworks.get(key));
+  const cached = ctx.caches.machineNetworks.get(key);
+  let mn = cached === undefined ? undefined : ctx.lastWrites.fresher(`${namespace}/${name}`, '', cached);
   if (pm === undefined && mn === undefined) return done();
 
   const clusterName = pm?.metadata.labels?.[CapiLabels.clusterName] ?? mn?.metadata.labels?.[CapiLabels.clusterName];
@@ -184,7 +185,7 @@ export async function reconcileMachineNetwork(
     if (!('apiVersion' in ensured)) return ensured;
     mn = ensured;
   }
-  if (pm?.metadata.annotations?.[NetworkAnnotations.holdReason] !== undefined) await clearHoldReason({ ctx, pm, namespace, name, rctx });
+  if (pm !== undefined && machineHold.reasonOf(pm) !== undefined) await clearHoldReason({ ctx, pm, namespace, name, rctx });
 
   const { scope, writes } = startScope(ctx, { key, rctx, packetMachine: pm, machineNetwork: mn, clusterName });
   restoreRecord(scope.machineNetwork);
@@ -230,7 +231,10 @@ function startScope(
 ): { scope: MachineNetworkScope; writes: Writes } {
   const { namespace, name } = at.key;
   const pm = at.packetMachine;
-  const writes: Writes = { patch: PatchHelper.snapshot(MachineNetworkType, at.machineNetwork), before: at.machineNetwork, written: [] };
+  const writes: Writes = {
+    patch: PatchHelper.snapshot(MachineNetworkType, at.machineNetwork),
+    basedOn: at.machineNetwork.metadata.resourceVersion,
+  };
   const scope: MachineNetworkScope = {
     ctx,
     rctx: at.rctx,
@@ -280,7 +284,7 @@ function warnShortHealthCheck(scope: MachineNetworkScope): void {
   if (
     machine === undefined ||
     pm === undefined ||
-    !isHeldByUs(pm) ||
+    !machineHold.isHeldByUs(pm) ||
     ctx.healthCheckWarned.has(uid) ||
     ctx.caches.healthChecks === undefined
   )
@@ -299,8 +303,8 @@ function warnShortHealthCheck(scope: MachineNetworkScope): void {
 /** A machine still held after the hold budget: it stays paused (fail closed) and says so. */
 function holdTimedOut(scope: MachineNetworkScope): { reason: string; message: string } | undefined {
   const pm = scope.packetMachine;
-  if (pm === undefined || !isHeldByUs(pm)) return undefined;
-  const since = Date.parse(pm.metadata.annotations?.[NetworkAnnotations.hold] ?? '');
+  if (pm === undefined || !machineHold.isHeldByUs(pm)) return undefined;
+  const since = machineHold.heldSince(pm);
   if (Number.isNaN(since)) return undefined;
   const heldMs = scope.now.getTime() - since;
   if (heldMs < scope.ctx.timings.holdTimeoutMs) return undefined;
@@ -312,23 +316,31 @@ function holdTimedOut(scope: MachineNetworkScope): { reason: string; message: st
   return { reason: MachineNetworkReasons.holdTimeout, message };
 }
 
-/** What this reconcile wrote of its MachineNetwork: the snapshot the next patch diffs against, and every write so far. */
+/** What this reconcile wrote of its MachineNetwork: the snapshot the next patch diffs against, and the version it replaces. */
 interface Writes {
   patch: PatchHelper<MachineNetwork>;
-  /** The version the reconcile started from. */
-  readonly before: MachineNetwork;
-  readonly written: MachineNetwork[];
+  /** The version the next write replaces: the one the reconcile started from, then each one written. */
+  basedOn: string | undefined;
 }
 
-/** Sends what changed since the last write (and the durable record with it); the next write diffs against its result. */
+/**
+ * Sends what changed since the last write (and the durable record with it); the next write diffs
+ * against its result. Each version written is remembered over the cache (ctx.lastWrites), so the
+ * next reconcile does not act on the informer's older copy (miss the VLAN batch just started and
+ * start another).
+ */
 async function write(scope: MachineNetworkScope, writes: Writes): Promise<void> {
   if (scope.machineNetwork.metadata.deletionTimestamp === undefined) keepRecord(scope.machineNetwork);
+  const key = `${scope.namespace}/${scope.name}`;
   const current = await writes.patch.patch(scope.ctx.client, scope.machineNetwork, {
     signal: scope.rctx.signal,
-    onWrite: (w) => writes.written.push(w as MachineNetwork),
+    onWrite: (w) => {
+      const written = w as MachineNetwork;
+      scope.ctx.lastWrites.remember(key, '', { basedOn: writes.basedOn, written });
+      writes.basedOn = written.metadata.resourceVersion;
+    },
   });
   writes.patch = PatchHelper.snapshot(MachineNetworkType, current);
-  scope.ctx.lastWrites.remember(`${scope.namespace}/${scope.name}`, writes.before, writes.written);
 }
 
 async function finish(scope: MachineNetworkScope, writes: Writes, outcome: StepOutcome): Promise<ReconcileResult> {
@@ -340,7 +352,8 @@ async function finish(scope: MachineNetworkScope, writes: Writes, outcome: StepO
       return drift === undefined ? done() : requeueAfter(drift);
     }
     case 'wait': {
-      const hold = scope.packetMachine !== undefined && isHeldByUs(scope.packetMachine) ? scope.ctx.timings.holdTimeoutMs : undefined;
+      const hold =
+        scope.packetMachine !== undefined && machineHold.isHeldByUs(scope.packetMachine) ? scope.ctx.timings.holdTimeoutMs : undefined;
       // A held machine comes back when its hold budget runs out, to report it.
       const afterMs = outcome.afterMs ?? hold;
       return afterMs === undefined ? done() : requeueAfter(afterMs);

@@ -1,5 +1,4 @@
 import {
-  CapiAnnotations,
   MachineNetworkEventReasons,
   NetworkAnnotations,
   PacketMachineType,
@@ -7,8 +6,9 @@ import {
   type Machine,
   type PacketMachine,
 } from '@metal-l2/api';
-import { formatTime } from '@metal-l2/kube';
-import { describe, failed, proceed, waitFor, type MachineNetworkScope, type StepOutcome } from './scope.js';
+import { failed, proceed, type StepOutcome, waitFor } from '@metal-l2/kube';
+import { machineHold, wakeMachine } from '../hold.js';
+import { describe, type MachineNetworkScope } from './scope.js';
 
 function ownedByMachine(pm: PacketMachine, machine: Machine): boolean {
   return (pm.metadata.ownerReferences ?? []).some((o) => o.kind === 'Machine' && o.controller === true && o.uid === machine.metadata.uid);
@@ -25,22 +25,9 @@ export async function releasePause(scope: MachineNetworkScope): Promise<StepOutc
   const { ctx, packetMachine: pm, machine, machineNetwork: mn } = scope;
   const hash = mn.status?.userData?.hash;
   if (pm === undefined || hash === undefined || deviceIdOf(pm) !== undefined) return proceed;
-  const annotations = pm.metadata.annotations ?? {};
-  if (annotations[NetworkAnnotations.hold] !== undefined) {
+  if (machineHold.hasMarker(pm)) {
     try {
-      await ctx.client.patch(
-        PacketMachineType,
-        { namespace: scope.namespace, name: scope.name },
-        {
-          metadata: {
-            annotations: { [CapiAnnotations.paused]: null, [NetworkAnnotations.hold]: null, [NetworkAnnotations.holdReason]: null },
-          },
-        },
-        {
-          ...(pm.metadata.resourceVersion === undefined ? {} : { resourceVersion: pm.metadata.resourceVersion }),
-          signal: scope.rctx.signal,
-        },
-      );
+      await machineHold.release({ client: ctx.client, type: PacketMachineType, rctx: scope.rctx }, pm);
     } catch (err: unknown) {
       return failed(new Error(`release the pause of PacketMachine ${describe(scope)}`, { cause: err }));
     }
@@ -59,14 +46,15 @@ export async function releasePause(scope: MachineNetworkScope): Promise<StepOutc
   const first = machineAnnotations[NetworkAnnotations.networkConfig] !== hash;
   if (!first && !Number.isNaN(wokenAt) && scope.now.getTime() - wokenAt < interval) return waitFor(interval);
   try {
-    await ctx.client.patch(
-      ctx.types.machine,
-      { namespace: scope.namespace, name: machine.metadata.name ?? '' },
-      { metadata: { annotations: { [NetworkAnnotations.networkConfig]: hash, [NetworkAnnotations.wokenAt]: formatTime(scope.now) } } },
-      { signal: scope.rctx.signal },
-    );
+    const at = {
+      namespace: scope.namespace,
+      name: machine.metadata.name ?? '',
+      now: scope.now,
+      annotations: { [NetworkAnnotations.networkConfig]: hash },
+    };
+    await wakeMachine({ client: ctx.client, type: ctx.types.machine, rctx: scope.rctx }, at);
   } catch (err: unknown) {
-    return failed(new Error(`annotate Machine ${describe(scope, machine.metadata.name)} to wake Cluster API`, { cause: err }));
+    return failed(err);
   }
   return waitFor(interval);
 }

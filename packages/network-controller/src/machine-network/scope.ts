@@ -1,5 +1,12 @@
-import type { Machine, MachineNetwork, PacketMachine } from '@metal-l2/api';
-import type { ReconcileContext } from '@metal-l2/kube';
+import {
+  MachineNetworkConditionTypes,
+  MachineNetworkReasons,
+  type Machine,
+  type MachineNetwork,
+  type MachineNetworkStatus,
+  type PacketMachine,
+} from '@metal-l2/api';
+import { getCondition, setCondition, type ConditionStatus, type ReconcileContext, type Step as KubeStep } from '@metal-l2/kube';
 import type { NetworkContext } from '../context.js';
 
 /**
@@ -24,31 +31,76 @@ export interface MachineNetworkScope {
   readonly checkpoint: () => Promise<void>;
 }
 
-/**
- * What a step asks for next. A step looks at observed state first, does at most one kind of
- * write, and returns one of these; the runner stops at the first that is not `continue`.
- * - wait: nothing more to do now; a watched object will change (or come back after `afterMs`).
- * - fail: a retryable failure; the condition is already set, the queue backs off.
- */
-export type StepOutcome =
-  { readonly kind: 'continue' } | { readonly kind: 'wait'; readonly afterMs?: number } | { readonly kind: 'fail'; readonly error: unknown };
-
-export type Step = (scope: MachineNetworkScope) => Promise<StepOutcome>;
-
-/** A phase of a step either ends the step with an outcome or hands the next phase what it needs. */
-export type Phase<T> = { readonly stop: StepOutcome } | { readonly next: T };
-
-export const proceed: StepOutcome = { kind: 'continue' };
-
-export function waitFor(afterMs?: number): StepOutcome {
-  return afterMs === undefined ? { kind: 'wait' } : { kind: 'wait', afterMs };
-}
-
-export function failed(error: unknown): StepOutcome {
-  return { kind: 'fail', error };
-}
+export type Step = KubeStep<MachineNetworkScope>;
 
 /** `namespace/name` for messages. */
 export function describe(scope: Pick<MachineNetworkScope, 'namespace' | 'name'>, name = scope.name): string {
   return `${scope.namespace}/${name}`;
+}
+
+// ---- How a step reports: the MachineNetwork's conditions ----
+
+type ConditionType = (typeof MachineNetworkConditionTypes)[keyof typeof MachineNetworkConditionTypes];
+
+/** Sets one condition on the working copy (transition time moves only when the status flips). */
+export function markCondition(
+  mn: MachineNetwork,
+  condition: { type: ConditionType; status: ConditionStatus; reason: string; message: string },
+  now: Date,
+): void {
+  const status: MachineNetworkStatus = (mn.status ??= {});
+  status.conditions = setCondition(status.conditions, { ...condition, observedGeneration: mn.metadata.generation ?? 0 }, now);
+}
+
+export function conditionIs(mn: MachineNetwork, type: ConditionType, status: ConditionStatus): boolean {
+  return getCondition(mn.status?.conditions, type)?.status === status;
+}
+
+const ORDER = [
+  MachineNetworkConditionTypes.addressesAllocated,
+  MachineNetworkConditionTypes.userDataInjected,
+  MachineNetworkConditionTypes.portsConfigured,
+] as const;
+
+/**
+ * Ready summarises the others: True when all three are, else the first that is not True (in flow
+ * order) lends its reason and message, so `kubectl get machinenetworks` shows where a machine
+ * stands. An override (hold timeout, pause) wins over the summary.
+ */
+export function summarizeReady(mn: MachineNetwork, now: Date, override?: { reason: string; message: string }): void {
+  const conditions = mn.status?.conditions;
+  if (override !== undefined) {
+    markCondition(mn, { type: MachineNetworkConditionTypes.ready, status: 'False', ...override }, now);
+    return;
+  }
+  for (const type of ORDER) {
+    const c = getCondition(conditions, type);
+    if (c === undefined) {
+      markCondition(
+        mn,
+        {
+          type: MachineNetworkConditionTypes.ready,
+          status: 'False',
+          reason: MachineNetworkReasons.waitingForAddresses,
+          message: `${type} not evaluated yet`,
+        },
+        now,
+      );
+      return;
+    }
+    if (c.status !== 'True') {
+      markCondition(mn, { type: MachineNetworkConditionTypes.ready, status: 'False', reason: c.reason, message: c.message }, now);
+      return;
+    }
+  }
+  markCondition(
+    mn,
+    {
+      type: MachineNetworkConditionTypes.ready,
+      status: 'True',
+      reason: MachineNetworkReasons.ready,
+      message: 'addresses allocated, user data injected, ports configured',
+    },
+    now,
+  );
 }

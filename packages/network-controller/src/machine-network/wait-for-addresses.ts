@@ -1,7 +1,7 @@
+import { proceed, type StepOutcome, waitFor } from '@metal-l2/kube';
 import { MachineNetworkConditionTypes, MachineNetworkReasons, type AddressRecord, type IPAddressClaim } from '@metal-l2/api';
 import { wantedClaims } from './claim-names.js';
-import { proceed, waitFor, type MachineNetworkScope, type StepOutcome } from './scope.js';
-import { markCondition } from './status.js';
+import { type MachineNetworkScope, markCondition } from './scope.js';
 
 function readyReason(claim: IPAddressClaim | undefined): { reason?: string; message?: string } {
   const ready = claim?.status?.conditions?.find((c) => c.type === 'Ready');

@@ -1,6 +1,6 @@
 import { CapiLabels, MachineNetworkReasons, PacketClusterType, type MachineNetwork, type PacketMachine } from '@metal-l2/api';
 import { readSecretValue, type ReconcileContext } from '@metal-l2/kube';
-import { MetalClients, type MetalClient } from '@metal-l2/metal-api';
+import { MetalClients, isMetalGone, type Device, type MetalClient, type VirtualNetwork } from '@metal-l2/metal-api';
 import type { NetworkContext } from '../context.js';
 
 /** The key of the credentials Secret that holds the Metal API token (as for VRF-backed pools). */
@@ -100,4 +100,82 @@ export async function machineMetal(
     projectId: packetCluster.spec.projectID,
     metro: at.packetMachine?.spec.metro ?? packetCluster.spec.metro,
   };
+}
+
+/** The device as Metal shows it, or undefined when Metal no longer has it (404). */
+export async function readDevice(
+  metal: MetalClient,
+  id: string,
+  options: { readonly include?: readonly string[]; readonly signal: AbortSignal },
+): Promise<Device | undefined> {
+  try {
+    return await metal.devices.get(id, { ...(options.include === undefined ? {} : { include: options.include }), signal: options.signal });
+  } catch (err: unknown) {
+    if (isMetalGone(err)) return undefined;
+    throw err;
+  }
+}
+
+/** The device, unless Metal no longer has it or it is on its way out (its VLAN assignments and addresses go with it). */
+export async function readRemainingDevice(
+  metal: MetalClient,
+  id: string,
+  options: { readonly include?: readonly string[]; readonly signal: AbortSignal },
+): Promise<Device | undefined> {
+  const device = await readDevice(metal, id, options);
+  return device === undefined || device.state === 'deprovisioning' || device.state === 'deleted' ? undefined : device;
+}
+
+// ---- A project's VLANs, listed once for all its machines ----
+
+interface Entry {
+  readonly fetchedAt: number;
+  readonly vlans: Promise<readonly VirtualNetwork[]>;
+}
+
+/**
+ * A project's VLANs in one metro as one token sees them, shared by every machine of that project
+ * using that token: a rollout of many machines lists them once, not once per machine. Keyed by
+ * the token (its fingerprint) too: two tokens may be granted different projects, so one token's
+ * answer (or its refusal) must never be served to a machine using another. An entry is refreshed when it is older than
+ * `maxAgeMs`, or sooner when a machine asks for a vxlan it does not hold (a VLAN created since),
+ * but never more often than `minRefreshMs`.
+ */
+export class VlanCache {
+  readonly #entries = new Map<string, Entry>();
+
+  constructor(private readonly options: { readonly now: () => number; readonly maxAgeMs?: number; readonly minRefreshMs?: number }) {}
+
+  async list(
+    metal: MetalClient,
+    at: {
+      /** The token's fingerprint (MetalClients.fingerprint), never the token. */
+      readonly credentials: string;
+      readonly projectId: string;
+      readonly metro: string;
+      readonly wanted: readonly number[];
+      readonly signal?: AbortSignal;
+    },
+  ): Promise<readonly VirtualNetwork[]> {
+    const key = `${metal.baseUrl} ${at.credentials} ${at.projectId} ${at.metro}`;
+    const now = this.options.now();
+    const entry = this.#entries.get(key);
+    if (entry !== undefined) {
+      const age = now - entry.fetchedAt;
+      const fresh = age < (this.options.maxAgeMs ?? 60_000);
+      const vlans = await entry.vlans.catch(() => undefined);
+      if (vlans !== undefined && fresh) {
+        const missing = at.wanted.some((vxlan) => !vlans.some((v) => v.vxlan === vxlan));
+        if (!missing || age < (this.options.minRefreshMs ?? 5_000)) return vlans;
+      }
+    }
+    const vlans = metal.virtualNetworks.list(at.projectId, { metro: at.metro, ...(at.signal === undefined ? {} : { signal: at.signal }) });
+    this.#entries.set(key, { fetchedAt: now, vlans });
+    try {
+      return await vlans;
+    } catch (err: unknown) {
+      this.#entries.delete(key);
+      throw err;
+    }
+  }
 }

@@ -5,15 +5,8 @@
 // empty, and skips paused Clusters; so does CAPP).
 
 import { ClusterEndpointAnnotations, type Cluster } from '@metal-l2/api';
-import {
-  escapeJsonPointer,
-  type AdmissionHandler,
-  type AdmissionRequest,
-  type AdmissionVerdict,
-  type JsonPatchOperation,
-  type Logger,
-} from '@metal-l2/kube';
-import { formatHoldTime } from './packet-machine-webhook.js';
+import { type AdmissionHandler, type AdmissionRequest, type AdmissionVerdict, type JsonPatchOperation, type Logger } from '@metal-l2/kube';
+import { clusterHold } from '../hold.js';
 
 export interface ClusterWebhookDeps {
   /** The clock stamped into the hold marker. */
@@ -45,16 +38,10 @@ export function decideClusterHold(cluster: Pick<Cluster, 'metadata' | 'spec'>, n
   if (templateName === undefined || templateName === '') return { kind: 'pass', why: 'unlinked' };
   const host = cluster.spec?.controlPlaneEndpoint?.host;
   if (host !== undefined && host !== '') return { kind: 'pass', why: 'endpoint-set' };
-  const paused = cluster.spec?.paused === true;
-  const held = annotations?.[ClusterEndpointAnnotations.hold] !== undefined;
-  if (paused && held) return { kind: 'pass', why: 'held-already' };
-  if (paused) return { kind: 'paused-by-someone-else', templateName };
-  const patch: JsonPatchOperation[] = [
-    cluster.spec === undefined ? { op: 'add', path: '/spec', value: { paused: true } } : { op: 'add', path: '/spec/paused', value: true },
-    annotations === undefined
-      ? { op: 'add', path: '/metadata/annotations', value: { [ClusterEndpointAnnotations.hold]: formatHoldTime(now) } }
-      : { op: 'add', path: `/metadata/annotations/${escapeJsonPointer(ClusterEndpointAnnotations.hold)}`, value: formatHoldTime(now) },
-  ];
+  const pausedBy = clusterHold.pausedBy(cluster);
+  if (pausedBy === 'us') return { kind: 'pass', why: 'held-already' };
+  if (pausedBy === 'someone-else') return { kind: 'paused-by-someone-else', templateName };
+  const patch = clusterHold.admissionPatch(cluster, now);
   return { kind: 'hold', templateName, patch };
 }
 

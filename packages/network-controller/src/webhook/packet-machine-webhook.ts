@@ -3,16 +3,13 @@
 // not create the server before its network configuration is in the bootstrap data.
 
 import {
-  CapiAnnotations,
   MachineNetworkTemplateType,
-  NetworkAnnotations,
   PacketMachineTemplateType,
   type MachineNetworkTemplate,
   type PacketMachine,
   type PacketMachineTemplate,
 } from '@metal-l2/api';
 import {
-  escapeJsonPointer,
   type AdmissionHandler,
   type AdmissionRequest,
   type AdmissionVerdict,
@@ -20,6 +17,7 @@ import {
   type KubeClient,
   type Logger,
 } from '@metal-l2/kube';
+import { machineHold } from '../hold.js';
 import { resolveTemplateName, templateLinkOf } from '../template-link.js';
 
 /** How long the webhook waits for the API server when it reads a PacketMachineTemplate. */
@@ -66,27 +64,10 @@ export function decidePause(
 ): PauseDecision {
   if (isProvisioned(machine)) return { kind: 'pass', why: 'provisioned' };
   if (input.templateName === undefined) return { kind: 'pass', why: 'unlinked' };
-  const annotations = machine.metadata.annotations;
-  const paused = annotations?.[CapiAnnotations.paused] !== undefined;
-  const held = annotations?.[NetworkAnnotations.hold] !== undefined;
-  if (paused && held) return { kind: 'pass', why: 'held-already' };
-  if (paused) return { kind: 'paused-by-someone-else', templateName: input.templateName };
-  const hold = holdAnnotations(input.now);
-  const patch: JsonPatchOperation[] =
-    annotations === undefined
-      ? [{ op: 'add', path: '/metadata/annotations', value: hold }]
-      : Object.entries(hold).map(([key, value]) => ({ op: 'add', path: `/metadata/annotations/${escapeJsonPointer(key)}`, value }));
-  return { kind: 'pause', templateName: input.templateName, patch };
-}
-
-/** Our hold: Cluster API's pause, and our marker beside it saying the pause is ours (and since when). */
-export function holdAnnotations(now: Date): Record<string, string> {
-  return { [CapiAnnotations.paused]: '', [NetworkAnnotations.hold]: formatHoldTime(now) };
-}
-
-/** RFC 3339 in UTC, to the second, as Kubernetes writes times. */
-export function formatHoldTime(now: Date): string {
-  return now.toISOString().replace(/\.\d{3}Z$/, 'Z');
+  const pausedBy = machineHold.pausedBy(machine);
+  if (pausedBy === 'us') return { kind: 'pass', why: 'held-already' };
+  if (pausedBy === 'someone-else') return { kind: 'paused-by-someone-else', templateName: input.templateName };
+  return { kind: 'pause', templateName: input.templateName, patch: machineHold.admissionPatch(machine, input.now) };
 }
 
 function isProvisioned(machine: Pick<PacketMachine, 'spec'>): boolean {

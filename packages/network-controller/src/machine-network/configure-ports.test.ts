@@ -1,6 +1,6 @@
 import { describe, expect, test } from '@jest/globals';
 import type { Device, Port, VirtualNetwork } from '@metal-l2/metal-api';
-import { findDrift } from './drift-check.js';
+import { findDrift } from './configure-ports.js';
 
 const vlan = (vxlan: number): VirtualNetwork => ({
   id: `vlan-${vxlan}`,

@@ -1,5 +1,5 @@
 import { describe, expect, test } from '@jest/globals';
-import { virtualRouterIdOf } from './virtual-router-id.js';
+import { virtualRouterIdOf } from './ensure-endpoint.js';
 
 describe('virtualRouterIdOf', () => {
   test('stays in 1-255, is stable for a UID, and spreads over UIDs', () => {

@@ -1,8 +1,9 @@
+import { proceed } from '@metal-l2/kube';
 import { describe, expect, test } from '@jest/globals';
 import { MetalHttpError } from '@metal-l2/metal-api';
 import type { NetworkContext } from '../context.js';
-import { afterMetalError, afterMetalFailure, afterMetalWait, metalSucceeded, type MetalStreak } from './metal-retry.js';
-import { proceed, type MachineNetworkScope } from './scope.js';
+import { afterMetalError, afterMetalFailure, afterMetalWait, metalSucceeded, type MetalStreak } from './port-driver.js';
+import { type MachineNetworkScope } from './scope.js';
 
 // The Metal error policy per machine: plain data in, the next StepOutcome out.
 

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { MetalClients, createMetalClient, isMetalHttpError, type MetalClient } from '@metal-l2/metal-api';
 import { startSimulator, type Simulator } from '@metal-l2/metal-sim';
-import { VlanCache } from './vlan-cache.js';
+import { VlanCache } from './machine-metal.js';
 
 // Against the simulator (Metal's access rules: a token sees only the projects it is granted).
 

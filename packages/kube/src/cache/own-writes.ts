@@ -1,6 +1,9 @@
-import type { KubeObject } from '@metal-l2/kube';
+import type { KubeObject } from '../resource.js';
 
 /**
+ * Read-your-own-writes over an informer cache, the one overlay every controller here uses (the
+ * IPAM provider's pools and blocks, the network controller's MachineNetworks).
+ *
  * The objects this process wrote last (pools, blocks), for the pass that starts before the
  * informer cache has them. During a burst one pass follows the other faster than our own watch
  * events come back: a pass that started from the cache's version would send its guarded write

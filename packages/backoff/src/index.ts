@@ -1,0 +1,1 @@
+export { cappedExponentialMs, withEqualJitter, withSpreadJitter, type BackoffLimits } from './backoff.js';
