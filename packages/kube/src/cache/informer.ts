@@ -18,7 +18,7 @@ export interface InformerHandlers<T extends KubeObject> {
 
 export type InformerEventName = keyof InformerHandlers<KubeObject>;
 
-export interface InformerOptions {
+export interface InformerOptions<T extends KubeObject = KubeObject> {
   readonly client: KubeClient;
   readonly type: ResourceType;
   /** Watch one namespace; all namespaces when absent. */
@@ -50,6 +50,13 @@ export interface InformerOptions {
   /** Unhealthy (isHealthy false) once lists and watches have failed without a success this long. Default 60 s. */
   readonly unhealthyAfterMs?: number;
   readonly pageSize?: number;
+  /**
+   * Shapes each object fresh off the wire before it is cached (after managedFields are dropped),
+   * as controller-runtime's cache TransformFunc does: keep only what the controllers read, so a
+   * cache of many objects holds the few fields a decision needs. It may mutate its argument and
+   * must keep metadata.namespace, name and resourceVersion. Handlers see the shaped objects.
+   */
+  readonly transform?: (obj: T) => T;
   readonly logger: Logger;
   readonly metrics?: RuntimeMetrics;
   readonly clock?: Clock;
@@ -94,8 +101,9 @@ const defaultResyncIntervalMs = 5 * 60_000;
  * reconciler reads them, and on objects written by several managers they are often the larger
  * half of the object (as client-go informers do with a transform). Mutates the parsed JSON.
  */
-function withoutManagedFields(obj: KubeObject): void {
+function withoutManagedFields<T extends KubeObject>(obj: T): T {
   if (obj.metadata.managedFields !== undefined) delete obj.metadata.managedFields;
+  return obj;
 }
 const defaultWatchdogMs = 150_000;
 const defaultUnhealthyAfterMs = 60_000;
@@ -135,7 +143,7 @@ export class Informer<T extends KubeObject> implements InformerHandle {
   private readonly logger: Logger;
   private readonly resourceName: string;
 
-  constructor(private readonly options: InformerOptions) {
+  constructor(private readonly options: InformerOptions<T>) {
     this.clock = options.clock ?? realClock;
     this.resourceName = options.type.group === '' ? options.type.plural : `${options.type.plural}.${options.type.group}`;
     this.logger = options.logger.child({
@@ -244,6 +252,12 @@ export class Informer<T extends KubeObject> implements InformerHandle {
     return { ...this.counters };
   }
 
+  /** What the cache keeps of an object fresh off the wire. */
+  private shape(obj: T): T {
+    const transform = this.options.transform;
+    return transform === undefined ? withoutManagedFields(obj) : transform(withoutManagedFields(obj));
+  }
+
   private releaseSyncWaiters(): void {
     for (const resolve of this.syncWaiters.splice(0)) resolve();
   }
@@ -332,8 +346,7 @@ export class Informer<T extends KubeObject> implements InformerHandle {
       mapItem: (item) => {
         const cached = this.store.get(cacheKey(item));
         if (cached !== undefined && cached.metadata.resourceVersion === item.metadata.resourceVersion) return cached;
-        withoutManagedFields(item);
-        return item;
+        return this.shape(item);
       },
     });
     if (signal.aborted) return result.resourceVersion;
@@ -400,8 +413,7 @@ export class Informer<T extends KubeObject> implements InformerHandle {
           delivered += 1;
           this.counters.events += 1;
           resourceVersion = event.object.metadata.resourceVersion ?? resourceVersion;
-          withoutManagedFields(event.object);
-          const change = applyWatchEvent(this.store, event);
+          const change = applyWatchEvent(this.store, { ...event, object: this.shape(event.object) });
           if (change !== undefined) this.dispatch(change);
           return;
         }
