@@ -97,7 +97,8 @@ export async function stopAllControllers() {
  * for code, the young generation and buffers. A --max-old-space-size in
  * METAL_L2_BENCH_CONTROLLER_NODE_ARGS replaces it.
  */
-const podHeapArgs = ['--max-old-space-size=192'];
+export const POD_HEAP_MIB = 192;
+const podHeapArgs = [`--max-old-space-size=${POD_HEAP_MIB}`];
 
 /** The network controller's, as its chart sets it (network.heapLimitMi 288 for limits.memory 384Mi). */
 const networkPodHeapArgs = ['--max-old-space-size=288'];
@@ -108,10 +109,7 @@ function nodeArgsWith(heapArgs) {
   return [...(extra.some((a) => a.startsWith('--max-old-space-size')) ? [] : heapArgs), ...extra];
 }
 
-/**
- * `heapMiB` replaces the pod's heap budget (the capacity part: 65,534 claims and IPAddresses in
- * the caches do not fit the chart's 256Mi pod); `flags` are added to the controller's.
- */
+/** `heapMiB` replaces the pod's heap budget; `flags` are added to the controller's. */
 /** @param {{ kubeconfig: string, namespace: string, heapMiB?: number, flags?: string[] }} options */
 export function startOurController({ kubeconfig, namespace, heapMiB = undefined, flags: extraFlags = [] }) {
   const main = join('packages', 'ipam-controller', 'dist', 'main.js');
