@@ -66,7 +66,13 @@ function floorRows(burst, floor) {
   const f = floorComparison(burst, floor);
   const p99 = burst.burst.latencyMs.creationTimestamp.p99;
   return [
-    [figure, num(f.claimFraction, 2), '>= 0.9', verdict(f.claimFraction >= 0.9), `${num(f.claimsPerSecond)} / ${num(f.floorClaimsPerSecond)}`],
+    [
+      figure,
+      num(f.claimFraction, 2),
+      '>= 0.9',
+      verdict(f.claimFraction >= 0.9),
+      `${num(f.claimsPerSecond)} / ${num(f.floorClaimsPerSecond)}`,
+    ],
     [
       `p99 claim-to-bound, ${num(burst.burst.count)} claims at once`,
       ms(p99),
