@@ -77,7 +77,9 @@ export async function writeClaimStatus(
   const key = `status:${claim.uid}`;
   // The IPAddress is named after its claim: its name (up to 253 characters) is left out of the
   // signature then, which a burst keeps for every claim for a time to live.
-  const signature = JSON.stringify(outcome.kind === 'bound' && outcome.addressName === claim.name ? { ...outcome, addressName: '' } : outcome);
+  const signature = JSON.stringify(
+    outcome.kind === 'bound' && outcome.addressName === claim.name ? { ...outcome, addressName: '' } : outcome,
+  );
   const version = claim.object.metadata.resourceVersion;
   if (ctx.recentWrites.has(key, signature, version)) return;
   try {

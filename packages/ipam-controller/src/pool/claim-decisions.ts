@@ -3,13 +3,7 @@ import { buildIPAddress } from '../claim/ip-address.js';
 import { clusterStateOf, mayActOn, mayRelease } from '../claim/cluster-state.js';
 import type { ClaimOutcome } from '../claim/claim-status.js';
 import { claimKey, type ClaimView } from '../claim/claim-view.js';
-import {
-  deleteIPAddress,
-  ensureClaimFinalizer,
-  ensureIPAddress,
-  removeClaimFinalizer,
-  writeClaimStatus,
-} from '../claim/claim-writes.js';
+import { deleteIPAddress, ensureClaimFinalizer, ensureIPAddress, removeClaimFinalizer, writeClaimStatus } from '../claim/claim-writes.js';
 import { claimStatusPatch } from '../claim/claim-status.js';
 import type { IpamContext } from '../context.js';
 import { forEachBounded } from '../parallel.js';
