@@ -87,7 +87,7 @@ export class ByClaim<V> {
 
   set(namespace: string, name: string, value: V): void {
     let names = this.namespaces.get(namespace);
-    if (names === undefined) this.namespaces.set(namespace, (names = new Map()));
+    if (names === undefined) this.namespaces.set(namespace, (names = new Map<string, V>()));
     names.set(name, value);
   }
 }
