@@ -160,7 +160,7 @@ export async function createIpamController(options: IpamControllerOptions & { cl
     logger,
     now: options.now ?? (() => new Date()),
     watchNamespace: ns,
-    writeConcurrency: 48,
+    writeConcurrency: 16,
     recentWrites: new RecentWrites(),
     ownWrites: { pools: new OwnWrites<IPPool>(), blocks: new OwnWrites<IPAddressBlock>() },
     countWrites: new CountWrites(),
