@@ -60,6 +60,12 @@
 //              10 s) and, after 1.1 periods of warm-up, the Metal calls of one period (target one
 //              read per machine, no write). Fails on a duplicate address.
 //
+// The run ends with issue 32's targets, each met / not met from this run's figures, or not measured
+// and the --only that measures it (hack/bench/verdicts.js). One at a time, e.g.:
+//   node hack/bench.js --only reference --references v1.1.0 --reference-claims 1000
+//   node hack/bench.js --only burst,floor        node hack/bench.js --only fill
+//   node hack/bench.js --only capacity           (a /16 of 253-character names: long)
+//
 // Each cluster part also prints what explains its figures: the controller's API requests by verb
 // (from the API server's apiserver_request_total, the bench's own creates left out) with their
 // mean server time, CPU seconds of controller / kube-apiserver / etcd / bench during the burst,
@@ -79,6 +85,9 @@
 //          --reference-claims N,N  burst sizes of the reference part (default 1000,10000)
 //          --reference-seconds S   each reference run measures the claims bound within S s of
 //                         its first create (default 300)
+//          --references V,V  the reference releases to run (default all: v1.1.0,v1.0.3); the
+//                         targets compare against v1.1.0
+//          --capacity-heap-mib M  the capacity part's --max-old-space-size (default the chart's, 192)
 //          --inflight N   claim (or machine, or floor write) creates in flight (default 50)
 //          --rate N       claims per second in the steady part (default 20)
 //          --duration S   seconds of steady arrivals (default 60)
@@ -97,6 +106,8 @@ import { runMemory, runOurBurst, runSteady } from './bench/ipam.js';
 import { parseRateLimit } from '@metal-l2/metal-sim';
 import { rateLimitText, runNetwork } from './bench/network.js';
 import { referenceSummaryRows, runReference } from './bench/reference.js';
+import { REFERENCES } from './bench/references.js';
+import { printVerdicts } from './bench/verdicts.js';
 import { mib, ms, num, printTable, rate, sec, section } from './bench/table.js';
 
 const PARTS = ['core', 'burst', 'floor', 'steady', 'memory', 'capacity', 'fill', 'reference', 'network'];
@@ -114,6 +125,8 @@ function parseOptions(argv) {
       'sim-rate-limit': { type: 'string' },
       'reference-claims': { type: 'string', default: '1000,10000' },
       'reference-seconds': { type: 'string', default: '300' },
+      references: { type: 'string' },
+      'capacity-heap-mib': { type: 'string' },
       inflight: { type: 'string', default: '50' },
       rate: { type: 'string', default: '20' },
       duration: { type: 'string', default: '60' },
@@ -137,12 +150,22 @@ function parseOptions(argv) {
     simRateLimit: values['sim-rate-limit'] === undefined ? undefined : simRateLimit(values['sim-rate-limit']),
     referenceClaims: values['reference-claims'].split(',').map((s) => positive(s.trim(), 'reference-claims')),
     referenceSeconds: positive(values['reference-seconds'], 'reference-seconds'),
+    references: values.references === undefined ? undefined : referenceVersions(values.references),
+    capacityHeapMiB: values['capacity-heap-mib'] === undefined ? undefined : positive(values['capacity-heap-mib'], 'capacity-heap-mib'),
     inflight: positive(values.inflight, 'inflight'),
     rate: positive(values.rate, 'rate'),
     duration: positive(values.duration, 'duration'),
     timeoutSeconds: timeout,
     timeoutMs: (count) => (timeout ?? 120 + 0.2 * count) * 1000,
   };
+}
+
+/** --references v1.1.0[,v1.0.3]: which releases of the reference provider run (default all). */
+function referenceVersions(text) {
+  const known = REFERENCES.map((r) => r.version);
+  const versions = text.split(',').map((v) => v.trim());
+  for (const v of versions) if (!known.includes(v)) throw new Error(`--references takes ${known.join(',')}, not ${JSON.stringify(v)}`);
+  return versions;
 }
 
 function simRateLimit(text) {
@@ -336,7 +359,7 @@ function printSummary(results, errors) {
 
 async function main() {
   const usage =
-    'node hack/bench.js [--only core|burst|floor|steady|memory|capacity|fill|reference|network] [--claims N] [--reference-claims N,N] [--reference-seconds S] [--machines N] [--sim-rate-limit R[:B]] [--inflight N] [--rate N] [--duration S] [--timeout S]';
+    'node hack/bench.js [--only core|burst|floor|steady|memory|capacity|fill|reference|network] [--claims N] [--reference-claims N,N] [--reference-seconds S] [--references v1.1.0,v1.0.3] [--capacity-heap-mib M] [--machines N] [--sim-rate-limit R[:B]] [--inflight N] [--rate N] [--duration S] [--timeout S]';
   let options;
   try {
     options = parseOptions(process.argv.slice(2));
@@ -374,6 +397,7 @@ async function main() {
   if (options.only.has('reference')) await attempt('reference', () => runReference(options, [results.burst, results.memory]));
   if (options.only.has('network')) await attempt('network', () => runNetwork(options));
   printSummary(results, errors);
+  printVerdicts(results);
   const wrong =
     ['burst', 'steady', 'memory', 'capacity'].some((p) => results[p]?.verify?.problems?.length > 0 || results[p]?.burst?.timedOut) ||
     results.fill?.verify?.problems?.length > 0 ||

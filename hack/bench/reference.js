@@ -125,7 +125,8 @@ export async function runReference(options, earlier = []) {
     const ourResult =
       earlier.find((r) => r?.burst?.count === count && r.burst.ratePerSecond === undefined) ?? (await runOurBurst(options, count));
     const refs = [];
-    for (const reference of REFERENCES) refs.push(await runOneReference({ reference, count, stopAfterMs, options, builds }));
+    for (const reference of REFERENCES.filter((r) => options.references?.includes(r.version) ?? true))
+      refs.push(await runOneReference({ reference, count, stopAfterMs, options, builds }));
     printSideBySide(count, ourResult, refs);
     out.push({ count, ours: ourResult, refs });
   }

@@ -90,8 +90,10 @@ spec:
             - name: POD_NAMESPACE
               valueFrom: {fieldRef: {fieldPath: metadata.namespace}}
             {{- with $v.heapLimitMi }}
+            # A 2 MiB young generation: V8's default lets it grow to tens of MiB of resident memory
+            # beside the caches (hack/bench.js: 3,000 claims at once, peak RSS 236 -> 134 MiB).
             - name: NODE_OPTIONS
-              value: --max-old-space-size={{ . }}
+              value: --max-old-space-size={{ . }} --max-semi-space-size=2
             {{- end }}
             {{- with $v.env }}
             {{- toYaml . | nindent 12 }}

@@ -10,7 +10,8 @@ import type { VrfRuntime } from './vrf/vrf-runtime.js';
 
 /** The read side the reconcilers use: the informer caches, with the indexes declared in watches.ts. */
 export interface ObjectCache<T> {
-  get(key: ObjectKey): T | undefined;
+  /** By key, or by its keyString (`namespace/name`): a key string kept with a view saves building one per pass. */
+  get(key: ObjectKey | string): T | undefined;
   list(): T[];
   byIndex(name: string, value: string): T[];
 }

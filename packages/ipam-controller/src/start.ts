@@ -33,6 +33,7 @@ import {
   type ResourceType,
   type RuntimeMetrics,
 } from '@metal-l2/kube';
+import { shapeAddress, shapeBlock, shapeClaim, type ClaimNames } from './cache-transform.js';
 import { RecentWrites } from './claim/recent-writes.js';
 import { OwnWrites } from '@metal-l2/kube';
 import { CountWrites } from './pool/count-writes.js';
@@ -124,23 +125,26 @@ export async function createIpamController(options: IpamControllerOptions & { cl
   });
   const ns = options.namespace;
   const cacheClient = options.cacheClient?.(client) ?? client;
-  const informer = <T extends KubeObject>(type: ResourceType, namespaced: boolean): Informer<T> =>
+  const informer = <T extends KubeObject>(type: ResourceType, namespaced: boolean, transform?: (obj: T) => T): Informer<T> =>
     new Informer<T>({
       client: cacheClient,
       type,
       logger,
       ...(namespaced && ns !== undefined ? { namespace: ns } : {}),
       ...(options.metrics === undefined ? {} : { metrics: options.metrics }),
+      ...(transform === undefined ? {} : { transform }),
     });
   const pools: Record<PoolKind, Informer<IPPool>> = {
     InClusterIPPool: informer<IPPool>(InClusterIPPoolType, true),
     GlobalInClusterIPPool: informer<IPPool>(GlobalInClusterIPPoolType, false),
   };
-  const claims = informer<IPAddressClaim>(ipAddressClaimType(versions.ipam), true);
-  const addresses = informer<IPAddress>(ipAddressType(versions.ipam), true);
+  // Cached as the few fields the reconcilers read, each claim's name one string (cache-transform.ts).
+  const claims = informer<IPAddressClaim>(ipAddressClaimType(versions.ipam), true, shapeClaim);
+  const claimNames: ClaimNames = (key) => claims.get(key)?.metadata.name;
+  const addresses = informer<IPAddress>(ipAddressType(versions.ipam), true, shapeAddress(claimNames));
   const clusters = versions.core === undefined ? undefined : informer<Cluster>(clusterType(versions.core), true);
   // Every namespace: a global pool's blocks live in the controller's, which may not be the watched one.
-  const blocks = informer<IPAddressBlock>(IPAddressBlockType, false);
+  const blocks = informer<IPAddressBlock>(IPAddressBlockType, false, shapeBlock(claimNames));
   addIndexes({ claims, addresses, blocks });
 
   const statusBudgetBytes = options.statusBudgetBytes ?? DEFAULT_STATUS_BUDGET_BYTES;

@@ -68,3 +68,26 @@ export function claimKey(claim: ClaimView): string {
   if (key === undefined) keys.set(claim, (key = `${claim.namespace}/${claim.name}`));
   return key;
 }
+
+/**
+ * Values by claim namespace, then name: a pass looks claims up for every allocation and IPAddress
+ * of its pool, and building `namespace/name` for each (names run to 253 characters) cost a new
+ * string and its hash every time; the names themselves are the cached strings, hashed once.
+ */
+export class ByClaim<V> {
+  private readonly namespaces = new Map<string, Map<string, V>>();
+
+  get(namespace: string, name: string): V | undefined {
+    return this.namespaces.get(namespace)?.get(name);
+  }
+
+  has(namespace: string, name: string): boolean {
+    return this.namespaces.get(namespace)?.has(name) ?? false;
+  }
+
+  set(namespace: string, name: string, value: V): void {
+    let names = this.namespaces.get(namespace);
+    if (names === undefined) this.namespaces.set(namespace, (names = new Map<string, V>()));
+    names.set(name, value);
+  }
+}

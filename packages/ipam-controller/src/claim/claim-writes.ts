@@ -67,7 +67,11 @@ export async function writeClaimStatus(
   const patch = claimStatusPatch(claim.object, outcome, { version: ctx.version, now: ctx.now() });
   if (patch === undefined) return;
   const key = `status:${claim.uid}`;
-  const signature = JSON.stringify(outcome);
+  // The IPAddress is named after its claim: its name (up to 253 characters) is left out of the
+  // signature then, which a burst keeps for every claim for a time to live.
+  const signature = JSON.stringify(
+    outcome.kind === 'bound' && outcome.addressName === claim.name ? { ...outcome, addressName: '' } : outcome,
+  );
   const version = claim.object.metadata.resourceVersion;
   if (ctx.recentWrites.has(key, signature, version)) return;
   try {

@@ -13,10 +13,9 @@
  */
 export class RecentWrites {
   private readonly writes = new Map<string, { readonly value: string; readonly objectId: string; readonly expiresAt: number }>();
-  private readonly versions = new Map<
-    string,
-    { readonly ours: Set<string | undefined>; readonly produced: Set<string>; expiresAt: number }
-  >();
+  // Arrays, not Sets: an object has a handful of versions of ours, and a /16's burst keeps 130,000
+  // of these entries for a time to live (two Sets each cost more than the claim's cached object).
+  private readonly versions = new Map<string, { readonly ours: (string | undefined)[]; readonly produced: string[]; expiresAt: number }>();
 
   /** Objects with a write of ours in flight, and how many. */
   private readonly inFlight = new Map<string, number>();
@@ -35,7 +34,7 @@ export class RecentWrites {
     if (write === undefined) return false;
     const versions = this.versions.get(write.objectId);
     const now = this.nowMs();
-    if (write.expiresAt <= now || versions === undefined || versions.expiresAt <= now || !versions.ours.has(cachedVersion)) {
+    if (write.expiresAt <= now || versions === undefined || versions.expiresAt <= now || !versions.ours.includes(cachedVersion)) {
       this.writes.delete(key);
       return false;
     }
@@ -53,11 +52,11 @@ export class RecentWrites {
     // Deleted and set again, so each map stays in expiry order (one time to live for all).
     this.writes.delete(key);
     this.writes.set(key, { value, objectId: write.objectId, expiresAt });
-    const versions = this.versions.get(write.objectId) ?? { ours: new Set<string | undefined>(), produced: new Set<string>(), expiresAt };
-    versions.ours.add(write.basedOn);
+    const versions = this.versions.get(write.objectId) ?? { ours: [], produced: [], expiresAt };
+    addOnce(versions.ours, write.basedOn);
     if (write.produced !== undefined) {
-      versions.ours.add(write.produced);
-      versions.produced.add(write.produced);
+      addOnce(versions.ours, write.produced);
+      addOnce(versions.produced, write.produced);
     }
     versions.expiresAt = expiresAt;
     this.versions.delete(write.objectId);
@@ -110,10 +109,14 @@ export class RecentWrites {
     if (this.inFlight.has(objectId)) return true;
     if (version === undefined) return false;
     const versions = this.versions.get(objectId);
-    return versions !== undefined && versions.expiresAt > this.nowMs() && versions.produced.has(version);
+    return versions !== undefined && versions.expiresAt > this.nowMs() && versions.produced.includes(version);
   }
 
   forget(key: string): void {
     this.writes.delete(key);
   }
+}
+
+function addOnce<T>(list: T[], value: T): void {
+  if (!list.includes(value)) list.push(value);
 }

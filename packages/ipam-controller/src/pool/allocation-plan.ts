@@ -13,7 +13,7 @@ import {
   type ClaimRef,
   type ResolvedPool,
 } from '@metal-l2/ipam-core';
-import { claimKey, type ClaimView } from '../claim/claim-view.js';
+import { ByClaim, claimKey, type ClaimView } from '../claim/claim-view.js';
 
 /** An IPAddress of this pool as the plan needs it. */
 export interface AddressView {
@@ -136,6 +136,13 @@ function liveClaimsOf(input: AllocationPlanInput): Map<string, LiveClaimRef> {
   return live;
 }
 
+/** liveClaimsOf by namespace and name, for lookups from IPAddresses (recover). */
+function byNamespaceAndName(live: ReadonlyMap<string, LiveClaimRef>): ByClaim<LiveClaimRef> {
+  const byClaim = new ByClaim<LiveClaimRef>();
+  for (const c of live.values()) byClaim.set(c.namespace, c.name, c);
+  return byClaim;
+}
+
 /**
  * A claim held in two blocks (two writers whose views of different blocks were stale each gave it
  * an address): its IPAddress, created after the block write and named like the claim, decides
@@ -191,16 +198,18 @@ function recover(
     if (a.releasedAt === undefined) activeByClaim.set(claimRefKey(a), a);
   }
   let recovered = 0;
+  const live = byNamespaceAndName(liveClaims);
   for (const ip of input.addresses) {
-    const key = `${ip.namespace}/${ip.claimName}`;
-    const claim = liveClaims.get(key);
+    const claim = live.get(ip.namespace, ip.claimName);
     if (claim === undefined) continue;
     const address = canonicalOf(ip);
     if (address === undefined) continue;
     const holder = byAddress.get(address);
     if (holder !== undefined) {
       // The common case, an IPAddress that status agrees with, compares keys and builds nothing.
-      if (claimRefKey(holder) !== (input.isGlobal ? key : claim.name)) {
+      if (
+        input.isGlobal ? holder.claim.namespace !== claim.namespace || holder.claim.name !== claim.name : claimRefKey(holder) !== claim.name
+      ) {
         conflicts.push(`IPAddress ${ip.namespace}/${ip.name} has ${address}, which status gives to ${formatClaimRef(holder.claim)}`);
       }
       continue;

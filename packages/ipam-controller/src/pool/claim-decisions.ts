@@ -2,15 +2,8 @@ import { ClaimReasons, type IPAddress } from '@metal-l2/api';
 import { buildIPAddress } from '../claim/ip-address.js';
 import { clusterStateOf, mayActOn, mayRelease } from '../claim/cluster-state.js';
 import type { ClaimOutcome } from '../claim/claim-status.js';
-import type { ClaimView } from '../claim/claim-view.js';
-import {
-  deleteIPAddress,
-  ensureClaimFinalizer,
-  ensureIPAddress,
-  hasIPAddress,
-  removeClaimFinalizer,
-  writeClaimStatus,
-} from '../claim/claim-writes.js';
+import { claimKey, type ClaimView } from '../claim/claim-view.js';
+import { deleteIPAddress, ensureClaimFinalizer, ensureIPAddress, removeClaimFinalizer, writeClaimStatus } from '../claim/claim-writes.js';
 import { claimStatusPatch } from '../claim/claim-status.js';
 import type { IpamContext } from '../context.js';
 import { forEachBounded } from '../parallel.js';
@@ -98,7 +91,23 @@ function desiredAddress(ctx: IpamContext, scope: PoolScope, decision: ClaimDecis
 function isSettled(ctx: IpamContext, scope: PoolScope, decision: ClaimDecision): boolean {
   if (decision.kind !== 'bound' || !decision.claim.hasFinalizer) return false;
   const patch = claimStatusPatch(decision.claim.object, outcomeOf(ctx, scope, decision), { version: ctx.version, now: ctx.now() });
-  return patch === undefined && hasIPAddress(ctx, desiredAddress(ctx, scope, decision));
+  return patch === undefined && hasCachedAddress(ctx, scope, decision);
+}
+
+/**
+ * hasIPAddress of the IPAddress desiredAddress would build, without building it: looked up by the
+ * claim's key (made once per claim version) and compared on what ensureIPAddress compares.
+ */
+function hasCachedAddress(ctx: IpamContext, scope: PoolScope, decision: ClaimDecision & { kind: 'bound' }): boolean {
+  const cached = ctx.caches.addresses.get(claimKey(decision.claim));
+  if (cached === undefined) return false;
+  const { spec } = cached;
+  return (
+    spec.address === decision.address &&
+    spec.claimRef.name === decision.claim.name &&
+    spec.poolRef.kind === scope.ref.kind &&
+    spec.poolRef.name === scope.ref.name
+  );
 }
 
 /** After the commit: IPAddresses, finalizers and claim status follow what status now says. */

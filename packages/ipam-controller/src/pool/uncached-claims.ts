@@ -1,5 +1,5 @@
 import type { IPAddress, IPAddressClaim } from '@metal-l2/api';
-import { claimKey, viewClaim, type ClaimView } from '../claim/claim-view.js';
+import { ByClaim, viewClaim, type ClaimView } from '../claim/claim-view.js';
 import type { IpamContext } from '../context.js';
 import { forEachBounded } from '../parallel.js';
 import { poolIndexKey, poolOfClaim } from '../pool-ref.js';
@@ -32,20 +32,22 @@ const addressClaimKey = (address: IPAddress): string => `${address.metadata.name
  * namespaces than the watched one are not ours to judge (and never released by the plan).
  */
 export async function confirmUncachedClaims(ctx: IpamContext, scope: PoolScope): Promise<UncachedClaims> {
-  const cached = new Set(scope.claims.map(claimKey));
+  // By namespace and name: every allocation and IPAddress of the pool is looked up each pass.
+  const known = new ByClaim<true>();
+  for (const c of scope.claims) known.set(c.namespace, c.name, true);
+  const isKnown = (address: IPAddress): boolean => known.has(address.metadata.namespace ?? '', address.spec.claimRef.name);
   const keepsLeft = scope.ref.namespace === undefined && scope.pool.metadata.deletionTimestamp === undefined;
   // Confirmed before: a claim's UID, once gone, never comes back. Read no more.
   const knownLeft = keepsLeft
     ? scope.addresses.filter(
-        (a) => !cached.has(addressClaimKey(a)) && a.metadata.deletionTimestamp === undefined && ctx.leftAddresses.has(a.metadata.uid ?? ''),
+        (a) => !isKnown(a) && a.metadata.deletionTimestamp === undefined && ctx.leftAddresses.has(a.metadata.uid ?? ''),
       )
     : [];
-  const known = new Set([...cached, ...knownLeft.map(addressClaimKey)]);
+  for (const a of knownLeft) known.set(a.metadata.namespace ?? '', a.spec.claimRef.name, true);
   const missing = new Map<string, { namespace: string; name: string }>();
   const note = (namespace: string, name: string): void => {
-    const key = `${namespace}/${name}`;
-    if (known.has(key) || (ctx.watchNamespace !== undefined && namespace !== ctx.watchNamespace)) return;
-    missing.set(key, { namespace, name });
+    if (known.has(namespace, name) || (ctx.watchNamespace !== undefined && namespace !== ctx.watchNamespace)) return;
+    missing.set(`${namespace}/${name}`, { namespace, name });
   };
   for (const allocation of scope.allocations) {
     if (allocation.releasedAt === undefined) note(allocation.claim.namespace ?? scope.ref.namespace ?? '', allocation.claim.name);
@@ -55,9 +57,8 @@ export async function confirmUncachedClaims(ctx: IpamContext, scope: PoolScope):
 
   const live = await readMissingClaims(ctx, scope, missing);
   const orphans = scope.addresses.filter((address) => {
-    const key = addressClaimKey(address);
-    if (known.has(key)) return false;
-    const claim = live.get(key);
+    if (isKnown(address)) return false;
+    const claim = live.get(addressClaimKey(address));
     if (claim === undefined) return true;
     // Same name, another object: the claim this IPAddress was made for is gone.
     const owner = address.metadata.ownerReferences?.find((o) => o.kind === 'IPAddressClaim' && o.controller === true);

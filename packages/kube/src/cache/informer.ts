@@ -18,7 +18,7 @@ export interface InformerHandlers<T extends KubeObject> {
 
 export type InformerEventName = keyof InformerHandlers<KubeObject>;
 
-export interface InformerOptions {
+export interface InformerOptions<T extends KubeObject = KubeObject> {
   readonly client: KubeClient;
   readonly type: ResourceType;
   /** Watch one namespace; all namespaces when absent. */
@@ -50,6 +50,13 @@ export interface InformerOptions {
   /** Unhealthy (isHealthy false) once lists and watches have failed without a success this long. Default 60 s. */
   readonly unhealthyAfterMs?: number;
   readonly pageSize?: number;
+  /**
+   * Shapes each object fresh off the wire before it is cached (after managedFields are dropped),
+   * as controller-runtime's cache TransformFunc does: keep only what the controllers read, so a
+   * cache of many objects holds the few fields a decision needs. It may mutate its argument and
+   * must keep metadata.namespace, name and resourceVersion. Handlers see the shaped objects.
+   */
+  readonly transform?: (obj: T) => T;
   readonly logger: Logger;
   readonly metrics?: RuntimeMetrics;
   readonly clock?: Clock;
@@ -94,8 +101,9 @@ const defaultResyncIntervalMs = 5 * 60_000;
  * reconciler reads them, and on objects written by several managers they are often the larger
  * half of the object (as client-go informers do with a transform). Mutates the parsed JSON.
  */
-function withoutManagedFields(obj: KubeObject): void {
+function withoutManagedFields<T extends KubeObject>(obj: T): T {
   if (obj.metadata.managedFields !== undefined) delete obj.metadata.managedFields;
+  return obj;
 }
 const defaultWatchdogMs = 150_000;
 const defaultUnhealthyAfterMs = 60_000;
@@ -112,6 +120,12 @@ const defaultUnhealthyAfterMs = 60_000;
  */
 export class Informer<T extends KubeObject> implements InformerHandle {
   private readonly store = new Map<string, T>();
+  /**
+   * Each cached object's key, one string per object whatever its version: the store, the indexes
+   * and handlers share it instead of building `namespace/name` again on every event (names run to
+   * 253 characters, and a cache of 65,534 claims held three copies of each).
+   */
+  private readonly keys = new WeakMap<T, string>();
   private readonly indexer = new Indexer<T>();
   private readonly handlers: { [E in InformerEventName]: InformerHandlers<T>[E][] } = { add: [], update: [], delete: [], resync: [] };
   private readonly counters: InformerStats = {
@@ -135,7 +149,7 @@ export class Informer<T extends KubeObject> implements InformerHandle {
   private readonly logger: Logger;
   private readonly resourceName: string;
 
-  constructor(private readonly options: InformerOptions) {
+  constructor(private readonly options: InformerOptions<T>) {
     this.clock = options.clock ?? realClock;
     this.resourceName = options.type.group === '' ? options.type.plural : `${options.type.plural}.${options.type.group}`;
     this.logger = options.logger.child({
@@ -244,6 +258,12 @@ export class Informer<T extends KubeObject> implements InformerHandle {
     return { ...this.counters };
   }
 
+  /** What the cache keeps of an object fresh off the wire. */
+  private shape(obj: T): T {
+    const transform = this.options.transform;
+    return transform === undefined ? withoutManagedFields(obj) : transform(withoutManagedFields(obj));
+  }
+
   private releaseSyncWaiters(): void {
     for (const resolve of this.syncWaiters.splice(0)) resolve();
   }
@@ -332,14 +352,13 @@ export class Informer<T extends KubeObject> implements InformerHandle {
       mapItem: (item) => {
         const cached = this.store.get(cacheKey(item));
         if (cached !== undefined && cached.metadata.resourceVersion === item.metadata.resourceVersion) return cached;
-        withoutManagedFields(item);
-        return item;
+        return this.shape(item);
       },
     });
     if (signal.aborted) return result.resourceVersion;
     const firstList = !this.synced;
     this.failingSince = undefined;
-    const changes = replaceAll(this.store, result.items);
+    const changes = replaceAll(this.store, result.items, (obj) => this.keyOf(obj));
     this.counters.lists += 1;
     if (!firstList) this.counters.relists += 1;
     this.options.metrics?.informerLists.inc({ resource: this.resourceName });
@@ -400,8 +419,7 @@ export class Informer<T extends KubeObject> implements InformerHandle {
           delivered += 1;
           this.counters.events += 1;
           resourceVersion = event.object.metadata.resourceVersion ?? resourceVersion;
-          withoutManagedFields(event.object);
-          const change = applyWatchEvent(this.store, event);
+          const change = applyWatchEvent(this.store, { ...event, object: this.shape(event.object) }, (obj) => this.keyOf(obj));
           if (change !== undefined) this.dispatch(change);
           return;
         }
@@ -444,8 +462,19 @@ export class Informer<T extends KubeObject> implements InformerHandle {
     return { end: signal.aborted ? 'aborted' : end, resourceVersion, delivered };
   }
 
+  /** The object's cache key: the string its cached version has when there is one (see `keys`). */
+  keyOf(obj: T): string {
+    let key = this.keys.get(obj);
+    if (key !== undefined) return key;
+    key = cacheKey(obj);
+    const cached = this.store.get(key);
+    key = (cached === undefined ? undefined : this.keys.get(cached)) ?? key;
+    this.keys.set(obj, key);
+    return key;
+  }
+
   private dispatch(change: CacheEvent<T>): void {
-    const key = cacheKey(change.object);
+    const key = this.keyOf(change.object);
     this.indexer.update(key, change.type === 'delete' ? undefined : change.object);
     const calls: (() => void)[] =
       change.type === 'update'

@@ -23,12 +23,18 @@ export function cacheKey(obj: KubeObject): string {
 }
 
 /**
+ * `keyOf` gives an object's cache key (default cacheKey; the informer's hands out one string per
+ * object across its versions).
  * Applies one watch event to `store` (mutated in place) and returns the change handlers should
  * see, or undefined when nothing changed: an event repeating the cached resourceVersion (a
  * watch restarted from an older version), or the deletion of an object the cache never had.
  */
-export function applyWatchEvent<T extends KubeObject>(store: Map<string, T>, event: ObjectWatchEvent<T>): CacheEvent<T> | undefined {
-  const key = cacheKey(event.object);
+export function applyWatchEvent<T extends KubeObject>(
+  store: Map<string, T>,
+  event: ObjectWatchEvent<T>,
+  keyOf: (obj: T) => string = cacheKey,
+): CacheEvent<T> | undefined {
+  const key = keyOf(event.object);
   const old = store.get(key);
   if (event.type === 'DELETED') {
     if (old === undefined) return undefined;
@@ -45,11 +51,15 @@ export function applyWatchEvent<T extends KubeObject>(store: Map<string, T>, eve
  * changes: new objects are added, changed ones (another resourceVersion) updated, missing ones
  * deleted with their last known state. Unchanged objects yield nothing.
  */
-export function replaceAll<T extends KubeObject>(store: Map<string, T>, items: readonly T[]): CacheEvent<T>[] {
+export function replaceAll<T extends KubeObject>(
+  store: Map<string, T>,
+  items: readonly T[],
+  keyOf: (obj: T) => string = cacheKey,
+): CacheEvent<T>[] {
   const changes: CacheEvent<T>[] = [];
   const seen = new Set<string>();
   for (const object of items) {
-    const key = cacheKey(object);
+    const key = keyOf(object);
     seen.add(key);
     const old = store.get(key);
     if (old === undefined) {
