@@ -1,5 +1,5 @@
 import { describe, expect, test } from '@jest/globals';
-import { ANNOUNCER_COMMANDS, renderEndpointAnnouncer } from './index.js';
+import { ANNOUNCER_COMMANDS } from './index.js';
 import type { RenderedAnnouncer } from './endpoint-announcer.js';
 import { sha256Hex } from './envelope.js';
 import { IGNITION_MARKER_PATH, IGNITION_STEP_PATH, IGNITION_UNIT, IGNITION_UNIT_CONTENTS } from './ignition.js';
@@ -8,7 +8,7 @@ import type { InjectOutcome } from './inject.js';
 import { renderMachineNetwork } from './render.js';
 import type { PortConfig, RenderedNetwork } from './types.js';
 import { CABPK_IGNITION_JOIN, IGNITION_V3_JOIN, minimalIgnition } from '../test/fixtures/ignition.js';
-import { MODES, config, hybridBonded, hybridNative } from '../test/fixtures/networks.js';
+import { MODES, config, hybridBonded, hybridNative, controlPlaneAnnouncer, renderedNetwork } from '../test/fixtures/networks.js';
 
 interface IgnFile {
   path: string;
@@ -28,22 +28,11 @@ interface Ign {
 }
 
 function network(ports: PortConfig[] = hybridBonded): RenderedNetwork {
-  const out = renderMachineNetwork(config(ports, 'networkd'));
-  if (out.kind !== 'rendered') throw new Error(`fixture does not render: ${JSON.stringify(out.issues)}`);
-  return out.network;
+  return renderedNetwork(ports, 'networkd');
 }
 
 function announcer(): RenderedAnnouncer {
-  const out = renderEndpointAnnouncer({
-    address: '192.168.10.200',
-    prefix: 24,
-    port: 6443,
-    vxlan: 1000,
-    virtualRouterID: 51,
-    ports: hybridBonded,
-  });
-  if (out.kind !== 'rendered') throw new Error('fixture announcer does not render');
-  return out.announcer;
+  return controlPlaneAnnouncer();
 }
 
 function injected(out: InjectOutcome): { value: string; hash: string } {

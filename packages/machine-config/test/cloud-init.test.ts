@@ -5,10 +5,10 @@
 import { afterAll, describe, expect, test } from '@jest/globals';
 import { renderGoTemplate } from '@metal-l2/test-support/go-template';
 import { parseEnvelope } from '../src/envelope.js';
-import { ANNOUNCER_COMMANDS, extractOriginal, injectUserData, renderEndpointAnnouncer, renderMachineNetwork } from '../src/index.js';
+import { ANNOUNCER_COMMANDS, extractOriginal, injectUserData } from '../src/index.js';
 import type { InjectOutcome, RenderedAnnouncer, RenderedNetwork } from '../src/index.js';
 import { CABPK_JOIN, CAPP_JOIN, EXISTING_MULTIPART, PLAIN_CLOUD_CONFIG, SHELL_SCRIPT } from './fixtures/bootstrap.js';
-import { config, hybridBonded, hybridNative } from './fixtures/networks.js';
+import { hybridBonded, hybridNative, controlPlaneAnnouncer, renderedNetwork } from './fixtures/networks.js';
 import { processUserData } from './support/cloud-init.js';
 import type { CloudInitResult } from './support/cloud-init.js';
 
@@ -29,23 +29,12 @@ async function cloudInit(userData: string): Promise<CloudInitResult> {
 }
 
 function network(ports = hybridBonded): RenderedNetwork {
-  const out = renderMachineNetwork(config(ports));
-  if (out.kind !== 'rendered') throw new Error('fixture does not render');
-  return out.network;
+  return renderedNetwork(ports);
 }
 
 /** A control plane's announcer for the hybrid-bonded fixture: the VIP on bond0's VLAN 1000. */
 function announcer(): RenderedAnnouncer {
-  const out = renderEndpointAnnouncer({
-    address: '192.168.10.200',
-    prefix: 24,
-    port: 6443,
-    vxlan: 1000,
-    virtualRouterID: 51,
-    ports: hybridBonded,
-  });
-  if (out.kind !== 'rendered') throw new Error('fixture announcer does not render');
-  return out.announcer;
+  return controlPlaneAnnouncer();
 }
 
 function injectedValue(out: InjectOutcome): string {

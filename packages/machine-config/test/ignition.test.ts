@@ -7,10 +7,10 @@ import { mkdtemp, readFile, readdir, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { IGNITION_MARKER_PATH, IGNITION_STEP_PATH, IGNITION_UNIT, IGNITION_UNIT_CONTENTS, IGNITION_SPEC_VERSIONS } from '../src/index.js';
-import { injectUserData, renderEndpointAnnouncer, renderMachineNetwork } from '../src/index.js';
+import { injectUserData } from '../src/index.js';
 import type { PortConfig, RenderedAnnouncer, RenderedNetwork } from '../src/index.js';
 import { CABPK_IGNITION_JOIN, CABPK_OWN_FINDINGS, IGNITION_V3_JOIN, minimalIgnition } from './fixtures/ignition.js';
-import { MODES, config, hybridBonded } from './fixtures/networks.js';
+import { MODES, hybridBonded, controlPlaneAnnouncer, renderedNetwork } from './fixtures/networks.js';
 import { applyIgnitionFiles, ignitionBinaries, validateIgnition } from './support/ignition.js';
 
 // The first run builds Ignition (minutes on two shared cores: .ci/run builds it beforehand); later
@@ -25,22 +25,11 @@ afterAll(async () => {
 });
 
 function network(ports: PortConfig[]): RenderedNetwork {
-  const out = renderMachineNetwork(config(ports, 'networkd'));
-  if (out.kind !== 'rendered') throw new Error('fixture does not render');
-  return out.network;
+  return renderedNetwork(ports, 'networkd');
 }
 
 function announcer(): RenderedAnnouncer {
-  const out = renderEndpointAnnouncer({
-    address: '192.168.10.200',
-    prefix: 24,
-    port: 6443,
-    vxlan: 1000,
-    virtualRouterID: 51,
-    ports: hybridBonded,
-  });
-  if (out.kind !== 'rendered') throw new Error('fixture announcer does not render');
-  return out.announcer;
+  return controlPlaneAnnouncer();
 }
 
 function inject(original: string, ports: PortConfig[], ann?: RenderedAnnouncer): string {
