@@ -1,7 +1,10 @@
 // The boot script `metal-l2-net apply`, shipped base64 in the injected cloud-config part and run from
-// runcmd before `kubeadm join`. POSIX sh; python3 (always there: cloud-init is written in it) parses
-// JSON and edits files. The text is kept free of `{{`, `{%`, `{#` (Go templates, Jinja) and of the
-// `image_*=` keys Equinix's installer greps for; tests assert it.
+// runcmd (cloud-init) or from metal-l2.service (Ignition) before kubeadm. It needs only what Flatcar
+// and the Debian/Ubuntu cloud images all ship: POSIX sh, coreutils, grep, sed, POSIX awk (Debian's
+// mawk, Flatcar's gawk), curl or wget, sysfs, and ifupdown / netplan / networkctl for its renderer.
+// No python3: Flatcar has none, so JSON is read by a small awk reader. The text is kept free of
+// `{{`, `{%`, `{#` (Go templates, Jinja) and of the `image_*=` keys Equinix's installer greps for;
+// tests assert it.
 //
 // Written as String.raw: the script must contain no dollar-brace and no backtick, so it is read
 // exactly as it is written here (variables are $NAME, defaults are set with `[ -n ] ||`).
@@ -32,9 +35,16 @@ export const BOOT_SCRIPT = String.raw`#!/bin/sh
 # 3. take unbonded ports out of the OS bond (live and persistent);
 # 4. write the rendered files with the OS names, apply them, post 1002 (or 1099 and exit 1).
 #
+# Needs only what Flatcar and the Debian/Ubuntu cloud images all ship: POSIX sh, coreutils, grep,
+# sed, POSIX awk (mawk, gawk, busybox), curl or wget, iproute2, networkctl for networkd. No python3:
+# Flatcar has none. JSON (the metadata document, netcfg.json) is read by an awk reader that flattens
+# it to "path TAB type TAB value" lines.
+#
 # Environment (tests): METAL_L2_ROOT prefixes /etc, /opt, /run, /var and /sys; METAL_L2_CONFIG;
 # METAL_L2_FETCH_TIMEOUT (seconds, default 300).
 
+LC_ALL=C
+export LC_ALL
 ROOT="$METAL_L2_ROOT"
 CONFIG="$METAL_L2_CONFIG"
 [ -n "$CONFIG" ] || CONFIG="$ROOT/opt/metal-l2/netcfg.json"
@@ -44,18 +54,181 @@ RUN_DIR="$ROOT/run/metal-l2"
 STATE_DIR="$ROOT/var/lib/metal-l2"
 SYS_NET="$ROOT/sys/class/net"
 METADATA="$RUN_DIR/metadata.json"
-HELPER="$RUN_DIR/helper.py"
-PY=""
+CONFIG_FLAT="$RUN_DIR/netcfg.flat"
+METADATA_FLAT="$RUN_DIR/metadata.flat"
+TAB=$(printf '\t')
 STATE_URL=""
 
 log() {
   echo "metal-l2-net: $*" >&2
 }
 
+# json_flat <file>: one line per value, "path TAB type TAB value"; the path joins object keys and
+# array indexes with dots (network.interfaces.0.mac), types are object, array, string, number,
+# boolean, null (containers have an empty value). Strings are decoded but for the escapes that
+# stand for control characters or code points (\n, \t, \uXXXX stay as written). Exits 1 on text
+# that is not one whole JSON value (a truncated download).
+json_flat() {
+  awk '
+    function fail(why) {
+      print "not JSON: " why > "/dev/stderr"
+      bad = 1
+      exit 1
+    }
+    function join(a, b) {
+      return a == "" ? b : a "." b
+    }
+    function here() {
+      if (depth == 0) return ""
+      if (kind[depth] == "array") return join(base[depth], count[depth])
+      return join(base[depth], key[depth])
+    }
+    function emit(type, value) {
+      gsub(/\t/, "\\t", value)
+      print here() "\t" type "\t" value
+    }
+    function done() {
+      if (depth == 0) want = "end"
+      else {
+        want = "next"
+        empty[depth] = 0
+      }
+    }
+    function unescape(s,   out, k, c) {
+      out = ""
+      while ((k = index(s, "\\")) > 0) {
+        c = substr(s, k + 1, 1)
+        if (c == "\"" || c == "/" || c == "\\") out = out substr(s, 1, k - 1) c
+        else if (c != "" && index("bfnrtu", c) > 0) out = out substr(s, 1, k + 1)
+        else fail("bad escape")
+        s = substr(s, k + 2)
+      }
+      return out s
+    }
+    function str(s) {
+      if (want == "key") {
+        key[depth] = unescape(s)
+        want = "colon"
+      } else if (want == "value") {
+        emit("string", unescape(s))
+        done()
+      } else fail("unexpected string")
+    }
+    function opening(c) {
+      if (want != "value") fail("unexpected " c)
+      emit(c == "{" ? "object" : "array", "")
+      p = here()
+      depth++
+      kind[depth] = c == "{" ? "object" : "array"
+      base[depth] = p
+      count[depth] = 0
+      empty[depth] = 1
+      want = c == "{" ? "key" : "value"
+    }
+    function closing(c) {
+      if (depth == 0 || kind[depth] != (c == "}" ? "object" : "array")) fail("unexpected " c)
+      if (want != "next" && !(empty[depth] && want == (c == "}" ? "key" : "value"))) fail("unexpected " c)
+      depth--
+      done()
+    }
+    function outside(seg,   j, c, L) {
+      L = length(seg)
+      j = 1
+      while (j <= L) {
+        c = substr(seg, j, 1)
+        if (c == " " || c == "\t" || c == "\r") j++
+        else if (c == "{" || c == "[") {
+          opening(c)
+          j++
+        } else if (c == "}" || c == "]") {
+          closing(c)
+          j++
+        } else if (c == ",") {
+          if (want != "next") fail("unexpected ,")
+          if (kind[depth] == "array") {
+            count[depth]++
+            want = "value"
+          } else want = "key"
+          j++
+        } else if (c == ":") {
+          if (want != "colon") fail("unexpected :")
+          want = "value"
+          j++
+        } else {
+          if (want != "value") fail("unexpected " c)
+          if (match(substr(seg, j), /^-?[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+)?/)) emit("number", substr(seg, j, RLENGTH))
+          else if (match(substr(seg, j), /^(true|false)/)) emit("boolean", substr(seg, j, RLENGTH))
+          else if (match(substr(seg, j), /^null/)) emit("null", "null")
+          else fail("unexpected " c)
+          j += RLENGTH
+          done()
+        }
+      }
+    }
+    BEGIN {
+      want = "value"
+      depth = 0
+    }
+    {
+      n = split($0, part, "\"")
+      outside(part[1])
+      i = 2
+      while (i <= n) {
+        s = part[i]
+        while (match(s, /\\+$/) && RLENGTH % 2 == 1 && i < n) {
+          i++
+          s = s "\"" part[i]
+        }
+        if (i >= n) fail("unterminated string")
+        str(s)
+        outside(part[i + 1])
+        i += 2
+      }
+    }
+    END {
+      if (bad) exit 1
+      if (want != "end") fail("truncated")
+    }
+  ' "$1"
+}
+
+# json_get <flat file> <path>: the string at path, or nothing.
+json_get() {
+  awk -F '\t' -v path="$2" '$1 == path && $2 == "string" { print $3; exit }' "$1"
+}
+
+# The metadata document is usable when it is a JSON object with a network.interfaces list.
+check_metadata() {
+  json_flat "$1" > "$METADATA_FLAT" 2>/dev/null &&
+    [ "$(awk -F '\t' '$1 == "network.interfaces" { print $2; exit }' "$METADATA_FLAT")" = array ]
+}
+
+# state_body <state> <code> <message>: the user-state JSON, the message escaped.
+state_body() {
+  STATE="$1" CODE="$2" MESSAGE="$3" awk '
+    function quote(s,   out, i, c) {
+      out = ""
+      for (i = 1; i <= length(s); i++) {
+        c = substr(s, i, 1)
+        out = out (c in esc ? esc[c] : c)
+      }
+      return "\"" out "\""
+    }
+    BEGIN {
+      for (i = 1; i < 32; i++) esc[sprintf("%c", i)] = sprintf("\\u%04x", i)
+      esc["\n"] = "\\n"
+      esc["\t"] = "\\t"
+      esc["\r"] = "\\r"
+      esc["\""] = "\\\""
+      esc["\\"] = "\\\\"
+      printf "{\"state\": %s, \"code\": %d, \"message\": %s}\n", quote(ENVIRON["STATE"]), ENVIRON["CODE"], quote(ENVIRON["MESSAGE"])
+    }'
+}
+
 # post_state <state> <code> <message>: best effort, a few attempts.
 post_state() {
   [ -n "$STATE_URL" ] || return 0
-  body=$("$PY" "$HELPER" state-body "$1" "$2" "$3") || return 0
+  body=$(state_body "$1" "$2" "$3") || return 0
   n=0
   while [ "$n" -lt 5 ]; do
     if http_post "$STATE_URL" "$body"; then
@@ -77,37 +250,33 @@ fail() {
 http_get() {
   if command -v curl >/dev/null 2>&1; then
     curl -fsS --max-time 15 -o "$2" "$1"
-  elif command -v wget >/dev/null 2>&1; then
-    wget -q -T 15 -O "$2" "$1"
   else
-    "$PY" "$HELPER" fetch "$1" "$2"
+    wget -q -T 15 -O "$2" "$1"
   fi
 }
 
 http_post() {
   if command -v curl >/dev/null 2>&1; then
     curl -fsS --max-time 15 -o /dev/null -X POST -H 'Content-Type: application/json' --data "$2" "$1"
-  elif command -v wget >/dev/null 2>&1; then
-    wget -q -T 15 -O /dev/null --header='Content-Type: application/json' --post-data="$2" "$1"
   else
-    "$PY" "$HELPER" post "$1" "$2"
+    wget -q -T 15 -O /dev/null --header='Content-Type: application/json' --post-data="$2" "$1"
   fi
 }
 
 # The metadata endpoint disappears once ports leave layer 3: fetch once, keep a copy across reboots.
 fetch_metadata() {
-  if [ -s "$METADATA" ] && "$PY" "$HELPER" check-metadata "$METADATA"; then
+  if [ -s "$METADATA" ] && check_metadata "$METADATA"; then
     return 0
   fi
-  if [ -s "$STATE_DIR/metadata.json" ] && "$PY" "$HELPER" check-metadata "$STATE_DIR/metadata.json"; then
+  if [ -s "$STATE_DIR/metadata.json" ] && check_metadata "$STATE_DIR/metadata.json"; then
     cp "$STATE_DIR/metadata.json" "$METADATA"
     return 0
   fi
-  url=$("$PY" "$HELPER" get "$CONFIG" metadataUrl) || return 1
+  url=$(json_get "$CONFIG_FLAT" metadataUrl)
   [ -n "$url" ] || return 1
-  deadline=$(( $(date +%s) + FETCH_TIMEOUT ))
+  deadline=$(($(date +%s) + FETCH_TIMEOUT))
   while :; do
-    if http_get "$url" "$METADATA.tmp" && "$PY" "$HELPER" check-metadata "$METADATA.tmp"; then
+    if http_get "$url" "$METADATA.tmp" && check_metadata "$METADATA.tmp"; then
       mv "$METADATA.tmp" "$METADATA"
       cp "$METADATA" "$STATE_DIR/metadata.json"
       return 0
@@ -121,8 +290,431 @@ fetch_metadata() {
   done
 }
 
+# What sysfs says of each interface: "name TAB bond TAB physical TAB permanent MAC TAB master"
+# (yes/no flags; - for no master). A bond slave's address is the bond's MAC: its permanent one is
+# bonding_slave/perm_hwaddr.
+list_links() {
+  for dir in "$SYS_NET"/*; do
+    [ -e "$dir" ] || continue
+    name=$(basename "$dir")
+    bond=no
+    [ -d "$dir/bonding" ] && bond=yes
+    physical=no
+    [ -e "$dir/device" ] && physical=yes
+    mac=$(cat "$dir/bonding_slave/perm_hwaddr" 2>/dev/null | tr -d ' \t\r\n')
+    [ -n "$mac" ] || mac=$(cat "$dir/address" 2>/dev/null | tr -d ' \t\r\n')
+    [ -n "$mac" ] || mac=-
+    master=-
+    [ -L "$dir/master" ] && master=$(basename "$(readlink "$dir/master")")
+    printf '%s\t%s\t%s\t%s\t%s\n' "$name" "$bond" "$physical" "$mac" "$master"
+  done
+}
+
+# resolve_ports: "map PORT OS" for every configured port, then "detach NIC BOND" for every NIC that
+# must leave an OS bond; on stderr (exit 1) every port that could not be resolved, and why.
+resolve_ports() {
+  list_links > "$RUN_DIR/links" || return 1
+  awk -F '\t' '
+    function trim(s) {
+      gsub(/^[ \t\r\n]+|[ \t\r\n]+$/, "", s)
+      return s
+    }
+    # The OS NIC of a Metal port: the physical NIC with its MAC, else an interface of its name.
+    function nic(port,   k, mac) {
+      for (k = 0; k < nmeta; k++)
+        if (meta[k, "name"] == port && meta[k, "mac"] != "") {
+          mac = tolower(trim(meta[k, "mac"]))
+          if (mac in bymac) return bymac[mac]
+        }
+      return port in names ? port : ""
+    }
+    function members(port,   k, out) {
+      out = ""
+      for (k = 0; k < nmeta; k++)
+        if (meta[k, "bond"] == port && meta[k, "name"] != "") out = out (out == "" ? "" : ",") meta[k, "name"]
+      return out
+    }
+    # The OS bond of a Metal bond port: the bond its members are enslaved to, else one of its name.
+    function bond(port,   list, n, k, m) {
+      n = split(members(port), list, ",")
+      for (k = 1; k <= n; k++) {
+        m = nic(list[k])
+        if (m != "" && master[m] in bonds) return master[m]
+      }
+      return port in bonds ? port : ""
+    }
+    function problem(text) {
+      errors = errors (errors == "" ? "" : "; ") text
+    }
+    function resolveBond(name, detach,   os, all, list, n, k, m) {
+      os = bond(name)
+      if (os == "") {
+        all = members(name)
+        problem("port " name ": no OS bond holds its members " (all == "" ? "(none in metadata)" : all) " and none is named " name)
+        return
+      }
+      maps = maps "map " name " " os "\n"
+      if (!detach) return
+      n = split(members(name), list, ",")
+      for (k = 1; k <= n; k++) {
+        m = nic(list[k])
+        if (m == "") problem("port " name ": member " list[k] " has no OS interface")
+        else detaches = detaches "detach " m " " os "\n"
+      }
+    }
+    function resolveNic(name, detach,   os, macs, k, b) {
+      os = nic(name)
+      if (os == "") {
+        macs = ""
+        for (k = 0; k < nmeta; k++)
+          if (meta[k, "name"] == name) macs = macs (macs == "" ? "" : ",") (meta[k, "mac"] == "" ? "(none)" : meta[k, "mac"])
+        problem("port " name ": no OS interface with MAC " (macs == "" ? "(not in metadata)" : macs) " or named " name)
+        return
+      }
+      maps = maps "map " name " " os "\n"
+      if (!detach) return
+      b = master[os]
+      if (b == "")
+        for (k = 0; k < nmeta; k++)
+          if (meta[k, "name"] == name && meta[k, "bond"] != "") {
+            b = bond(meta[k, "bond"])
+            break
+          }
+      if (b != "") detaches = detaches "detach " os " " b "\n"
+    }
+    FILENAME == ARGV[1] {
+      config[$1] = $3
+      next
+    }
+    FILENAME == ARGV[2] {
+      if ($2 == "string" && $1 ~ /^network\.interfaces\.[0-9]+\.(name|mac|bond)$/) {
+        split($1, p, ".")
+        meta[p[3], p[4]] = $3
+        if (p[3] + 1 > nmeta) nmeta = p[3] + 1
+      }
+      next
+    }
+    {
+      names[$1] = 1
+      if ($2 == "yes") bonds[$1] = 1
+      master[$1] = $5 == "-" ? "" : $5
+      # Physical NICs only: bond slaves report the bond MAC in address, VLANs their parent one.
+      if ($2 == "no" && $3 == "yes" && index($1, ".") == 0 && !(tolower($4) in bymac)) bymac[tolower($4)] = $1
+    }
+    END {
+      for (i = 0; ("ports." i ".name") in config; i++) {
+        name = config["ports." i ".name"]
+        detach = config["ports." i ".detach"] == "true"
+        if (config["ports." i ".kind"] == "bond") resolveBond(name, detach)
+        else resolveNic(name, detach)
+      }
+      if (errors != "") {
+        printf "%s", errors > "/dev/stderr"
+        exit 1
+      }
+      printf "%s%s", maps, detaches
+    }
+  ' "$CONFIG_FLAT" "$METADATA_FLAT" "$RUN_DIR/links"
+}
+
+# install_file <new> <target> <mode>: put new in place of target (a rename: never half written)
+# unless their bytes are the same, then only the mode is set; CHANGED=yes when the target changed.
+install_file() {
+  if [ -f "$2" ] && [ "$(sha256sum < "$1")" = "$(sha256sum < "$2")" ]; then
+    rm -f "$1"
+    chmod "$3" "$2"
+    return
+  fi
+  chmod "$3" "$1" && mv -f "$1" "$2" && CHANGED=yes
+}
+
+# new_file <target>: a temporary path beside target (same file system: mv replaces it whole).
+new_file() {
+  mkdir -p "$(dirname "$1")" && echo "$1.metal-l2-new"
+}
+
+# placeholders <files...>: every distinct "port NAME" / "netfile NAME" placeholder in the files.
+placeholders() {
+  awk '
+    {
+      s = $0
+      while (match(s, /@(port|netfile):[a-z0-9]+@/)) {
+        p = substr(s, RSTART + 1, RLENGTH - 2)
+        sub(/:/, " ", p)
+        if (!(p in seen)) print p
+        seen[p] = 1
+        s = substr(s, RSTART + RLENGTH)
+      }
+    }' "$@"
+}
+
+# The .network file systemd-networkd manages an interface with: VLAN= drop-ins go beside it.
+network_file() {
+  networkctl status "$1" 2>/dev/null | awk '
+    {
+      k = index($0, ":")
+      if (k == 0) next
+      name = substr($0, 1, k - 1)
+      value = substr($0, k + 1)
+      gsub(/^[ \t]+|[ \t]+$/, "", name)
+      gsub(/^[ \t]+|[ \t]+$/, "", value)
+      if (name == "Network File" && value != "" && value != "n/a") {
+        n = split(value, part, "/")
+        print part[n]
+        exit
+      }
+    }'
+}
+
+# substitute <table> <file> <newline-at-end yes|no>: the file with every placeholder replaced from
+# the table ("@port:eth1@ TAB ens3f1" lines), byte for byte otherwise.
+substitute() {
+  awk -F '\t' -v final="$3" '
+    FILENAME == ARGV[1] {
+      value[$1] = $2
+      next
+    }
+    {
+      s = $0
+      out = ""
+      while (match(s, /@(port|netfile):[a-z0-9]+@/)) {
+        out = out substr(s, 1, RSTART - 1) value[substr(s, RSTART, RLENGTH)]
+        s = substr(s, RSTART + RLENGTH)
+      }
+      printf "%s%s", (lines++ > 0 ? "\n" : ""), out s
+    }
+    END {
+      if (final == "yes" && lines > 0) printf "\n"
+    }' "$1" "$2"
+}
+
+ends_with_newline() {
+  [ ! -s "$1" ] || [ -z "$(tail -c 1 "$1")" ]
+}
+
+# write_files: every rendered file written with the OS names (prints whether any changed), and the
+# interfaces to apply in $RUN_DIR/interfaces.
+write_files() {
+  awk -F '\t' '
+    $2 == "string" && $1 ~ /^files\.[0-9]+\.(source|path|mode)$/ {
+      split($1, p, ".")
+      f[p[2], p[3]] = $3
+      if (p[2] + 1 > n) n = p[2] + 1
+    }
+    END {
+      for (i = 0; i < n; i++) print f[i, "source"] "\t" f[i, "path"] "\t" f[i, "mode"]
+    }' "$CONFIG_FLAT" > "$RUN_DIR/files" || return 1
+  awk -F '\t' '$2 == "string" && $1 ~ /^interfaces\.[0-9]+$/ { print $3 }' "$CONFIG_FLAT" > "$RUN_DIR/names.in" || return 1
+  cut -f 2 "$RUN_DIR/files" > "$RUN_DIR/paths.in"
+  set --
+  while IFS="$TAB" read -r source target mode; do
+    [ -f "$ROOT$source" ] || {
+      echo "rendered file $source is missing" >&2
+      return 1
+    }
+    set -- "$@" "$ROOT$source"
+  done < "$RUN_DIR/files"
+  : > "$RUN_DIR/table"
+  placeholders "$RUN_DIR/paths.in" "$RUN_DIR/names.in" "$@" > "$RUN_DIR/placeholders"
+  while read -r kind port; do
+    os=$(awk -v port="$port" '$1 == "map" && $2 == port { print $3; exit }' "$RUN_DIR/ports")
+    [ -n "$os" ] || {
+      echo "no OS interface resolved for port $port" >&2
+      return 1
+    }
+    value="$os"
+    if [ "$kind" = netfile ]; then
+      value=$(network_file "$os")
+      [ -n "$value" ] || {
+        echo "interface $os has no systemd-networkd .network file to add VLANs to" >&2
+        return 1
+      }
+    fi
+    printf '@%s:%s@\t%s\n' "$kind" "$port" "$value"
+  done < "$RUN_DIR/placeholders" > "$RUN_DIR/table" || return 1
+  CHANGED=no
+  while IFS="$TAB" read -r source target mode; do
+    printf '%s\n' "$target" > "$RUN_DIR/path.in"
+    path="$ROOT$(substitute "$RUN_DIR/table" "$RUN_DIR/path.in" no)"
+    new=$(new_file "$path") || return 1
+    final=no
+    ends_with_newline "$ROOT$source" && final=yes
+    substitute "$RUN_DIR/table" "$ROOT$source" "$final" > "$new" || return 1
+    install_file "$new" "$path" "$mode" || return 1
+  done < "$RUN_DIR/files"
+  substitute "$RUN_DIR/table" "$RUN_DIR/names.in" yes > "$RUN_DIR/interfaces" || return 1
+  long=$(awk 'length($0) > 15 { print; exit }' "$RUN_DIR/interfaces")
+  [ -z "$long" ] || {
+    echo "interface name $long is longer than 15 characters" >&2
+    return 1
+  }
+  echo "$CHANGED"
+}
+
+# /etc/network/interfaces sources our file (once).
+ifupdown_source() {
+  file="$ROOT/etc/network/interfaces"
+  line="source /etc/network/interfaces.d/60-metal-l2.cfg"
+  src=/dev/null
+  [ -f "$file" ] && src="$file"
+  if awk -v line="$line" '
+      {
+        s = $0
+        gsub(/^[ \t]+|[ \t]+$/, "", s)
+        if (s == line) found = 1
+      }
+      END { exit found ? 0 : 1 }' "$src"; then
+    return 0
+  fi
+  new=$(new_file "$file") || return 1
+  awk -v line="$line" '{ print } END { print line }' "$src" > "$new" || return 1
+  install_file "$new" "$file" 0644
+}
+
+# ifupdown_detach <nics...>: the NICs leave bond-slaves, and their stanzas lose bond-master.
+ifupdown_detach() {
+  file="$ROOT/etc/network/interfaces"
+  [ -f "$file" ] || return 0
+  new=$(new_file "$file") || return 1
+  awk -v nics=" $* " '
+    function gone(name) {
+      return index(nics, " " name " ") > 0
+    }
+    {
+      n = split($0, w)
+      if (n > 0 && (w[1] == "iface" || w[1] == "auto" || w[1] == "mapping" || w[1] == "source" || w[1] == "source-directory" || w[1] ~ /^allow-/))
+        stanza = w[1] == "iface" && n > 1 ? w[2] : ""
+      if (n > 0 && w[1] == "bond-slaves") {
+        kept = ""
+        removed = 0
+        for (k = 2; k <= n; k++)
+          if (gone(w[k])) removed++
+          else kept = kept (kept == "" ? "" : " ") w[k]
+        if (removed > 0) {
+          match($0, /^[ \t]*/)
+          print substr($0, 1, RLENGTH) "bond-slaves " (kept == "" ? "none" : kept)
+          next
+        }
+      } else if (n > 0 && w[1] == "bond-master" && stanza != "" && gone(stanza)) next
+      print
+    }' "$file" > "$new" || return 1
+  install_file "$new" "$file" 0644
+}
+
+# netplan_detach <nics...>: the NICs leave every bond's interfaces list in the image's netplan files.
+# An edit of the YAML text, not a YAML library: the two forms a bond's list is written in (cloud-init
+# and netplan write one of them), "interfaces: [a, b]" on one line or a block of "- a" lines; any
+# other form of a list we must edit is an error naming the file, not a silent miss.
+netplan_detach() {
+  for file in "$ROOT/etc/netplan"/*.yaml; do
+    [ -f "$file" ] || continue
+    [ "$(basename "$file")" != 60-metal-l2.yaml ] || continue
+    new=$(new_file "$file") || return 1
+    awk -v nics=" $* " -v file="$file" '
+      function gone(item) {
+        gsub(/^[ \t]+|[ \t]+$/, "", item)
+        if (item ~ /^".*"$/ || item ~ /^\047.*\047$/) item = substr(item, 2, length(item) - 2)
+        return index(nics, " " item " ") > 0
+      }
+      function unsupported(why) {
+        print file ": " why > "/dev/stderr"
+        bad = 1
+        exit 1
+      }
+      function path(   k, p) {
+        p = ""
+        for (k = 1; k <= depth; k++) p = p "/" keys[k]
+        return p
+      }
+      function flowList(v,   inner) {
+        inner = substr(v, 2, length(v) - 2)
+        return substr(v, 1, 1) == "[" && substr(v, length(v)) == "]" && index(inner, "[") == 0 && index(inner, "]") == 0
+      }
+      # The end of a block list: "interfaces: []" when every item left it.
+      function endList() {
+        if (inList && dropped > 0 && kept == 0) out[keyLine] = listIndent "interfaces: []"
+        inList = 0
+      }
+      {
+        out[++lines] = $0
+        body = $0
+        sub(/(^|[ \t])#.*$/, "", body)
+        if (body ~ /^[ \t]*$/) next
+        if (body ~ /^(---|\.\.\.)/) {
+          endList()
+          depth = 0
+          next
+        }
+        match(body, /^ */)
+        indent = RLENGTH
+        if (inList) {
+          if (indent >= listCol && body ~ /^ *-( |$)/) {
+            item = substr(body, indent + 2)
+            if (item ~ /: |:$|^[ \t]*[[{&*!|>]/) unsupported("a bond interfaces item that is not a plain name: " $0)
+            if (gone(item)) {
+              lines--
+              dropped++
+            } else kept++
+            next
+          }
+          if (indent > listCol) unsupported("a bond interfaces list this script cannot edit: " $0)
+          endList()
+        }
+        if (index($0, "bonds") > 0) sawBonds = 1
+        if (significant++ == 0) flow = body ~ /^[ \t]*[{]/
+        if (body ~ /^ *-( |$)/) {
+          while (depth > 0 && col[depth] >= indent) depth--
+          next
+        }
+        if (!match(body, /^ *("[^"]*"|\047[^\047]*\047|[^ :][^:]*):( |$)/)) next
+        k = substr(body, indent + 1, RLENGTH - indent)
+        sub(/: ?$/, "", k)
+        if (k ~ /^".*"$/ || k ~ /^\047.*\047$/) k = substr(k, 2, length(k) - 2)
+        value = substr(body, RLENGTH + 1)
+        gsub(/^[ \t]+|[ \t]+$/, "", value)
+        while (depth > 0 && col[depth] >= indent) depth--
+        depth++
+        keys[depth] = k
+        col[depth] = indent
+        if (depth != 4 || keys[1] != "network" || keys[2] != "bonds" || k != "interfaces") next
+        if (value == "") {
+          inList = 1
+          listCol = indent
+          listIndent = substr(body, 1, indent)
+          keyLine = lines
+          dropped = 0
+          kept = 0
+        } else if (flowList(value)) {
+          n = split(substr(value, 2, length(value) - 2), items, ",")
+          list = ""
+          removed = 0
+          for (j = 1; j <= n; j++) {
+            if (items[j] ~ /^[ \t]*$/) continue
+            if (gone(items[j])) removed++
+            else {
+              item = items[j]
+              gsub(/^[ \t]+|[ \t]+$/, "", item)
+              list = list (list == "" ? "" : ", ") item
+            }
+          }
+          if (removed > 0) out[lines] = substr(body, 1, indent) "interfaces: [" list "]"
+        } else unsupported("a bond interfaces list this script cannot edit: " $0)
+      }
+      END {
+        if (bad) exit 1
+        if (flow && sawBonds) unsupported("bonds in a flow-style (JSON) document")
+        endList()
+        for (k = 1; k <= lines; k++) print out[k]
+      }' "$file" > "$new" || {
+      rm -f "$new"
+      return 1
+    }
+    install_file "$new" "$file" 0600 || return 1
+  done
+}
+
 apply_ifupdown() {
-  "$PY" "$HELPER" ifupdown-source "$ROOT" || fail "could not add the source line to /etc/network/interfaces"
+  ifupdown_source || fail "could not add the source line to /etc/network/interfaces"
   changed="$1"
   while read -r iface; do
     [ -n "$iface" ] || continue
@@ -158,26 +750,27 @@ main() {
     exit 2
   fi
   mkdir -p "$RUN_DIR" "$STATE_DIR" || exit 1
-  PY=$(command -v python3 2>/dev/null)
-  if [ -z "$PY" ]; then
-    log "failed: python3 is required (cloud-init images always have it)"
+  if ! command -v curl >/dev/null 2>&1 && ! command -v wget >/dev/null 2>&1; then
+    log "failed: curl or wget is required to read the metadata service"
     exit 1
   fi
-  write_helper || exit 1
   if [ ! -r "$CONFIG" ]; then
     log "failed: no configuration at $CONFIG"
+    exit 1
+  fi
+  if ! json_flat "$CONFIG" > "$CONFIG_FLAT" 2> "$RUN_DIR/config.err"; then
+    log "failed: the configuration $CONFIG is not valid JSON: $(cat "$RUN_DIR/config.err")"
     exit 1
   fi
   if ! fetch_metadata; then
     log "failed: metadata not available within $FETCH_TIMEOUT s"
     exit 1
   fi
-  STATE_URL=$("$PY" "$HELPER" get "$METADATA" user_state_url)
+  STATE_URL=$(json_get "$METADATA_FLAT" user_state_url)
   post_state running 1001 "metal-l2: metadata captured in /run/metal-l2/metadata.json"
 
-  "$PY" "$HELPER" resolve "$CONFIG" "$METADATA" "$SYS_NET" > "$RUN_DIR/ports" 2> "$RUN_DIR/resolve.err" ||
-    fail "$(cat "$RUN_DIR/resolve.err")"
-  renderer=$("$PY" "$HELPER" get "$CONFIG" renderer)
+  resolve_ports > "$RUN_DIR/ports" 2> "$RUN_DIR/resolve.err" || fail "$(cat "$RUN_DIR/resolve.err")"
+  renderer=$(json_get "$CONFIG_FLAT" renderer)
 
   grep '^detach ' "$RUN_DIR/ports" | while read -r _ nic bond; do
     if [ -f "$SYS_NET/$bond/bonding/slaves" ] && grep -qw "$nic" "$SYS_NET/$bond/bonding/slaves"; then
@@ -188,14 +781,13 @@ main() {
   detached=$(grep '^detach ' "$RUN_DIR/ports" | cut -d' ' -f2 | tr '\n' ' ')
   if [ -n "$detached" ]; then
     case "$renderer" in
-      ifupdown) "$PY" "$HELPER" ifupdown-detach "$ROOT" $detached || fail "could not remove $detached from bond-slaves" ;;
-      netplan) "$PY" "$HELPER" netplan-detach "$ROOT" $detached || fail "could not remove $detached from the netplan bond" ;;
+      ifupdown) ifupdown_detach $detached || fail "could not remove $detached from bond-slaves" ;;
+      netplan) netplan_detach $detached 2> "$RUN_DIR/netplan.err" || fail "could not remove $detached from the netplan bond: $(cat "$RUN_DIR/netplan.err")" ;;
       *) ;;
     esac
   fi
 
-  changed=$("$PY" "$HELPER" write-files "$CONFIG" "$RUN_DIR/ports" "$ROOT" "$RUN_DIR/interfaces" 2> "$RUN_DIR/write.err") ||
-    fail "$(cat "$RUN_DIR/write.err")"
+  changed=$(write_files 2> "$RUN_DIR/write.err") || fail "$(cat "$RUN_DIR/write.err")"
   case "$renderer" in
     ifupdown) apply_ifupdown "$changed" ;;
     netplan) apply_netplan ;;
@@ -205,272 +797,6 @@ main() {
   mapping=$(grep '^map ' "$RUN_DIR/ports" | while read -r _ port os; do printf ' %s=%s' "$port" "$os"; done)
   log "network configured:$mapping"
   post_state succeeded 1002 "metal-l2: network configured:$mapping"
-}
-
-write_helper() {
-  cat > "$HELPER" <<'PYEOF'
-import json, os, re, subprocess, sys, tempfile, urllib.request
-
-PLACEHOLDER = re.compile(r"@(port|netfile):([a-z0-9]+)@")
-
-
-def load(path):
-    with open(path) as f:
-        return json.load(f)
-
-
-def read(path, default=None):
-    try:
-        with open(path) as f:
-            return f.read()
-    except OSError:
-        return default
-
-
-def write_whole(path, text, mode=None):
-    """Write a file whole (temp file + rename); return True when its content changed."""
-    if read(path) == text:
-        if mode is not None:
-            os.chmod(path, mode)
-        return False
-    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path) or ".")
-    with os.fdopen(fd, "w") as f:
-        f.write(text)
-    os.chmod(tmp, mode if mode is not None else 0o644)
-    os.replace(tmp, path)
-    return True
-
-
-def cmd_get(path, key):
-    value = load(path).get(key)
-    print(value if isinstance(value, str) else "")
-
-
-def cmd_check_metadata(path):
-    try:
-        doc = load(path)
-    except (OSError, ValueError):
-        sys.exit(1)
-    network = doc.get("network") if isinstance(doc, dict) else None
-    if not isinstance(network, dict) or not isinstance(network.get("interfaces"), list):
-        sys.exit(1)
-
-
-def cmd_state_body(state, code, message):
-    print(json.dumps(dict(state=state, code=int(code), message=message)))
-
-
-def cmd_fetch(url, out):
-    with urllib.request.urlopen(url, timeout=15) as r:
-        data = r.read()
-    with open(out, "wb") as f:
-        f.write(data)
-
-
-def cmd_post(url, body):
-    req = urllib.request.Request(url, data=body.encode(), method="POST", headers={"Content-Type": "application/json"})
-    with urllib.request.urlopen(req, timeout=15) as r:
-        r.read()
-
-
-def perm_mac(sysnet, name):
-    for rel in ("bonding_slave/perm_hwaddr", "address"):
-        value = read(os.path.join(sysnet, name, rel))
-        if value and value.strip():
-            return value.strip().lower()
-    return ""
-
-
-def master_of(sysnet, name):
-    link = os.path.join(sysnet, name, "master")
-    if os.path.islink(link):
-        return os.path.basename(os.readlink(link))
-    return None
-
-
-def cmd_resolve(config_path, metadata_path, sysnet):
-    config = load(config_path)
-    interfaces = (load(metadata_path).get("network") or dict()).get("interfaces") or []
-    names = sorted(os.listdir(sysnet))
-    bonds = [n for n in names if os.path.isdir(os.path.join(sysnet, n, "bonding"))]
-    # Physical NICs only: bond slaves report the bond's MAC in address, VLANs their parent's.
-    physical = [n for n in names if n not in bonds and "." not in n and os.path.exists(os.path.join(sysnet, n, "device"))]
-    by_mac = dict()
-    for n in physical:
-        by_mac.setdefault(perm_mac(sysnet, n), n)
-
-    def nic(port):
-        for i in interfaces:
-            if isinstance(i, dict) and i.get("name") == port and i.get("mac"):
-                found = by_mac.get(str(i["mac"]).strip().lower())
-                if found:
-                    return found
-        return port if port in names else None
-
-    def members(port):
-        return [i.get("name") for i in interfaces if isinstance(i, dict) and i.get("bond") == port and i.get("name")]
-
-    def bond(port):
-        member_ifs = [m for m in (nic(n) for n in members(port)) if m]
-        for m in member_ifs:
-            b = master_of(sysnet, m)
-            if b in bonds:
-                return b
-        if port in bonds:
-            return port
-        return None
-
-    mapping = []
-    detach = []
-    errors = []
-    for p in config.get("ports", []):
-        name = p["name"]
-        if p["kind"] == "bond":
-            os_name = bond(name)
-            if os_name is None:
-                errors.append("port %s: no OS bond holds its members %s and none is named %s" % (name, ",".join(members(name)) or "(none in metadata)", name))
-                continue
-            mapping.append((name, os_name))
-            if p["detach"]:
-                for m in members(name):
-                    m_if = nic(m)
-                    if m_if is None:
-                        errors.append("port %s: member %s has no OS interface" % (name, m))
-                    else:
-                        detach.append((m_if, os_name))
-        else:
-            os_name = nic(name)
-            if os_name is None:
-                macs = [str(i.get("mac")) for i in interfaces if isinstance(i, dict) and i.get("name") == name]
-                errors.append("port %s: no OS interface with MAC %s or named %s" % (name, ",".join(macs) or "(not in metadata)", name))
-                continue
-            mapping.append((name, os_name))
-            if p["detach"]:
-                b = master_of(sysnet, os_name)
-                if b is None:
-                    owner = [i.get("bond") for i in interfaces if isinstance(i, dict) and i.get("name") == name and i.get("bond")]
-                    b = bond(owner[0]) if owner else None
-                if b is not None:
-                    detach.append((os_name, b))
-    if errors:
-        sys.stderr.write("; ".join(errors))
-        sys.exit(1)
-    for port, os_name in mapping:
-        print("map %s %s" % (port, os_name))
-    for nic_name, bond_name in detach:
-        print("detach %s %s" % (nic_name, bond_name))
-
-
-def read_mapping(path):
-    mapping = dict()
-    for line in read(path, "").splitlines():
-        parts = line.split()
-        if len(parts) == 3 and parts[0] == "map":
-            mapping[parts[1]] = parts[2]
-    return mapping
-
-
-def network_file(os_name):
-    out = subprocess.run(["networkctl", "status", os_name], capture_output=True, text=True).stdout
-    for line in out.splitlines():
-        key, _, value = line.strip().partition(":")
-        if key.strip() == "Network File" and value.strip() not in ("", "n/a"):
-            return os.path.basename(value.strip())
-    raise SystemExit("interface %s has no systemd-networkd .network file to add VLANs to" % os_name)
-
-
-def substitute(text, mapping):
-    def repl(m):
-        kind, port = m.group(1), m.group(2)
-        if port not in mapping:
-            raise SystemExit("no OS interface resolved for port %s" % port)
-        return mapping[port] if kind == "port" else network_file(mapping[port])
-    return PLACEHOLDER.sub(repl, text)
-
-
-def cmd_write_files(config_path, mapping_path, root, interfaces_out):
-    config = load(config_path)
-    mapping = read_mapping(mapping_path)
-    changed = False
-    for f in config.get("files", []):
-        text = read(root + f["source"])
-        if text is None:
-            raise SystemExit("rendered file %s is missing" % f["source"])
-        target = root + substitute(f["path"], mapping)
-        changed = write_whole(target, substitute(text, mapping), int(f["mode"], 8)) or changed
-    names = [substitute(n, mapping) for n in config.get("interfaces", [])]
-    for n in names:
-        if len(n) > 15:
-            raise SystemExit("interface name %s is longer than 15 characters" % n)
-    write_whole(interfaces_out, "".join(n + "\n" for n in names))
-    print("yes" if changed else "no")
-
-
-def cmd_ifupdown_source(root):
-    path = root + "/etc/network/interfaces"
-    line = "source /etc/network/interfaces.d/60-metal-l2.cfg"
-    text = read(path, "")
-    if line in (l.strip() for l in text.splitlines()):
-        return
-    if text and not text.endswith("\n"):
-        text += "\n"
-    write_whole(path, text + line + "\n")
-
-
-def cmd_ifupdown_detach(root, *nics):
-    path = root + "/etc/network/interfaces"
-    text = read(path)
-    if text is None:
-        return
-    out = []
-    stanza = None
-    for line in text.splitlines():
-        words = line.split()
-        starts_stanza = bool(words) and (words[0] in ("iface", "auto", "mapping", "source", "source-directory") or words[0].startswith("allow-"))
-        if starts_stanza:
-            stanza = words[1] if words[0] == "iface" and len(words) > 1 else None
-        if words and words[0] == "bond-slaves":
-            kept = [w for w in words[1:] if w not in nics]
-            if kept != words[1:]:
-                line = line[: len(line) - len(line.lstrip())] + "bond-slaves " + (" ".join(kept) if kept else "none")
-        elif words and words[0] == "bond-master" and stanza in nics:
-            continue
-        out.append(line)
-    write_whole(path, "\n".join(out) + "\n")
-
-
-def cmd_netplan_detach(root, *nics):
-    import yaml
-    directory = root + "/etc/netplan"
-    if not os.path.isdir(directory):
-        return
-    for name in sorted(os.listdir(directory)):
-        if not name.endswith(".yaml") or name == "60-metal-l2.yaml":
-            continue
-        path = os.path.join(directory, name)
-        doc = yaml.safe_load(read(path, "")) or dict()
-        bonds = (doc.get("network") or dict()).get("bonds") or dict()
-        changed = False
-        for bond in bonds.values():
-            if isinstance(bond, dict) and isinstance(bond.get("interfaces"), list):
-                kept = [i for i in bond["interfaces"] if i not in nics]
-                if kept != bond["interfaces"]:
-                    bond["interfaces"] = kept
-                    changed = True
-        if changed:
-            write_whole(path, yaml.safe_dump(doc, default_flow_style=False), 0o600)
-
-
-COMMANDS = dict(
-    get=cmd_get, state_body=cmd_state_body, fetch=cmd_fetch, post=cmd_post, resolve=cmd_resolve,
-    check_metadata=cmd_check_metadata, write_files=cmd_write_files, ifupdown_source=cmd_ifupdown_source,
-    ifupdown_detach=cmd_ifupdown_detach, netplan_detach=cmd_netplan_detach,
-)
-
-if __name__ == "__main__":
-    COMMANDS[sys.argv[1].replace("-", "_")](*sys.argv[2:])
-PYEOF
 }
 
 main "$@"
