@@ -778,7 +778,7 @@ main() {
       echo "-$nic" > "$SYS_NET/$bond/bonding/slaves" || exit 1
     fi
   done || fail "could not take ports out of the bond"
-  detached=$(grep '^detach ' "$RUN_DIR/ports" | cut -d' ' -f2 | tr '\n' ' ')
+  detached=$(grep '^detach ' "$RUN_DIR/ports" | cut -d' ' -f2 | tr '\n' ' ' | sed 's/ $//')
   if [ -n "$detached" ]; then
     case "$renderer" in
       ifupdown) ifupdown_detach $detached || fail "could not remove $detached from bond-slaves" ;;

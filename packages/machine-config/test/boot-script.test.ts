@@ -1,9 +1,14 @@
 // The boot script end to end on a fake root: user data injected → processed by the real cloud-init →
 // its files written under a directory → `metal-l2-net apply` run by dash against a fake sysfs
-// (OS names differ from Metal names), a local metadata service, and stub ifup/netplan/networkctl
+// (OS names differ from Metal names), a local metadata service, and stub ifup/netplan/networkd
 // that record their calls. What the script leaves behind is what a machine would boot with.
+//
+// The script runs with a PATH of only the tools a stock image ships (stockTools): no python3, which
+// Flatcar lacks, and no other tool it might lean on by accident. Its awk is Debian's mawk, or
+// busybox's (another POSIX awk; Flatcar's gawk is exercised by the Flatcar-style QEMU guest).
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { execFile } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { chmod, mkdir, mkdtemp, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import type { Server } from 'node:http';
@@ -66,8 +71,50 @@ interface Posted {
 let server: Server;
 let baseUrl = '';
 let metadata: Record<string, unknown> = {};
+/** When set, the metadata service answers with this text instead of `metadata` as JSON. */
+let metadataText: string | undefined;
 const posted: Posted[] = [];
 const dirs: string[] = [];
+
+/** What Flatcar and the Debian/Ubuntu cloud images all have that the script may use; python3 is not among them. */
+const STOCK_TOOLS = [
+  'sh',
+  'cat',
+  'cp',
+  'mv',
+  'rm',
+  'mkdir',
+  'chmod',
+  'basename',
+  'dirname',
+  'readlink',
+  'tr',
+  'cut',
+  'date',
+  'sleep',
+  'tail',
+  'sha256sum',
+  'grep',
+  'sed',
+  'curl',
+  'wget',
+];
+type Awk = 'mawk' | 'busybox';
+const tools: Partial<Record<Awk, string>> = {};
+
+/** A directory holding only the stock tools (links to this machine's), awk being the given implementation. */
+async function stockTools(awk: Awk): Promise<string> {
+  const known = tools[awk];
+  if (known !== undefined) return known;
+  const dir = await mkdtemp(join(tmpdir(), `metal-l2-stock-${awk}-`));
+  dirs.push(dir);
+  const which = (tool: string): string => execFileSync('sh', ['-c', 'command -v "$1"', 'sh', tool], { encoding: 'utf8' }).trim();
+  for (const tool of STOCK_TOOLS) await symlink(which(tool), join(dir, tool));
+  if (awk === 'mawk') await symlink(which('mawk'), join(dir, 'awk'));
+  else await put(join(dir, 'awk'), `#!/bin/sh\nexec ${which('busybox')} awk "$@"\n`, 0o755);
+  tools[awk] = dir;
+  return dir;
+}
 
 beforeAll(async () => {
   server = createServer((req, res) => {
@@ -76,7 +123,7 @@ beforeAll(async () => {
     req.on('end', () => {
       if (req.method === 'GET' && req.url === '/metadata') {
         res.setHeader('Content-Type', 'application/json');
-        res.end(JSON.stringify(metadata));
+        res.end(metadataText ?? JSON.stringify(metadata));
       } else if (req.method === 'POST' && req.url === '/user-state') {
         posted.push(JSON.parse(body) as Posted);
         res.end('{}');
@@ -114,7 +161,7 @@ async function put(path: string, content: string, mode = 0o644): Promise<void> {
 }
 
 /** A fake machine: sysfs with a bond of two NICs (upper-case permanent MACs), the image's network files, stub tools. */
-async function machine(image: { interfaces?: string; netplan?: string }): Promise<{ root: string; bin: string; calls: string }> {
+async function machine(image: { interfaces?: string; netplan?: string }, awk: Awk = 'mawk'): Promise<Machine> {
   const root = await mkdtemp(join(tmpdir(), 'metal-l2-root-'));
   dirs.push(root);
   const net = join(root, 'sys/class/net');
@@ -140,7 +187,15 @@ async function machine(image: { interfaces?: string; netplan?: string }): Promis
     `#!/bin/sh\necho "networkctl $*" >> ${calls}\nif [ "$1" = status ]; then echo "       Network File: /run/systemd/network/10-$2.network"; fi\n`,
     0o755,
   );
-  return { root, bin, calls };
+  return { root, bin, calls, path: `${bin}:${await stockTools(awk)}` };
+}
+
+interface Machine {
+  root: string;
+  bin: string;
+  calls: string;
+  /** The script's PATH: the stub tools, then the stock tools. */
+  path: string;
 }
 
 /** Inject, let cloud-init process it, write its write_files under root: what the machine has before runcmd. */
@@ -172,12 +227,14 @@ async function provision(
   return runcmd;
 }
 
-function apply(m: { root: string; bin: string }): Promise<{ code: number; stderr: string }> {
+const DASH = execFileSync('sh', ['-c', 'command -v dash'], { encoding: 'utf8' }).trim();
+
+function apply(m: Machine, fetchTimeoutSeconds = 5): Promise<{ code: number; stderr: string }> {
   return new Promise((resolve) => {
     execFile(
-      'dash',
+      DASH,
       [join(m.root, 'opt/metal-l2/metal-l2-net'), 'apply'],
-      { env: { PATH: `${m.bin}:/usr/bin:/bin`, METAL_L2_ROOT: m.root, METAL_L2_FETCH_TIMEOUT: '5' } },
+      { env: { PATH: m.path, METAL_L2_ROOT: m.root, METAL_L2_FETCH_TIMEOUT: String(fetchTimeoutSeconds) } },
       (err, _stdout, stderr) => resolve({ code: err === null ? 0 : typeof err.code === 'number' ? err.code : 1, stderr }),
     );
   });
@@ -304,6 +361,137 @@ describe('metal-l2-net apply', () => {
       ['failed', 1099],
     ]);
     expect(posted[1]?.message).toBe('metal-l2: port eth2: no OS interface with MAC (not in metadata) or named eth2');
+    expect(await read(m.root, 'etc/network/interfaces')).toBe(EQUINIX_INTERFACES);
+  });
+
+  test('netplan as cloud-init writes it (block lists, document markers): eth1 leaves the bond list, then both leave it empty', async () => {
+    const image = [
+      '---',
+      'network:',
+      '    bonds:',
+      '        bond0:',
+      '            addresses:',
+      '            - 147.75.1.2/31',
+      '            interfaces:',
+      `            - ${OS.eth0}`,
+      `            - '${OS.eth1}'`,
+      '            parameters:',
+      '                mode: 802.3ad # LACP',
+      '    ethernets:',
+      `        ${OS.eth0}: {}`,
+      `        ${OS.eth1}: {}`,
+      '    version: 2',
+      '...',
+      '',
+    ].join('\n');
+    const hybrid = await machine({ netplan: image });
+    await provision(
+      hybrid.root,
+      [
+        { name: 'bond0', bonded: true, layer2: false, vlans: [vlan(1000, '192.168.10.5/24')] },
+        { name: 'eth1', bonded: false, layer2: true, vlans: [vlan(1001, '192.168.11.5/24', { native: true })] },
+      ],
+      'netplan',
+    );
+    expect((await apply(hybrid)).code).toBe(0);
+    expect(await read(hybrid.root, 'etc/netplan/50-cloud-init.yaml')).toBe(image.replace(`            - '${OS.eth1}'\n`, ''));
+    expect((await stat(join(hybrid.root, 'etc/netplan/50-cloud-init.yaml'))).mode & 0o777).toBe(0o600);
+
+    const individual = await machine({ netplan: image });
+    await provision(
+      individual.root,
+      [
+        { name: 'bond0', bonded: false, layer2: true, vlans: [] },
+        { name: 'eth0', bonded: false, layer2: true, vlans: [vlan(1000, '192.168.10.5/24')] },
+        { name: 'eth1', bonded: false, layer2: true, vlans: [] },
+      ],
+      'netplan',
+    );
+    expect((await apply(individual)).code).toBe(0);
+    expect(await read(individual.root, 'etc/netplan/50-cloud-init.yaml')).toBe(
+      image.replace(`            interfaces:\n            - ${OS.eth0}\n            - '${OS.eth1}'\n`, '            interfaces: []\n'),
+    );
+  });
+
+  test('a netplan bond list the script cannot edit (a JSON-style document): user state 1099 naming the file, the file unchanged', async () => {
+    posted.length = 0;
+    const image = JSON.stringify({ network: { version: 2, bonds: { bond0: { interfaces: [OS.eth0, OS.eth1] } } } }) + '\n';
+    const m = await machine({ netplan: image });
+    await provision(
+      m.root,
+      [{ name: 'eth1', bonded: false, layer2: true, vlans: [vlan(1001, '192.168.11.5/24', { native: true })] }],
+      'netplan',
+    );
+    expect((await apply(m)).code).not.toBe(0);
+    expect(posted[1]).toEqual({
+      state: 'failed',
+      code: 1099,
+      message: `metal-l2: could not remove ${OS.eth1} from the netplan bond: ${m.root}/etc/netplan/50-cloud-init.yaml: bonds in a flow-style (JSON) document`,
+    });
+    expect(await read(m.root, 'etc/netplan/50-cloud-init.yaml')).toBe(image);
+  });
+
+  test.each(['mawk', 'busybox'] as const)(
+    'a stock image (no python3; awk = %s), a pretty-printed metadata document with escaped slashes: resolved and configured',
+    async (awk) => {
+      posted.length = 0;
+      const m = await machine({}, awk);
+      await expect(
+        new Promise((resolve) => execFile(DASH, ['-c', 'command -v python3'], { env: { PATH: m.path } }, resolve)),
+      ).resolves.toMatchObject({
+        code: 127,
+      });
+      metadataText = JSON.stringify(metadata, null, 2).replace(/\//g, '\\/');
+      try {
+        await provision(m.root, [{ name: 'bond0', bonded: true, layer2: false, vlans: [vlan(1000, '192.168.10.5/24')] }], 'networkd');
+        expect(await apply(m)).toEqual({ code: 0, stderr: expect.stringContaining('network configured: bond0=bond0') });
+      } finally {
+        metadataText = undefined;
+      }
+      expect(posted.map((p) => p.code)).toEqual([1001, 1002]);
+      expect(await read(m.root, 'etc/systemd/network/10-bond0.network.d/60-metal-l2.conf')).toContain('VLAN=bond0.1000\n');
+    },
+  );
+
+  test('a message with quotes and backslashes (from the metadata document) is posted as valid JSON, unchanged', async () => {
+    posted.length = 0;
+    const m = await machine({ interfaces: EQUINIX_INTERFACES });
+    const network = metadata['network'] as { interfaces: unknown[] };
+    const odd = 'no"such\\mac\tat all';
+    metadataText = JSON.stringify({
+      ...metadata,
+      network: { ...network, interfaces: [...network.interfaces, { name: 'eth2', mac: odd }] },
+    });
+    try {
+      await provision(
+        m.root,
+        [{ name: 'eth2', bonded: false, layer2: true, vlans: [vlan(1000, '192.168.10.5/24', { native: true })] }],
+        'ifupdown',
+      );
+      expect((await apply(m)).code).not.toBe(0);
+    } finally {
+      metadataText = undefined;
+    }
+    expect(posted[1]?.message).toBe(`metal-l2: port eth2: no OS interface with MAC no"such\\mac\\tat all or named eth2`);
+  });
+
+  test('a truncated metadata document is never taken: no user state, exit non-zero once the fetch deadline passes', async () => {
+    posted.length = 0;
+    const m = await machine({ interfaces: EQUINIX_INTERFACES });
+    metadataText = JSON.stringify(metadata).slice(0, -20);
+    try {
+      await provision(
+        m.root,
+        [{ name: 'eth1', bonded: false, layer2: true, vlans: [vlan(1000, '192.168.10.5/24', { native: true })] }],
+        'ifupdown',
+      );
+      const result = await apply(m, 1);
+      expect(result.code).not.toBe(0);
+      expect(result.stderr).toContain('failed: metadata not available within 1 s');
+    } finally {
+      metadataText = undefined;
+    }
+    expect(posted).toEqual([]);
     expect(await read(m.root, 'etc/network/interfaces')).toBe(EQUINIX_INTERFACES);
   });
 });
