@@ -13,8 +13,11 @@ import type { PortConfig } from './types.js';
  * cloud-config part). A release bumps it whenever the injected bytes for the same input change, so
  * a machine's record says which rendering it booted with. Records made before there was a version
  * have none.
+ *
+ * 1: the first recorded (its boot script ran a python3 helper). 2: the boot script needs no python3
+ * (sh and awk), so stock Flatcar runs it; the network files it writes are the same.
  */
-export const RENDERER_VERSION = 1;
+export const RENDERER_VERSION = 2;
 
 /** The Cluster endpoint (VIP) a control plane announces: what its keepalived is given. */
 export type AnnouncedEndpoint = Pick<EndpointAnnouncerInput, 'address' | 'prefix' | 'port' | 'vxlan' | 'virtualRouterID'>;
