@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs the Debian packages one purpose needs, only those missing (root and apt). Purposes:
 #   demo       openssl (the webhook certificates): all `npm run demo` needs
-#   cloud-init dash, python3, python3-yaml and iproute2: the boot script and the real cloud-init that
-#              judge injected user data (machine-config tests)
+#   cloud-init python3, python3-yaml: the real cloud-init that judges injected user data; dash,
+#              mawk and busybox-static (two POSIX awks) and iproute2: what the boot script runs with
+#              in the machine-config tests (stock-image tools, no python3)
 #   dataplane  QEMU, Debian's kernel and what builds the guest image (`npm run e2e:dataplane`)
 #   image      mmdebstrap, umoci and skopeo (`npm run image`)
 #   ignition   gcc and libblkid's headers: Ignition's `ignition` programs link libblkid (hack/build-ignition.sh)
@@ -15,7 +16,7 @@ set -euo pipefail
 packages_for() {
   case "$1" in
     demo) echo openssl ;;
-    cloud-init) echo dash python3 python3-yaml iproute2 ;;
+    cloud-init) echo dash mawk busybox-static python3 python3-yaml iproute2 ;;
     dataplane) echo qemu-system-x86 linux-image-amd64 mmdebstrap e2fsprogs socat busybox-static cpio kmod ;;
     image) echo mmdebstrap umoci skopeo debian-archive-keyring ;;
     ignition) echo gcc libc6-dev libblkid-dev ;;

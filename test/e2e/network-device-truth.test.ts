@@ -183,7 +183,7 @@ describe('the network controller at its edges', () => {
       { timeoutMs: 60_000 },
     );
     expect(condition(mn, 'PortsConfigured')?.status).toBe('False');
-    expect(condition(mn, 'PortsConfigured')?.message).toMatch(/no "metadata captured".*user data.*python3/s);
+    expect(condition(mn, 'PortsConfigured')?.message).toMatch(/no "metadata captured".*user data.*metal-l2\.service.*curl or wget/s);
     expect(condition(mn, 'Ready')).toMatchObject({ status: 'False', reason: 'BootScriptTimeout' });
     expect(loggedEvents(world, 'BootScriptTimeout', 'l2b-1')).toHaveLength(1);
     const deviceId = await deviceIdOfMachine(world, 'l2b-1');

@@ -370,7 +370,8 @@ function waitForBootScript(scope: MachineNetworkScope): StepOutcome {
   const message =
     `no "metadata captured" (user-state 1001) from the boot script after ${Math.round(waitedMs / 1000)} s (budget ${Math.round(budgetMs / 1000)} s); ` +
     'layer 3 stays until it reports. Check that the server booted (Metal SOS console), that its user data ran ' +
-    `(/var/log/cloud-init-output.log), that the image has python3, and that it reaches the metadata service ${ctx.metadataUrl}`;
+    `(/var/log/cloud-init-output.log; on Flatcar, journalctl -u metal-l2.service), that the image has curl or wget, ` +
+    `and that it reaches the metadata service ${ctx.metadataUrl}`;
   const previous = mn.status?.conditions?.find((c) => c.type === MachineNetworkConditionTypes.portsConfigured);
   if (previous?.reason !== MachineNetworkReasons.bootScriptTimeout)
     ctx.events.event(mn, { type: 'Warning', reason: MachineNetworkEventReasons.bootScriptTimeout, message });
