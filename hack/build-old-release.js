@@ -18,8 +18,10 @@ const repoRoot = fileURLToPath(new URL('../', import.meta.url));
 export const OLD_RELEASES = [
   // The IPAM controller's last release before IPAddressBlocks (packages/ipam-controller/test/upgrade.test.ts).
   { commit: 'e227631', pkg: 'ipam-controller' },
-  // The network controller's release before what the OS was given was recorded (test/e2e/network-upgrade.test.ts).
+  // The network controller's release before what the OS was given was recorded (test/e2e/network-upgrade.test.ts, first step).
   { commit: 'a1a0fec', pkg: 'network-controller' },
+  // The network controller's previous release: records with renderer version 1, Ignition served (the same test).
+  { commit: '1f1ad9c', pkg: 'network-controller' },
   // The IPAM controller's release before pools were stamped with the cluster that allocates from them
   // (packages/ipam-controller/test/upgrade-stamps.test.ts).
   { commit: 'a1a0fec', pkg: 'ipam-controller' },

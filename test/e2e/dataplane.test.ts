@@ -29,6 +29,8 @@ import {
 //                            v1.7.9's real Ignition (packages/capp-fixture/fixtures), our controller
 //                            injects into it, Ignition's own files stage writes it onto the guest's
 //                            root, and systemd-networkd (no cloud-init, no ifupdown) brings it up.
+//                            As on Flatcar, it has no python3 and its awk is gawk: the boot script
+//                            runs on what stock Flatcar ships.
 //
 // The VLAN batches are held (a simulator fault on createPortVlanAssignmentBatch) until the guests
 // have configured their network, so "before the assignment" is observed, not raced.
@@ -155,6 +157,10 @@ describe('data plane', () => {
         ['bond0.1001', 'vlan'],
       ]);
       expect(links.every((l) => l.trim().endsWith('configured'))).toBe(true);
+      // No python3 anywhere on its PATH (the harness agent's interpreter lives outside it), awk is gawk:
+      // the boot script above ran with neither Python nor Debian's mawk.
+      const fcTools = await rack.run(FLATCAR, ['sh', '-c', 'command -v python3 python3.11 python; readlink -f "$(command -v awk)"']);
+      expect(fcTools.stdout).toBe('/usr/bin/gawk\n');
       for (const [m, vxlan] of [
         ['hb', 1000],
         ['hb', 1001],

@@ -1,12 +1,13 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import * as k8s from '@kubernetes/client-node';
-import { readInjectionHash } from '@metal-l2/machine-config';
+import { RENDERER_VERSION, readInjectionHash } from '@metal-l2/machine-config';
 import { testKubeconfigPath } from '@metal-l2/test-support/cluster';
 import { ControllerProcess, freePort } from '@metal-l2/test-support/controller-process';
 import type { Obj } from '@metal-l2/test-support/objects';
 import { oldReleaseMain } from '@metal-l2/test-support/old-release';
 import { testTimeout, timeouts } from '@metal-l2/test-support/timeouts';
 import { staysTrue, waitFor } from '@metal-l2/test-support/wait-for';
+import { CABPK_IGNITION_JOIN } from '../../packages/machine-config/test/fixtures/ignition.js';
 import {
   CONTROLLER_AGENT,
   CREDENTIALS_SECRET,
@@ -25,25 +26,36 @@ import { eventsOf } from './support/network-probes.js';
 import { bootstrapSecret, injectedText, linkClusterToVip } from './support/vip-cluster.js';
 import { conditionFlips, watchNamespaceFromNow, type CollectionWatch } from './support/watch-versions.js';
 
-// Upgrading metal-l2 over a running fleet (issue 29): the previous release's network controller
-// (built from its commit, as operators would have run it) injects and configures a control plane
-// that announces its Cluster's VIP, another control plane, and a worker, all Ready. It stops and
-// this release starts with another --metadata-url, so every machine's injected bytes differ from
-// what it renders now. What the OS was given has not changed: every machine stays Ready the whole
-// time, says InjectedByOlderRelease, and the new controller writes nothing to Metal and no Secret.
+// Upgrading metal-l2 over a running fleet (issues 29 and 31), through the releases operators ran,
+// each built from its commit: the release before injection records (a1a0fec) injects and configures
+// a control plane that announces its Cluster's VIP, another control plane and a worker. The previous
+// release (1f1ad9c, the first with records and Ignition) takes them over, then adds a worker and a
+// Flatcar machine (CABPK's Ignition) of its own, all Ready. It stops and this release starts. This
+// release's boot script is another (no python3: RENDERER_VERSION 2), so every machine's injected
+// bytes differ from what it renders now. What the OS was given has not changed: every machine stays
+// Ready the whole time, says InjectedByOlderRelease, and the new controller writes nothing to Metal
+// and no Secret.
 
 /** The last release before injection records (main at a1a0fec). */
-const PREVIOUS_RELEASE = 'a1a0fec';
+const RELEASE_BEFORE_RECORDS = 'a1a0fec';
+/** The previous release: records with renderer version 1, Ignition served (main at 1f1ad9c). */
+const PREVIOUS_RELEASE = '1f1ad9c';
+const PREVIOUS_RENDERER_VERSION = 1;
 const VIP = '192.168.10.250';
-const MACHINES = ['cp-0', 'cp-1', 'wk-0'] as const;
+/** Injected by the release before records. */
+const OLDEST = ['cp-0', 'cp-1', 'wk-0'] as const;
+/** Injected by the previous release: a cloud-config worker and a Flatcar (Ignition) one. */
+const PREVIOUS = ['wk-1', 'fc-0'] as const;
+const MACHINES = [...OLDEST, ...PREVIOUS] as const;
+const IGNITION = new Set<string>(['fc-0']);
 const CONTROL_PLANES = new Set(['cp-0', 'cp-1']);
 const ANNOUNCED = { address: VIP, prefix: 24, port: 6443, vxlan: 1000, virtualRouterID: 77 };
 
 const world = useNetworkWorld('net-upgrade', { startNetworkController: false });
 
-let previousMain = '';
+const mains = new Map<string, string>();
 beforeAll(async () => {
-  previousMain = await oldReleaseMain(PREVIOUS_RELEASE, 'network-controller');
+  for (const release of [RELEASE_BEFORE_RECORDS, PREVIOUS_RELEASE]) mains.set(release, await oldReleaseMain(release, 'network-controller'));
 }, 300_000);
 
 const watches: CollectionWatch[] = [];
@@ -53,13 +65,13 @@ afterAll(async () => {
   await previous?.kill();
 });
 
-/** The previous release, run as operators ran it, serving our webhooks. */
-async function startPreviousRelease(metadataUrl: string): Promise<ControllerProcess> {
+/** An earlier release, run as operators ran it, serving our webhooks. */
+async function startRelease(release: string, metadataUrl: string): Promise<ControllerProcess> {
   const webhookPort = await freePort();
   const started = ControllerProcess.start({
     kubeconfig: testKubeconfigPath(),
     namespace: world.ns,
-    main: previousMain,
+    main: mains.get(release) ?? '',
     probePort: await freePort(),
     webhook: { port: webhookPort, certDir: world.webhookCertDir },
     args: [
@@ -82,11 +94,25 @@ async function startPreviousRelease(metadataUrl: string): Promise<ControllerProc
 /** A machine's bootstrap data as CAPP gave it to the device, and the metadata URL its boot config reads. */
 async function bootstrapData(name: string): Promise<{ value: string; metadataUrl: string; resourceVersion: string }> {
   const secret = await bootstrapSecret(world, name);
-  const lines = secret.value.split('\n');
-  const at = lines.indexOf('- path: /opt/metal-l2/netcfg.json');
-  const content = lines.slice(at + 1, at + 5).find((l) => l.startsWith('  content: ')) ?? '';
-  const bootConfig = JSON.parse(Buffer.from(content.slice('  content: '.length), 'base64').toString('utf8')) as { metadataUrl: string };
-  return { ...secret, metadataUrl: bootConfig.metadataUrl };
+  return { ...secret, metadataUrl: bootConfigOf(name, secret.value).metadataUrl };
+}
+
+/** The boot script's configuration (netcfg.json) in cloud-config or Ignition bootstrap data. */
+function bootConfigOf(name: string, value: string): { metadataUrl: string } {
+  let encoded: string | undefined;
+  if (IGNITION.has(name)) {
+    const config = JSON.parse(value) as { storage: { files: { path: string; contents: { source: string } }[] } };
+    encoded = config.storage.files.find((f) => f.path === '/opt/metal-l2/netcfg.json')?.contents.source.replace(/^data:;base64,/, '');
+  } else {
+    const lines = value.split('\n');
+    const at = lines.indexOf('- path: /opt/metal-l2/netcfg.json');
+    encoded = lines
+      .slice(at + 1, at + 5)
+      .find((l) => l.startsWith('  content: '))
+      ?.slice('  content: '.length);
+  }
+  if (encoded === undefined) throw new Error(`${name}: no /opt/metal-l2/netcfg.json in its bootstrap data`);
+  return JSON.parse(Buffer.from(encoded, 'base64').toString('utf8')) as { metadataUrl: string };
 }
 
 /** A watch of this namespace's MachineNetworks or Secrets from now, stopped after all. */
@@ -115,44 +141,79 @@ interface Upgraded {
 let upgraded: Upgraded | undefined;
 
 /**
- * The fleet: the previous release brings up the machines (checked: it recorded only the bytes'
- * hash), then stops; this release starts with another --metadata-url. Made by the first test that
- * asks, so each can run alone.
+ * The fleet: the release before records brings up the first machines (checked: it recorded only the
+ * bytes' hash) and stops; the previous release takes them over and brings up its own (recorded with
+ * renderer version 1) and stops; this release starts, with the same --metadata-url. Made by the first
+ * test that asks, so each can run alone.
  */
 const upgradeFleet = onFirstUse(async () => {
-  const oldMetadataUrl = `${world.sim.url}/metadata`;
-  const previousRelease = await startPreviousRelease(oldMetadataUrl);
+  const metadataUrl = `${world.sim.url}/metadata`;
+  const oldest = await startRelease(RELEASE_BEFORE_RECORDS, metadataUrl);
   await createVlans(world, [1000]);
   await createPool(world, 'vlan-1000', 10);
-  await createTemplate(world, 'hb', [{ name: 'bond0', vlans: [{ vxlan: 1000, addressesFromPools: [poolRef('vlan-1000')] }] }]);
+  const ports = [{ name: 'bond0', vlans: [{ vxlan: 1000, addressesFromPools: [poolRef('vlan-1000')] }] }];
+  await createTemplate(world, 'hb', ports);
   await linkClusterToVip(world, { vip: VIP, virtualRouterID: 77 });
-  for (const name of MACHINES) await createMachine(world, name, 'hb', { controlPlane: CONTROL_PLANES.has(name) });
+  for (const name of OLDEST) await createMachine(world, name, 'hb', { controlPlane: CONTROL_PLANES.has(name) });
   const bootstrap = new Map<string, Awaited<ReturnType<typeof bootstrapData>>>();
-  for (const name of MACHINES) {
+  for (const name of OLDEST) {
     const mn = await waitMachineNetworkReady(world, name, 90_000);
     const data = await bootstrapData(name);
     bootstrap.set(name, data);
-    // What the previous release recorded: the bytes' hash only, the one the bootstrap data's marker carries.
+    // What the release before records recorded: the bytes' hash only, the one the bootstrap data's marker carries.
     expect(mn.status?.userData).toEqual({ secretName: `${name}-bootstrap`, hash: readInjectionHash(data.value) });
-    expect(data.metadataUrl).toBe(oldMetadataUrl);
+    expect(data.metadataUrl).toBe(metadataUrl);
     // The control planes announce the VIP (keepalived in their user data); the worker does not.
     expect((await injectedText(world, name)).includes(`${VIP}/24`)).toBe(CONTROL_PLANES.has(name));
   }
-  // The previous release assigned the VLANs: its writes are seen, so a write of the next one would be.
+  // It assigned the VLANs: its writes are seen, so a write of a later release would be.
   expect(world.sim.requests.entries({ userAgent: CONTROLLER_AGENT }).filter((e) => e.method !== 'GET').length).toBeGreaterThan(0);
+  await oldest.kill();
+
+  const previousRelease = await startRelease(PREVIOUS_RELEASE, metadataUrl);
+  // It fills in the oldest machines' records (a fingerprint, no renderer version) ...
+  for (const name of OLDEST) await recordFilledIn(name);
+  // ... and brings up machines of its own: a cloud-config worker and a Flatcar one (networkd).
+  await createTemplate(world, 'hb-flatcar', ports, { renderer: 'networkd' });
+  await createMachine(world, 'wk-1', 'hb');
+  await createMachine(world, 'fc-0', 'hb-flatcar', { format: 'ignition', value: CABPK_IGNITION_JOIN });
+  for (const name of PREVIOUS) {
+    const mn = await waitMachineNetworkReady(world, name, 90_000);
+    const data = await bootstrapData(name);
+    bootstrap.set(name, data);
+    expect(mn.status?.userData).toMatchObject({
+      secretName: `${name}-bootstrap`,
+      hash: readInjectionHash(data.value),
+      rendererVersion: PREVIOUS_RENDERER_VERSION,
+      fingerprint: expect.stringMatching(/^[0-9a-f]{64}$/),
+    });
+    expect(data.metadataUrl).toBe(metadataUrl);
+  }
+  expect(JSON.parse(bootstrap.get('fc-0')?.value ?? '{}')).toMatchObject({ ignition: { version: '2.3.0' } });
 
   // From here on every version of every MachineNetwork and Secret is seen.
   const machineNetworks = await watchFromNow('machinenetworks');
   const secrets = await watchFromNow('secrets');
   await previousRelease.kill();
   const mark = world.sim.requests.lastSeq();
-  // This release, with another --metadata-url: every machine's bytes differ from what it renders now.
-  expect(NEW_METADATA_URL).not.toBe(oldMetadataUrl);
-  await world.restartNetworkController({ metadataUrl: NEW_METADATA_URL });
+  // This release renders another boot script: every machine's bytes differ from what it renders now.
+  expect(RENDERER_VERSION).toBeGreaterThan(PREVIOUS_RENDERER_VERSION);
+  await world.restartNetworkController({ metadataUrl });
   upgraded = { machineNetworks, secrets, mark, bootstrap };
 });
 
-const NEW_METADATA_URL = 'https://metadata.platformequinix.com/metadata';
+/** Waits until the previous release has filled in a machine's record (what it checks on every pass). */
+async function recordFilledIn(name: string): Promise<void> {
+  await waitFor(
+    `MachineNetwork ${name}'s record filled in by ${PREVIOUS_RELEASE}`,
+    async () => {
+      const mn = await world.objects.get(netKinds.machineNetwork, name, world.ns);
+      if (mn?.status?.userData?.fingerprint !== undefined && condition(mn, 'Ready')?.status === 'True') return mn;
+      throw new Error(JSON.stringify(mn?.status ?? 'no MachineNetwork'));
+    },
+    { timeoutMs: 30_000 },
+  );
+}
 
 async function upgradedFleet(): Promise<Upgraded> {
   await upgradeFleet();
@@ -189,7 +250,7 @@ function writesSince(u: Upgraded, from: { readonly seq: number; readonly secretE
 
 describe('upgrade from the previous release', () => {
   test(
-    'the previous release’s machines (two control planes announcing the VIP, a worker) stay Ready through the upgrade to a release that renders other bytes: InjectedByOlderRelease, no Metal write, no Secret write',
+    'the machines of the previous releases (two control planes announcing the VIP, two workers, a Flatcar machine) stay Ready through the upgrade to a release that renders another boot script: InjectedByOlderRelease, no Metal write, no Secret write',
     async () => {
       const u = await upgradedFleet();
       for (const name of MACHINES) {
@@ -201,10 +262,16 @@ describe('upgrade from the previous release', () => {
           fingerprint: expect.stringMatching(/^[0-9a-f]{64}$/),
         });
         // Injected by a release that recorded no renderer version: none is made up for it.
-        expect(mn.status?.userData?.rendererVersion).toBeUndefined();
+        const recorded = (OLDEST as readonly string[]).includes(name) ? undefined : PREVIOUS_RENDERER_VERSION;
+        expect(mn.status?.userData?.rendererVersion).toBe(recorded);
         expect(mn.status?.userData?.announcedEndpoint).toEqual(CONTROL_PLANES.has(name) ? ANNOUNCED : undefined);
         const injected = condition(mn, 'UserDataInjected');
         expect(injected?.status).toBe('True');
+        expect(injected?.message).toContain(
+          recorded === undefined
+            ? 'an earlier metal-l2 release'
+            : `renderer version ${recorded} (this release renders version ${RENDERER_VERSION})`,
+        );
         // The bytes really differ: the message names both hashes.
         const renders = /this release renders sha256:([0-9a-f]{12})/.exec(injected?.message ?? '')?.[1];
         expect(renders).toBeDefined();
@@ -237,7 +304,7 @@ describe('upgrade from the previous release', () => {
     'after the upgrade, MachineNetworks restored without status (as a restore or clusterctl move leaves them) come back InjectedByOlderRelease from their annotation, the announced endpoint with it: no Warning, no Metal write, no Secret write',
     async () => {
       const u = await upgradedFleet();
-      const restored = ['cp-0', 'wk-0'];
+      const restored = ['cp-0', 'wk-0', 'fc-0'];
       const records = new Map<string, unknown>();
       for (const name of restored) {
         const mn = await checkedByThisRelease(name);

@@ -28,8 +28,9 @@ root="$work/root"
 # build of it changes this script, hence the image's cache key, and CI rebuilds the image.
 keepalived_version='1:2.2.7-1+b2'
 # dbus: the Flatcar-style guest's boot script asks systemd-networkd (`networkctl`) over the system bus,
-# as on Flatcar, which has one.
-packages=systemd-sysv,udev,dbus,cloud-init,ifupdown,ifenslave,iproute2,iputils-ping,python3,kmod,netbase,keepalived=$keepalived_version
+# as on Flatcar, which has one. gawk: Flatcar's awk, the Flatcar-style guest's (the others keep
+# Debian's mawk, below).
+packages=systemd-sysv,udev,dbus,cloud-init,ifupdown,ifenslave,iproute2,iputils-ping,python3,kmod,netbase,gawk,keepalived=$keepalived_version
 mmdebstrap_args=(--variant=minbase --include="$packages"
   --aptopt='APT::Install-Recommends "false"'
   --dpkgopt='path-exclude=/usr/share/doc/*' --dpkgopt='path-exclude=/usr/share/man/*'
@@ -76,7 +77,15 @@ ln -sf /etc/systemd/system/metal-l2-networkd.service "$root/etc/systemd/system/s
 # cloud-init: NoCloud only, networking left to ifupdown, only the modules user data needs.
 install -m 0644 "$files/cloud.cfg" "$root/etc/cloud/cloud.cfg.d/90-metal-l2.cfg"
 
-# The command agent on the virtio-serial port metal-l2.agent.
+# awk is Debian's mawk, as on Debian's cloud images (gawk, installed for the Flatcar-style guest,
+# would take the alternative); initramfs-init makes it gawk on a Flatcar-style guest.
+ln -sf /usr/bin/mawk "$root/etc/alternatives/awk"
+
+# The command agent on the virtio-serial port metal-l2.agent. Its interpreter is a hard link of
+# Debian's python3 outside PATH: a Flatcar-style guest loses /usr/bin/python3* (Flatcar has none;
+# initramfs-init) and the agent keeps running.
+mkdir -p "$root/usr/lib/metal-l2-agent"
+ln "$root/usr/bin/$(readlink "$root/usr/bin/python3")" "$root/usr/lib/metal-l2-agent/python3"
 install -m 0755 "$files/metal-l2-agent" "$root/usr/local/sbin/metal-l2-agent"
 install -m 0644 "$files/metal-l2-agent.service" "$root/etc/systemd/system/metal-l2-agent.service"
 ln -sf /etc/systemd/system/metal-l2-agent.service "$root/etc/systemd/system/multi-user.target.wants/metal-l2-agent.service"
