@@ -428,9 +428,10 @@ install_file() {
   chmod "$3" "$1" && mv -f "$1" "$2" && CHANGED=yes
 }
 
-# new_file <target>: a temporary path beside target (same file system: mv replaces it whole).
+# new_file <target>: a temporary path beside target (same file system: mv replaces it whole), a dot
+# file: no "source interfaces.d/*" or *.yaml glob takes it up.
 new_file() {
-  mkdir -p "$(dirname "$1")" && echo "$1.metal-l2-new"
+  mkdir -p "$(dirname "$1")" && echo "$(dirname "$1")/.$(basename "$1").metal-l2-new"
 }
 
 # placeholders <files...>: every distinct "port NAME" / "netfile NAME" placeholder in the files.
