@@ -29,8 +29,9 @@ root="$work/root"
 keepalived_version='1:2.2.7-1+b2'
 # dbus: the Flatcar-style guest's boot script asks systemd-networkd (`networkctl`) over the system bus,
 # as on Flatcar, which has one. gawk: Flatcar's awk, the Flatcar-style guest's (the others keep
-# Debian's mawk, below).
-packages=systemd-sysv,udev,dbus,cloud-init,ifupdown,ifenslave,iproute2,iputils-ping,python3,kmod,netbase,gawk,keepalived=$keepalived_version
+# Debian's mawk, below). curl: the boot script reads the metadata service with curl (or wget), which
+# Flatcar and the Debian/Ubuntu server images ship; minbase has neither.
+packages=systemd-sysv,udev,dbus,cloud-init,ifupdown,ifenslave,iproute2,iputils-ping,python3,kmod,netbase,gawk,curl,keepalived=$keepalived_version
 mmdebstrap_args=(--variant=minbase --include="$packages"
   --aptopt='APT::Install-Recommends "false"'
   --dpkgopt='path-exclude=/usr/share/doc/*' --dpkgopt='path-exclude=/usr/share/man/*'
