@@ -96,23 +96,27 @@ const STOCK_TOOLS = [
   'sha256sum',
   'grep',
   'sed',
-  'curl',
-  'wget',
 ];
-type Awk = 'mawk' | 'busybox';
-const tools: Partial<Record<Awk, string>> = {};
+/** The POSIX awk the script runs with, and the one HTTP client it finds (images ship curl, wget or both). */
+interface Stock {
+  readonly awk: 'mawk' | 'busybox';
+  readonly fetcher: 'curl' | 'wget' | 'none';
+}
+const DEBIAN: Stock = { awk: 'mawk', fetcher: 'curl' };
+const tools = new Map<string, string>();
 
-/** A directory holding only the stock tools (links to this machine's), awk being the given implementation. */
-async function stockTools(awk: Awk): Promise<string> {
-  const known = tools[awk];
+/** A directory holding only the stock tools (links to this machine's), with the given awk and HTTP client. */
+async function stockTools(stock: Stock): Promise<string> {
+  const key = `${stock.awk}-${stock.fetcher}`;
+  const known = tools.get(key);
   if (known !== undefined) return known;
-  const dir = await mkdtemp(join(tmpdir(), `metal-l2-stock-${awk}-`));
+  const dir = await mkdtemp(join(tmpdir(), `metal-l2-stock-${key}-`));
   dirs.push(dir);
   const which = (tool: string): string => execFileSync('sh', ['-c', 'command -v "$1"', 'sh', tool], { encoding: 'utf8' }).trim();
-  for (const tool of STOCK_TOOLS) await symlink(which(tool), join(dir, tool));
-  if (awk === 'mawk') await symlink(which('mawk'), join(dir, 'awk'));
+  for (const tool of stock.fetcher === 'none' ? STOCK_TOOLS : [...STOCK_TOOLS, stock.fetcher]) await symlink(which(tool), join(dir, tool));
+  if (stock.awk === 'mawk') await symlink(which('mawk'), join(dir, 'awk'));
   else await put(join(dir, 'awk'), `#!/bin/sh\nexec ${which('busybox')} awk "$@"\n`, 0o755);
-  tools[awk] = dir;
+  tools.set(key, dir);
   return dir;
 }
 
@@ -161,7 +165,7 @@ async function put(path: string, content: string, mode = 0o644): Promise<void> {
 }
 
 /** A fake machine: sysfs with a bond of two NICs (upper-case permanent MACs), the image's network files, stub tools. */
-async function machine(image: { interfaces?: string; netplan?: string }, awk: Awk = 'mawk'): Promise<Machine> {
+async function machine(image: { interfaces?: string; netplan?: string }, stock: Stock = DEBIAN): Promise<Machine> {
   const root = await mkdtemp(join(tmpdir(), 'metal-l2-root-'));
   dirs.push(root);
   const net = join(root, 'sys/class/net');
@@ -187,7 +191,7 @@ async function machine(image: { interfaces?: string; netplan?: string }, awk: Aw
     `#!/bin/sh\necho "networkctl $*" >> ${calls}\nif [ "$1" = status ]; then echo "       Network File: /run/systemd/network/10-$2.network"; fi\n`,
     0o755,
   );
-  return { root, bin, calls, path: `${bin}:${await stockTools(awk)}` };
+  return { root, bin, calls, path: `${bin}:${await stockTools(stock)}` };
 }
 
 interface Machine {
@@ -431,11 +435,11 @@ describe('metal-l2-net apply', () => {
     expect(await read(m.root, 'etc/netplan/50-cloud-init.yaml')).toBe(image);
   });
 
-  test.each(['mawk', 'busybox'] as const)(
-    'a stock image (no python3; awk = %s), a pretty-printed metadata document with escaped slashes: resolved and configured',
-    async (awk) => {
+  test.each([DEBIAN, { awk: 'busybox', fetcher: 'wget' } as const])(
+    'a stock image (no python3; $awk, $fetcher), a pretty-printed metadata document with escaped slashes: resolved and configured, states posted',
+    async (stock) => {
       posted.length = 0;
-      const m = await machine({}, awk);
+      const m = await machine({}, stock);
       await expect(
         new Promise((resolve) => execFile(DASH, ['-c', 'command -v python3'], { env: { PATH: m.path } }, resolve)),
       ).resolves.toMatchObject({
@@ -491,6 +495,19 @@ describe('metal-l2-net apply', () => {
     } finally {
       metadataText = undefined;
     }
+    expect(posted).toEqual([]);
+    expect(await read(m.root, 'etc/network/interfaces')).toBe(EQUINIX_INTERFACES);
+  });
+
+  test('an image with neither curl nor wget: the script says so at once and exits non-zero, before any file is touched', async () => {
+    posted.length = 0;
+    const m = await machine({ interfaces: EQUINIX_INTERFACES }, { awk: 'mawk', fetcher: 'none' });
+    await provision(
+      m.root,
+      [{ name: 'eth1', bonded: false, layer2: true, vlans: [vlan(1000, '192.168.10.5/24', { native: true })] }],
+      'ifupdown',
+    );
+    expect(await apply(m)).toEqual({ code: 1, stderr: 'metal-l2-net: failed: curl or wget is required to read the metadata service\n' });
     expect(posted).toEqual([]);
     expect(await read(m.root, 'etc/network/interfaces')).toBe(EQUINIX_INTERFACES);
   });
