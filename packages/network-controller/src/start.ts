@@ -227,7 +227,7 @@ function buildContext(options: StartOptions, versions: Discovered, informers: In
       machine: core === undefined ? undefined : machineType(core),
     },
     caches: { ...informers, clusterEndpoints: informers.endpoint?.endpoints },
-    events: options.events ?? { event: (obj, e) => logger.info('event', { object: obj.metadata.name, ...e }) },
+    events: options.events ?? { event: (obj, e) => logger.info('event', { object: obj.metadata.name, kind: obj.kind, ...e }) },
     logger,
     now,
     metal: new MetalClients({ settings: { userAgent: 'metal-l2-network-controller', ...options.metal }, logger: metalLogger }),
