@@ -162,7 +162,11 @@ function keptFiles(/** @type {string} */ root, /** @type {string} */ pkg) {
   const all = fileList(root, pkg);
   const only = PARTIAL.get(pkg);
   if (only === undefined) return all;
-  const dirsOf = (/** @type {string} */ p) => p.split('/').slice(1, -1).map((_, i, parts) => `/${parts.slice(0, i + 1).join('/')}`);
+  const dirsOf = (/** @type {string} */ p) =>
+    p
+      .split('/')
+      .slice(1, -1)
+      .map((_, i, parts) => `/${parts.slice(0, i + 1).join('/')}`);
   const wanted = new Set([...only, ...only.flatMap(dirsOf)]);
   return all.filter((p) => wanted.has(p));
 }

@@ -97,7 +97,12 @@ describe('the announcer unit (Ignition control planes)', () => {
   });
 
   test('cloud-config control planes do not use the image: their bytes are the same with or without it', () => {
-    const input = { value: '#cloud-config\n', format: 'cloud-config', network: renderedNetwork(hybridBonded), announcer: controlPlaneAnnouncer() };
+    const input = {
+      value: '#cloud-config\n',
+      format: 'cloud-config',
+      network: renderedNetwork(hybridBonded),
+      announcer: controlPlaneAnnouncer(),
+    };
     expect(injectUserData({ ...input, announcerImage: IMAGE })).toEqual(injectUserData(input));
   });
 });

@@ -130,7 +130,7 @@ function injectIgnition(input: InjectUserDataInput): InjectOutcome {
       reason: InjectRefusalReason.AnnouncerImageNotConfigured,
       message:
         'this control plane announces the Cluster endpoint, and its Ignition bootstrap data is for an OS without a package manager (Flatcar), ' +
-        'where keepalived runs from a container image: the network controller has none configured; set --announcer-image (chart value network.announcerImage, which defaults to the chart\'s own image)',
+        "where keepalived runs from a container image: the network controller has none configured; set --announcer-image (chart value network.announcerImage, which defaults to the chart's own image)",
     };
   }
   const original = ours.kind === 'injected' ? ours.original : parsed.config;

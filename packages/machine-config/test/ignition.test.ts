@@ -117,6 +117,8 @@ describe("Ignition's files stage against an empty root (as root: it sets ownersh
     expect(await readFile(join(root, '/etc/kubeadm.sh'), 'utf8')).toContain('kubeadm join --config /etc/kubeadm.yml');
     // Spec 2 enables through a preset file, spec 3 too (Ignition v2 writes the same file).
     const preset = await readFile(join(root, '/etc/systemd/system-preset/20-ignition.preset'), 'utf8');
-    expect(preset.split('\n')).toEqual(expect.arrayContaining([`enable ${IGNITION_UNIT}`, `enable ${ENDPOINT_UNIT}`, 'enable kubeadm.service']));
+    expect(preset.split('\n')).toEqual(
+      expect.arrayContaining([`enable ${IGNITION_UNIT}`, `enable ${ENDPOINT_UNIT}`, 'enable kubeadm.service']),
+    );
   });
 });
