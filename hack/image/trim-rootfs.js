@@ -31,16 +31,24 @@ import {
 import { join } from 'node:path';
 
 /** Packages whose whole dependency closure stays. */
-const ROOTS = ['libstdc++6', 'ca-certificates', 'base-files', 'keepalived', 'bash', 'dash'];
+const ROOTS = ['libstdc++6', 'ca-certificates', 'base-files', 'keepalived', 'bash', 'dash', 'coreutils'];
 /**
- * Packages of which only these files stay (with the closure of their dependencies): the notify
- * script's mkdir and mv, not the other hundred coreutils programs.
+ * Packages of which only some files stay, and whose dependencies are not followed: only the packages
+ * those files link. The notify script's mkdir and mv, not the other hundred coreutils programs;
+ * libperl.so, which net-snmp's agent library (linked by keepalived) links, not perl's modules.
+ * @type {readonly { name: RegExp, keep: RegExp, needs: readonly string[] }[]}
  */
-const PARTIAL = new Map([['coreutils', ['/usr/bin/mkdir', '/usr/bin/mv']]]);
+const PARTIAL = [
+  { name: /^coreutils$/, keep: /^\/usr\/bin\/(mkdir|mv)$/, needs: ['libc6', 'libselinux1', 'libacl1', 'libattr1'] },
+  { name: /^libperl5\.[0-9]+$/, keep: /^\/usr\/lib\/[^/]+\/libperl\.so\./, needs: ['libc6', 'libcrypt1'] },
+];
 /**
  * Dependencies the closure does not follow: ca-certificates' maintainer-script tooling (openssl;
  * debconf, perl), base-files' awk, keepalived's iproute2 (keepalived talks netlink itself; `ip` is
- * for its optional ip_rule/ip_route scripts, which the rendered configuration does not use).
+ * for its optional ip_rule/ip_route scripts, which the rendered configuration does not use), and
+ * net-snmp's data: MIB files (keepalived's SNMP is off unless started with --snmp) and pci.ids
+ * (libpci loads without it; keepalived lists no PCI devices), and libssl's legacy provider (MD4,
+ * DES and the like, which keepalived's VRRP does not use).
  */
 const NOT_FOLLOWED = new Set([
   'mawk',
@@ -54,6 +62,9 @@ const NOT_FOLLOWED = new Set([
   'debianutils',
   'iproute2',
   'init-system-helpers',
+  'libsnmp-base',
+  'pci.ids',
+  'openssl-provider-legacy',
 ]);
 /** Paths removed even though a kept package ships them (tools and data node never uses). */
 const DROP_PATHS = [
@@ -157,17 +168,19 @@ function fileList(root, pkg) {
   return [];
 }
 
-/** The files of a kept package that stay: all of them, or a partial package's own list and its directories. */
+/** @param {string} name */
+function partialOf(name) {
+  return PARTIAL.find((p) => p.name.test(name));
+}
+
+/** The files of a kept package that stay: all of them, or a partial package's chosen files and their directories. */
 function keptFiles(/** @type {string} */ root, /** @type {string} */ pkg) {
   const all = fileList(root, pkg);
-  const only = PARTIAL.get(pkg);
-  if (only === undefined) return all;
-  const dirsOf = (/** @type {string} */ p) =>
-    p
-      .split('/')
-      .slice(1, -1)
-      .map((_, i, parts) => `/${parts.slice(0, i + 1).join('/')}`);
-  const wanted = new Set([...only, ...only.flatMap(dirsOf)]);
+  const partial = partialOf(pkg);
+  if (partial === undefined) return all;
+  const files = all.filter((p) => partial.keep.test(p));
+  const dirsOf = (/** @type {string} */ p) => p.split('/').slice(1, -1).map((_, i, parts) => `/${parts.slice(0, i + 1).join('/')}`);
+  const wanted = new Set([...files, ...files.flatMap(dirsOf)]);
   return all.filter((p) => wanted.has(p));
 }
 
@@ -206,12 +219,17 @@ function trim(root) {
 
   /** @type {Set<string>} */
   const keep = new Set();
-  const queue = [...ROOTS, ...PARTIAL.keys()];
+  const queue = [...ROOTS];
   while (queue.length > 0) {
     const name = queue.shift() ?? '';
     const stanza = byName.get(name);
     if (stanza === undefined || keep.has(stanza.name)) continue;
     keep.add(stanza.name);
+    const partial = partialOf(stanza.name);
+    if (partial !== undefined) {
+      queue.push(...partial.needs);
+      continue;
+    }
     const deps = [...parseDepends(stanza.fields.get('Pre-Depends')), ...parseDepends(stanza.fields.get('Depends'))];
     for (const alternatives of deps) {
       if (alternatives.some((a) => NOT_FOLLOWED.has(a))) continue;
@@ -228,7 +246,8 @@ function trim(root) {
   /** @type {string[]} */
   const dirs = [];
   const dropped = (/** @type {string} */ pkg) => fileList(root, pkg).filter((p) => !keep.has(pkg) || !keptPaths.has(p));
-  for (const name of [...removed.map((s) => s.name), ...PARTIAL.keys()]) {
+  const partlyKept = [...keep].filter((name) => partialOf(name) !== undefined);
+  for (const name of [...removed.map((s) => s.name), ...partlyKept]) {
     for (const p of dropped(name)) {
       if (keptPaths.has(p) || PROTECTED.has(p)) continue;
       const abs = join(root, p);
@@ -278,7 +297,7 @@ function trim(root) {
     const ext = f.slice(f.lastIndexOf('.') + 1);
     if (!keep.has(pkg) || !['list', 'md5sums'].includes(ext)) unlinkSync(join(infoDir, f));
     // A partly kept package lists what it still has, so that a scanner's file list is the truth.
-    else if (PARTIAL.has(pkg)) writePartialList(join(infoDir, f), ext, keptFiles(root, pkg));
+    else if (partialOf(pkg) !== undefined) writePartialList(join(infoDir, f), ext, keptFiles(root, pkg));
   }
 
   removeDanglingLinks(root, ['usr/bin', 'usr/sbin', 'usr/lib', 'etc']);
