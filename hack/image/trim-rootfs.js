@@ -179,7 +179,11 @@ function keptFiles(/** @type {string} */ root, /** @type {string} */ pkg) {
   const partial = partialOf(pkg);
   if (partial === undefined) return all;
   const files = all.filter((p) => partial.keep.test(p));
-  const dirsOf = (/** @type {string} */ p) => p.split('/').slice(1, -1).map((_, i, parts) => `/${parts.slice(0, i + 1).join('/')}`);
+  const dirsOf = (/** @type {string} */ p) =>
+    p
+      .split('/')
+      .slice(1, -1)
+      .map((_, i, parts) => `/${parts.slice(0, i + 1).join('/')}`);
   const wanted = new Set([...files, ...files.flatMap(dirsOf)]);
   return all.filter((p) => wanted.has(p));
 }
