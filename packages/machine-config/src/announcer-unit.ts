@@ -55,7 +55,8 @@ const ctr = (...args: string[]): string => [CTR, '--namespace', ANNOUNCER_CTR_NA
  * init and join need the VIP): a pull that fails is retried every 5 s without end while kubeadm
  * waits, since restarting a unit keeps its start job pending. keepalived gets the host's network
  * namespace and only NET_ADMIN (addresses) and NET_RAW (VRRP's raw socket) beyond containerd's
- * defaults; root in the container, since the image's user is the controllers' 65532. /etc/keepalived
+ * defaults; root in the container (`--user`, which ctr has since containerd 1.7), since the image's
+ * user is the controllers' 65532. /etc/keepalived
  * read-only; /run/metal-l2 for the notify script's state file. A container left by a killed `ctr`
  * (not removed by --rm) is removed before the next start.
  */
