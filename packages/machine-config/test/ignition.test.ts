@@ -4,9 +4,11 @@
 // and enables our units (a control plane's announcer too) beside CABPK's, as at a Flatcar machine's
 // first boot.
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
-import { mkdtemp, readFile, readdir, rm, stat } from 'node:fs/promises';
+import { execFile } from 'node:child_process';
+import { mkdtemp, readFile, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import {
   ENDPOINT_UNIT,
   IGNITION_MARKER_PATH,
@@ -120,5 +122,45 @@ describe("Ignition's files stage against an empty root (as root: it sets ownersh
     expect(preset.split('\n')).toEqual(
       expect.arrayContaining([`enable ${IGNITION_UNIT}`, `enable ${ENDPOINT_UNIT}`, 'enable kubeadm.service']),
     );
+  });
+});
+
+// systemd's own check of unit files: every key known, every command absolute and executable, every
+// unit they name loadable. Our units as Ignition writes them, beside stand-ins for CABPK's
+// kubeadm.service (its command, /etc/kubeadm.sh, is not on this machine) and Flatcar's containerd.service.
+// The announcer unit's /usr/bin/ctr is Debian's containerd here (the node purpose of
+// hack/install-debian-packages.sh), at the path Flatcar has it.
+describe('systemd-analyze verify', () => {
+  const verify = async (units: Record<string, string>): Promise<{ code: number; output: string }> => {
+    const dir = await mkdtemp(join(tmpdir(), 'units-'));
+    roots.push(dir);
+    for (const [name, text] of Object.entries(units)) await writeFile(join(dir, name), text);
+    const files = Object.keys(units).map((n) => join(dir, n));
+    return promisify(execFile)('systemd-analyze', ['verify', '--man=no', ...files]).then(
+      ({ stdout, stderr }) => ({ code: 0, output: `${stdout}${stderr}` }),
+      (err: { code?: number; stdout?: string; stderr?: string }) => ({
+        code: err.code ?? -1,
+        output: `${err.stdout ?? ''}${err.stderr ?? ''}`,
+      }),
+    );
+  };
+
+  test('finds nothing in metal-l2.service and the announcer unit, and does judge (a unit with an unknown key and a relative command)', async () => {
+    const config = JSON.parse(inject(CABPK_IGNITION_JOIN, hybridBonded, announcer())) as {
+      systemd: { units: { name: string; contents: string }[] };
+    };
+    const unit = (name: string): string => config.systemd.units.find((u) => u.name === name)?.contents ?? '';
+    const standIn = (what: string): string => `[Unit]\nDescription=stand-in for ${what}\n[Service]\nType=oneshot\nExecStart=/bin/true\n`;
+    expect(
+      await verify({
+        [IGNITION_UNIT]: unit(IGNITION_UNIT),
+        [ENDPOINT_UNIT]: unit(ENDPOINT_UNIT),
+        [KUBEADM_UNIT]: standIn("CABPK's kubeadm.service"),
+        'containerd.service': standIn("Flatcar's containerd.service"),
+      }),
+    ).toEqual({ code: 0, output: '' });
+    const broken = await verify({ 'broken.service': '[Service]\nExecStart=relative\nBogusKey=1\n' });
+    expect(broken.code).not.toBe(0);
+    expect(broken.output).toContain("Unknown key 'BogusKey'");
   });
 });
