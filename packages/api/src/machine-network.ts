@@ -113,6 +113,11 @@ export const MachineNetworkReasons = {
   ignitionNotSupported: 'IgnitionNotSupported',
   /** Ignition bootstrap data (Flatcar: systemd-networkd) with a template whose os.renderer is not networkd. */
   ignitionNeedsNetworkd: 'IgnitionNeedsNetworkd',
+  /**
+   * An Ignition (Flatcar) control plane that announces its Cluster's endpoint, and the controller has
+   * no --announcer-image: Flatcar has no package manager, keepalived runs from that image.
+   */
+  announcerImageNotConfigured: 'AnnouncerImageNotConfigured',
   unsupportedFormat: 'UnsupportedFormat',
   provisionedWithoutInjection: 'ProvisionedWithoutInjection',
   /** The injection would take the bootstrap Secret over the API server's 1 MiB limit. */

@@ -90,6 +90,8 @@ export interface NetworkContext {
   readonly defaultCredentials?: DefaultCredentials | undefined;
   /** The metadata URL the boot script reads (Metal's metadata host; the simulator in tests). */
   readonly metadataUrl: string;
+  /** The image Ignition control planes run their endpoint announcer (keepalived) from; none: they are refused. */
+  readonly announcerImage: string | undefined;
   readonly timings: NetworkTimings;
   /** Our own latest MachineNetwork writes, ahead of the informer. */
   readonly lastWrites: OwnWrites<MachineNetwork>;

@@ -103,6 +103,8 @@ export interface NetworkControllerOptions {
   readonly metal?: Omit<MetalClientOptions, 'token' | 'logger'>;
   readonly defaultCredentials?: DefaultCredentials | undefined;
   readonly metadataUrl?: string;
+  /** --announcer-image: what Ignition control planes run keepalived from. */
+  readonly announcerImage?: string | undefined;
   readonly timings?: Partial<NetworkTimings>;
 }
 
@@ -234,6 +236,7 @@ function buildContext(options: StartOptions, versions: Discovered, informers: In
     vlans: new VlanCache({ now: () => now().getTime() }),
     defaultCredentials: options.defaultCredentials,
     metadataUrl: options.metadataUrl ?? DEFAULT_METADATA_URL,
+    announcerImage: options.announcerImage,
     timings: { ...DEFAULT_TIMINGS, ...options.timings },
     lastWrites: new OwnWrites<MachineNetwork>(),
     healthCheckWarned: new Set(),
