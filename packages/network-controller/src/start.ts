@@ -235,7 +235,7 @@ function buildContext(options: StartOptions, versions: Discovered, informers: In
     defaultCredentials: options.defaultCredentials,
     metadataUrl: options.metadataUrl ?? DEFAULT_METADATA_URL,
     timings: { ...DEFAULT_TIMINGS, ...options.timings },
-    lastWrites: new OwnWrites<MachineNetwork>(),
+    ownWrites: new OwnWrites<MachineNetwork>(),
     healthCheckWarned: new Set(),
     batchChecks: new Map(),
     metalStreaks: new Map(),

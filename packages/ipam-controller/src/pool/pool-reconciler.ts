@@ -27,14 +27,13 @@ const DUPLICATE_RECHECK_MS = 1_000;
 export async function reconcilePool(ctx: IpamContext, ref: PoolRef): Promise<ReconcileResult> {
   const key = poolIndexKey(ref);
   const inCache = ctx.caches.pools[ref.kind].get(poolObjectKey(ref));
-  const cached = inCache === undefined ? undefined : ctx.ownWrites.pools.fresher(key, '', inCache);
+  const cached = inCache === undefined ? undefined : ctx.ownWrites.pools.fresher('', key, inCache);
   const claims = ctx.caches.claims.byIndex(IndexNames.byPool, key).map(viewClaim);
   if (cached === undefined) {
     ctx.vrf.memory.forget(key);
     ctx.statusBudget.forget(ref);
-    ctx.ownWrites.pools.forget(key);
+    ctx.ownWrites.pools.forget('', key);
     ctx.countWrites.forget(key);
-    ctx.ownStatusWrites.forget(key);
     const labels = { kind: ref.kind, namespace: ref.namespace ?? '', pool: ref.name };
     for (const state of ['total', 'used', 'free', 'out_of_range']) ctx.metrics?.poolAddresses.remove({ ...labels, state });
     ctx.metrics?.poolObjectBytes.remove(labels);
