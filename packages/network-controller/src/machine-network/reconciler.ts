@@ -32,7 +32,7 @@ import { configurePorts, driftCheckDelayMs, forgetDriftCheck } from './configure
 import { releaseClaims, removeFinalizer, unassignVlans } from './deletion.js';
 import { keepRecord, restoreRecord } from './durable-record.js';
 import { afterMetalWait } from './port-driver.js';
-import { desiredNetworkMode } from '../port-rules.js';
+import { desiredNetworkMode } from '../resolved-ports.js';
 import { ensureClaims } from './ensure-claims.js';
 import { clearHoldReason, holdAfterCreation, keepHeld, releaseUnlinked, type HeldMachine } from './hold-without-network.js';
 import { machineHold } from '../hold.js';
