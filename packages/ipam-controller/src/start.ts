@@ -43,7 +43,7 @@ import { reconcilePool } from './pool/pool-reconciler.js';
 import { PoolSizes } from './pool/pool-size.js';
 import { DEFAULT_STATUS_BUDGET_BYTES } from './pool/status-budget.js';
 import { DEFAULT_BLOCK_SIZE } from './block/block-layout.js';
-import { poolAllocations } from './block/pool-allocations.js';
+import { poolAllocations } from './block/block-store.js';
 import { createVrfRuntime, type VrfRuntimeOptions } from './vrf/index.js';
 import { addIndexes, ownWriteEcho, poolWatches } from './watches.js';
 import { CLAIM_WRITES_TTL_MS } from './claim/claim-writes.js';

@@ -10,9 +10,9 @@ import {
 } from '@metal-l2/api';
 import { jsonEqual, objectPatch, type CacheEvent, type Informer, type ObjectKey } from '@metal-l2/kube';
 import { addressWriteKey } from './claim/claim-writes.js';
-import { viewClaim } from './claim/claim-view.js';
+import { poolOfAddress, poolOfClaim, viewClaim } from './claim/claim-contract.js';
 import { IndexNames, type IpamContext } from './context.js';
-import { poolIndexKey, poolObjectKey, poolOfAddress, poolOfClaim, type PoolRef } from './pool-ref.js';
+import { poolIndexKey, poolObjectKey, type PoolRef } from './pool-ref.js';
 
 // Watches, declared as data: which events of which kind wake which pool. One pool controller per
 // pool kind; every mapping here is filtered by that kind.

@@ -1,8 +1,7 @@
 import { IpamFinalizers, type IPAddress, type IPAddressClaim } from '@metal-l2/api';
 import { finalizersWith, finalizersWithout, isAlreadyExists, isConflict, isNotFound, writeFinalizers } from '@metal-l2/kube';
 import type { IpamContext } from '../context.js';
-import { claimStatusPatch, type ClaimOutcome } from './claim-status.js';
-import type { ClaimView } from './claim-view.js';
+import { claimStatusPatch, type ClaimOutcome, type ClaimView } from './claim-contract.js';
 
 // The contract chores on claims and IPAddresses, kept apart from allocation (as ipamutil does):
 // each function is idempotent and reads the object again only when a guarded write lost a race.

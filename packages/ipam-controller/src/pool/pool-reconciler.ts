@@ -1,8 +1,7 @@
 import { CapiAnnotations, PoolReasons, type IPPool } from '@metal-l2/api';
 import { resolvePoolSpec, type ResolvedPool } from '@metal-l2/ipam-core';
 import { done, patchStatusIfChanged, requeueAfter, soonest, type ReconcileResult } from '@metal-l2/kube';
-import type { ClaimView } from '../claim/claim-view.js';
-import { viewClaim } from '../claim/claim-view.js';
+import { viewClaim, type ClaimView } from '../claim/claim-contract.js';
 import { IndexNames, type IpamContext } from '../context.js';
 import { settleClaimsOfMissingPool } from './claim-decisions.js';
 import { keptVrfView, reconcileDeletingPool } from './pool-deletion.js';
