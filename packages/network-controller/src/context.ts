@@ -94,7 +94,7 @@ export interface NetworkContext {
   readonly announcerImage: string | undefined;
   readonly timings: NetworkTimings;
   /** Our own latest MachineNetwork writes, ahead of the informer. */
-  readonly lastWrites: OwnWrites<MachineNetwork>;
+  readonly ownWrites: OwnWrites<MachineNetwork>;
   /** When each pending VLAN batch (by id) was started or last polled, in ms. */
   readonly batchChecks: Map<string, number>;
   /** Metal failures in a row per MachineNetwork (by uid) and the wait they impose; cleared when the ports converge. */

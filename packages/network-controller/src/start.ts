@@ -238,7 +238,7 @@ function buildContext(options: StartOptions, versions: Discovered, informers: In
     metadataUrl: options.metadataUrl ?? DEFAULT_METADATA_URL,
     announcerImage: options.announcerImage,
     timings: { ...DEFAULT_TIMINGS, ...options.timings },
-    lastWrites: new OwnWrites<MachineNetwork>(),
+    ownWrites: new OwnWrites<MachineNetwork>(),
     healthCheckWarned: new Set(),
     batchChecks: new Map(),
     metalStreaks: new Map(),

@@ -28,7 +28,7 @@ import {
 import { announcerFor, type Announcement } from './endpoint-announcer.js';
 import { IndexNames } from '../context.js';
 import { checkInjected, injectionRecord, type UserDataRecord } from './injected-config.js';
-import { networkConfigOf } from '../port-rules.js';
+import { networkConfigOf } from '../resolved-ports.js';
 import { describe, type MachineNetworkScope, markCondition } from './scope.js';
 
 /** The API server's limit on a Secret: the decoded bytes of all its data values together (corev1 MaxSecretSize). */
