@@ -4,8 +4,10 @@
 # Debian packages. Both give the same layout: the pinned Node.js 24 LTS (the official build the npm
 # registry serves as node-linux-<arch>, version and integrity in hack/nodejs/package-lock.json,
 # installed by hack/install-node.js) at /usr/bin/node on Debian 13's glibc and libstdc++, the
-# controllers under /app, user 65532, working directory /app. Debian 13's own nodejs is 20, past its
-# end of life; node:24's binary is the same official build, but not the pinned one.
+# controllers under /app, user 65532, working directory /app, and Debian's keepalived, which Ignition
+# (Flatcar) control planes run from this image (--announcer-image; this file's image keeps the rest of
+# trixie-slim, the CI-built one only what keepalived and its scripts need). Debian 13's own nodejs is
+# 20, past its end of life; node:24's binary is the same official build, but not the pinned one.
 #
 #   docker build -t metal-l2:dev .
 #   docker run --rm metal-l2:dev /app/packages/ipam-controller/dist/main.js --help
@@ -42,7 +44,7 @@ RUN rm -rf node_modules \
 
 FROM debian:trixie-slim
 RUN apt-get update \
- && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends libstdc++6 ca-certificates \
+ && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends libstdc++6 ca-certificates keepalived \
  && rm -rf /var/lib/apt/lists/* /var/cache/apt/* /usr/share/doc/* /usr/share/man/* \
  && echo 'nonroot:x:65532:65532:nonroot:/home/nonroot:/usr/sbin/nologin' >> /etc/passwd \
  && echo 'nonroot:x:65532:' >> /etc/group \

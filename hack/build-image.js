@@ -1,10 +1,12 @@
 #!/usr/bin/env node
 // Builds the metal-l2 container image on this machine: no Docker engine, no registry.
 //
-//   base layer  Debian 13 (trixie) from the machine's Debian mirror via mmdebstrap (libstdc++6 and
-//               ca-certificates), trimmed by hack/image/trim-rootfs.js to what node links and reads:
-//               glibc, libstdc++, libgcc_s and the CA bundle; no shell, no coreutils, no package
-//               manager. Then /usr/bin/node: the same official Node.js 24 binary that development and
+//   base layer  Debian 13 (trixie) from the machine's Debian mirror via mmdebstrap (libstdc++6,
+//               ca-certificates and keepalived), trimmed by hack/image/trim-rootfs.js to what node
+//               links and reads (glibc, libstdc++, libgcc_s and the CA bundle) and what keepalived, the
+//               control-plane endpoint announcer Ignition machines run from this image, links and runs
+//               (its libraries; bash, dash, mkdir and mv for its check and notify scripts); no other
+//               coreutils, no package manager. Then /usr/bin/node: the same official Node.js 24 binary that development and
 //               CI run (hack/install-node.js, pinned in hack/nodejs/package-lock.json), byte for byte,
 //               with its licence in /usr/share/doc/nodejs/. Debian 13's nodejs is 20, past its end of
 //               life. Cached by its recipe under ~/.cache/metal-l2/image/base-<recipe hash>/ as a
@@ -159,7 +161,7 @@ function baseLayout(cacheRoot, epoch) {
   const recipe = {
     suite: 'trixie',
     variant: 'essential',
-    include: ['libstdc++6', 'ca-certificates'],
+    include: ['libstdc++6', 'ca-certificates', 'keepalived'],
     dpkgopt: [
       'path-exclude=/usr/share/man/*',
       'path-exclude=/usr/share/locale/*',
@@ -172,7 +174,7 @@ function baseLayout(cacheRoot, epoch) {
     trim: sha256(readFileSync(trimScript)),
     node: pin,
     epoch,
-    format: 3,
+    format: 4,
   };
   const key = sha256(JSON.stringify(recipe)).slice(0, 16);
   const dir = join(cacheRoot, `base-${key}`);
@@ -219,9 +221,16 @@ function baseLayout(cacheRoot, epoch) {
   // Runs only if the trimmed closure has every library node links.
   const node = run('chroot', [rootfs, '/usr/bin/node', '--version'], { quiet: true }).trim();
   if (node !== `v${runtime.version}`) throw new Error(`the base's node is ${node}, not the pinned v${runtime.version}`);
-  if (existsSync(join(rootfs, 'bin/sh')) || existsSync(join(rootfs, 'usr/bin/bash'))) throw new Error('trimmed base still has a shell');
+  // keepalived runs only if the closure has every library it links; its scripts need these.
+  run('chroot', [rootfs, '/usr/sbin/keepalived', '--version'], { quiet: true });
+  for (const tool of ['usr/bin/bash', 'usr/bin/sh', 'usr/bin/mkdir', 'usr/bin/mv']) {
+    if (!existsSync(join(rootfs, tool))) throw new Error(`trimmed base lacks /${tool}, which the announcer's scripts need`);
+  }
+  for (const tool of ['usr/bin/dpkg', 'usr/bin/apt', 'usr/bin/ls', 'usr/bin/cat', 'usr/sbin/ip', 'usr/bin/ip']) {
+    if (existsSync(join(rootfs, tool))) throw new Error(`trimmed base still has /${tool}`);
+  }
   const rootfsBytes = Number(run('du', ['-sb', rootfs], { quiet: true }).split('\t')[0]);
-  log(`base: ${node}, ${(rootfsBytes / 1e6).toFixed(1)} MB; packing`);
+  log(`base: ${node} and keepalived, ${(rootfsBytes / 1e6).toFixed(1)} MB; packing`);
   tarDir(rootfs, join(work, 'base.tar'), { epoch, forceRoot: false });
   const oci = join(work, 'oci');
   run('umoci', ['init', '--layout', oci], { quiet: true });

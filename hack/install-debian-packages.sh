@@ -6,7 +6,8 @@
 #              in the machine-config tests (stock-image tools, no python3)
 #   dataplane  QEMU, Debian's kernel and what builds the guest image (`npm run e2e:dataplane`)
 #   image      mmdebstrap, umoci and skopeo (`npm run image`)
-#   ignition   gcc and libblkid's headers: Ignition's `ignition` programs link libblkid (hack/build-ignition.sh)
+#   ignition   gcc and libblkid's headers: Ignition's `ignition` programs link libblkid (hack/build-ignition.sh);
+#              systemd, whose systemd-analyze verify judges the units we add (machine-config tests)
 #   node       containerd, runc, the CNI plugins, iptables and what builds the sandbox image: the one-node
 #              cluster (`npm run cluster:up -- --node`, test/node)
 #   all        every purpose above (what `npm test` needs)
@@ -19,7 +20,7 @@ packages_for() {
     cloud-init) echo dash mawk busybox-static python3 python3-yaml iproute2 ;;
     dataplane) echo qemu-system-x86 linux-image-amd64 mmdebstrap e2fsprogs socat busybox-static cpio kmod ;;
     image) echo mmdebstrap umoci skopeo debian-archive-keyring ;;
-    ignition) echo gcc libc6-dev libblkid-dev ;;
+    ignition) echo gcc libc6-dev libblkid-dev systemd ;;
     node) echo containerd runc containernetworking-plugins iptables conntrack iproute2 openssl busybox-static umoci skopeo mount ;;
     all) for p in demo cloud-init dataplane image ignition node; do packages_for "$p"; done ;;
     *) echo "unknown purpose '$1' (demo, cloud-init, dataplane, image, ignition, node, all)" >&2; return 1 ;;

@@ -1,10 +1,13 @@
 #!/usr/bin/env node
-// Trims a Debian root filesystem made by mmdebstrap (essential variant + libstdc++6 + ca-certificates)
-// down to what `node` needs at run time: node is the official Node.js build (hack/build-image.js copies
-// it in after this), which links only glibc, libstdc++ and libgcc_s and carries its own OpenSSL and
-// ICU, so the packages in the dependency closure of libstdc++6 stay, and the CA bundle that
-// ca-certificates generated; nothing else. Shells, coreutils, dpkg, apt, perl, openssl, documentation,
-// locales and package-manager state of the removed packages go.
+// Trims a Debian root filesystem made by mmdebstrap (essential variant + libstdc++6 + ca-certificates
+// + keepalived) down to what the image runs: `node` (the official Node.js build, which
+// hack/build-image.js copies in after this; it links only glibc, libstdc++ and libgcc_s and carries
+// its own OpenSSL and ICU), and keepalived, the control-plane endpoint announcer that Ignition
+// (Flatcar) machines run from this image (docs/clusters-on-the-vlan.md) with what its scripts need:
+// bash for the API server check (/dev/tcp), dash as /bin/sh with mkdir and mv for the notify script.
+// So the dependency closures of libstdc++6, keepalived, bash and dash stay, the two coreutils
+// programs, and the CA bundle that ca-certificates generated; nothing else. The other coreutils,
+// dpkg, apt, perl, openssl, iproute2, documentation, locales and package-manager state go.
 //
 // What stays for scanners and licences: /etc/os-release, /var/lib/dpkg/status listing exactly the
 // kept packages (with their file lists), and /usr/share/doc/<kept package>/copyright.
@@ -28,12 +31,41 @@ import {
 import { join } from 'node:path';
 
 /** Packages whose whole dependency closure stays. */
-const ROOTS = ['libstdc++6', 'ca-certificates', 'base-files'];
+const ROOTS = ['libstdc++6', 'ca-certificates', 'base-files', 'keepalived', 'bash', 'dash', 'coreutils'];
 /**
- * Dependencies the closure does not follow: ca-certificates' maintainer-script tooling (openssl,
- * which also brings libssl; debconf, perl), base-files' awk.
+ * Packages of which only some files stay, and whose dependencies are not followed: only the packages
+ * those files link. The notify script's mkdir and mv, not the other hundred coreutils programs;
+ * libperl.so, which net-snmp's agent library (linked by keepalived) links, not perl's modules.
+ * @type {readonly { name: RegExp, keep: RegExp, needs: readonly string[] }[]}
  */
-const NOT_FOLLOWED = new Set(['mawk', 'awk', 'debconf', 'debconf-2.0', 'perl-base', 'perl', 'openssl', 'dpkg', 'coreutils', 'debianutils']);
+const PARTIAL = [
+  { name: /^coreutils$/, keep: /^\/usr\/bin\/(mkdir|mv)$/, needs: ['libc6', 'libselinux1', 'libacl1', 'libattr1'] },
+  { name: /^libperl5\.[0-9]+$/, keep: /^\/usr\/lib\/[^/]+\/libperl\.so\./, needs: ['libc6', 'libcrypt1'] },
+];
+/**
+ * Dependencies the closure does not follow: ca-certificates' maintainer-script tooling (openssl;
+ * debconf, perl), base-files' awk, keepalived's iproute2 (keepalived talks netlink itself; `ip` is
+ * for its optional ip_rule/ip_route scripts, which the rendered configuration does not use), and
+ * net-snmp's data: MIB files (keepalived's SNMP is off unless started with --snmp) and pci.ids
+ * (libpci loads without it; keepalived lists no PCI devices), and libssl's legacy provider (MD4,
+ * DES and the like, which keepalived's VRRP does not use).
+ */
+const NOT_FOLLOWED = new Set([
+  'mawk',
+  'awk',
+  'debconf',
+  'debconf-2.0',
+  'perl-base',
+  'perl',
+  'openssl',
+  'dpkg',
+  'debianutils',
+  'iproute2',
+  'init-system-helpers',
+  'libsnmp-base',
+  'pci.ids',
+  'openssl-provider-legacy',
+]);
 /** Paths removed even though a kept package ships them (tools and data node never uses). */
 const DROP_PATHS = [
   '/usr/sbin/update-ca-certificates',
@@ -136,6 +168,38 @@ function fileList(root, pkg) {
   return [];
 }
 
+/** @param {string} name */
+function partialOf(name) {
+  return PARTIAL.find((p) => p.name.test(name));
+}
+
+/** The files of a kept package that stay: all of them, or a partial package's chosen files and their directories. */
+function keptFiles(/** @type {string} */ root, /** @type {string} */ pkg) {
+  const all = fileList(root, pkg);
+  const partial = partialOf(pkg);
+  if (partial === undefined) return all;
+  const files = all.filter((p) => partial.keep.test(p));
+  const dirsOf = (/** @type {string} */ p) =>
+    p
+      .split('/')
+      .slice(1, -1)
+      .map((_, i, parts) => `/${parts.slice(0, i + 1).join('/')}`);
+  const wanted = new Set([...files, ...files.flatMap(dirsOf)]);
+  return all.filter((p) => wanted.has(p));
+}
+
+/** Rewrites a partly kept package's .list (its kept paths) or .md5sums (the lines of its kept files). */
+function writePartialList(/** @type {string} */ path, /** @type {string} */ ext, /** @type {string[]} */ kept) {
+  if (ext === 'list') {
+    writeFileSync(path, `/.\n${kept.join('\n')}\n`);
+    return;
+  }
+  const lines = readFileSync(path, 'utf8')
+    .split('\n')
+    .filter((l) => kept.includes(`/${l.slice(l.indexOf('  ') + 2)}`));
+  writeFileSync(path, `${lines.join('\n')}\n`);
+}
+
 /** @param {string} path */
 function lexists(path) {
   try {
@@ -165,6 +229,11 @@ function trim(root) {
     const stanza = byName.get(name);
     if (stanza === undefined || keep.has(stanza.name)) continue;
     keep.add(stanza.name);
+    const partial = partialOf(stanza.name);
+    if (partial !== undefined) {
+      queue.push(...partial.needs);
+      continue;
+    }
     const deps = [...parseDepends(stanza.fields.get('Pre-Depends')), ...parseDepends(stanza.fields.get('Depends'))];
     for (const alternatives of deps) {
       if (alternatives.some((a) => NOT_FOLLOWED.has(a))) continue;
@@ -175,13 +244,15 @@ function trim(root) {
 
   /** @type {Set<string>} */
   const keptPaths = new Set();
-  for (const pkg of keep) for (const p of fileList(root, pkg)) keptPaths.add(p);
+  for (const pkg of keep) for (const p of keptFiles(root, pkg)) keptPaths.add(p);
 
   const removed = stanzas.filter((s) => !keep.has(s.name));
   /** @type {string[]} */
   const dirs = [];
-  for (const s of removed) {
-    for (const p of fileList(root, s.name)) {
+  const dropped = (/** @type {string} */ pkg) => fileList(root, pkg).filter((p) => !keep.has(pkg) || !keptPaths.has(p));
+  const partlyKept = [...keep].filter((name) => partialOf(name) !== undefined);
+  for (const name of [...removed.map((s) => s.name), ...partlyKept]) {
+    for (const p of dropped(name)) {
       if (keptPaths.has(p) || PROTECTED.has(p)) continue;
       const abs = join(root, p);
       if (!lexists(abs)) continue;
@@ -229,6 +300,8 @@ function trim(root) {
     const pkg = f.replace(/\.[^.]+$/, '').replace(/:.*$/, '');
     const ext = f.slice(f.lastIndexOf('.') + 1);
     if (!keep.has(pkg) || !['list', 'md5sums'].includes(ext)) unlinkSync(join(infoDir, f));
+    // A partly kept package lists what it still has, so that a scanner's file list is the truth.
+    else if (partialOf(pkg) !== undefined) writePartialList(join(infoDir, f), ext, keptFiles(root, pkg));
   }
 
   removeDanglingLinks(root, ['usr/bin', 'usr/sbin', 'usr/lib', 'etc']);

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import * as k8s from '@kubernetes/client-node';
-import { parseAllDocuments } from 'yaml';
+import { parseAllDocuments, parseDocument } from 'yaml';
 import { cabpkCloudConfig, type RunningCappFixture } from '@metal-l2/capp-fixture';
 import { freePort, renderKubeconfig, type OwnedControlPlane } from '@metal-l2/local-control-plane';
 import { startSimulator, type Simulator } from '@metal-l2/metal-sim';
@@ -120,6 +120,7 @@ describe('helm chart', () => {
       'network.replica=2',
       'ipam.gracefulShutdownTimeoutSeconds=0',
       'network.terminationGracePeriodSeconds=-1',
+      'network.announcerImage=ghcr.io/metal-l2/metal-l2:%H',
     ]) {
       const refused = await run(helm, ['lint', '--strict', chart, '--set', bad]).then(
         () => 'accepted',
@@ -133,16 +134,32 @@ describe('helm chart', () => {
     await expect(helmRun(['status', 'bad', '-n', 'bad-values'])).rejects.toThrow(/not found/);
   });
 
-  test('two replicas keep a webhook up through drains; the grace period outlasts the graceful shutdown, or is refused', async () => {
-    const render = async (...set: string[]): Promise<k8s.KubernetesObject[]> => {
-      const { stdout } = await run(helm, ['template', release, chart, '-n', releaseNs, ...set.flatMap((v) => ['--set', v])]);
-      return parseAllDocuments(stdout)
-        .map((d) => d.toJS() as k8s.KubernetesObject | null)
-        .filter((o): o is k8s.KubernetesObject => o !== null);
-    };
-    const find = <T>(objs: k8s.KubernetesObject[], kind: string, name: string): T =>
-      objs.find((o) => o.kind === kind && o.metadata?.name === name) as T;
+  /** The chart's objects as `helm template` renders them with these `--set` values. */
+  const render = async (...set: string[]): Promise<k8s.KubernetesObject[]> => {
+    const { stdout } = await run(helm, ['template', release, chart, '-n', releaseNs, ...set.flatMap((v) => ['--set', v])]);
+    return parseAllDocuments(stdout)
+      .map((d) => d.toJS() as k8s.KubernetesObject | null)
+      .filter((o): o is k8s.KubernetesObject => o !== null);
+  };
+  const find = <T>(objs: k8s.KubernetesObject[], kind: string, name: string): T =>
+    objs.find((o) => o.kind === kind && o.metadata?.name === name) as T;
 
+  // Ignition (Flatcar) control planes run keepalived from this image: the chart's own by default,
+  // following image.repository and image.tag, or the value set.
+  test("the announcer image is the chart's own image unless set", async () => {
+    const args = async (...set: string[]): Promise<string[]> =>
+      find<k8s.V1Deployment>(await render(...set), 'Deployment', controllers.network.sa).spec?.template.spec?.containers[0]?.args ?? [];
+    const { appVersion } = parseDocument(await readFile(join(chart, 'Chart.yaml'), 'utf8')).toJS() as { appVersion: string };
+    expect(await args()).toContain(`--announcer-image=ghcr.io/metal-l2/metal-l2:${appVersion}`);
+    expect(await args('image.repository=registry.example.com/mirror/metal-l2', 'image.tag=0.1.0-fix')).toContain(
+      '--announcer-image=registry.example.com/mirror/metal-l2:0.1.0-fix',
+    );
+    expect(await args('network.announcerImage=registry.example.com/other/keepalived-image:7')).toContain(
+      '--announcer-image=registry.example.com/other/keepalived-image:7',
+    );
+  });
+
+  test('two replicas keep a webhook up through drains; the grace period outlasts the graceful shutdown, or is refused', async () => {
     const single = await render();
     for (const key of ['ipam', 'network'] as const) {
       const pod = find<k8s.V1Deployment>(single, 'Deployment', controllers[key].sa).spec?.template.spec;

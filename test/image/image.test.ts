@@ -1,6 +1,17 @@
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { copyFileSync, chmodSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
+import {
+  copyFileSync,
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -8,6 +19,13 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { freePort } from '@metal-l2/local-control-plane';
+import {
+  ENDPOINT_STATE_PATH,
+  IMAGE_KEEPALIVED,
+  KEEPALIVED_CONF_PATH,
+  renderEndpointAnnouncer,
+  renderEndpointUnit,
+} from '@metal-l2/machine-config';
 import { makeServingCertificate } from '@metal-l2/test-support/certificates';
 import { createTestNamespace, deleteTestNamespace, loadKubeConfig, testKubeconfigPath } from '@metal-l2/test-support/cluster';
 import { installCrds, projectCrds, upstreamCrds } from '@metal-l2/test-support/crds';
@@ -98,17 +116,22 @@ describe('container image', () => {
     }
   });
 
-  test('no shell, no package manager, and /app is not writable by the image user', () => {
+  // The shells and the two coreutils programs are there for keepalived's check and notify scripts
+  // (the announcer Ignition machines run from this image), and nothing else of coreutils.
+  test('no package manager, no coreutils but mkdir and mv, and /app is not writable by the image user', () => {
     for (const path of [
-      'bin/sh',
-      'usr/bin/sh',
-      'usr/bin/bash',
-      'usr/bin/dash',
       'usr/bin/apt',
       'usr/bin/dpkg',
       'usr/bin/perl',
       'usr/bin/env',
       'usr/bin/npm',
+      'usr/bin/ls',
+      'usr/bin/cat',
+      'usr/bin/cp',
+      'usr/bin/rm',
+      'usr/bin/ip',
+      'usr/sbin/ip',
+      'usr/bin/openssl',
     ]) {
       expect({ path, exists: existsSync(join(rootfs, path)) }).toEqual({ path, exists: false });
     }
@@ -140,7 +163,10 @@ describe('container image', () => {
     expect(existsSync(join(rootfs, 'usr/share/doc/nodejs/LICENSE'))).toBe(true);
     const packages = [...readFileSync(join(rootfs, 'var/lib/dpkg/status'), 'utf8').matchAll(/^Package: (\S+)$/gm)].map((m) => m[1] ?? '');
     expect(packages).toContain('libstdc++6');
-    expect(packages.filter((p) => /^(nodejs|libnode|libicu|libssl|openssl|libuv)/.test(p))).toEqual([]);
+    expect(packages.filter((p) => /^(nodejs|libnode|libicu|openssl|libuv)/.test(p))).toEqual([]);
+    // Debian's libssl is keepalived's (VRRP authentication); node links its own, never the system's.
+    const { stdout: linked } = await run('ldd', [join(rootfs, 'usr/bin/node')]);
+    expect(linked).not.toMatch(/libssl|libcrypto/);
   });
 
   // Debian's nodejs used the system CA store; the official build uses its own list unless told
@@ -166,6 +192,134 @@ describe('container image', () => {
       rmSync(certDir, { recursive: true, force: true });
       await new Promise((resolve) => server.close(resolve));
     }
+  });
+
+  // keepalived, the endpoint announcer Ignition (Flatcar) control planes run from this image
+  // (metal-l2-endpoint.service), from the image's root filesystem with the rendered files, in a
+  // network namespace of its own with the VLAN interface as a veth: it takes the VIP once the API
+  // server check passes and gives it up when the check fails.
+  describe('keepalived from the image', () => {
+    const ns = `metal-l2-image-${process.pid}`;
+    const vip = '10.60.1.5';
+    const iface = 'bond0.1000';
+    let apiPort = 0;
+    let keepalived: ChildProcess | undefined;
+    let listener: ChildProcess | undefined;
+    let log = '';
+
+    const ip = async (...args: string[]): Promise<string> => (await run('ip', ['-n', ns, ...args])).stdout;
+    const holdsVip = async (): Promise<boolean> => (await ip('-o', '-4', 'addr', 'show', 'dev', iface)).includes(` ${vip}/24 `);
+    const state = (): string | undefined => {
+      const file = join(rootfs, ENDPOINT_STATE_PATH);
+      return existsSync(file) ? readFileSync(file, 'utf8').trim() : undefined;
+    };
+    /** Waits for keepalived's state (written by the rendered notify script) and the VIP to agree. */
+    const settles = async (want: { state: string; vip: boolean }): Promise<void> => {
+      try {
+        await waitFor(
+          `${want.state} with${want.vip ? '' : 'out'} the VIP`,
+          async () => {
+            if (keepalived?.exitCode !== null) throw new Error(`keepalived exited with ${keepalived?.exitCode}`);
+            return state() === want.state && (await holdsVip()) === want.vip;
+          },
+          { timeoutMs: 30_000, intervalMs: 100 },
+        );
+      } catch (err) {
+        throw new Error(`${err instanceof Error ? err.message : String(err)} (state ${state()})\n--- keepalived ---\n${log}`);
+      }
+    };
+    /** The API server stand-in: something accepting TCP on the port, in the namespace, as kube-apiserver would. */
+    const startListener = async (): Promise<ChildProcess> => {
+      const script = `require('node:net').createServer((s) => s.end()).listen(${apiPort}, '127.0.0.1', () => console.log('listening'))`;
+      const child = spawn('ip', ['netns', 'exec', ns, process.execPath, '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+      children.push(child);
+      await new Promise<void>((resolve, reject) => {
+        child.stdout.once('data', () => resolve());
+        child.once('exit', (code) => reject(new Error(`the listener exited with ${code}`)));
+      });
+      return child;
+    };
+    const stop = async (child: ChildProcess | undefined, signal: NodeJS.Signals): Promise<number | null> => {
+      if (child === undefined || child.exitCode !== null || child.signalCode !== null) return child?.exitCode ?? null;
+      const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+      child.kill(signal);
+      return exited;
+    };
+
+    beforeAll(async () => {
+      await run('ip', ['netns', 'add', ns]);
+      await ip('link', 'set', 'lo', 'up');
+      await ip('link', 'add', iface, 'type', 'veth', 'peer', 'name', 'peer0');
+      await ip('addr', 'add', '10.60.1.10/24', 'dev', iface);
+      await ip('link', 'set', iface, 'up');
+      await ip('link', 'set', 'peer0', 'up');
+      apiPort = await freePort();
+      const ports = [
+        {
+          name: 'bond0',
+          bonded: true,
+          layer2: false,
+          vlans: [{ vxlan: 1000, native: false, addresses: [{ address: '10.60.1.10', prefix: 24 }], routes: [] }],
+        },
+      ];
+      const out = renderEndpointAnnouncer({ address: vip, prefix: 24, port: apiPort, vxlan: 1000, virtualRouterID: 51, ports });
+      if (out.kind !== 'rendered') throw new Error(`the announcer does not render: ${JSON.stringify(out.issues)}`);
+      // What the boot script does on the machine: port placeholders become OS names.
+      for (const f of out.announcer.files) {
+        const path = join(rootfs, f.path);
+        mkdirSync(join(path, '..'), { recursive: true, mode: 0o755 });
+        writeFileSync(path, f.content.replace(/@port:([a-z0-9]+)@/g, '$1'), { mode: parseInt(f.mode, 8) });
+      }
+      // The mounts containerd gives a container: /run (and the unit's /run/metal-l2), /dev's devices.
+      mkdirSync(join(rootfs, ENDPOINT_STATE_PATH, '..'), { recursive: true });
+      for (const [name, minor] of [
+        ['null', 3],
+        ['zero', 5],
+        ['random', 8],
+        ['urandom', 9],
+      ] as const) {
+        await run('mknod', ['-m', '666', join(rootfs, 'dev', name), 'c', '1', String(minor)]);
+      }
+    }, 60_000);
+
+    afterAll(async () => {
+      await stop(listener, 'SIGKILL');
+      await stop(keepalived, 'SIGKILL');
+      await run('ip', ['netns', 'delete', ns]).catch(() => undefined);
+    });
+
+    test('the unit runs this binary with these arguments', () => {
+      const unit = renderEndpointUnit('ghcr.io/metal-l2/metal-l2:0.1.0', { after: 'metal-l2.service', before: 'kubeadm.service' });
+      expect(unit).toContain(` ${IMAGE_KEEPALIVED} --dont-fork --log-console --vrrp --use-file=${KEEPALIVED_CONF_PATH}\n`);
+      expect(statSync(join(rootfs, IMAGE_KEEPALIVED)).mode & 0o111).not.toBe(0);
+    });
+
+    test('holds the VIP while the API server check passes, gives it up when it fails, and stops cleanly', async () => {
+      // As the unit runs it: root, in the image's root filesystem, with its own /proc, in the machine's network namespace.
+      const args = ['netns', 'exec', ns, 'unshare', '--mount-proc=/proc', `--root=${rootfs}`, '--'];
+      keepalived = spawn(
+        'ip',
+        [...args, IMAGE_KEEPALIVED, '--dont-fork', '--log-console', '--vrrp', `--use-file=${KEEPALIVED_CONF_PATH}`],
+        {
+          env: imageEnv(),
+          stdio: ['ignore', 'pipe', 'pipe'],
+        },
+      );
+      children.push(keepalived);
+      keepalived.stdout?.on('data', (d: Buffer) => (log += d.toString()));
+      keepalived.stderr?.on('data', (d: Buffer) => (log += d.toString()));
+      // Nothing listens: the check fails from the start (init_fail), the instance is in FAULT.
+      await settles({ state: 'FAULT', vip: false });
+      listener = await startListener();
+      await settles({ state: 'MASTER', vip: true });
+      await stop(listener, 'SIGKILL');
+      await settles({ state: 'FAULT', vip: false });
+      // Back again, then a stop (what systemctl stop sends through ctr) leaves no VIP behind.
+      listener = await startListener();
+      await settles({ state: 'MASTER', vip: true });
+      expect(await stop(keepalived, 'SIGTERM')).toBe(0);
+      expect(await holdsVip()).toBe(false);
+    }, 120_000);
   });
 
   test.each([{ controller: 'ipam-controller' }, { controller: 'network-controller' }])(

@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { PORT_NETWORK_TYPES, type PortNetworkType } from '@metal-l2/metal-api';
+import { PORT_NETWORK_TYPES, portCelRules, type PortNetworkType } from '@metal-l2/metal-api';
 import { ConditionsSchema } from './condition.js';
 import { CLUSTERCTL_CRD_LABELS, buildCrd, kindSchema, type CrdManifest, type PrinterColumn } from './crd.js';
 import type { ObjectMeta, ResourceType } from './object-meta.js';
@@ -113,6 +113,11 @@ export const MachineNetworkReasons = {
   ignitionNotSupported: 'IgnitionNotSupported',
   /** Ignition bootstrap data (Flatcar: systemd-networkd) with a template whose os.renderer is not networkd. */
   ignitionNeedsNetworkd: 'IgnitionNeedsNetworkd',
+  /**
+   * An Ignition (Flatcar) control plane that announces its Cluster's endpoint, and the controller has
+   * no --announcer-image: Flatcar has no package manager, keepalived runs from that image.
+   */
+  announcerImageNotConfigured: 'AnnouncerImageNotConfigured',
   unsupportedFormat: 'UnsupportedFormat',
   provisionedWithoutInjection: 'ProvisionedWithoutInjection',
   /** The injection would take the bootstrap Secret over the API server's 1 MiB limit. */
@@ -298,35 +303,14 @@ export const PortSchema = Type.Object(
         'x-kubernetes-list-map-keys': ['vxlan'],
         'x-kubernetes-validations': [
           { rule: 'self.filter(v, has(v.native) && v.native).size() <= 1', message: 'at most one VLAN per port may be native' },
-          {
-            rule: '!self.exists(v, has(v.native) && v.native) || self.size() >= 2',
-            message:
-              'a native VLAN needs at least one other (tagged) VLAN on the same port, as Equinix Metal requires; list a tagged VLAN beside it or drop native',
-          },
+          // What a port may be is decided in one place, metal-api's port rules: the CRD checks
+          // the part one port can say, in the same words the webhook and the planner use.
+          ...portCelRules('vlans'),
         ],
       }),
     ),
   },
-  {
-    'x-kubernetes-validations': [
-      {
-        rule: "!has(self.layer2) || !self.layer2 || self.name.startsWith('bond')",
-        message: 'layer2 applies to bond ports only: an eth port follows its bond; for hybrid mode set bonded: false on eth1',
-      },
-      {
-        rule: "!self.name.startsWith('bond') || !has(self.bonded) || self.bonded || (has(self.layer2) && self.layer2)",
-        message: 'a layer-3 bond cannot be unbonded: set layer2: true as well for layer2-individual, or keep bonded',
-      },
-      {
-        rule: "!self.name.startsWith('bond') || (has(self.layer2) && self.layer2) || !has(self.vlans) || self.vlans.all(v, !has(v.native) || !v.native)",
-        message: 'a native VLAN needs a layer-2 port: a layer-3 bond (hybrid-bonded) carries tagged VLANs only',
-      },
-      {
-        rule: "self.name != 'eth0' || !has(self.bonded) || self.bonded",
-        message: 'eth0 leaves its bond only with the whole bond (set bonded: false and layer2: true on bond0 for layer2-individual)',
-      },
-    ],
-  },
+  { 'x-kubernetes-validations': portCelRules('port') },
 );
 export type Port = Static<typeof PortSchema>;
 

@@ -1,6 +1,6 @@
 import { describe, expect, test } from '@jest/globals';
 import type { IPAddress, IPAddressBlock, IPAddressClaim } from '@metal-l2/api';
-import { viewClaim } from './claim/claim-view.js';
+import { viewClaim } from './claim/claim-contract.js';
 import { shapeAddress, shapeBlock, shapeClaim, type ClaimNames } from './cache-transform.js';
 
 /**

@@ -1,9 +1,7 @@
 import type { CapiIpamVersion, Cluster, IPAddress, IPAddressBlock, IPAddressClaim, IPPool, PoolKind, ResourceType } from '@metal-l2/api';
 import type { KubeClient, Logger, ObjectKey, ReconcileContext } from '@metal-l2/kube';
-import type { RecentWrites } from './claim/recent-writes.js';
 import type { OwnWrites } from '@metal-l2/kube';
 import type { CountWrites } from './pool/count-writes.js';
-import type { OwnStatusWrites } from './pool/own-status-writes.js';
 import type { IpamMetrics } from './ipam-metrics.js';
 import type { PoolSizes } from './pool/pool-size.js';
 import type { VrfRuntime } from './vrf/vrf-runtime.js';
@@ -52,14 +50,20 @@ export interface IpamContext {
   readonly watchNamespace?: string | undefined;
   /** How many claim/IPAddress writes one pool reconcile runs at once. */
   readonly writeConcurrency: number;
-  /** Our own recent writes, so a lagging cache does not make us send them again. */
-  readonly recentWrites: RecentWrites;
-  /** The pools (by poolIndexKey) and blocks (by pool UID) we wrote last, until the cache has them. */
-  readonly ownWrites: { readonly pools: OwnWrites<IPPool>; readonly blocks: OwnWrites<IPAddressBlock> };
+  /**
+   * Our own writes over the lagging cache (kube's OwnWrites): the pools (by poolIndexKey) and blocks
+   * (by pool UID) as we wrote them last, the claims' finalizer and status writes (by UID) and the
+   * IPAddresses we created (by addressWriteKey), so a pass does not send them again or wake on
+   * their echoes.
+   */
+  readonly ownWrites: {
+    readonly pools: OwnWrites<IPPool>;
+    readonly blocks: OwnWrites<IPAddressBlock>;
+    readonly claims: OwnWrites<IPAddressClaim>;
+    readonly addresses: OwnWrites<IPAddress>;
+  };
   /** When each pool's counts were last written: they follow the blocks within a bounded lag. */
   readonly countWrites: CountWrites;
-  /** The status each pool's last status write sent: its watch event wakes no pass. */
-  readonly ownStatusWrites: OwnStatusWrites;
   readonly metrics?: IpamMetrics | undefined;
   /** Metal clients, memory and timing of the VRF steps (pools with spec.vrf). */
   readonly vrf: VrfRuntime;

@@ -1,12 +1,4 @@
-import {
-  GlobalInClusterIPPoolType,
-  IPAM_GROUP,
-  InClusterIPPoolType,
-  type IPAddress,
-  type IPPool,
-  type PoolKind,
-  type ResourceType,
-} from '@metal-l2/api';
+import { GlobalInClusterIPPoolType, InClusterIPPoolType, type IPPool, type PoolKind, type ResourceType } from '@metal-l2/api';
 import type { ObjectKey } from '@metal-l2/kube';
 
 /** Identifies one pool: its kind, and its namespace when it is namespaced. */
@@ -22,27 +14,6 @@ export function poolTypeOf(kind: PoolKind): ResourceType {
 
 export function isOurPoolKind(kind: string): kind is PoolKind {
   return kind === InClusterIPPoolType.kind || kind === GlobalInClusterIPPoolType.kind;
-}
-
-/**
- * The pool a claim points at, or undefined when the claim belongs to another provider (other
- * apiGroup or kind): such claims are never touched. A namespaced pool is looked up in the claim's
- * namespace, a global one has none.
- */
-export function poolOfClaim(claim: {
-  namespace: string;
-  poolRef: { apiGroup?: string | undefined; kind: string; name: string };
-}): PoolRef | undefined {
-  const { apiGroup, kind, name } = claim.poolRef;
-  if (apiGroup !== IPAM_GROUP || !isOurPoolKind(kind)) return undefined;
-  return kind === 'InClusterIPPool' ? { kind, namespace: claim.namespace, name } : { kind, name };
-}
-
-/** The pool an IPAddress points at, or undefined when it belongs to another provider (as for claims). */
-export function poolOfAddress(address: IPAddress): PoolRef | undefined {
-  const { apiGroup, kind, name } = address.spec.poolRef;
-  if (apiGroup !== IPAM_GROUP || !isOurPoolKind(kind)) return undefined;
-  return kind === 'InClusterIPPool' ? { kind, namespace: address.metadata.namespace ?? '', name } : { kind, name };
 }
 
 export function formatPoolRef(pool: PoolRef): string {

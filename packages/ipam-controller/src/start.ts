@@ -34,10 +34,8 @@ import {
   type RuntimeMetrics,
 } from '@metal-l2/kube';
 import { shapeAddress, shapeBlock, shapeClaim, type ClaimNames } from './cache-transform.js';
-import { RecentWrites } from './claim/recent-writes.js';
 import { OwnWrites } from '@metal-l2/kube';
 import { CountWrites } from './pool/count-writes.js';
-import { OwnStatusWrites } from './pool/own-status-writes.js';
 import { readClusterIdentity } from './cluster-identity.js';
 import { createIpamMetrics } from './ipam-metrics.js';
 import { inReconcile, type EventSink, type IpamContext } from './context.js';
@@ -45,9 +43,10 @@ import { reconcilePool } from './pool/pool-reconciler.js';
 import { PoolSizes } from './pool/pool-size.js';
 import { DEFAULT_STATUS_BUDGET_BYTES } from './pool/status-budget.js';
 import { DEFAULT_BLOCK_SIZE } from './block/block-layout.js';
-import { poolAllocations } from './block/pool-allocations.js';
+import { poolAllocations } from './block/block-store.js';
 import { createVrfRuntime, type VrfRuntimeOptions } from './vrf/index.js';
 import { addIndexes, ownWriteEcho, poolWatches } from './watches.js';
+import { CLAIM_WRITES_TTL_MS } from './claim/claim-writes.js';
 import { poolIndexKey, refOfPool } from './pool-ref.js';
 import { listPools, poolAdmissionHandler, poolWebhookPaths } from './webhook/pool-webhook.js';
 
@@ -161,10 +160,13 @@ export async function createIpamController(options: IpamControllerOptions & { cl
     now: options.now ?? (() => new Date()),
     watchNamespace: ns,
     writeConcurrency: 16,
-    recentWrites: new RecentWrites(),
-    ownWrites: { pools: new OwnWrites<IPPool>(), blocks: new OwnWrites<IPAddressBlock>() },
+    ownWrites: {
+      pools: new OwnWrites<IPPool>(),
+      blocks: new OwnWrites<IPAddressBlock>(),
+      claims: new OwnWrites<IPAddressClaim>({ ttlMs: CLAIM_WRITES_TTL_MS }),
+      addresses: new OwnWrites<IPAddress>({ ttlMs: CLAIM_WRITES_TTL_MS }),
+    },
     countWrites: new CountWrites(),
-    ownStatusWrites: new OwnStatusWrites(),
     metrics,
     vrf: createVrfRuntime({ ...options.vrf, clusterIdentity }, logger),
     statusBudget: new PoolSizes(statusBudgetBytes),
@@ -176,7 +178,7 @@ export async function createIpamController(options: IpamControllerOptions & { cl
     leftAddresses: new Set<string>(),
   };
 
-  const echo = ownWriteEcho(ctx.recentWrites);
+  const echo = ownWriteEcho(ctx.ownWrites);
   const controllers = (Object.keys(pools) as PoolKind[]).map((kind) => {
     const controller = new Controller({
       name: kind.toLowerCase(),
@@ -194,7 +196,7 @@ export async function createIpamController(options: IpamControllerOptions & { cl
     // did not know: no pass for it.
     controller.watch(pools[kind], undefined, {
       predicate: (event) =>
-        event.type !== 'update' || !ctx.ownStatusWrites.isOurs(poolIndexKey(refOfPool(kind, event.object)), event.oldObject, event.object),
+        event.type !== 'update' || !echo.poolStatus(poolIndexKey(refOfPool(kind, event.object)), event.oldObject, event.object),
     });
     controller.watch(claims, watches.claims, { predicate: (event) => !echo.claims(event) });
     controller.watch(addresses, watches.addresses, { predicate: (event) => !echo.addresses(event) });

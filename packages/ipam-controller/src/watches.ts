@@ -8,12 +8,11 @@ import {
   type IPPool,
   type PoolKind,
 } from '@metal-l2/api';
-import type { CacheEvent, Informer, ObjectKey } from '@metal-l2/kube';
+import { jsonEqual, objectPatch, type CacheEvent, type Informer, type ObjectKey } from '@metal-l2/kube';
 import { addressWriteKey } from './claim/claim-writes.js';
-import type { RecentWrites } from './claim/recent-writes.js';
-import { viewClaim } from './claim/claim-view.js';
-import { IndexNames } from './context.js';
-import { poolIndexKey, poolObjectKey, poolOfAddress, poolOfClaim, type PoolRef } from './pool-ref.js';
+import { poolOfAddress, poolOfClaim, viewClaim } from './claim/claim-contract.js';
+import { IndexNames, type IpamContext } from './context.js';
+import { poolIndexKey, poolObjectKey, type PoolRef } from './pool-ref.js';
 
 // Watches, declared as data: which events of which kind wake which pool. One pool controller per
 // pool kind; every mapping here is filtered by that kind.
@@ -74,22 +73,37 @@ export function poolWatches(kind: PoolKind, claims: Informer<IPAddressClaim>): P
 /**
  * Events that are our own writes coming back: a claim version our finalizer or status patch
  * produced (or one that arrives while such a patch is in flight and changes nothing else), an
- * IPAddress as we created it. The pass that wrote them knew all they say, so they wake no pass;
- * without this each claim bound woke up to three more passes over the whole pool (20 claims bound
- * one by one: 51 passes, now 20 and the held-back count writes).
+ * IPAddress as we created it, a pool status as the pass's status write sent it. The pass that
+ * wrote them knew all they say, so they wake no pass; without this each claim bound woke up to
+ * three more passes over the whole pool (20 claims bound one by one: 51 passes, now 20 and the
+ * held-back count writes).
  */
-export function ownWriteEcho(recentWrites: RecentWrites): {
+export function ownWriteEcho(own: IpamContext['ownWrites']): {
   readonly claims: (event: CacheEvent<IPAddressClaim>) => boolean;
   readonly addresses: (event: CacheEvent<IPAddress>) => boolean;
+  readonly poolStatus: (key: string, before: IPPool, after: IPPool) => boolean;
 } {
   return {
     // The map lookup first: most claim updates are not ours, and those skip the comparison.
     claims: (event) =>
       event.type === 'update' &&
-      recentWrites.isEcho(event.object.metadata.uid ?? '', event.object.metadata.resourceVersion) &&
+      own.claims.isEcho('', event.object.metadata.uid ?? '', event.object.metadata.resourceVersion) &&
       onlyOurFieldsChanged(event.oldObject, event.object),
     addresses: (event) =>
-      event.type === 'add' && recentWrites.isEcho(addressWriteKey(event.object.metadata), event.object.metadata.resourceVersion),
+      event.type === 'add' && own.addresses.isEcho('', addressWriteKey(event.object.metadata), event.object.metadata.resourceVersion),
+    // By content, not version: the pool's other status writes (the VRF record, the block layout)
+    // must wake the passes that read them. An update that changed nothing but status, to exactly
+    // what the last pass sent (guarded by the version it replaced, so the server holds that status
+    // and nothing merged into it), whether it comes before the write's answer or after.
+    poolStatus: (key, before, after) => {
+      const sent = own.pools.lastSent('', key);
+      return (
+        sent !== undefined &&
+        before.metadata.deletionTimestamp === after.metadata.deletionTimestamp &&
+        objectPatch(before, after) === undefined &&
+        jsonEqual(after.status, sent.status)
+      );
+    },
   };
 }
 

@@ -1,5 +1,5 @@
 import { describe, expect, test } from '@jest/globals';
-import { ANNOUNCER_COMMANDS } from './index.js';
+import { ENDPOINT_UNIT, renderEndpointUnit } from './announcer-unit.js';
 import type { RenderedAnnouncer } from './endpoint-announcer.js';
 import { sha256Hex } from './envelope.js';
 import { IGNITION_MARKER_PATH, IGNITION_STEP_PATH, IGNITION_UNIT, IGNITION_UNIT_CONTENTS } from './ignition.js';
@@ -34,6 +34,8 @@ function network(ports: PortConfig[] = hybridBonded): RenderedNetwork {
 function announcer(): RenderedAnnouncer {
   return controlPlaneAnnouncer();
 }
+
+const IMAGE = 'ghcr.io/metal-l2/metal-l2:0.1.0';
 
 function injected(out: InjectOutcome): { value: string; hash: string } {
   if (out.kind !== 'injected') throw new Error(`expected injected, got ${JSON.stringify(out)}`);
@@ -92,20 +94,47 @@ describe('injectUserData, format ignition', () => {
       expect((JSON.parse(other.value) as Ign).systemd?.units?.filter((u) => u.name === IGNITION_UNIT)).toHaveLength(1);
     });
 
-    test('control plane: the step script runs the network step, then the announcer commands, as runcmd does', () => {
+    test('control plane: the boot script writes the announcer files, and the announcer unit runs keepalived from the image (no apt-get)', () => {
       const ann = announcer();
-      const { value, hash } = injected(injectUserData({ value: original, format: 'ignition', network: network(), announcer: ann }));
+      const input = { value: original, format: 'ignition', network: network(), announcer: ann, announcerImage: IMAGE };
+      const { value, hash } = injected(injectUserData(input));
       expect(hash).toBe(injectionHash(network(), ann));
-      const files = (JSON.parse(value) as Ign).storage?.files ?? [];
+      const config = JSON.parse(value) as Ign;
+      const files = config.storage?.files ?? [];
       const step = decode(files.find((f) => f.path === IGNITION_STEP_PATH) as IgnFile);
       expect(step.split('\n').filter((l) => l !== '' && !l.startsWith('#'))).toEqual([
         '/opt/metal-l2/metal-l2-net apply || exit 1',
-        ...ANNOUNCER_COMMANDS,
         'mkdir -p /var/lib/metal-l2 && touch /var/lib/metal-l2/first-boot.done',
       ]);
+      // Nothing of ours installs keepalived: Flatcar has no apt-get.
+      expect(files.filter((f) => f.path.startsWith('/opt/metal-l2/') && decode(f).includes('apt-get'))).toEqual([]);
       const paths = files.map((f) => f.path);
       for (const f of ann.files) expect(files.some((g) => g.path.startsWith('/opt/metal-l2/files/') && decode(g) === f.content)).toBe(true);
       expect(paths.filter((p) => p.startsWith('/opt/metal-l2/files/'))).toHaveLength(network().files.length + ann.files.length);
+      expect(config.systemd?.units?.slice(-2)).toEqual([
+        { name: IGNITION_UNIT, enabled: true, contents: IGNITION_UNIT_CONTENTS },
+        { name: ENDPOINT_UNIT, enabled: true, contents: renderEndpointUnit(IMAGE, { after: IGNITION_UNIT, before: 'kubeadm.service' }) },
+      ]);
+      // Idempotent with the announcer; another image (a chart upgrade) re-injects, under the same hash.
+      expect(injectUserData({ ...input, value })).toEqual({ kind: 'unchanged', hash });
+      const other = injected(injectUserData({ ...input, value, announcerImage: 'ghcr.io/metal-l2/metal-l2:0.2.0' }));
+      expect(other.hash).toBe(hash);
+      expect((JSON.parse(other.value) as Ign).systemd?.units?.filter((u) => u.name === ENDPOINT_UNIT)).toHaveLength(1);
+      expect(extractOriginal(other.value)).toBe(JSON.stringify(JSON.parse(original)));
+    });
+
+    test('control plane without an announcer image: refused with its own reason, nothing written', () => {
+      for (const announcerImage of [undefined, '']) {
+        const out = injectUserData({
+          value: original,
+          format: 'ignition',
+          network: network(),
+          announcer: announcer(),
+          ...(announcerImage === undefined ? {} : { announcerImage }),
+        });
+        expect(out).toMatchObject({ kind: 'refused', reason: InjectRefusalReason.AnnouncerImageNotConfigured });
+        expect(out.kind === 'refused' ? out.message : '').toContain('--announcer-image');
+      }
     });
   });
 
@@ -134,7 +163,9 @@ describe('injectUserData, format ignition', () => {
       ignition: { version: '2.3.0' },
       storage: { files: [{ filesystem: 'root', path: '/etc/capp', contents: { source: 'data:,{{ .kubernetesVersion }}' }, mode: 420 }] },
     });
-    const { value } = injected(injectUserData({ value: original, format: 'ignition', network: network(), announcer: announcer() }));
+    const { value } = injected(
+      injectUserData({ value: original, format: 'ignition', network: network(), announcer: announcer(), announcerImage: IMAGE }),
+    );
     expect(value.match(/\{\{/g)).toHaveLength(1);
     expect(value).toContain('data:,{{ .kubernetesVersion }}');
   });

@@ -3,9 +3,12 @@
 // the whole value before it creates the device, and a wrapped (data-URL) original would hide its
 // placeholders. We only append: storage.files for the same files the cloud-config part writes (the
 // rendered network files and the announcer's, shipped with port placeholders; netcfg.json; the boot
-// script), one script running the same commands as the cloud-config part's runcmd, a oneshot unit
-// that runs it before CABPK's kubeadm.service, and a marker file. The boot script resolves Metal port
-// names by MAC and writes the real networkd units, exactly as on cloud-init machines.
+// script), one script running the boot script as the cloud-config part's runcmd does, a oneshot unit
+// that runs it before CABPK's kubeadm.service, a control plane's announcer unit (keepalived from the
+// metal-l2 image: Flatcar has no package manager to install it, announcer-unit.ts), and a marker
+// file. The boot script resolves Metal port names by MAC and writes the real networkd units and
+// keepalived's files, exactly as on cloud-init machines.
+import { ENDPOINT_UNIT, renderEndpointUnit } from './announcer-unit.js';
 import { BOOT_COMMAND, BOOT_DIR } from './boot-script.js';
 import { cloudConfigFiles } from './cloud-config.js';
 import type { RenderedAnnouncer } from './endpoint-announcer.js';
@@ -88,19 +91,22 @@ interface IgnitionFile {
 function ourFiles(network: RenderedNetwork, announcer: RenderedAnnouncer | undefined): IgnitionFile[] {
   return [
     ...cloudConfigFiles(network, announcer).map((f) => ({ path: f.path, mode: parseInt(f.permissions, 8), content: f.content })),
-    { path: IGNITION_STEP_PATH, mode: 0o755, content: renderStepScript(announcer) },
+    { path: IGNITION_STEP_PATH, mode: 0o755, content: renderStepScript(announcer !== undefined) },
   ];
 }
 
-/** The runcmd lines of the cloud-config part, in the same order, then the once-only stamp. */
-function renderStepScript(announcer: RenderedAnnouncer | undefined): string {
+/**
+ * The boot command of the cloud-config part's runcmd, then the once-only stamp. Not the announcer's
+ * commands (they install keepalived with apt-get): on Ignition machines ENDPOINT_UNIT runs it.
+ */
+function renderStepScript(announces: boolean): string {
   const done = IGNITION_DONE_PATH;
+  const what = announces ? `, with the endpoint announcer's files (${ENDPOINT_UNIT} runs keepalived)` : '';
   return [
     '#!/bin/sh',
-    `# metal-l2: run once by ${IGNITION_UNIT} before ${KUBEADM_UNIT}: this machine's Layer 2 network, then`,
-    "# (control planes) the endpoint announcer. The same commands as cloud-config machines' runcmd.",
+    `# metal-l2: run once by ${IGNITION_UNIT} before ${KUBEADM_UNIT}: this machine's Layer 2 network${what}.`,
+    "# The boot command of cloud-config machines' runcmd.",
     BOOT_COMMAND,
-    ...(announcer?.commands ?? []),
     `mkdir -p ${done.slice(0, done.lastIndexOf('/'))} && touch ${done}`,
     '',
   ].join('\n');
@@ -145,11 +151,19 @@ function markerText(marker: InjectionMarker, created: Created): string {
   return `${formatMarker(marker)}\ncreated: ${created.join(' ')}\n`;
 }
 
+/** What we add to an Ignition config: a control plane's announcer comes with the image its unit runs keepalived from. */
+export interface IgnitionAdditions {
+  network: RenderedNetwork;
+  announcer: { rendered: RenderedAnnouncer; image: string } | undefined;
+  injectHash: string;
+  origHash: string;
+}
+
 /** Appends our entries to a copy of `config` (CABPK's entries stay first and unchanged); `added` is ours alone. */
 export function appendOurs(
   config: JsonObject,
   spec: { family: IgnitionFamily; version: string },
-  input: { network: RenderedNetwork; announcer: RenderedAnnouncer | undefined; injectHash: string; origHash: string },
+  input: IgnitionAdditions,
 ): { config: JsonObject; added: JsonObject[] } {
   const { version } = spec;
   const out = structuredClone(config);
@@ -158,15 +172,19 @@ export function appendOurs(
   const units = listAt(out, { key: 'systemd', list: 'units' }, created);
   const marker = { version: MARKER_VERSION, injectHash: input.injectHash, origHash: input.origHash };
   const ourFileEntries = [
-    ...ourFiles(input.network, input.announcer),
+    ...ourFiles(input.network, input.announcer?.rendered),
     { path: IGNITION_MARKER_PATH, mode: 0o644, content: markerText(marker, created) },
   ].map((f) => fileEntry(spec.family, f));
   // Spec 2.0 enables a unit with `enable`; `enabled` came with 2.1 (and is what 3.x has).
   const enable = version === '2.0.0' ? { enable: true } : { enabled: true };
-  const unit: JsonObject = { name: IGNITION_UNIT, ...enable, contents: IGNITION_UNIT_CONTENTS };
+  const ourUnits: JsonObject[] = [{ name: IGNITION_UNIT, ...enable, contents: IGNITION_UNIT_CONTENTS }];
+  if (input.announcer !== undefined) {
+    const contents = renderEndpointUnit(input.announcer.image, { after: IGNITION_UNIT, before: KUBEADM_UNIT });
+    ourUnits.push({ name: ENDPOINT_UNIT, ...enable, contents });
+  }
   files.push(...ourFileEntries);
-  units.push(unit);
-  return { config: out, added: [...ourFileEntries, unit] };
+  units.push(...ourUnits);
+  return { config: out, added: [...ourFileEntries, ...ourUnits] };
 }
 
 /** Where our entries go: `storage.files` and `systemd.units`. */
@@ -196,7 +214,7 @@ export type OursInIgnition =
 
 const MARKER_LINE = /^[^:]+:\s*(v[0-9]+);\s*inject=sha256:([0-9a-f]{64});\s*orig=sha256:([0-9a-f]{64})\s*$/;
 
-/** Finds our marker file and takes our entries (every path under /opt/metal-l2, our unit) back out. */
+/** Finds our marker file and takes our entries (every path under /opt/metal-l2, our units) back out. */
 export function findOurs(config: JsonObject): OursInIgnition {
   const storage = config['storage'];
   const files = isObject(storage) && Array.isArray(storage['files']) ? storage['files'] : [];
@@ -216,7 +234,7 @@ export function findOurs(config: JsonObject): OursInIgnition {
     .filter((c) => c !== '');
   const original = structuredClone(config);
   const ourPath = (f: Json): boolean => isObject(f) && typeof f['path'] === 'string' && f['path'].startsWith(`${BOOT_DIR}/`);
-  const ourUnit = (u: Json): boolean => isObject(u) && u['name'] === IGNITION_UNIT;
+  const ourUnit = (u: Json): boolean => isObject(u) && (u['name'] === IGNITION_UNIT || u['name'] === ENDPOINT_UNIT);
   strip(original, { key: 'storage', list: 'files', ours: ourPath }, created);
   strip(original, { key: 'systemd', list: 'units', ours: ourUnit }, created);
   return { kind: 'injected', marker: { version, injectHash, origHash }, original };

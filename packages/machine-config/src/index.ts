@@ -61,3 +61,11 @@ export {
   VRRP_INSTANCE,
   VRRP_SCRIPT,
 } from './keepalived.js';
+export {
+  ANNOUNCER_CONTAINER,
+  ANNOUNCER_CTR_NAMESPACE,
+  ENDPOINT_UNIT,
+  IMAGE_KEEPALIVED,
+  announcerImageIssue,
+  renderEndpointUnit,
+} from './announcer-unit.js';

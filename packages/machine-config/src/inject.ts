@@ -3,7 +3,10 @@
 // carries a marker with the hashes of both parts, so injecting again is a no-op or a re-wrap from the
 // original, never a nested envelope. cloud-config is wrapped in a MIME envelope; Ignition (Flatcar)
 // is edited in place (ignition.ts). One injection hash for both: the sha256 of the cloud-config part,
-// which carries every file and command we add (the Ignition entries are a fixed function of it).
+// which carries every file and command we add. The Ignition entries are a fixed function of it and,
+// for a control plane, of the image its announcer unit runs keepalived from: like the keepalived
+// version apt-get installs on a cloud-config machine, the runtime of the announcer, not its
+// configuration, so a new image (a chart upgrade) moves no provisioned machine's hash.
 import { renderCloudConfigPart } from './cloud-config.js';
 import { buildEnvelope, isMime, parseEnvelope, sha256Hex } from './envelope.js';
 import type { RenderedAnnouncer } from './endpoint-announcer.js';
@@ -22,6 +25,12 @@ export const InjectRefusalReason = {
    * systemd-networkd only, and the boot script would fail at first boot, keeping kubeadm from running.
    */
   IgnitionNeedsNetworkd: 'IgnitionNeedsNetworkd',
+  /**
+   * `format: ignition` for a control plane with an endpoint announcer, and no announcer image: Ignition's
+   * OS (Flatcar) has no package manager, so keepalived comes from an image (the network controller's
+   * --announcer-image).
+   */
+  AnnouncerImageNotConfigured: 'AnnouncerImageNotConfigured',
   /** A `format` other than cloud-config or ignition. */
   UnsupportedFormat: 'UnsupportedFormat',
   /** The value is not `#cloud-config`, `## template: jinja`, a `#!` script or MIME; or, for ignition, not a JSON object with `ignition.version`. */
@@ -39,6 +48,11 @@ export interface InjectUserDataInput {
   network: RenderedNetwork;
   /** A control-plane machine's endpoint announcer (renderEndpointAnnouncer); workers have none. */
   announcer?: RenderedAnnouncer;
+  /**
+   * The image Ignition machines run the announcer's keepalived from (announcerImageIssue says what a
+   * valid one is). Cloud-config machines install keepalived with apt-get and do not use it.
+   */
+  announcerImage?: string;
 }
 
 export type InjectOutcome =
@@ -109,11 +123,21 @@ function injectIgnition(input: InjectUserDataInput): InjectOutcome {
       message: `bootstrap data was injected before but ${ours.message}`,
     };
   }
+  const { announcer, announcerImage } = input;
+  if (announcer !== undefined && (announcerImage === undefined || announcerImage === '')) {
+    return {
+      kind: 'refused',
+      reason: InjectRefusalReason.AnnouncerImageNotConfigured,
+      message:
+        'this control plane announces the Cluster endpoint, and its Ignition bootstrap data is for an OS without a package manager (Flatcar), ' +
+        "where keepalived runs from a container image: the network controller has none configured; set --announcer-image (chart value network.announcerImage, which defaults to the chart's own image)",
+    };
+  }
   const original = ours.kind === 'injected' ? ours.original : parsed.config;
-  const { hash } = renderPart(input.network, input.announcer);
+  const { hash } = renderPart(input.network, announcer);
   const { config, added } = appendOurs(original, parsed, {
     network: input.network,
-    announcer: input.announcer,
+    announcer: announcer === undefined || announcerImage === undefined ? undefined : { rendered: announcer, image: announcerImage },
     injectHash: hash,
     origHash: ignitionOrigHash(original),
   });

@@ -106,8 +106,10 @@ export function renderNotifyScript(): string {
 }
 
 /**
- * Run by cloud-init after the network is applied (the files are then in place with the OS interface
- * names) and before the bootstrap's own commands (kubeadm init/join needs the VIP). keepalived is
+ * Cloud-config machines only (Ignition machines, which have no package manager, run keepalived from
+ * the metal-l2 image: announcer-unit.ts). Run by cloud-init after the network is applied (the files
+ * are then in place with the OS interface names) and before the bootstrap's own commands (kubeadm
+ * init/join needs the VIP). keepalived is
  * installed when the image lacks it: control-plane machines are hybrid-bonded and reach the
  * distribution's mirror over bond0. A failure stops the bootstrap (`exit 1`), as the network step does.
  */

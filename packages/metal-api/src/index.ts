@@ -140,6 +140,7 @@ export {
   portCountOf,
   portNamesOf,
   settleDefaults,
+  portCelRules,
 } from './port-plan/index.js';
 export type {
   PortPlan,
@@ -158,4 +159,5 @@ export type {
   ObservedPort,
   PortSettings,
   VlanRef,
+  RuleScope,
 } from './port-plan/index.js';

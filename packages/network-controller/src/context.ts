@@ -90,9 +90,11 @@ export interface NetworkContext {
   readonly defaultCredentials?: DefaultCredentials | undefined;
   /** The metadata URL the boot script reads (Metal's metadata host; the simulator in tests). */
   readonly metadataUrl: string;
+  /** The image Ignition control planes run their endpoint announcer (keepalived) from; none: they are refused. */
+  readonly announcerImage: string | undefined;
   readonly timings: NetworkTimings;
   /** Our own latest MachineNetwork writes, ahead of the informer. */
-  readonly lastWrites: OwnWrites<MachineNetwork>;
+  readonly ownWrites: OwnWrites<MachineNetwork>;
   /** When each pending VLAN batch (by id) was started or last polled, in ms. */
   readonly batchChecks: Map<string, number>;
   /** Metal failures in a row per MachineNetwork (by uid) and the wait they impose; cleared when the ports converge. */

@@ -25,6 +25,7 @@ process.exitCode = await runControllerMain({
       metal: { baseUrl: flags.metalApiUrl, rateLimit: flags.metalRateLimit, observer: createPrometheusObserver(metrics.registry) },
       defaultCredentials: flags.metalCredentialsSecret,
       metadataUrl: flags.metadataUrl,
+      announcerImage: flags.announcerImage,
       timings: {
         holdTimeoutMs: flags.holdTimeoutSeconds * 1000,
         provisioningEstimateMs: flags.provisioningEstimateSeconds * 1000,

@@ -29,6 +29,18 @@ describe('parseFlags', () => {
     expect(() => parseFlags(['--metal-credentials-secret', 'metal'])).toThrow('--metal-credentials-secret takes namespace/name');
   });
 
+  test('--announcer-image: none by default (and when empty), a pullable reference, or refused at start with the reason', () => {
+    expect(parseFlags([])).toMatchObject({ announcerImage: undefined });
+    expect(parseFlags(['--announcer-image='])).toMatchObject({ announcerImage: undefined });
+    expect(parseFlags(['--announcer-image', 'ghcr.io/metal-l2/metal-l2:0.1.0'])).toMatchObject({
+      announcerImage: 'ghcr.io/metal-l2/metal-l2:0.1.0',
+    });
+    expect(() => parseFlags(['--announcer-image', 'metal-l2:0.1.0'])).toThrow(
+      '--announcer-image: "metal-l2:0.1.0" does not name its registry',
+    );
+    expect(() => parseFlags(['--announcer-image', 'ghcr.io/metal-l2/metal-l2'])).toThrow('has no tag or digest');
+  });
+
   test.each([
     ['--hold-timeout-seconds', '0', '--hold-timeout-seconds takes an integer >= 1'],
     ['--drift-check-interval-seconds', '5', '--drift-check-interval-seconds takes an integer >= 10'],

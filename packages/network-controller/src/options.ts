@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util';
 import { intFlag, normalizeBooleanFlags, readRuntimeFlags, runtimeFlagOptions, urlFlag, type RuntimeFlags } from '@metal-l2/kube';
+import { announcerImageIssue } from '@metal-l2/machine-config';
 import { DEFAULT_BASE_URL, DEFAULT_RATE_LIMIT, formatRateLimit, rateLimitFlag, type RateLimitOptions } from '@metal-l2/metal-api';
 
 /** Where Equinix Metal servers read their own metadata. */
@@ -16,6 +17,8 @@ export type NetworkFlags = RuntimeFlags & {
   /** namespace/name of the Secret with the default Metal API token (key apiToken). */
   readonly metalCredentialsSecret?: { readonly namespace: string; readonly name: string } | undefined;
   readonly metadataUrl: string;
+  /** The image (registry/path:tag or @digest) Ignition control planes run keepalived from; undefined: none. */
+  readonly announcerImage: string | undefined;
   readonly holdTimeoutSeconds: number;
   readonly provisioningEstimateSeconds: number;
   readonly driftCheckIntervalSeconds: number;
@@ -46,6 +49,11 @@ export const usage = `metal-l2-network-controller: VLANs, port modes and first-b
   --metal-credentials-secret NS/NAME   Secret with the default Metal API token (key apiToken); a template's
                                        credentialsSecretRef overrides it
   --metadata-url URL                   where the boot script reads the metadata (default ${DEFAULT_METADATA_URL})
+  --announcer-image REF                the image Ignition (Flatcar) control planes run their endpoint announcer,
+                                       keepalived, from: registry/path:tag or registry/path@sha256:... (the
+                                       chart sets its own image); none: such machines are refused with
+                                       AnnouncerImageNotConfigured. Cloud-config machines install keepalived
+                                       with apt-get and do not use it
   --hold-timeout-seconds N             report HoldTimeout when a machine stays paused longer (default 300)
   --provisioning-estimate-seconds N    bare-metal provisioning time, for the MachineHealthCheck warning (default 600)
   --drift-check-interval-seconds N     read each configured machine's device about this often (jittered) to find
@@ -63,6 +71,14 @@ function secretRef(value: string | undefined): { namespace: string; name: string
   return { namespace, name };
 }
 
+/** --announcer-image: empty means none (a chart value set to ""); anything else must be a reference ctr can pull. */
+function imageFlag(value: string | undefined): string | undefined {
+  if (value === undefined || value === '') return undefined;
+  const issue = announcerImageIssue(value);
+  if (issue !== undefined) throw new Error(`--announcer-image: ${issue}`);
+  return value;
+}
+
 /** Parses argv (without node and script). Throws with a message naming the bad flag. */
 export function parseFlags(argv: readonly string[]): NetworkFlags | 'help' {
   const { values } = parseArgs({
@@ -77,6 +93,7 @@ export function parseFlags(argv: readonly string[]): NetworkFlags | 'help' {
       'metal-rate-limit': { type: 'string', default: formatRateLimit(DEFAULT_RATE_LIMIT) },
       'metal-credentials-secret': { type: 'string' },
       'metadata-url': { type: 'string', default: DEFAULT_METADATA_URL },
+      'announcer-image': { type: 'string' },
       'hold-timeout-seconds': { type: 'string', default: '300' },
       'provisioning-estimate-seconds': { type: 'string', default: '600' },
       'drift-check-interval-seconds': { type: 'string', default: '600' },
@@ -95,6 +112,7 @@ export function parseFlags(argv: readonly string[]): NetworkFlags | 'help' {
     metalRateLimit: rateLimitFlag(values['metal-rate-limit'], 'metal-rate-limit'),
     metalCredentialsSecret: secretRef(values['metal-credentials-secret']),
     metadataUrl: urlFlag(values['metadata-url'], 'metadata-url'),
+    announcerImage: imageFlag(values['announcer-image']),
     holdTimeoutSeconds: intFlag(values['hold-timeout-seconds'], 'hold-timeout-seconds', 1),
     provisioningEstimateSeconds: intFlag(values['provisioning-estimate-seconds'], 'provisioning-estimate-seconds', 0),
     driftCheckIntervalSeconds: intFlag(values['drift-check-interval-seconds'], 'drift-check-interval-seconds', 10),

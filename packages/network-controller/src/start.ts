@@ -103,6 +103,8 @@ export interface NetworkControllerOptions {
   readonly metal?: Omit<MetalClientOptions, 'token' | 'logger'>;
   readonly defaultCredentials?: DefaultCredentials | undefined;
   readonly metadataUrl?: string;
+  /** --announcer-image: what Ignition control planes run keepalived from. */
+  readonly announcerImage?: string | undefined;
   readonly timings?: Partial<NetworkTimings>;
 }
 
@@ -227,15 +229,16 @@ function buildContext(options: StartOptions, versions: Discovered, informers: In
       machine: core === undefined ? undefined : machineType(core),
     },
     caches: { ...informers, clusterEndpoints: informers.endpoint?.endpoints },
-    events: options.events ?? { event: (obj, e) => logger.info('event', { object: obj.metadata.name, ...e }) },
+    events: options.events ?? { event: (obj, e) => logger.info('event', { object: obj.metadata.name, kind: obj.kind, ...e }) },
     logger,
     now,
     metal: new MetalClients({ settings: { userAgent: 'metal-l2-network-controller', ...options.metal }, logger: metalLogger }),
     vlans: new VlanCache({ now: () => now().getTime() }),
     defaultCredentials: options.defaultCredentials,
     metadataUrl: options.metadataUrl ?? DEFAULT_METADATA_URL,
+    announcerImage: options.announcerImage,
     timings: { ...DEFAULT_TIMINGS, ...options.timings },
-    lastWrites: new OwnWrites<MachineNetwork>(),
+    ownWrites: new OwnWrites<MachineNetwork>(),
     healthCheckWarned: new Set(),
     batchChecks: new Map(),
     metalStreaks: new Map(),

@@ -105,14 +105,32 @@ export async function kubectlInNamespace(world: NetworkWorld, ...args: string[])
  * The Events the controller emitted for an object, as its event sink received them (the world
  * logs them, one JSON line each, where a deployment's recorder posts them to the API server).
  */
-export function eventsOf(world: NetworkWorld, name: string): { reason?: string; message?: string; type?: string }[] {
+export function eventsOf(world: NetworkWorld, name: string): { kind?: string; reason?: string; message?: string; type?: string }[] {
   return (
     world.logLines
       .flatMap((chunk) => chunk.split('\n'))
       .filter((line) => line.startsWith('{'))
-      .map((line) => JSON.parse(line) as { msg?: string; object?: string; reason?: string; type?: string })
+      .map((line) => JSON.parse(line) as { msg?: string; object?: string; kind?: string; reason?: string; type?: string })
       // The logger folds the Event's message into msg: "event <message>".
       .filter((line) => line.msg?.startsWith('event ') === true && line.object === name)
       .map((line) => ({ ...line, message: (line.msg ?? '').slice('event '.length) }))
   );
+}
+
+/**
+ * The Events a deployment's recorder would show for these emissions: one per object kind, type,
+ * reason and message (a repeat, as when a step runs again after a conflict, only raises the
+ * Event's count, as `kubectl describe` shows "x2"). Each with how many times it was emitted.
+ */
+export function eventSeries<E extends { kind?: string; reason?: string; message?: string; type?: string }>(
+  events: readonly E[],
+): (E & { count: number })[] {
+  const series = new Map<string, E & { count: number }>();
+  for (const e of events) {
+    const key = JSON.stringify([e.kind, e.type, e.reason, e.message]);
+    const known = series.get(key);
+    if (known === undefined) series.set(key, { ...e, count: 1 });
+    else known.count += 1;
+  }
+  return [...series.values()];
 }

@@ -137,7 +137,7 @@ export interface NetworkWorld {
    * Stops the network controller (if one runs in this process) and starts a new one (a restart, a
    * crash and a new pod, or an upgrade to this release), with other flags if asked.
    */
-  restartNetworkController(options?: { readonly metadataUrl?: string }): Promise<void>;
+  restartNetworkController(options?: NetworkControllerFlags): Promise<void>;
   stopNetworkController(): Promise<void>;
   /** Stops the IPAM provider (a provider down or slow for a while); startIpamController starts a new one. */
   stopIpamController(): Promise<void>;
@@ -148,6 +148,12 @@ export interface NetworkWorld {
   routeWebhooksTo(port: number): Promise<void>;
 }
 
+/** Flags a restarted network controller takes instead of the world's. */
+export interface NetworkControllerFlags {
+  readonly metadataUrl?: string;
+  readonly announcerImage?: string;
+}
+
 export interface NetworkWorldOptions {
   readonly faults?: readonly FaultRuleInput[];
   readonly delays?: Partial<SimDelays>;
@@ -155,6 +161,8 @@ export interface NetworkWorldOptions {
   readonly concurrency?: number;
   /** The controller's --metadata-url; default the simulator's own metadata service. */
   readonly metadataUrl?: string;
+  /** The controller's --announcer-image (Ignition control planes' keepalived); none when absent. */
+  readonly announcerImage?: string;
   /** The simulator's rate limit (a token bucket per API token); none when absent. */
   readonly rateLimit?: SimRateLimit;
   /** Sees the network controller's Metal calls (e.g. createPrometheusObserver on a test registry). */
@@ -198,7 +206,7 @@ export function useNetworkWorld(prefix: string, options: NetworkWorldOptions = {
   let certs: { certDir: string; caBundle: string } | undefined;
   let webhookName = '';
 
-  const startNetwork = async (flags: { readonly metadataUrl?: string } = {}): Promise<RunningNetworkController> => {
+  const startNetwork = async (flags: NetworkControllerFlags = {}): Promise<RunningNetworkController> => {
     if (sim === undefined || certs === undefined) throw new Error('the world is not set up');
     return startNetworkController({
       kubeConfig: kc,
@@ -214,6 +222,7 @@ export function useNetworkWorld(prefix: string, options: NetworkWorldOptions = {
       },
       defaultCredentials: { namespace: ns, name: CREDENTIALS_SECRET },
       metadataUrl: flags.metadataUrl ?? options.metadataUrl ?? `${sim.url}/metadata`,
+      announcerImage: flags.announcerImage ?? options.announcerImage,
       timings: { ...FAST_TIMINGS, ...options.timings },
     });
   };

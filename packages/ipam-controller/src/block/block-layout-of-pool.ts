@@ -25,7 +25,7 @@ export async function ensureBlockLayout(ctx: IpamContext, ref: PoolRef, pool: IP
     { status: { blocks: layout, ...(hold === undefined ? {} : { reuseHeldUntil: hold }) } },
     pool.metadata.resourceVersion === undefined ? {} : { resourceVersion: pool.metadata.resourceVersion },
   );
-  const kept = ctx.ownWrites.pools.remember(poolIndexKey(ref), '', { basedOn: pool.metadata.resourceVersion, written });
+  const kept = ctx.ownWrites.pools.remember('', poolIndexKey(ref), { basedOn: pool.metadata.resourceVersion, written });
   if (lost) reportLostRecords(ctx, kept, `${formatPoolRef(ref)} lost its status (a restore or a move)`);
   return { pool: kept, layout };
 }

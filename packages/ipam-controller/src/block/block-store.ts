@@ -28,6 +28,17 @@ export function cachedBlocks(ctx: Pick<IpamContext, 'caches' | 'ownWrites'>, poo
   return blocks;
 }
 
+/**
+ * Everything a pool holds as the caches see it: its blocks' allocations and, for a pool not yet
+ * moved to blocks, its status's (an address is in one or the other while it moves; blocks win).
+ */
+export function poolAllocations(ctx: Pick<IpamContext, 'caches' | 'ownWrites'>, pool: IPPool): Allocation[] {
+  const inBlocks = allocationsOfBlocks(cachedBlocks(ctx, pool));
+  if (pool.status?.allocations === undefined) return inBlocks;
+  const held = new Set(inBlocks.map((a) => a.address));
+  return [...inBlocks, ...decodeAllocations(pool.status.allocations).allocations.filter((a) => !held.has(a.address))];
+}
+
 // Decoding grows with the pool's fill: done once per block version (the cache hands out a new
 // object on every change). Each decoded entry remembers its block, so a commit finds what changed
 // without parsing the addresses of what did not.

@@ -1,15 +1,14 @@
 import { IpamFinalizers, type IPAddress, type IPAddressClaim } from '@metal-l2/api';
 import { finalizersWith, finalizersWithout, isAlreadyExists, isConflict, isNotFound, writeFinalizers } from '@metal-l2/kube';
 import type { IpamContext } from '../context.js';
-import { claimStatusPatch, type ClaimOutcome } from './claim-status.js';
-import type { ClaimView } from './claim-view.js';
+import { claimStatusPatch, type ClaimOutcome, type ClaimView } from './claim-contract.js';
 
 // The contract chores on claims and IPAddresses, kept apart from allocation (as ipamutil does):
 // each function is idempotent and reads the object again only when a guarded write lost a race.
 
 /** Returns the resourceVersion the claim has after the change (undefined when it is gone). */
 async function patchFinalizers(
-  ctx: Pick<IpamContext, 'claimType' | 'client' | 'recentWrites'>,
+  ctx: Pick<IpamContext, 'claimType' | 'client' | 'ownWrites'>,
   claim: ClaimView,
   change: (claim: IPAddressClaim) => string[] | undefined,
 ): Promise<string | undefined> {
@@ -19,7 +18,7 @@ async function patchFinalizers(
     const finalizers = change(object);
     if (finalizers === undefined) return object.metadata.resourceVersion;
     try {
-      const patched = await ctx.recentWrites.writing(claim.uid, () =>
+      const patched = await ctx.ownWrites.claims.writing('', claim.uid, () =>
         writeFinalizers<IPAddressClaim>(ctx.client, { type: ctx.claimType, object, finalizers }),
       );
       return patched.metadata.resourceVersion;
@@ -32,53 +31,62 @@ async function patchFinalizers(
   return current?.metadata.resourceVersion;
 }
 
-/** Where RecentWrites keeps our create of the IPAddress `key` (its key and its object id). */
+/**
+ * How long our claim writes and IPAddress creates are remembered over the cache (OwnWrites): they
+ * are not forgotten one by one while the claims stay bound, and a burst keeps one entry per claim.
+ */
+export const CLAIM_WRITES_TTL_MS = 300_000;
+
+/** Where ownWrites.addresses keeps our create of the IPAddress `key`. */
 export function addressWriteKey(key: { readonly namespace?: string | undefined; readonly name?: string | undefined }): string {
   return `address:${key.namespace ?? ''}/${key.name ?? ''}`;
 }
 
-export async function ensureClaimFinalizer(
-  ctx: Pick<IpamContext, 'claimType' | 'client' | 'recentWrites'>,
-  claim: ClaimView,
-): Promise<void> {
-  const key = `finalizer:${claim.uid}`;
+const addedFinalizer = { what: 'finalizer', value: 'added' } as const;
+
+export async function ensureClaimFinalizer(ctx: Pick<IpamContext, 'claimType' | 'client' | 'ownWrites'>, claim: ClaimView): Promise<void> {
   const version = claim.object.metadata.resourceVersion;
-  if (claim.hasFinalizer || claim.isDeleting || ctx.recentWrites.has(key, 'added', version)) return;
+  if (
+    claim.hasFinalizer ||
+    claim.isDeleting ||
+    ctx.ownWrites.claims.alreadyWrote('', claim.uid, { ...addedFinalizer, cachedVersion: version })
+  )
+    return;
   const produced = await patchFinalizers(ctx, claim, (c) => finalizersWith(c, IpamFinalizers.releaseAddress));
-  ctx.recentWrites.remember(key, 'added', { objectId: claim.uid, basedOn: version, produced });
+  ctx.ownWrites.claims.wrote('', claim.uid, { ...addedFinalizer, basedOn: version, produced });
 }
 
-export async function removeClaimFinalizer(
-  ctx: Pick<IpamContext, 'claimType' | 'client' | 'recentWrites'>,
-  claim: ClaimView,
-): Promise<void> {
+export async function removeClaimFinalizer(ctx: Pick<IpamContext, 'claimType' | 'client' | 'ownWrites'>, claim: ClaimView): Promise<void> {
   if (!claim.hasFinalizer) return;
   await patchFinalizers(ctx, claim, (c) => finalizersWithout(c, IpamFinalizers.releaseAddress));
-  ctx.recentWrites.forget(`finalizer:${claim.uid}`);
-  ctx.recentWrites.forget(`status:${claim.uid}`);
+  ctx.ownWrites.claims.forgetWrites('', claim.uid);
 }
 
 /** Writes the claim's Ready condition (and addressRef) when they differ from the outcome. */
 export async function writeClaimStatus(
-  ctx: Pick<IpamContext, 'claimType' | 'client' | 'now' | 'recentWrites' | 'version'>,
+  ctx: Pick<IpamContext, 'claimType' | 'client' | 'now' | 'ownWrites' | 'version'>,
   claim: ClaimView,
   outcome: ClaimOutcome,
 ): Promise<void> {
   const patch = claimStatusPatch(claim.object, outcome, { version: ctx.version, now: ctx.now() });
   if (patch === undefined) return;
-  const key = `status:${claim.uid}`;
   // The IPAddress is named after its claim: its name (up to 253 characters) is left out of the
   // signature then, which a burst keeps for every claim for a time to live.
   const signature = JSON.stringify(
     outcome.kind === 'bound' && outcome.addressName === claim.name ? { ...outcome, addressName: '' } : outcome,
   );
   const version = claim.object.metadata.resourceVersion;
-  if (ctx.recentWrites.has(key, signature, version)) return;
+  if (ctx.ownWrites.claims.alreadyWrote('', claim.uid, { what: 'status', value: signature, cachedVersion: version })) return;
   try {
-    const written = await ctx.recentWrites.writing(claim.uid, () =>
+    const written = await ctx.ownWrites.claims.writing('', claim.uid, () =>
       ctx.client.patchStatus<IPAddressClaim>(ctx.claimType, { namespace: claim.namespace, name: claim.name }, { status: patch.status }),
     );
-    ctx.recentWrites.remember(key, signature, { objectId: claim.uid, basedOn: version, produced: written.metadata.resourceVersion });
+    ctx.ownWrites.claims.wrote('', claim.uid, {
+      what: 'status',
+      value: signature,
+      basedOn: version,
+      produced: written.metadata.resourceVersion,
+    });
   } catch (err: unknown) {
     if (!isNotFound(err)) throw err;
   }
@@ -94,23 +102,21 @@ export type EnsureAddressResult =
  * same thing, and reported (never overwritten) when it does not.
  */
 export async function ensureIPAddress(
-  ctx: Pick<IpamContext, 'addressType' | 'caches' | 'client' | 'recentWrites'>,
+  ctx: Pick<IpamContext, 'addressType' | 'caches' | 'client' | 'ownWrites'>,
   desired: IPAddress,
 ): Promise<EnsureAddressResult> {
   const key = { namespace: desired.metadata.namespace ?? '', name: desired.metadata.name ?? '' };
   const memoryKey = addressWriteKey(key);
   if (hasIPAddress(ctx, desired)) return { kind: 'ok' };
   const cached = ctx.caches.addresses.get(key);
-  if (cached === undefined && ctx.recentWrites.has(memoryKey, desired.spec.address, undefined)) return { kind: 'ok' };
+  const created = { what: 'created', value: desired.spec.address };
+  if (cached === undefined && ctx.ownWrites.addresses.alreadyWrote('', memoryKey, { ...created, cachedVersion: undefined }))
+    return { kind: 'ok' };
   let existing = cached;
   if (existing === undefined) {
     try {
-      const created = await ctx.recentWrites.writing(memoryKey, () => ctx.client.create(ctx.addressType, desired));
-      ctx.recentWrites.remember(memoryKey, desired.spec.address, {
-        objectId: memoryKey,
-        basedOn: undefined,
-        produced: created.metadata.resourceVersion,
-      });
+      const answer = await ctx.ownWrites.addresses.writing('', memoryKey, () => ctx.client.create(ctx.addressType, desired));
+      ctx.ownWrites.addresses.wrote('', memoryKey, { ...created, basedOn: undefined, produced: answer.metadata.resourceVersion });
       return { kind: 'ok' };
     } catch (err: unknown) {
       if (!isAlreadyExists(err)) throw err;
@@ -147,7 +153,7 @@ function matches(existing: IPAddress, desired: IPAddress): boolean {
  * longer has it (asked directly, not the cache), which is when its address may be released.
  */
 export async function deleteIPAddress(
-  ctx: Pick<IpamContext, 'addressType' | 'client' | 'recentWrites'>,
+  ctx: Pick<IpamContext, 'addressType' | 'client' | 'ownWrites'>,
   key: { namespace: string; name: string },
 ): Promise<boolean> {
   const current = await ctx.client.get<IPAddress>(ctx.addressType, key);
@@ -162,7 +168,7 @@ export async function deleteIPAddress(
       throw err;
     }
   }
-  ctx.recentWrites.forget(addressWriteKey(key));
+  ctx.ownWrites.addresses.forgetWrites('', addressWriteKey(key));
   if (current.metadata.deletionTimestamp === undefined) await ctx.client.delete(ctx.addressType, key);
   return (await ctx.client.get(ctx.addressType, key)) === undefined;
 }

@@ -1,7 +1,7 @@
 import { describe, expect, test } from '@jest/globals';
 import type { IPAddressClaim } from '@metal-l2/api';
 import { resolvePoolSpec, type Allocation, type ResolvedPool } from '@metal-l2/ipam-core';
-import { viewClaim, type ClaimView } from '../claim/claim-view.js';
+import { viewClaim, type ClaimView } from '../claim/claim-contract.js';
 import { planAllocations, type AllocationPlanInput } from './allocation-plan.js';
 
 const now = new Date('2026-11-30T10:00:00Z');

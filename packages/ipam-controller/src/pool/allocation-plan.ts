@@ -13,7 +13,7 @@ import {
   type ClaimRef,
   type ResolvedPool,
 } from '@metal-l2/ipam-core';
-import { ByClaim, claimKey, type ClaimView } from '../claim/claim-view.js';
+import { ByClaim, claimKey, type ClaimView } from '../claim/claim-contract.js';
 
 /** An IPAddress of this pool as the plan needs it. */
 export interface AddressView {

@@ -1,10 +1,15 @@
 import { ClaimReasons, type IPAddress } from '@metal-l2/api';
-import { buildIPAddress } from '../claim/ip-address.js';
-import { clusterStateOf, mayActOn, mayRelease } from '../claim/cluster-state.js';
-import type { ClaimOutcome } from '../claim/claim-status.js';
-import { claimKey, type ClaimView } from '../claim/claim-view.js';
+import {
+  buildIPAddress,
+  claimKey,
+  claimStatusPatch,
+  clusterStateOf,
+  mayActOn,
+  mayRelease,
+  type ClaimOutcome,
+  type ClaimView,
+} from '../claim/claim-contract.js';
 import { deleteIPAddress, ensureClaimFinalizer, ensureIPAddress, removeClaimFinalizer, writeClaimStatus } from '../claim/claim-writes.js';
-import { claimStatusPatch } from '../claim/claim-status.js';
 import type { IpamContext } from '../context.js';
 import { forEachBounded } from '../parallel.js';
 import type { AllocationPlan, ClaimDecision } from './allocation-plan.js';

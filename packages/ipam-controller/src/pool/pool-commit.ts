@@ -45,19 +45,16 @@ export async function commitStatus(
   });
   const nowMs = ctx.now().getTime();
   const waitMs = changesCountsOnly(scope.pool.status, status) ? ctx.countWrites.waitMs(key, uid, nowMs) : 0;
-  if (waitMs === 0) ctx.ownStatusWrites.sending(key, status);
+  const after: IPPool = { ...scope.pool, status };
+  // Sent as what this pass knows: its echo wakes no pass (watches.ts, ownWriteEcho).
+  if (waitMs === 0) ctx.ownWrites.pools.sending('', key, after);
   const written =
     waitMs > 0
       ? undefined
-      : await patchStatusIfChanged({
-          client: ctx.client,
-          type: poolTypeOf(scope.ref.kind),
-          before: scope.pool,
-          after: { ...scope.pool, status },
-        });
+      : await patchStatusIfChanged({ client: ctx.client, type: poolTypeOf(scope.ref.kind), before: scope.pool, after });
   if (written !== undefined) {
     ctx.countWrites.wrote(key, uid, nowMs);
-    ctx.ownWrites.pools.remember(key, '', { basedOn: scope.pool.metadata.resourceVersion, written });
+    ctx.ownWrites.pools.remember('', key, { basedOn: scope.pool.metadata.resourceVersion, written });
   }
   const objectBytes = written === undefined ? undefined : ctx.statusBudget.remember(scope.ref, written);
   recordMetrics(ctx, { scope, plan, counts: status.ipAddresses, objectBytes });

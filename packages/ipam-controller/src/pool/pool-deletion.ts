@@ -1,6 +1,6 @@
 import { IpamFinalizers, type IPPool } from '@metal-l2/api';
 import { done, finalizersWithout, hasFinalizer, isNotFound, requeueAfter, writeFinalizers, type ReconcileResult } from '@metal-l2/kube';
-import type { ClaimView } from '../claim/claim-view.js';
+import type { ClaimView } from '../claim/claim-contract.js';
 import type { IpamContext } from '../context.js';
 import { deleteVrfResources, reservedAddressesOf } from '../vrf/index.js';
 import { commitPoolPass } from './pool-pass.js';

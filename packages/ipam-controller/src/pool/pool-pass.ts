@@ -10,8 +10,7 @@ import {
   type ResolvedPool,
 } from '@metal-l2/ipam-core';
 import { isConflict } from '@metal-l2/kube';
-import type { ClaimView } from '../claim/claim-view.js';
-import { clusterStateOf, mayActOn } from '../claim/cluster-state.js';
+import { clusterStateOf, mayActOn, type ClaimView } from '../claim/claim-contract.js';
 import { IndexNames, type IpamContext } from '../context.js';
 import { planAllocations, type AddressView, type AllocationPlan } from './allocation-plan.js';
 import { applyDecisions, removeAddressesOfDeletingClaims } from './claim-decisions.js';
@@ -23,8 +22,7 @@ import type { PoolBlocker } from './pool-status.js';
 import { ensureBlockLayout } from '../block/block-layout-of-pool.js';
 import type { BlockLayout } from '../block/block-layout.js';
 import { migrateLegacyAllocations } from '../block/block-migration.js';
-import { allocationsOfBlocks, cachedBlocks, commitBlocks, type BlockSet } from '../block/block-store.js';
-import { poolAllocations } from '../block/pool-allocations.js';
+import { allocationsOfBlocks, cachedBlocks, commitBlocks, poolAllocations, type BlockSet } from '../block/block-store.js';
 import { confirmUncachedClaims } from './uncached-claims.js';
 import { ensurePoolMetadata } from './pool-metadata.js';
 import { copiedPoolBlocker, poolOwnership } from './pool-ownership.js';

@@ -1,8 +1,7 @@
 import { CapiAnnotations, PoolReasons, type IPPool } from '@metal-l2/api';
 import { resolvePoolSpec, type ResolvedPool } from '@metal-l2/ipam-core';
 import { done, patchStatusIfChanged, requeueAfter, soonest, type ReconcileResult } from '@metal-l2/kube';
-import type { ClaimView } from '../claim/claim-view.js';
-import { viewClaim } from '../claim/claim-view.js';
+import { viewClaim, type ClaimView } from '../claim/claim-contract.js';
 import { IndexNames, type IpamContext } from '../context.js';
 import { settleClaimsOfMissingPool } from './claim-decisions.js';
 import { keptVrfView, reconcileDeletingPool } from './pool-deletion.js';
@@ -27,14 +26,13 @@ const DUPLICATE_RECHECK_MS = 1_000;
 export async function reconcilePool(ctx: IpamContext, ref: PoolRef): Promise<ReconcileResult> {
   const key = poolIndexKey(ref);
   const inCache = ctx.caches.pools[ref.kind].get(poolObjectKey(ref));
-  const cached = inCache === undefined ? undefined : ctx.ownWrites.pools.fresher(key, '', inCache);
+  const cached = inCache === undefined ? undefined : ctx.ownWrites.pools.fresher('', key, inCache);
   const claims = ctx.caches.claims.byIndex(IndexNames.byPool, key).map(viewClaim);
   if (cached === undefined) {
     ctx.vrf.memory.forget(key);
     ctx.statusBudget.forget(ref);
-    ctx.ownWrites.pools.forget(key);
+    ctx.ownWrites.pools.forget('', key);
     ctx.countWrites.forget(key);
-    ctx.ownStatusWrites.forget(key);
     const labels = { kind: ref.kind, namespace: ref.namespace ?? '', pool: ref.name };
     for (const state of ['total', 'used', 'free', 'out_of_range']) ctx.metrics?.poolAddresses.remove({ ...labels, state });
     ctx.metrics?.poolObjectBytes.remove(labels);

@@ -1,7 +1,7 @@
 import type { IPAddress, IPPool } from '@metal-l2/api';
 import type { Allocation, ResolvedPool } from '@metal-l2/ipam-core';
 import type { ConditionInput } from '@metal-l2/kube';
-import type { ClaimView } from '../claim/claim-view.js';
+import type { ClaimView } from '../claim/claim-contract.js';
 import type { PoolBlocker } from './pool-status.js';
 import type { PoolRef } from '../pool-ref.js';
 

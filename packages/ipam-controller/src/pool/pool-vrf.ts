@@ -1,9 +1,9 @@
 import type { IPPool } from '@metal-l2/api';
 import type { ResolvedPool } from '@metal-l2/ipam-core';
-import { poolAllocations } from '../block/pool-allocations.js';
 import type { IpamContext } from '../context.js';
 import { reconcileVrf, reservedAddressesOf, type VrfEvent } from '../vrf/index.js';
 import { formatPoolRef, type PoolRef } from '../pool-ref.js';
+import { poolAllocations } from '../block/block-store.js';
 import type { VrfView } from './pool-scope.js';
 
 /**

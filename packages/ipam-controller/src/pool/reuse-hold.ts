@@ -81,7 +81,7 @@ export async function checkBlockCount(
     { status: { blocks: { ...pool.status?.blocks, count: blocks.size }, ...(hold === undefined ? {} : { reuseHeldUntil: hold }) } },
     pool.metadata.resourceVersion === undefined ? {} : { resourceVersion: pool.metadata.resourceVersion },
   );
-  const kept = ctx.ownWrites.pools.remember(poolIndexKey(ref), '', { basedOn: pool.metadata.resourceVersion, written });
+  const kept = ctx.ownWrites.pools.remember('', poolIndexKey(ref), { basedOn: pool.metadata.resourceVersion, written });
   reportLostRecords(ctx, kept, `${recorded - blocks.size} of the ${recorded} IPAddressBlocks of ${formatPoolRef(ref)} were deleted`);
   return { pool: kept, blocks };
 }

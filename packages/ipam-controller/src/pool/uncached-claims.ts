@@ -1,8 +1,8 @@
 import type { IPAddress, IPAddressClaim } from '@metal-l2/api';
-import { ByClaim, viewClaim, type ClaimView } from '../claim/claim-view.js';
+import { ByClaim, poolOfClaim, viewClaim, type ClaimView } from '../claim/claim-contract.js';
 import type { IpamContext } from '../context.js';
 import { forEachBounded } from '../parallel.js';
-import { poolIndexKey, poolOfClaim } from '../pool-ref.js';
+import { poolIndexKey } from '../pool-ref.js';
 import type { PoolScope } from './pool-scope.js';
 
 // A stale cache must never decide that a claim is gone (DESIGN §3.1). An allocation or an

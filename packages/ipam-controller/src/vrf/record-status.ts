@@ -38,7 +38,7 @@ export async function recordVrfStatus(
     try {
       const written = await patchStatusIfChanged({ client: ctx.client, type: poolTypeOf(input.ref.kind), before: pool, after });
       if (written === undefined) return pool;
-      return ctx.ownWrites.pools.remember(poolIndexKey(input.ref), '', { basedOn: pool.metadata.resourceVersion, written });
+      return ctx.ownWrites.pools.remember('', poolIndexKey(input.ref), { basedOn: pool.metadata.resourceVersion, written });
     } catch (err: unknown) {
       if (!isConflict(err)) throw err;
       pool = await ctx.client.get<IPPool>(poolTypeOf(input.ref.kind), poolObjectKey(input.ref));

@@ -1,11 +1,13 @@
 // What the user asks for, checked against the device it is meant for: defaults filled in, vxlan
 // numbers resolved to the VLANs of the device's metro, and every rule the Metal API would enforce
-// (or that would leave the machine unreachable) reported as an issue before any call is made.
+// (or that would leave the machine unreachable; port-rules.ts) reported as an issue before any
+// call is made.
 
 import type { VirtualNetwork } from '../types.js';
 import { PORT_PLAN_ISSUE_CODES } from './port-layout.js';
 import type { PortPlanIssue } from './port-layout.js';
 import { settleDefaults } from './port-layout.js';
+import { checkPortRules, type PortUnderRules, type RuleScope } from './port-rules.js';
 import { sortVlans } from './port-state.js';
 import type { ObservedPort, PortSettings, VlanRef } from './port-state.js';
 
@@ -32,6 +34,8 @@ export interface ResolveContext {
   virtualNetworks: readonly VirtualNetwork[];
   /** The device's metro code; needed only when VLANs are asked for. */
   metro: string | undefined;
+  /** 'template': also the rules new templates are held to (port-rules.ts); default 'device'. */
+  rules?: RuleScope;
 }
 
 /**
@@ -61,7 +65,8 @@ export function resolveDesired(
 
   for (const port of observed) {
     const setting = settings.get(port.name);
-    if (setting !== undefined) checkPort({ port, setting, spec: specs.get(port.name), observed, settings }, issues);
+    if (setting !== undefined)
+      checkPort({ port, setting, spec: specs.get(port.name), observed, settings, rules: context.rules ?? 'device' }, issues);
   }
   return { settings, issues };
 }
@@ -153,58 +158,30 @@ interface PortCheck {
   spec: IndexedSpec | undefined;
   observed: readonly ObservedPort[];
   settings: ReadonlyMap<string, PortSettings>;
+  rules: RuleScope;
 }
 
+/** The rules on what a port's settings may be (port-rules.ts), then what this device allows. */
 function checkPort(c: PortCheck, issues: PortPlanIssue[]): void {
   const { port, setting, spec } = c;
   const at = (field: string): string => (spec === undefined ? `device.ports.${port.name}` : `${spec.path}.${field}`);
-  const add = (code: PortPlanIssue['code'], field: string, message: string): void => {
-    issues.push({ code, path: at(field), message });
+  const bondSetting = port.bondName === undefined ? undefined : c.settings.get(port.bondName);
+  const underRules: PortUnderRules = {
+    name: port.name,
+    isBond: port.isBond,
+    bonded: setting.bonded,
+    layer2: setting.layer2,
+    vlanCount: setting.vlans.length,
+    hasNativeVlan: setting.nativeVlan !== undefined,
+    asked: spec?.port,
+    bond:
+      port.bondName === undefined
+        ? undefined
+        : { name: port.bondName, bonded: bondSetting?.bonded ?? false, layer2: bondSetting?.layer2 ?? false },
+    firstOfBond: port.bondName !== undefined && c.observed.find((p) => p.bondName === port.bondName)?.name === port.name,
+    members: port.isBond ? c.observed.filter((p) => p.bondName === port.name).map((p) => p.name) : [],
   };
-
-  if (port.isBond) {
-    if (!setting.layer2 && !setting.bonded) {
-      add(PORT_PLAN_ISSUE_CODES.layer3PortUnbonded, 'bonded', `${port.name} stays in layer 3, so it must stay bonded`);
-    }
-    if (!setting.bonded && setting.vlans.length > 0) {
-      add(PORT_PLAN_ISSUE_CODES.vlanOnUnbondedBond, 'vlans', `${port.name} is disbonded: assign its VLANs to its physical ports`);
-    }
-    if (!setting.layer2 && setting.nativeVlan !== undefined) {
-      add(PORT_PLAN_ISSUE_CODES.nativeVlanOnLayer3Port, 'nativeVlan', `${port.name} stays in layer 3, so it can carry tagged VLANs only`);
-    }
-  } else {
-    if (spec?.port.layer2 === true) {
-      add(PORT_PLAN_ISSUE_CODES.layer2OnNonBondPort, 'layer2', `${port.name} is not a bond port: only bond ports convert to layer 2`);
-    }
-    const bond = port.bondName === undefined ? undefined : c.settings.get(port.bondName);
-    // The first port of a layer-3 bond carries its addresses; only the others may leave (hybrid).
-    const isPrimary = port.bondName !== undefined && c.observed.find((p) => p.bondName === port.bondName)?.name === port.name;
-    if (isPrimary && bond !== undefined && bond.bonded && !bond.layer2 && !setting.bonded) {
-      add(
-        PORT_PLAN_ISSUE_CODES.layer3PortUnbonded,
-        'bonded',
-        `${port.name} is the first port of ${port.bondName ?? ''}, which stays in layer 3: it must stay bonded (eth1 and later ports may leave)`,
-      );
-    }
-    if (setting.bonded && bond?.bonded !== true) {
-      const why = port.bondName === undefined ? 'belongs to no bond' : `belongs to ${port.bondName}, which is disbonded`;
-      add(PORT_PLAN_ISSUE_CODES.bondedPortWithoutBond, 'bonded', `${port.name} cannot be bonded: it ${why}`);
-    }
-    if (setting.bonded && setting.vlans.length > 0) {
-      add(
-        PORT_PLAN_ISSUE_CODES.vlanOnBondedMember,
-        'vlans',
-        `${port.name} stays bonded: assign its VLANs to ${port.bondName ?? 'the bond port'}`,
-      );
-    }
-  }
-
-  const native = spec?.port.nativeVlan;
-  if (native !== undefined && !(spec?.port.vlans ?? []).includes(native)) {
-    add(PORT_PLAN_ISSUE_CODES.nativeVlanNotAssigned, 'nativeVlan', `native VLAN ${native} is not among the VLANs of ${port.name}`);
-  } else if (native !== undefined && (spec?.port.vlans ?? []).length < 2) {
-    add(PORT_PLAN_ISSUE_CODES.nativeVlanNeedsTwoVlans, 'nativeVlan', `a native VLAN needs at least two VLANs on ${port.name}`);
-  }
+  for (const issue of checkPortRules(underRules, c.rules)) issues.push({ code: issue.code, path: at(issue.field), message: issue.message });
 
   // The API reports disbond_operation_supported for the port's current mode (no for a layer-3
   // bond and its first port); when the bond converts to layer 2 first, the answer no longer holds.
@@ -213,6 +190,10 @@ function checkPort(c: PortCheck, issues: PortPlanIssue[]): void {
   const convertsToLayer2 = bondNow !== undefined && !bondNow.layer2 && c.settings.get(bondNow.name)?.layer2 === true;
   const leavesBond = port.bonded && !setting.bonded;
   if (leavesBond && port.disbondSupported === false && !convertsToLayer2) {
-    add(PORT_PLAN_ISSUE_CODES.disbondNotSupported, 'bonded', `${port.name} does not support leaving its bond`);
+    issues.push({
+      code: PORT_PLAN_ISSUE_CODES.disbondNotSupported,
+      path: at('bonded'),
+      message: `${port.name} does not support leaving its bond`,
+    });
   }
 }

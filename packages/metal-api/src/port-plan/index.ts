@@ -21,5 +21,7 @@ export {
 } from './port-layout.js';
 export type { EffectivePort, PortCount } from './port-layout.js';
 export type { NetworkType, PortShape } from './port-layout.js';
+export { portCelRules } from './port-rules.js';
+export type { RuleScope } from './port-rules.js';
 export { observePorts } from './port-state.js';
 export type { ObservedPort, PortSettings, VlanRef } from './port-state.js';

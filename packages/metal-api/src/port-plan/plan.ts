@@ -30,6 +30,7 @@ import { PORT_PLAN_ISSUE_CODES } from './port-layout.js';
 import type { PortPlanIssue } from './port-layout.js';
 import { deriveNetworkType } from './port-layout.js';
 import type { NetworkType } from './port-layout.js';
+import type { RuleScope } from './port-rules.js';
 import { observePorts, shapeOf } from './port-state.js';
 import type { ObservedPort, PortSettings, VlanRef } from './port-state.js';
 
@@ -88,6 +89,8 @@ export interface PortPlanInput {
   metro?: string;
   /** Addresses to request on a return to layer 3; default DEFAULT_LAYER3_REQUEST_IPS. */
   requestIps?: readonly PortConvertLayer3RequestIp[];
+  /** 'template': also the rules new templates are held to (port-rules.ts); default 'device'. */
+  rules?: RuleScope;
 }
 
 export type PortPlan =
@@ -113,6 +116,7 @@ export function planPortChanges(input: PortPlanInput): PortPlan {
   const desired = resolveDesired(input.desired, ports, {
     virtualNetworks: input.virtualNetworks,
     metro: input.metro ?? input.device.metro?.code,
+    ...(input.rules === undefined ? {} : { rules: input.rules }),
   });
   if (desired.issues.length > 0) return { kind: 'refused', issues: desired.issues };
 

@@ -31,6 +31,8 @@ export const PORT_PLAN_ISSUE_CODES = {
   vlanOnBondedMember: 'VlanOnBondedMember',
   /** VLANs on a disbonded bond port: they belong on its physical ports. */
   vlanOnUnbondedBond: 'VlanOnUnbondedBond',
+  /** New templates: a physical port leaving a bond that stays bonded in layer 2 (hybrid needs the bond in layer 3). */
+  portLeavesLayer2Bond: 'PortLeavesLayer2Bond',
   /** The native VLAN is not one of the port's VLANs. */
   nativeVlanNotAssigned: 'NativeVlanNotAssigned',
   /** A native VLAN needs at least two VLANs on the port (as the Terraform provider checks). */

@@ -19,7 +19,7 @@ import {
 } from '@metal-l2/metal-api';
 import { UserStateCode } from '@metal-l2/machine-config';
 import { machineMetal, readDevice, type MetalAccess } from '../metal/machine-metal.js';
-import { desiredNetworkMode, desiredPorts, removesLayer3 } from '../port-rules.js';
+import { desiredNetworkMode, desiredPorts, removesLayer3 } from '../resolved-ports.js';
 import {
   afterMetalError,
   afterMetalFailure,

@@ -28,7 +28,7 @@ import {
 import { announcerFor, type Announcement } from './endpoint-announcer.js';
 import { IndexNames } from '../context.js';
 import { checkInjected, injectionRecord, type UserDataRecord } from './injected-config.js';
-import { networkConfigOf } from '../port-rules.js';
+import { networkConfigOf } from '../resolved-ports.js';
 import { describe, type MachineNetworkScope, markCondition } from './scope.js';
 
 /** The API server's limit on a Secret: the decoded bytes of all its data values together (corev1 MaxSecretSize). */
@@ -221,6 +221,7 @@ function writableValue(scope: MachineNetworkScope, { machine, secretName, secret
 const REFUSAL_REASONS: Partial<Record<InjectRefusalReason, string>> = {
   IgnitionNotSupported: MachineNetworkReasons.ignitionNotSupported,
   IgnitionNeedsNetworkd: MachineNetworkReasons.ignitionNeedsNetworkd,
+  AnnouncerImageNotConfigured: MachineNetworkReasons.announcerImageNotConfigured,
 };
 
 /** Wraps the user data around the network configuration and writes it when it changed; gives the configuration's hash. */
@@ -236,6 +237,7 @@ async function writeInjected(
     format: decode(secret.data?.['format']),
     network: input.injected.network,
     ...(announcer === undefined ? {} : { announcer }),
+    ...(ctx.announcerImage === undefined ? {} : { announcerImage: ctx.announcerImage }),
   });
   switch (result.kind) {
     case 'refused': {

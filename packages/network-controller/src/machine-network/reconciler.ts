@@ -32,7 +32,7 @@ import { configurePorts, driftCheckDelayMs, forgetDriftCheck } from './configure
 import { releaseClaims, removeFinalizer, unassignVlans } from './deletion.js';
 import { keepRecord, restoreRecord } from './durable-record.js';
 import { afterMetalWait } from './port-driver.js';
-import { desiredNetworkMode } from '../port-rules.js';
+import { desiredNetworkMode } from '../resolved-ports.js';
 import { ensureClaims } from './ensure-claims.js';
 import { clearHoldReason, holdAfterCreation, keepHeld, releaseUnlinked, type HeldMachine } from './hold-without-network.js';
 import { machineHold } from '../hold.js';
@@ -169,7 +169,7 @@ export async function reconcileMachineNetwork(
   const { namespace, name } = key;
   const pm = ctx.caches.packetMachines.get(key);
   const cached = ctx.caches.machineNetworks.get(key);
-  let mn = cached === undefined ? undefined : ctx.lastWrites.fresher(`${namespace}/${name}`, '', cached);
+  let mn = cached === undefined ? undefined : ctx.ownWrites.fresher('', `${namespace}/${name}`, cached);
   if (pm === undefined && mn === undefined) return done();
 
   const clusterName = pm?.metadata.labels?.[CapiLabels.clusterName] ?? mn?.metadata.labels?.[CapiLabels.clusterName];
@@ -254,7 +254,7 @@ function startScope(
 async function runDeletion(scope: MachineNetworkScope, writes: Writes): Promise<ReconcileResult> {
   const outcome = await runSteps(scope, machineOutlivesNetwork(scope) ? keepSteps : deleteSteps);
   if (outcome.kind === 'continue') {
-    scope.ctx.lastWrites.forget(`${scope.namespace}/${scope.name}`);
+    scope.ctx.ownWrites.forget('', `${scope.namespace}/${scope.name}`);
     forgetDriftCheck(scope);
     return done(); // finalizer removed: the object is gone
   }
@@ -325,7 +325,7 @@ interface Writes {
 
 /**
  * Sends what changed since the last write (and the durable record with it); the next write diffs
- * against its result. Each version written is remembered over the cache (ctx.lastWrites), so the
+ * against its result. Each version written is remembered over the cache (ctx.ownWrites), so the
  * next reconcile does not act on the informer's older copy (miss the VLAN batch just started and
  * start another).
  */
@@ -336,7 +336,7 @@ async function write(scope: MachineNetworkScope, writes: Writes): Promise<void> 
     signal: scope.rctx.signal,
     onWrite: (w) => {
       const written = w as MachineNetwork;
-      scope.ctx.lastWrites.remember(key, '', { basedOn: writes.basedOn, written });
+      scope.ctx.ownWrites.remember('', key, { basedOn: writes.basedOn, written });
       writes.basedOn = written.metadata.resourceVersion;
     },
   });

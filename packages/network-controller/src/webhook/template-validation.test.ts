@@ -133,10 +133,10 @@ describe('validateTemplate: templates that are refused', () => {
       spec: spec({ name: 'eth1', vlans: [vlan(1000)] }),
       want: [
         {
-          code: 'VlanOnBondedPort',
+          code: 'PortPlan',
           path: 'spec.ports[0].vlans',
           message:
-            'eth1 stays in bond0, so it carries no VLANs of its own: list them on bond0, or take eth1 out of the bond (bonded: false on eth1 for hybrid, or layer2: true and bonded: false on bond0 for layer2-individual)',
+            'eth1 stays in bond0, so it carries no VLANs of its own: list them on bond0, or take eth1 out of the bond (bonded: false on eth1 for hybrid, or layer2: true and bonded: false on bond0 for layer2-individual) (VlanOnBondedMember)',
         },
       ],
     },
@@ -145,10 +145,10 @@ describe('validateTemplate: templates that are refused', () => {
       spec: spec({ name: 'bond0', layer2: true, bonded: false, vlans: [vlan(1000)] }),
       want: [
         {
-          code: 'VlanOnDisbondedBond',
+          code: 'PortPlan',
           path: 'spec.ports[0].vlans',
           message:
-            'bond0 is disbonded (layer2-individual: layer2 with bonded: false), so it carries no VLANs: list them on eth0 and eth1 instead',
+            'bond0 is disbonded (layer2-individual: layer2 with bonded: false), so it carries no VLANs: list them on eth0 and eth1 instead (VlanOnUnbondedBond)',
         },
       ],
     },
@@ -157,10 +157,10 @@ describe('validateTemplate: templates that are refused', () => {
       spec: spec({ name: 'bond0', layer2: true, vlans: [vlan(1000)] }, { name: 'eth1', bonded: false, vlans: [vlan(1001)] }),
       want: [
         {
-          code: 'PortLeavesLayer2Bond',
+          code: 'PortPlan',
           path: 'spec.ports[1].bonded',
           message:
-            'eth1 leaves bond0 while bond0 stays bonded in layer 2: a port leaves its bond only in hybrid mode, which keeps bond0 in layer 3 (drop layer2 on bond0), or with the whole bond in layer2-individual (bonded: false on bond0)',
+            'eth1 leaves bond0 while bond0 stays bonded in layer 2: a port leaves its bond only in hybrid mode, which keeps bond0 in layer 3 (drop layer2 on bond0), or with the whole bond in layer2-individual (bonded: false on bond0) (PortLeavesLayer2Bond)',
         },
       ],
     },
@@ -193,7 +193,8 @@ describe('validateTemplate: templates that are refused', () => {
         {
           code: 'PortPlan',
           path: 'spec.ports[0].vlans[0].native',
-          message: 'a native VLAN needs at least two VLANs on eth1 (NativeVlanNeedsTwoVlans)',
+          message:
+            'eth1: a native VLAN needs at least one other (tagged) VLAN on the same port, as Equinix Metal requires; list a tagged VLAN beside it or drop native (NativeVlanNeedsTwoVlans)',
         },
       ],
     },

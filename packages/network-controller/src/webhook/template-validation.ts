@@ -1,40 +1,36 @@
-// The rules of a MachineNetworkTemplate that span ports, which CEL on one port cannot express.
-// Pure: the validating webhook formats the issues, and the reconciler may reuse them for its
-// InvalidTemplate condition. The Metal port planner (metal-api) is asked too, against a freshly
-// provisioned server of the plan the template is written for, so a template is refused here, with
-// the planner's words, for anything the planner would refuse on the machine later.
+// The rules of a MachineNetworkTemplate that CEL on one port cannot express. Pure: the validating
+// webhook formats the issues. What a port's settings may be is not decided here but by metal-api's
+// port rules, through the Metal port planner asked against a freshly provisioned server of the plan
+// the template is written for (with the rules new templates are held to): a template is refused
+// here, in the planner's words, for anything the planner would refuse on the machine later. Left
+// here: what spans ports without being about them (default routes, pools) and the port names.
 
 import { isIPv6 } from 'node:net';
 import type { MachineNetworkTemplateSpec, NetworkMode, Port } from '@metal-l2/api';
 import {
-  effectivePorts,
   FOUR_PORT_ONLY,
   PORT_LAYOUTS,
   planPortChanges,
   portNamesOf,
   type Device,
-  type EffectivePort,
   type Port as MetalPort,
   type PortCount,
   type PortPlanIssue,
   type VirtualNetwork,
 } from '@metal-l2/metal-api';
-import { resolvePorts } from '../port-rules.js';
+import { resolvePorts } from '../resolved-ports.js';
 
 export const TEMPLATE_ISSUE_CODES = {
   /** A port name no Metal server plan has (2-port: bond0, eth0, eth1; 4-port: also bond1, eth2, eth3). */
   unknownPort: 'UnknownPort',
   /** More than one default route of one address family across the template. */
   multipleDefaultRoutes: 'MultipleDefaultRoutes',
-  /** VLANs on an eth port that stays in its bond. */
-  vlanOnBondedPort: 'VlanOnBondedPort',
-  /** VLANs on a disbonded bond (layer2-individual): they belong on its eth ports. */
-  vlanOnDisbondedBond: 'VlanOnDisbondedBond',
-  /** An eth port leaving a bond that stays bonded in layer 2 (hybrid needs the bond in layer 3). */
-  portLeavesLayer2Bond: 'PortLeavesLayer2Bond',
   /** addressesFromPools with an empty apiGroup. */
   emptyPoolApiGroup: 'EmptyPoolApiGroup',
-  /** The port planner refuses the ports (its code is in the message's context). */
+  /**
+   * The port planner refuses the ports: a port rule (metal-api port-rules.ts: VLANs on a port that
+   * stays bonded, a port leaving a layer-2 bond, ...) or the plan itself; its code ends the message.
+   */
   portPlan: 'PortPlan',
 } as const;
 export type TemplateIssueCode = (typeof TEMPLATE_ISSUE_CODES)[keyof typeof TEMPLATE_ISSUE_CODES];
@@ -57,8 +53,8 @@ export interface TemplateValidation {
 const KNOWN_PORTS = new Set(portNamesOf(4));
 
 /**
- * Called for a new template (the webhook) or a template a machine uses (the reconciler). Assumes
- * the CRD schema and its CEL rules have passed (per-port rules are not repeated). Never throws.
+ * Called for a new template (the webhook). Assumes the CRD schema and its CEL rules have passed
+ * (the planner may say again what CEL said; it never is asked when CEL refused). Never throws.
  */
 export function validateTemplate(spec: Pick<MachineNetworkTemplateSpec, 'ports'>): TemplateValidation {
   const issues: TemplateIssue[] = [];
@@ -79,8 +75,6 @@ export function validateTemplate(spec: Pick<MachineNetworkTemplateSpec, 'ports'>
       });
     }
   });
-  const effective = new Map(effectivePorts(resolved.desired, portCount).map((e) => [e.name, e]));
-  ports.forEach((port, i) => checkPort({ port, index: i, effective }, issues));
   checkDefaultRoutes(ports, issues);
   checkPools(ports, issues);
 
@@ -90,14 +84,11 @@ export function validateTemplate(spec: Pick<MachineNetworkTemplateSpec, 'ports'>
     desired: resolved.desired.filter((_, index) => KNOWN_PORTS.has(ports[index]?.name ?? '')),
     virtualNetworks: vlansOf(ports),
     metro: METRO,
+    rules: 'template',
   });
   let networkType: NetworkMode | undefined;
   if (plan.kind === 'refused') {
-    for (const issue of plan.issues) {
-      const mapped = fromPlannerIssue(issue, known);
-      // Our own rules say the same thing about the same field in the template's words.
-      if (!issues.some((own) => own.path === mapped.path)) issues.push(mapped);
-    }
+    for (const issue of plan.issues) issues.push(fromPlannerIssue(issue, known));
   } else if (plan.to === undefined) {
     issues.push({
       code: TEMPLATE_ISSUE_CODES.portPlan,
@@ -108,55 +99,6 @@ export function validateTemplate(spec: Pick<MachineNetworkTemplateSpec, 'ports'>
     networkType = plan.to;
   }
   return { issues, warnings, networkType: issues.length === 0 ? networkType : undefined };
-}
-
-interface PortCheck {
-  readonly port: Port;
-  readonly index: number;
-  readonly effective: ReadonlyMap<string, EffectivePort>;
-}
-
-function checkPort(c: PortCheck, issues: TemplateIssue[]): void {
-  const { port, index } = c;
-  const self = c.effective.get(port.name);
-  if (self === undefined) return;
-  const hasVlans = (port.vlans ?? []).length > 0;
-  const at = `spec.ports[${index}]`;
-  if (self.isBond) {
-    if (self.layer2 && !self.bonded && hasVlans) {
-      const members = membersOf(port.name, c.effective).join(' and ');
-      issues.push({
-        code: TEMPLATE_ISSUE_CODES.vlanOnDisbondedBond,
-        path: `${at}.vlans`,
-        message: `${port.name} is disbonded (layer2-individual: layer2 with bonded: false), so it carries no VLANs: list them on ${members} instead`,
-      });
-    }
-    return;
-  }
-  const bond = self.bond === undefined ? undefined : c.effective.get(self.bond);
-  if (bond === undefined) return;
-  if (self.bonded && hasVlans) {
-    issues.push({
-      code: TEMPLATE_ISSUE_CODES.vlanOnBondedPort,
-      path: `${at}.vlans`,
-      message:
-        `${port.name} stays in ${self.bond ?? 'its bond'}, so it carries no VLANs of its own: list them on ${self.bond ?? 'the bond'}, ` +
-        `or take ${port.name} out of the bond (bonded: false on ${port.name} for hybrid, or layer2: true and bonded: false on ${self.bond ?? 'the bond'} for layer2-individual)`,
-    });
-  }
-  if (!self.bonded && bond.bonded && bond.layer2) {
-    issues.push({
-      code: TEMPLATE_ISSUE_CODES.portLeavesLayer2Bond,
-      path: `${at}.bonded`,
-      message:
-        `${port.name} leaves ${self.bond ?? 'its bond'} while ${self.bond ?? 'the bond'} stays bonded in layer 2: a port leaves its bond only in hybrid mode, ` +
-        `which keeps ${self.bond ?? 'the bond'} in layer 3 (drop layer2 on ${self.bond ?? 'the bond'}), or with the whole bond in layer2-individual (bonded: false on ${self.bond ?? 'the bond'})`,
-    });
-  }
-}
-
-function membersOf(bond: string, effective: ReadonlyMap<string, EffectivePort>): string[] {
-  return [...effective.entries()].filter(([, e]) => e.bond === bond).map(([name]) => name);
 }
 
 function checkDefaultRoutes(ports: readonly Port[], issues: TemplateIssue[]): void {

@@ -1,6 +1,6 @@
 import { describe, expect, test } from '@jest/globals';
 import type { Port, Vlan } from '@metal-l2/api';
-import { desiredNetworkMode, desiredPorts, networkConfigOf, removesLayer3, resolvePorts } from './port-rules.js';
+import { desiredNetworkMode, desiredPorts, networkConfigOf, removesLayer3, resolvePorts } from './resolved-ports.js';
 import { validateTemplate } from './webhook/template-validation.js';
 
 const pool = { apiGroup: 'ipam.metal.x-k8s.io', kind: 'InClusterIPPool', name: 'vrf-pool' };

@@ -3,8 +3,9 @@
 // renderers are told). The admission webhook, the reconciler and the renderer input all come
 // from here, so a port's defaults (a physical port follows ITS bond, which on 4-port plans may be
 // bond1) are applied one way. The Metal facts themselves (layouts, defaults, the type) live in
-// metal-api's port layout; this module only maps the API's Port onto them, which metal-api
-// cannot do (it does not know the CRD types: dependencies point from the controllers down).
+// metal-api's port layout, and what a port's settings may be in its port rules; this module only
+// maps the API's Port onto them, which metal-api cannot do (it does not know the CRD types:
+// dependencies point from the controllers down).
 
 import type { AddressRecord, MachineNetworkSpec, NetworkMode, Port } from '@metal-l2/api';
 import type { MachineNetworkConfig, PortConfig } from '@metal-l2/machine-config';
@@ -67,7 +68,7 @@ function desiredPortOf(port: Port): DesiredPort {
 
 // ---- What the reconciler asks of a spec: the planner's ports, the mode, the OS renderers' input ----
 
-/** The spec's ports as the Metal planner takes them (see port-rules). */
+/** The spec's ports as the Metal planner takes them (see resolvePorts). */
 export function desiredPorts(spec: Pick<MachineNetworkSpec, 'ports'>): DesiredPort[] {
   return [...resolvePorts(spec.ports).desired];
 }
@@ -91,7 +92,7 @@ export function removesLayer3(spec: Pick<MachineNetworkSpec, 'ports'>): boolean 
 /**
  * The machine-config input for a MachineNetwork: its spec snapshot with the allocated addresses
  * filled in per (port, VLAN). Physical ports the spec lists without `bonded` follow their bond
- * (port-rules: on 4-port plans eth1 and eth3 follow bond1).
+ * (metal-api's port layout: on 4-port plans eth1 and eth3 follow bond1).
  */
 export function networkConfigOf(
   spec: Pick<MachineNetworkSpec, 'ports' | 'os'>,
