@@ -131,6 +131,9 @@ describe('data plane', () => {
         const mn = await machineNetwork(world, m);
         for (const a of (mn?.status?.addresses ?? []) as { vxlan: number; address: string }[]) addresses.set(`${m}/${a.vxlan}`, a.address);
       }
+      // An agent answer crosses virtio-serial, which takes 32 KiB a write: a larger one arrives whole.
+      const large = await rack.run('hb', ['sh', '-c', 'yes metal-l2 | head -c 200000']);
+      expect(large.stdout).toHaveLength(200_000);
       // The guests' own cloud-init ran the boot script, from the device's user data, through the metadata host.
       for (const m of MACHINES) {
         const userdata = await rack.run(m, ['cat', '/var/lib/cloud/instance/user-data.txt']);
@@ -152,7 +155,8 @@ describe('data plane', () => {
       ]);
       const [networking, networkd, ...links] = fcState.stdout.trim().split('\n');
       expect([networking, networkd]).toEqual(['inactive', 'active']);
-      expect(links.map((l) => l.trim().split(/\s+/).slice(1, 3))).toEqual([
+      // networkctl lists by ifindex, and networkd creates the two netdevs in either order.
+      expect(links.map((l) => l.trim().split(/\s+/).slice(1, 3)).sort()).toEqual([
         ['bond0.1000', 'vlan'],
         ['bond0.1001', 'vlan'],
       ]);
