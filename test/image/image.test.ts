@@ -10,6 +10,7 @@ import {
   readdirSync,
   readlinkSync,
   rmSync,
+  rmdirSync,
   statSync,
   writeFileSync,
 } from 'node:fs';
@@ -504,6 +505,15 @@ describe('container image', () => {
       }
       await stopChild(daemon, 'SIGTERM');
       await run('ip', ['netns', 'delete', ns]).catch(() => undefined);
+      // runc leaves the namespace's parent cgroup (ctr's default path /metal-l2/<container>) in each
+      // hierarchy; rmdir removes it only while empty.
+      for (const hierarchy of ['', ...readdirSync('/sys/fs/cgroup')]) {
+        try {
+          rmdirSync(join('/sys/fs/cgroup', hierarchy, 'metal-l2'));
+        } catch {
+          // not there, not a hierarchy, or in use
+        }
+      }
     });
 
     test(`its ctr is ${version}`, async () => {
