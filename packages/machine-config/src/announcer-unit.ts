@@ -6,7 +6,7 @@
 // non-empty /etc/kubernetes/manifests unless the user's KubeadmControlPlane ignores DirAvailable, and
 // kubelet could not start a pod before kubeadm anyway. The files keepalived reads are the same as on
 // cloud-config machines (keepalived.ts), written with OS interface names by the boot script's unit.
-import { ENDPOINT_STATE_PATH, KEEPALIVED_CONF_PATH } from './keepalived.js';
+import { APISERVER_CHECK_PATH, ENDPOINT_STATE_PATH, KEEPALIVED_CONF_PATH, NOTIFY_SCRIPT_PATH } from './keepalived.js';
 
 /** The unit that runs keepalived; enabled, so it runs on every boot (the boot script's unit runs once). */
 export const ENDPOINT_UNIT = 'metal-l2-endpoint.service';
@@ -18,7 +18,6 @@ export const IMAGE_KEEPALIVED = '/usr/sbin/keepalived';
 /** Where Flatcar has containerd's client. */
 const CTR = '/usr/bin/ctr';
 
-const KEEPALIVED_DIR = KEEPALIVED_CONF_PATH.slice(0, KEEPALIVED_CONF_PATH.lastIndexOf('/'));
 const STATE_DIR = ENDPOINT_STATE_PATH.slice(0, ENDPOINT_STATE_PATH.lastIndexOf('/'));
 
 // A name component of an image path (lower case, separated by '.', '_', '__' or dashes).
@@ -56,14 +55,20 @@ const ctr = (...args: string[]): string => [CTR, '--namespace', ANNOUNCER_CTR_NA
  * waits, since restarting a unit keeps its start job pending. keepalived gets the host's network
  * namespace and only NET_ADMIN (addresses) and NET_RAW (VRRP's raw socket) beyond containerd's
  * defaults; root in the container (`--user`, which ctr has since containerd 1.7), since the image's
- * user is the controllers' 65532. /etc/keepalived
- * read-only; /run/metal-l2 for the notify script's state file. A container left by a killed `ctr`
+ * user is the controllers' 65532. The announcer's three files in /etc/keepalived read-only, each on
+ * its own: the directory would hide the image's /etc/keepalived/keepalived.config-opts, without which
+ * Debian's keepalived 2.3 exits 1 at once (test/image/image.test.ts runs these lines under containerd
+ * 2.0 and 1.7). A file's mount holds the file as it was at start: the boot script writes them before
+ * this unit starts. /run/metal-l2 for the notify script's state file. A container left by a killed `ctr`
  * (not removed by --rm) is removed before the next start.
  */
 export function renderEndpointUnit(image: string, order: { after: string; before: string }): string {
   const issue = announcerImageIssue(image);
   if (issue !== undefined) throw new Error(`announcer image ${issue}`);
-  const mounts = [`src=${KEEPALIVED_DIR},dst=${KEEPALIVED_DIR},options=rbind:ro`, `src=${STATE_DIR},dst=${STATE_DIR},options=rbind:rw`];
+  const mounts = [
+    ...[KEEPALIVED_CONF_PATH, APISERVER_CHECK_PATH, NOTIFY_SCRIPT_PATH].map((f) => `src=${f},dst=${f},options=rbind:ro`),
+    `src=${STATE_DIR},dst=${STATE_DIR},options=rbind:rw`,
+  ];
   const run = [
     'run',
     '--rm',
