@@ -1,7 +1,10 @@
 import { describe, expect, test } from '@jest/globals';
-import { claimObject, kinds, poolObject, type Obj } from '@metal-l2/test-support/objects';
+import { IpamLabels } from '@metal-l2/api';
+import { createRuntimeMetrics } from '@metal-l2/kube';
+import { claimObject, kinds, poolObject, readyCondition, type Obj } from '@metal-l2/test-support/objects';
 import { timeouts } from '@metal-l2/test-support/timeouts';
 import { waitFor } from '@metal-l2/test-support/wait-for';
+import { blockIndexOf, blockName } from '../src/block/block-layout.js';
 import { boundAddress } from './support/claims.js';
 import { allocationsOf } from './support/allocations.js';
 import { useIpamNamespace } from './support/ipam-namespace.js';
@@ -110,6 +113,63 @@ describe('a claims cache that lags', () => {
       expect(new Set(Object.values(allocations)).size).toBe(25);
     } finally {
       await lagging.stop();
+    }
+  });
+  test('a pass that writes one block and loses the race on another counts the allocations of the block it wrote', async () => {
+    const metrics = createRuntimeMetrics();
+    const blind = await runController(kc, space.ns, { cacheClient: withHeldWatch('ipaddressblocks'), blockSize: 2, metrics });
+    try {
+      // Three addresses in two blocks of two (.0-.1 and .2-.3), all excluded: the claims wait
+      // together, and the exclusions lifted hand all three out in one pass.
+      const addresses = ['10.89.0.1', '10.89.0.2', '10.89.0.3'];
+      await objects.create(kinds.pool, poolObject('split', { addresses, prefix: 24, excludedAddresses: addresses }, space.ns));
+      const pool = await waitFor(
+        'the pool’s layout recorded',
+        async () => {
+          const p = await objects.get(kinds.pool, 'split', space.ns);
+          return p?.status?.blocks !== undefined ? p : undefined;
+        },
+        { timeoutMs: timeouts.claimBound },
+      );
+      for (let i = 0; i < 3; i++) await objects.create(kinds.claim(), claimObject(`split-${i}`, space.ns, { pool: 'split' }));
+      for (let i = 0; i < 3; i++) {
+        await waitFor(
+          `split-${i} waiting with PoolExhausted`,
+          async () => readyCondition(await objects.get(kinds.claim(), `split-${i}`, space.ns))?.reason === 'PoolExhausted',
+          { timeoutMs: timeouts.claimBound },
+        );
+      }
+      // Another writer has just created the second block (its status not written yet); the blind
+      // replica's cache never shows it, so its create of that block is refused.
+      const uid = pool.metadata.uid ?? '';
+      const namespace = (pool.status?.blocks as { namespace: string }).namespace;
+      await objects.create(kinds.block, {
+        apiVersion: `${kinds.block.group}/${kinds.block.version}`,
+        kind: 'IPAddressBlock',
+        metadata: {
+          name: blockName(uid, blockIndexOf(0x0a590002n, 2)),
+          namespace,
+          labels: { [IpamLabels.poolUid]: uid },
+          ownerReferences: [
+            { apiVersion: `${kinds.pool.group}/${kinds.pool.version}`, kind: 'InClusterIPPool', name: 'split', uid, controller: true },
+          ],
+        },
+        spec: { poolRef: { kind: 'InClusterIPPool', name: 'split', uid }, cidr: '10.89.0.2/31' },
+      });
+      await objects.patch(kinds.pool, 'split', space.ns, { spec: { excludedAddresses: [] } });
+      const bound = new Set<string>();
+      for (let i = 0; i < 3; i++) bound.add((await boundAddress(space.site, `split-${i}`)).spec.address as string);
+      expect([...bound].sort()).toEqual(addresses);
+      const counter = async (name: string): Promise<number> =>
+        (await metrics.registry.getSingleMetricAsString(name))
+          .split('\n')
+          .filter((l) => l.startsWith(`${name}{kind="InClusterIPPool"`))
+          .reduce((sum, l) => sum + Number(l.slice(l.lastIndexOf(' ') + 1)), 0);
+      // The race happened (the refused create), and every address handed out was counted once.
+      expect(await counter('metal_l2_ipam_commit_conflicts_total')).toBeGreaterThanOrEqual(1);
+      expect(await counter('metal_l2_ipam_allocations_total')).toBe(3);
+    } finally {
+      await blind.stop();
     }
   });
 });

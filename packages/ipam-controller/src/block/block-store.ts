@@ -63,10 +63,14 @@ export function allocationsOfBlocks(blocks: BlockSet): Allocation[] {
   return all;
 }
 
-export type BlockCommit =
+export type BlockCommit = (
   | { readonly kind: 'written'; readonly blocks: BlockSet; readonly writes: number }
   /** A block changed under us (or was created by another writer): `blocks` has it as it is now. */
-  | { readonly kind: 'conflict'; readonly blocks: BlockSet };
+  | { readonly kind: 'conflict'; readonly blocks: BlockSet }
+) & {
+  /** The allocations of the blocks this call wrote: committed, even when another block lost a race. */
+  readonly committed: readonly Allocation[];
+};
 
 /**
  * Writes every block whose allocations differ from `allocations` (created first when missing).
@@ -87,10 +91,11 @@ export async function commitBlocks(
   const uid = pool.metadata.uid ?? '';
   const own = ctx.ownWrites.blocks;
   const changed = changedBlocks(input);
-  if (changed.length === 0) return { kind: 'written', blocks: input.blocks, writes: 0 };
+  if (changed.length === 0) return { kind: 'written', blocks: input.blocks, writes: 0, committed: [] };
 
   const blocks = new Map(input.blocks);
   let conflict = false;
+  const committed: Allocation[] = [];
   await forEachBounded(changed, ctx.writeConcurrency, async ({ name, group }) => {
     const allocations = group?.allocations ?? [];
     let block = blocks.get(name);
@@ -112,6 +117,7 @@ export async function commitBlocks(
         after: { ...block, status },
       });
       if (written !== undefined) blocks.set(name, own.remember(uid, name, { basedOn: block.metadata.resourceVersion, written }));
+      committed.push(...allocations);
     } catch (err: unknown) {
       // A patch's NotFound: a block we wrote (and the cache never showed) was deleted since.
       if (!isConflict(err) && !isAlreadyExists(err) && !(isNotFound(err) && !creating)) throw err;
@@ -123,7 +129,7 @@ export async function commitBlocks(
       else blocks.set(name, live);
     }
   });
-  return conflict ? { kind: 'conflict', blocks } : { kind: 'written', blocks, writes: changed.length };
+  return conflict ? { kind: 'conflict', blocks, committed } : { kind: 'written', blocks, writes: changed.length, committed };
 }
 
 /**

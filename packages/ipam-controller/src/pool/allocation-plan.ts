@@ -69,6 +69,11 @@ export interface AllocationPlan {
   readonly released: readonly ClaimView[];
   /** Allocations taken in this write (for logs and metrics). */
   readonly newlyAllocated: number;
+  /**
+   * Those allocations themselves: a write that commits some of its blocks and loses a race on
+   * another counts the ones in the blocks it wrote, since the next pass finds them held.
+   */
+  readonly taken: ReadonlySet<Allocation>;
   /** Allocations recreated from IPAddress objects (status lost or behind). */
   readonly recovered: number;
   /** Second entries of a claim held in two blocks, dropped (settleDuplicates). */
@@ -107,6 +112,7 @@ export function planAllocations(input: AllocationPlanInput): AllocationPlan {
     decisions: allocation.decisions,
     released: input.releasable.filter((c) => !releasedKeys.has(formatClaimRef(refOf(c)))),
     newlyAllocated: allocation.newlyAllocated,
+    taken: allocation.taken,
     recovered: recovery.recovered,
     duplicatesDropped: settled.dropped,
     duplicatesPending: settled.pending,
@@ -272,6 +278,7 @@ function allocateWaiting(
   allocations: Allocation[];
   decisions: ClaimDecision[];
   newlyAllocated: number;
+  taken: ReadonlySet<Allocation>;
   state: AllocationState;
 } {
   const { refOf } = current;
@@ -321,16 +328,17 @@ function allocateWaiting(
     requests.push({});
   }
   const outcome = allocate(state, requests);
-  let newlyAllocated = 0;
+  const taken = new Set<Allocation>();
   outcome.results.forEach((result, i) => {
     const claim = waiting[i];
     if (claim === undefined) return;
     switch (result.kind) {
       case 'allocated': {
         const address = formatAddress({ family: input.pool.family, value: result.address });
-        allocations.push({ address, claim: refOf(claim) });
+        const allocation: Allocation = { address, claim: refOf(claim) };
+        allocations.push(allocation);
+        taken.add(allocation);
         decisions.push({ kind: 'bound', claim, address });
-        newlyAllocated++;
         break;
       }
       case 'exhausted':
@@ -352,7 +360,7 @@ function allocateWaiting(
         break;
     }
   });
-  return { allocations, decisions, newlyAllocated, state: outcome.state };
+  return { allocations, decisions, newlyAllocated: taken.size, taken, state: outcome.state };
 }
 
 function canonical(text: string): string | undefined {

@@ -1,6 +1,7 @@
 import type { IPAddress, IPPool } from '@metal-l2/api';
 import { patchStatusIfChanged } from '@metal-l2/kube';
 import type { IpamContext } from '../context.js';
+import type { BlockCommit } from '../block/block-store.js';
 import { formatPoolRef, poolIndexKey, poolTypeOf, type PoolRef } from '../pool-ref.js';
 import type { AllocationPlan } from './allocation-plan.js';
 import type { PoolScope } from './pool-scope.js';
@@ -71,12 +72,24 @@ export async function commitStatus(
   return { pool: written ?? scope.pool, ...(waitMs > 0 ? { countsDueInMs: waitMs } : {}) };
 }
 
-/** Counts what a pass committed to its blocks (called once per committed plan, whatever the pool write does next). */
-export function recordCommitted(ctx: Pick<IpamContext, 'metrics'>, input: { readonly ref: PoolRef; readonly plan: AllocationPlan }): void {
-  const { kind } = input.ref;
-  ctx.metrics?.allocations.inc({ kind }, input.plan.newlyAllocated);
-  ctx.metrics?.releases.inc({ kind }, input.plan.released.length);
-  ctx.metrics?.duplicatesDropped.inc({ kind }, input.plan.duplicatesDropped);
+/**
+ * Counts what a pass committed to its blocks, whatever the pool write does next. Allocations are
+ * counted by block: when one block loses a race the others stay written, and the next pass finds
+ * their new entries held, not taken. Releases and dropped duplicates are counted once every block
+ * is written (a pass that lost a race finds them again).
+ */
+export function recordCommitted(
+  ctx: Pick<IpamContext, 'metrics'>,
+  input: { readonly ref: PoolRef; readonly plan: AllocationPlan; readonly commit: BlockCommit },
+): void {
+  const { ref, plan, commit } = input;
+  const metrics = ctx.metrics;
+  if (metrics === undefined) return;
+  const taken = commit.committed.filter((a) => plan.taken.has(a)).length;
+  if (taken > 0) metrics.allocations.inc({ kind: ref.kind }, taken);
+  if (commit.kind === 'conflict' || commit.writes === 0) return;
+  metrics.releases.inc({ kind: ref.kind }, plan.released.length);
+  metrics.duplicatesDropped.inc({ kind: ref.kind }, plan.duplicatesDropped);
 }
 
 function recordMetrics(

@@ -86,8 +86,8 @@ export async function commitPoolPass(ctx: IpamContext, input: PoolPassInput): Pr
     });
     const commit = await commitBlocks(ctx, { ref, pool, layout: ready.layout, blocks, allocations: plan.allocations });
     blocks = commit.blocks;
+    recordCommitted(ctx, { ref, plan, commit });
     if (commit.kind === 'conflict') continue;
-    if (commit.writes > 0) recordCommitted(ctx, { ref, plan });
     let written: IPPool;
     let countsDueInMs: number | undefined;
     try {
