@@ -57,7 +57,9 @@ export function ownedClaims(scope: MachineNetworkScope): IPAddressClaim[] {
 /**
  * Postcondition: no live claim is owned by this MachineNetwork any more; each carries the kept
  * record of `deviceID` and why, so neither the garbage collector nor releaseClaims takes it.
- * Returns the addresses kept (as status recorded them, else the claim names), for the Event.
+ * Returns every address kept for that device (as status recorded them, else the claim names),
+ * for the Event: those kept now and those an earlier pass kept (the step runs again after a
+ * conflicting write, and its Warning must say the same thing again, not that nothing is kept).
  */
 export async function keepClaims(scope: MachineNetworkScope, at: { readonly deviceID: string; readonly why: string }): Promise<string[]> {
   const { ctx, machineNetwork: mn } = scope;
@@ -71,7 +73,7 @@ export async function keepClaims(scope: MachineNetworkScope, at: { readonly devi
     `device ${at.deviceID} could not be checked (${at.why}): its server may still use this address. ` +
     `It is released once Metal says the device is gone (checked about every ${Math.round(ctx.timings.driftCheckMs / 1000)} s); ` +
     `fix what was missing, or delete this IPAddressClaim to release the address now`;
-  const kept: string[] = [];
+  const keptNames = new Set(keptEarlier(scope, at.deviceID));
   for (const claim of ownedClaims(scope).filter((c) => c.metadata.deletionTimestamp === undefined)) {
     const owners: OwnerReference[] = (claim.metadata.ownerReferences ?? []).filter((o) => o.uid !== mn.metadata.uid);
     const name = claim.metadata.name ?? '';
@@ -94,12 +96,21 @@ export async function keepClaims(scope: MachineNetworkScope, at: { readonly devi
       if (isNotFound(err)) continue;
       throw new Error(`keep IPAddressClaim ${describe(scope, name)} for device ${at.deviceID}`, { cause: err });
     }
-    const address = (mn.status?.addresses ?? []).find((a) => a.claimName === name);
-    kept.push(address === undefined ? `claim ${name}` : `${address.address} (claim ${name})`);
+    keptNames.add(name);
+    scope.rctx.logger.info('kept an address claim for a device that could not be checked', { claim: name, deviceID: at.deviceID });
   }
-  if (kept.length > 0)
-    scope.rctx.logger.info('kept address claims for a device that could not be checked', { count: kept.length, deviceID: at.deviceID });
-  return kept;
+  return [...keptNames].sort().map((name) => {
+    const address = (mn.status?.addresses ?? []).find((a) => a.claimName === name);
+    return address === undefined ? `claim ${name}` : `${address.address} (claim ${name})`;
+  });
+}
+
+/** The claims an earlier pass kept for this MachineNetwork and device, as the cache shows them. */
+function keptEarlier(scope: MachineNetworkScope, deviceID: string): string[] {
+  return scope.ctx.caches.claims
+    .byIndex(IndexNames.keptClaimByMachineNetwork, describe(scope))
+    .filter((c) => c.metadata.deletionTimestamp === undefined && keptRecordOf(c)?.deviceID === deviceID)
+    .map((c) => c.metadata.name ?? '');
 }
 
 /** Kept claims grouped by what checks them: one device read per device and token. */
