@@ -20,6 +20,7 @@ import { join, relative } from 'node:path';
 import { clearInterval, clearTimeout, setInterval } from 'node:timers';
 import { fileURLToPath } from 'node:url';
 import { startOwnedControlPlane, stopControlPlane, sweepOrphanedControlPlanes } from '@metal-l2/local-control-plane';
+import { awaitBackgroundBuilds } from './test/background-builds.js';
 import { printSummary, renderRecord, seconds } from './test/report.js';
 import { STAGES, SYSTEM_FILES, SYSTEM_MARKERS } from './test/stages.js';
 
@@ -91,6 +92,14 @@ try {
   for (const stage of selected) {
     const files = membership.get(stage.name) ?? [];
     if (stage.name !== 'unit' && plane === undefined && files.length > 0) plane = await startSharedControlPlane();
+    if (stage.name === 'system' && files.length > 0) {
+      const builds = await awaitBackgroundBuilds(root, stage.timeoutSeconds * 1000);
+      if (builds.message !== undefined) (builds.ok ? console.log : console.error)(`\n${builds.message}`);
+      if (!builds.ok) {
+        results.push(notRun(stage, files));
+        continue;
+      }
+    }
     const result = await runStage(stage, files);
     results.push(result);
     if (stage.name === 'unit' && result.outcome !== 'passed') {

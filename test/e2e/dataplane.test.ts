@@ -233,8 +233,8 @@ describe('data plane', () => {
     async () => {
       world.sim.faults.remove(holdBatches);
       // The controller backs off after each refused batch (up to 5 minutes, as controller-runtime
-      // does). The annotation wakes each machine, but no Metal call is made until its wait is over
-      // (docs/network-controller.md, "Metal errors"): Ready may take that long.
+      // does; 3 s in these files: useDataplaneWorld). The annotation wakes each machine, but no
+      // Metal call is made until its wait is over (docs/network-controller.md, "Metal errors").
       for (const m of [...MACHINES, FLATCAR])
         await world.objects.patch(netKinds.packetMachine, m, world.ns, {
           metadata: { annotations: { 'dataplane.test/released': String(Date.now()) } },

@@ -361,6 +361,27 @@ async function secretValue(kc: k8s.KubeConfig, name: string): Promise<string> {
   return Buffer.from(secret.data?.['value'] ?? '', 'base64').toString('utf8');
 }
 
+/**
+ * Cases that mostly wait (on the simulated provisioning, on CAPP's 20 s requeue) and share nothing
+ * the others read (their own Cluster, VLANs, pools and devices) run at the same time: the first of
+ * their tests starts them all, and each test awaits and reports its own. They are registered when
+ * their describe is collected, and all end before the endpoint tests move anything.
+ */
+const overlapped = new Map<string, () => Promise<void>>();
+const overlappedRuns = new Map<string, Promise<void>>();
+function overlappedRun(key: string): Promise<void> {
+  for (const [name, body] of overlapped) {
+    if (overlappedRuns.has(name)) continue;
+    const run = body();
+    // Awaited by its own test; until then a failure must not count as unhandled.
+    run.catch(() => undefined);
+    overlappedRuns.set(name, run);
+  }
+  const run = overlappedRuns.get(key);
+  if (run === undefined) throw new Error(`no overlapped case ${key}`);
+  return run;
+}
+
 let vip = '';
 let cpName = '';
 let workerName = '';
@@ -733,117 +754,129 @@ describe('a layer-2 control plane under CPEM (issue 18 item 6)', () => {
     },
   ];
 
+  for (const c of cases) overlapped.set(`l2 ${c.mode}`, () => l2ControlPlane(c));
   test.each(cases)(
     '$mode: CAPP assigns the elastic IP once active; the conversion takes it off; CAPP’s next reconcile is refused (422) and retried every 20 s while the machine stays ready',
-    async ({ mode, cluster: L2, vxlans, ports }) => {
-      const { objects, sim } = world;
-      for (const vxlan of vxlans) {
-        await metal().virtualNetworks.create(PROJECT_ID, { vxlan, metro: METRO, description: `l2 ${vxlan}` });
-        const third = vxlan - 1080;
-        await objects.create(kinds.pool, {
-          metadata: { name: `vlan-${vxlan}`, namespace: NS },
-          spec: { addresses: [`192.168.${third}.10-192.168.${third}.200`], prefix: 24, gateway: `192.168.${third}.1` },
-        });
-      }
-      await objects.create(kinds.template, { metadata: { name: `${L2}-cp-net`, namespace: NS }, spec: { ports } });
-      await objects.create(kinds.packetMachineTemplate, {
-        metadata: { name: `${L2}-control-plane`, namespace: NS, annotations: { [LINK]: `${L2}-cp-net` } },
-        spec: { template: { spec: { os: 'ubuntu_22_04', billingCycle: 'hourly', machineType: 'c3.small.x86', tags: [] } } },
-      });
-      const pc = await createKubeadmCluster(objects, L2);
-      const l2Vip = pc.spec.controlPlaneEndpoint.host as string;
-      const reservation = () =>
-        [...sim.store.reservations.values()].find((r) => r.tags.includes(`cluster-api-provider-packet:cluster-id:${L2}`));
-      const cp = await waitFor(
-        'KCP to create the l2 control-plane Machine',
-        async () => (await machinesOf((m) => isControlPlane(m) && m.metadata.labels?.['cluster.x-k8s.io/cluster-name'] === L2))[0] ?? false,
-        { timeoutMs: 120_000, intervalMs: 500 },
-      );
-      const name = cp.spec.infrastructureRef.name as string;
-
-      // CAPP: device created, active, elastic IP assigned (201), machine ready; our controller waits for the boot script.
-      const pmReady = await waitFor(
-        `PacketMachine ${name} ready`,
-        async () => {
-          const pm = await objects.get(kinds.packetMachine, name, NS);
-          return pm?.status?.ready === true ? pm : false;
-        },
-        { timeoutMs: 180_000, intervalMs: 500 },
-      );
-      const deviceId = (pmReady.spec.providerID as string).replace('equinixmetal://', '');
-      const assignments = () => sim.requests.entries({ operationId: 'createIPAssignment', deviceId, userAgent: CAPP_AGENT });
-      expect(assignments().map((e) => e.status)).toEqual([201]);
-      expect(sim.store.devices.get(deviceId)?.ipAssignments.some((a) => a.reservationId === reservation()?.id)).toBe(true);
-      const waiting = await waitFor(
-        `MachineNetwork ${name} waiting for the boot script`,
-        async () => {
-          const mn = await objects.get(kinds.machineNetwork, name, NS);
-          return cond(mn, 'PortsConfigured')?.reason === 'WaitingForBootScript' ? mn : false;
-        },
-        { timeoutMs: 120_000, intervalMs: 500 },
-      );
-      expect(waiting).toBeDefined();
-
-      // The boot script reports (code 1001); our controller converts bond0 to layer 2.
-      const event = await fetch(`${sim.url}/metadata/${deviceId}/events`, {
-        method: 'POST',
-        headers: { 'Content-Type': 'application/json' },
-        body: JSON.stringify({ state: 'running', code: 1001, message: 'metal-l2: metadata captured' }),
-      });
-      expect(event.status).toBe(204);
-      const mn = await waitReady(name);
-      expect(mn.status.networkType).toBe(mode);
-      const conversion = sim.requests.entries({ deviceId, operationId: 'convertLayer2', userAgent: OUR_AGENT })[0];
-      expect(conversion).toBeDefined();
-      expect(sim.store.devices.get(deviceId)?.ipAssignments.some((a) => a.reservationId === reservation()?.id)).toBe(false);
-      expect(reservation()).toBeDefined();
-
-      // CAPP's next reconcile (in a cluster: any event on the machine, at the latest the 10-minute
-      // resync; here an annotation on the PacketMachine) finds the reservation unassigned and assigns
-      // it again to the now layer-2 device: refused, logged, requeued after 20 s, for ever.
-      const cappLog = world.managers.find((m) => m.name === 'capp')?.logFile ?? '';
-      const logMark = (await readFile(cappLog, 'utf8')).length;
-      const patchMark = sim.requests.lastSeq();
-      await objects.patch(kinds.packetMachine, name, NS, { metadata: { annotations: { 'metal-l2.test/resync': '1' } } });
-      const after = () => assignments().filter((e) => e.seq > conversion!.seq);
-      const refused = await waitFor(`CAPP assigning the elastic IP to ${name} again`, () => after()[0] ?? false, {
-        timeoutMs: 60_000,
-        intervalMs: 500,
-      });
-      expect(refused.status).toBe(422);
-      expect(refused.rule).toBe('ip-assignment-needs-layer3');
-      // Nothing woke CAPP between the conversion and the annotation (no reconcile, no call).
-      expect(refused.seq).toBeGreaterThan(patchMark);
-      const gapMs = (a: RequestLogEntry, b: RequestLogEntry): number => Date.parse(b.at) - Date.parse(a.at);
-      const retry = await waitFor(
-        `CAPP retrying ${name}'s elastic IP 20 s later`,
-        () => {
-          const calls = after();
-          return calls.find((c, i) => i > 0 && gapMs(calls[i - 1]!, c) >= 19_000) ?? false;
-        },
-        { timeoutMs: 60_000, intervalMs: 500 },
-      );
-      expect(retry.status).toBe(422);
-      const logged = (await readFile(cappLog, 'utf8')).slice(logMark);
-      expect(logged).toContain('err assigining elastic ip to control plane. retrying...');
-      const pm = await objects.get(kinds.packetMachine, name, NS);
-      expect(pm?.status?.ready).toBe(true);
-      expect(cond(pm, 'InstanceReady')?.status).toBe('True');
-      const machine = await objects.get(kinds.machine, name, NS);
-      await writeFile(
-        join(outDir, `${mode}-control-plane.txt`),
-        [
-          `elastic IP ${l2Vip}; CAPP's createIPAssignment calls: ${assignments()
-            .map((e) => `${e.at} ${e.status}${e.rule === undefined ? '' : ` (${e.rule})`}`)
-            .join(', ')}`,
-          `PacketMachine ready=${String(pm?.status?.ready)} conditions=${JSON.stringify(pm?.status?.conditions)}`,
-          `Machine phase=${String(machine?.status?.phase)} infrastructureReady=${String(machine?.status?.infrastructureReady)}`,
-          ...describeCalls(sim.requests.entries({ deviceId })),
-        ].join('\n') + '\n',
-      );
-      expect(machine?.status?.infrastructureReady).toBe(true);
-    },
+    ({ mode }) => overlappedRun(`l2 ${mode}`),
     600_000,
+  );
+
+  async function l2ControlPlane({ mode, cluster: L2, vxlans, ports }: (typeof cases)[number]): Promise<void> {
+    const { objects, sim } = world;
+    for (const vxlan of vxlans) {
+      await metal().virtualNetworks.create(PROJECT_ID, { vxlan, metro: METRO, description: `l2 ${vxlan}` });
+      const third = vxlan - 1080;
+      await objects.create(kinds.pool, {
+        metadata: { name: `vlan-${vxlan}`, namespace: NS },
+        spec: { addresses: [`192.168.${third}.10-192.168.${third}.200`], prefix: 24, gateway: `192.168.${third}.1` },
+      });
+    }
+    await objects.create(kinds.template, { metadata: { name: `${L2}-cp-net`, namespace: NS }, spec: { ports } });
+    await objects.create(kinds.packetMachineTemplate, {
+      metadata: { name: `${L2}-control-plane`, namespace: NS, annotations: { [LINK]: `${L2}-cp-net` } },
+      spec: { template: { spec: { os: 'ubuntu_22_04', billingCycle: 'hourly', machineType: 'c3.small.x86', tags: [] } } },
+    });
+    const pc = await createKubeadmCluster(objects, L2);
+    const l2Vip = pc.spec.controlPlaneEndpoint.host as string;
+    const reservation = () =>
+      [...sim.store.reservations.values()].find((r) => r.tags.includes(`cluster-api-provider-packet:cluster-id:${L2}`));
+    const cp = await waitFor(
+      'KCP to create the l2 control-plane Machine',
+      async () => (await machinesOf((m) => isControlPlane(m) && m.metadata.labels?.['cluster.x-k8s.io/cluster-name'] === L2))[0] ?? false,
+      { timeoutMs: 120_000, intervalMs: 500 },
+    );
+    const name = cp.spec.infrastructureRef.name as string;
+
+    // CAPP: device created, active, elastic IP assigned (201), machine ready; our controller waits for the boot script.
+    const pmReady = await waitFor(
+      `PacketMachine ${name} ready`,
+      async () => {
+        const pm = await objects.get(kinds.packetMachine, name, NS);
+        return pm?.status?.ready === true ? pm : false;
+      },
+      { timeoutMs: 180_000, intervalMs: 500 },
+    );
+    const deviceId = (pmReady.spec.providerID as string).replace('equinixmetal://', '');
+    const assignments = () => sim.requests.entries({ operationId: 'createIPAssignment', deviceId, userAgent: CAPP_AGENT });
+    expect(assignments().map((e) => e.status)).toEqual([201]);
+    expect(sim.store.devices.get(deviceId)?.ipAssignments.some((a) => a.reservationId === reservation()?.id)).toBe(true);
+    const waiting = await waitFor(
+      `MachineNetwork ${name} waiting for the boot script`,
+      async () => {
+        const mn = await objects.get(kinds.machineNetwork, name, NS);
+        return cond(mn, 'PortsConfigured')?.reason === 'WaitingForBootScript' ? mn : false;
+      },
+      { timeoutMs: 120_000, intervalMs: 500 },
+    );
+    expect(waiting).toBeDefined();
+
+    // The boot script reports (code 1001); our controller converts bond0 to layer 2.
+    const event = await fetch(`${sim.url}/metadata/${deviceId}/events`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ state: 'running', code: 1001, message: 'metal-l2: metadata captured' }),
+    });
+    expect(event.status).toBe(204);
+    const mn = await waitReady(name);
+    expect(mn.status.networkType).toBe(mode);
+    const conversion = sim.requests.entries({ deviceId, operationId: 'convertLayer2', userAgent: OUR_AGENT })[0];
+    expect(conversion).toBeDefined();
+    expect(sim.store.devices.get(deviceId)?.ipAssignments.some((a) => a.reservationId === reservation()?.id)).toBe(false);
+    expect(reservation()).toBeDefined();
+
+    // CAPP's next reconcile (in a cluster: any event on the machine, at the latest the 10-minute
+    // resync; here an annotation on the PacketMachine) finds the reservation unassigned and assigns
+    // it again to the now layer-2 device: refused, logged, requeued after 20 s, for ever.
+    const cappLog = world.managers.find((m) => m.name === 'capp')?.logFile ?? '';
+    const logMark = (await readFile(cappLog, 'utf8')).length;
+    const patchMark = sim.requests.lastSeq();
+    await objects.patch(kinds.packetMachine, name, NS, { metadata: { annotations: { 'metal-l2.test/resync': '1' } } });
+    const after = () => assignments().filter((e) => e.seq > conversion!.seq);
+    const refused = await waitFor(`CAPP assigning the elastic IP to ${name} again`, () => after()[0] ?? false, {
+      timeoutMs: 60_000,
+      intervalMs: 500,
+    });
+    expect(refused.status).toBe(422);
+    expect(refused.rule).toBe('ip-assignment-needs-layer3');
+    // Nothing woke CAPP between the conversion and the annotation (no reconcile, no call).
+    expect(refused.seq).toBeGreaterThan(patchMark);
+    const gapMs = (a: RequestLogEntry, b: RequestLogEntry): number => Date.parse(b.at) - Date.parse(a.at);
+    const retry = await waitFor(
+      `CAPP retrying ${name}'s elastic IP 20 s later`,
+      () => {
+        const calls = after();
+        return calls.find((c, i) => i > 0 && gapMs(calls[i - 1]!, c) >= 19_000) ?? false;
+      },
+      { timeoutMs: 60_000, intervalMs: 500 },
+    );
+    expect(retry.status).toBe(422);
+    const logged = (await readFile(cappLog, 'utf8')).slice(logMark);
+    expect(logged).toContain('err assigining elastic ip to control plane. retrying...');
+    const pm = await objects.get(kinds.packetMachine, name, NS);
+    expect(pm?.status?.ready).toBe(true);
+    expect(cond(pm, 'InstanceReady')?.status).toBe('True');
+    const machine = await objects.get(kinds.machine, name, NS);
+    await writeFile(
+      join(outDir, `${mode}-control-plane.txt`),
+      [
+        `elastic IP ${l2Vip}; CAPP's createIPAssignment calls: ${assignments()
+          .map((e) => `${e.at} ${e.status}${e.rule === undefined ? '' : ` (${e.rule})`}`)
+          .join(', ')}`,
+        `PacketMachine ready=${String(pm?.status?.ready)} conditions=${JSON.stringify(pm?.status?.conditions)}`,
+        `Machine phase=${String(machine?.status?.phase)} infrastructureReady=${String(machine?.status?.infrastructureReady)}`,
+        ...describeCalls(sim.requests.entries({ deviceId })),
+      ].join('\n') + '\n',
+    );
+    expect(machine?.status?.infrastructureReady).toBe(true);
+  }
+});
+
+describe('a Flatcar control plane: CABPK renders Ignition (issue 31)', () => {
+  overlapped.set('flatcar', flatcarControlPlane);
+  test(
+    'CABPK’s spec 2.3 for KCP’s machine: our controller injects, CAPP’s device gets exactly that, Ignition’s own validator accepts it, the MachineNetwork is Ready',
+    () => overlappedRun('flatcar'),
+    300_000,
   );
 });
 
@@ -1382,90 +1415,89 @@ function ignitionShape(value: string): unknown {
   };
 }
 
-describe('a Flatcar control plane: CABPK renders Ignition (issue 31)', () => {
-  test('CABPK’s spec 2.3 for KCP’s machine: our controller injects, CAPP’s device gets exactly that, Ignition’s own validator accepts it, the MachineNetwork is Ready', async () => {
-    const { objects, sim } = world;
-    const start = Date.now();
-    const secrets = await watchFirstVersions(world.kc, kinds.secret, NS);
-    try {
-      // Hybrid bonded on two VLANs of its own, written for Flatcar's systemd-networkd.
-      const pool = (name: string) => ({ apiGroup: 'ipam.metal.x-k8s.io', kind: 'InClusterIPPool', name });
-      for (const vxlan of [1104, 1105]) {
-        await metal().virtualNetworks.create(PROJECT_ID, { vxlan, metro: METRO, description: `flatcar ${vxlan}` });
-        const third = vxlan - 1080;
-        await objects.create(kinds.pool, {
-          metadata: { name: `vlan-${vxlan}`, namespace: NS },
-          spec: { addresses: [`192.168.${third}.10-192.168.${third}.200`], prefix: 24, gateway: `192.168.${third}.1` },
-        });
-      }
-      await objects.create(kinds.template, {
-        metadata: { name: `${FLATCAR}-cp-net`, namespace: NS },
-        spec: {
-          os: { renderer: 'networkd' },
-          ports: [
-            {
-              name: 'bond0',
-              vlans: [
-                { vxlan: 1104, addressesFromPools: [pool('vlan-1104')] },
-                { vxlan: 1105, addressesFromPools: [pool('vlan-1105')] },
-              ],
-            },
-          ],
-        },
+/** Issue 31's case, started with the layer-2 control planes (overlapped) and reported by the Flatcar test. */
+async function flatcarControlPlane(): Promise<void> {
+  const { objects, sim } = world;
+  const start = Date.now();
+  const secrets = await watchFirstVersions(world.kc, kinds.secret, NS);
+  try {
+    // Hybrid bonded on two VLANs of its own, written for Flatcar's systemd-networkd.
+    const pool = (name: string) => ({ apiGroup: 'ipam.metal.x-k8s.io', kind: 'InClusterIPPool', name });
+    for (const vxlan of [1104, 1105]) {
+      await metal().virtualNetworks.create(PROJECT_ID, { vxlan, metro: METRO, description: `flatcar ${vxlan}` });
+      const third = vxlan - 1080;
+      await objects.create(kinds.pool, {
+        metadata: { name: `vlan-${vxlan}`, namespace: NS },
+        spec: { addresses: [`192.168.${third}.10-192.168.${third}.200`], prefix: 24, gateway: `192.168.${third}.1` },
       });
-      await objects.create(kinds.packetMachineTemplate, {
-        metadata: { name: `${FLATCAR}-control-plane`, namespace: NS, annotations: { [LINK]: `${FLATCAR}-cp-net` } },
-        spec: { template: { spec: { os: 'flatcar_stable', billingCycle: 'hourly', machineType: 'c3.small.x86', tags: [] } } },
-      });
-      const pc = await createKubeadmCluster(objects, FLATCAR, flatcarKubeadmConfigSpec);
-      const fcVip = pc.spec.controlPlaneEndpoint.host as string;
-      const cp = await waitFor(
-        'KCP to create the Flatcar control-plane Machine',
-        async () =>
-          (await machinesOf((m) => isControlPlane(m) && m.metadata.labels?.['cluster.x-k8s.io/cluster-name'] === FLATCAR))[0] ?? false,
-        { timeoutMs: 120_000, intervalMs: 500 },
-      );
-      const name = cp.spec.infrastructureRef.name as string;
-      const mn = await waitReady(name);
-      expect(mn.status.networkType).toBe('hybrid-bonded');
-
-      // CABPK's Secret as CABPK created it (before our injection): Ignition 2.3.
-      const machine = await objects.get(kinds.machine, name, NS);
-      const secretName = machine?.spec.bootstrap.dataSecretName as string;
-      const created = await secrets.of(secretName, 30_000);
-      const field = (key: string): string =>
-        Buffer.from((created as { data?: Record<string, string> }).data?.[key] ?? '', 'base64').toString('utf8');
-      expect(field('format')).toBe('ignition');
-      const cabpk = field('value');
-      expect(JSON.parse(cabpk)).toMatchObject({
-        ignition: { version: '2.3.0' },
-        systemd: { units: expect.arrayContaining([expect.objectContaining({ name: 'kubeadm.service' })]) },
-      });
-      if (process.env['METAL_L2_WRITE_FIXTURES'] === '1') await writeFile(CABPK_IGNITION_FIXTURE, cabpk);
-      expect(ignitionShape(cabpkIgnition())).toEqual(ignitionShape(cabpk));
-
-      // Injected in place: CABPK's content kept, ours added; the device got exactly that after CAPP's Go templating.
-      const injected = await secretValue(world.kc, secretName);
-      expect(injected).not.toBe(cabpk);
-      const injectedDoc = JSON.parse(injected) as { ignition: { version: string } };
-      expect(injectedDoc.ignition.version).toBe('2.3.0');
-      const pm = await objects.get(kinds.packetMachine, name, NS);
-      const deviceId = (pm?.spec?.providerID as string).replace('equinixmetal://', '');
-      const device = sim.store.devices.get(deviceId);
-      expect(device?.userdata).toBe(
-        await renderGoTemplate(injected, { kubernetesVersion: K8S_VERSION, apiKey: TOKEN, controlPlaneEndpoint: fcVip }),
-      );
-
-      // Ignition's own validator (v0.35, spec 2.x) on what the device received: no error, and nothing
-      // it does not also say of CABPK's own output (its one warning, `Config has unrecognized key: tls`,
-      // is about CABPK's `ignition.security.tls`, which our injection leaves as it is).
-      await writeFile(join(outDir, 'flatcar-control-plane.ign'), device?.userdata ?? '');
-      const ofCabpk = await validateIgnition(cabpk);
-      expect(ofCabpk.code).toBe(0);
-      expect(await validateIgnition(device?.userdata ?? '')).toEqual(ofCabpk);
-      timings['flatcar control plane: Ready and validated'] = since(start);
-    } finally {
-      secrets.stop();
     }
-  }, 300_000);
-});
+    await objects.create(kinds.template, {
+      metadata: { name: `${FLATCAR}-cp-net`, namespace: NS },
+      spec: {
+        os: { renderer: 'networkd' },
+        ports: [
+          {
+            name: 'bond0',
+            vlans: [
+              { vxlan: 1104, addressesFromPools: [pool('vlan-1104')] },
+              { vxlan: 1105, addressesFromPools: [pool('vlan-1105')] },
+            ],
+          },
+        ],
+      },
+    });
+    await objects.create(kinds.packetMachineTemplate, {
+      metadata: { name: `${FLATCAR}-control-plane`, namespace: NS, annotations: { [LINK]: `${FLATCAR}-cp-net` } },
+      spec: { template: { spec: { os: 'flatcar_stable', billingCycle: 'hourly', machineType: 'c3.small.x86', tags: [] } } },
+    });
+    const pc = await createKubeadmCluster(objects, FLATCAR, flatcarKubeadmConfigSpec);
+    const fcVip = pc.spec.controlPlaneEndpoint.host as string;
+    const cp = await waitFor(
+      'KCP to create the Flatcar control-plane Machine',
+      async () =>
+        (await machinesOf((m) => isControlPlane(m) && m.metadata.labels?.['cluster.x-k8s.io/cluster-name'] === FLATCAR))[0] ?? false,
+      { timeoutMs: 120_000, intervalMs: 500 },
+    );
+    const name = cp.spec.infrastructureRef.name as string;
+    const mn = await waitReady(name);
+    expect(mn.status.networkType).toBe('hybrid-bonded');
+
+    // CABPK's Secret as CABPK created it (before our injection): Ignition 2.3.
+    const machine = await objects.get(kinds.machine, name, NS);
+    const secretName = machine?.spec.bootstrap.dataSecretName as string;
+    const created = await secrets.of(secretName, 30_000);
+    const field = (key: string): string =>
+      Buffer.from((created as { data?: Record<string, string> }).data?.[key] ?? '', 'base64').toString('utf8');
+    expect(field('format')).toBe('ignition');
+    const cabpk = field('value');
+    expect(JSON.parse(cabpk)).toMatchObject({
+      ignition: { version: '2.3.0' },
+      systemd: { units: expect.arrayContaining([expect.objectContaining({ name: 'kubeadm.service' })]) },
+    });
+    if (process.env['METAL_L2_WRITE_FIXTURES'] === '1') await writeFile(CABPK_IGNITION_FIXTURE, cabpk);
+    expect(ignitionShape(cabpkIgnition())).toEqual(ignitionShape(cabpk));
+
+    // Injected in place: CABPK's content kept, ours added; the device got exactly that after CAPP's Go templating.
+    const injected = await secretValue(world.kc, secretName);
+    expect(injected).not.toBe(cabpk);
+    const injectedDoc = JSON.parse(injected) as { ignition: { version: string } };
+    expect(injectedDoc.ignition.version).toBe('2.3.0');
+    const pm = await objects.get(kinds.packetMachine, name, NS);
+    const deviceId = (pm?.spec?.providerID as string).replace('equinixmetal://', '');
+    const device = sim.store.devices.get(deviceId);
+    expect(device?.userdata).toBe(
+      await renderGoTemplate(injected, { kubernetesVersion: K8S_VERSION, apiKey: TOKEN, controlPlaneEndpoint: fcVip }),
+    );
+
+    // Ignition's own validator (v0.35, spec 2.x) on what the device received: no error, and nothing
+    // it does not also say of CABPK's own output (its one warning, `Config has unrecognized key: tls`,
+    // is about CABPK's `ignition.security.tls`, which our injection leaves as it is).
+    await writeFile(join(outDir, 'flatcar-control-plane.ign'), device?.userdata ?? '');
+    const ofCabpk = await validateIgnition(cabpk);
+    expect(ofCabpk.code).toBe(0);
+    expect(await validateIgnition(device?.userdata ?? '')).toEqual(ofCabpk);
+    timings['flatcar control plane: Ready and validated'] = since(start);
+  } finally {
+    secrets.stop();
+  }
+}
