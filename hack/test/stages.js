@@ -5,12 +5,14 @@
 // Budgets are the wall time a stage may take on this 2-core CI machine (figures in
 // docs/test-times.md), generous enough not to flake under load: a stage over its budget fails the
 // run with the figure, so a change that makes the suite slower is seen when it lands, not when CI
-// crosses its limit. Set 2026-12-04 from runs on the machine shared with other jobs: unit 10 s at
-// load average 1 and 154 s at 18; core 1,081 s at 7 to 11 and 2,135 s at 15 to 20. The system stage
-// was not run whole there, so its budget is provisional: set it, and tighten the others, from a
-// clean rehearsal. A file running past its stage's fileTimeoutSeconds is taken for a hang and the
-// stage is killed there, so a hang costs that file's limit (2, 10 or 20 minutes), not the CI run;
-// the stage timeout is the last resort (jest itself not ending).
+// crosses its limit. Set 2026-12-06 from clean-clone rehearsals (docs/test-times.md): unit 11 s,
+// core 558 s, system 1,087 s on a cold machine (load average 4 to 5), each with about twice that
+// as margin, less for the system stage, whose files were measured up to 1.3 times slower under
+// load. Before: unit 10 s at load average 1 and 154 s at 18; core 1,081 s at 7 to 11 and 2,135 s at
+// 15 to 20, so a machine shared with other jobs can go over. A file running past its stage's
+// fileTimeoutSeconds is taken for a hang and the stage is killed there, so a hang costs that file's
+// limit (2, 10 or 20 minutes), not the CI run; the stage timeout is the last resort (jest itself
+// not ending).
 
 /**
  * @typedef {object} Stage
@@ -28,7 +30,7 @@ export const STAGES = [
     name: 'unit',
     what: 'pure packages (packages/*/src), no control plane; a failure stops the run',
     workers: 2,
-    budgetSeconds: 240,
+    budgetSeconds: 120,
     timeoutSeconds: 600,
     fileTimeoutSeconds: 120,
   },
@@ -36,16 +38,16 @@ export const STAGES = [
     name: 'core',
     what: 'packages/*/test and test/ on the shared control plane, controllers in process',
     workers: 2,
-    budgetSeconds: 2400,
-    timeoutSeconds: 3000,
+    budgetSeconds: 1200,
+    timeoutSeconds: 2400,
     fileTimeoutSeconds: 600,
   },
   {
     name: 'system',
     what: 'QEMU guests, the node, the demos, the real Cluster API + CAPP, the chart, the image: one at a time',
     workers: 1,
-    budgetSeconds: 1800,
-    timeoutSeconds: 3000,
+    budgetSeconds: 1500,
+    timeoutSeconds: 2400,
     fileTimeoutSeconds: 1200,
   },
 ];
