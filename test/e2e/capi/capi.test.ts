@@ -829,20 +829,24 @@ describe('a layer-2 control plane under CPEM (issue 18 item 6)', () => {
 
     // CAPP's next reconcile (in a cluster: any event on the machine, at the latest the 10-minute
     // resync; here an annotation on the PacketMachine) finds the reservation unassigned and assigns
-    // it again to the now layer-2 device: refused, logged, requeued after 20 s, for ever.
+    // it again to the now layer-2 device: refused, logged, requeued after 20 s, for ever. CAPP may
+    // still be settling from the machine becoming ready when the conversion lands (its own status
+    // writes and the Machine's wake it; seen with the other clusters of this file running beside
+    // it), so a refused call can come before the annotation too: the one the annotation wakes is
+    // asserted, and that none since the conversion got through.
     const cappLog = world.managers.find((m) => m.name === 'capp')?.logFile ?? '';
     const logMark = (await readFile(cappLog, 'utf8')).length;
     const patchMark = sim.requests.lastSeq();
     await objects.patch(kinds.packetMachine, name, NS, { metadata: { annotations: { 'metal-l2.test/resync': '1' } } });
     const after = () => assignments().filter((e) => e.seq > conversion!.seq);
-    const refused = await waitFor(`CAPP assigning the elastic IP to ${name} again`, () => after()[0] ?? false, {
-      timeoutMs: 60_000,
-      intervalMs: 500,
-    });
+    const refused = await waitFor(
+      `CAPP assigning the elastic IP to ${name} again after the annotation`,
+      () => after().find((e) => e.seq > patchMark) ?? false,
+      { timeoutMs: 60_000, intervalMs: 500 },
+    );
     expect(refused.status).toBe(422);
     expect(refused.rule).toBe('ip-assignment-needs-layer3');
-    // Nothing woke CAPP between the conversion and the annotation (no reconcile, no call).
-    expect(refused.seq).toBeGreaterThan(patchMark);
+    expect(after().filter((e) => e.status !== 422)).toEqual([]);
     const gapMs = (a: RequestLogEntry, b: RequestLogEntry): number => Date.parse(b.at) - Date.parse(a.at);
     const retry = await waitFor(
       `CAPP retrying ${name}'s elastic IP 20 s later`,
