@@ -1,16 +1,17 @@
 // What only the system stage runs (the real Cluster API and CAPP managers, the node's programs,
 // containerd) is built by .ci/run in the background, at the lowest CPU priority, while the checks,
 // the unit and the core stages run: on a cold machine those Go builds are most of the install, and
-// the core stage mostly waits. .ci/run writes the builder's pid to PID_FILE and, when it ends, its
-// exit status and duration to STATUS_FILE; the system stage waits for that here. A run that .ci/run
-// did not start (no pid file, or a status already written) waits for nothing, and the tests build
-// what is missing themselves, as they always did.
+// the core stage mostly waits. .ci/run writes the builder's pid to .local/system-builds.pid and,
+// when it ends, its exit status and duration to .local/system-builds.status; the system stage waits
+// for that here. A run that .ci/run did not start (no pid file) waits for nothing, and the tests
+// build what is missing themselves, as they always did.
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { isAlive } from '@metal-l2/local-control-plane';
 
 /** @param {string} root */
-export function backgroundBuildFiles(root) {
+function backgroundBuildFiles(root) {
   const dir = join(root, '.local');
   return {
     pid: join(dir, 'system-builds.pid'),
@@ -31,7 +32,8 @@ export async function awaitBackgroundBuilds(root, timeoutMs) {
   const pid = Number(readFileSync(files.pid, 'utf8').trim());
   const started = Date.now();
   while (!existsSync(files.status)) {
-    if (!alive(pid)) return { ok: false, message: `the background builds (pid ${pid}) ended without a status; see ${files.log}` };
+    if (!Number.isInteger(pid) || pid <= 0 || !isAlive(pid))
+      return { ok: false, message: `the background builds (pid ${pid}) ended without a status; see ${files.log}` };
     if (Date.now() - started > timeoutMs)
       return { ok: false, message: `the background builds (pid ${pid}) did not end within ${timeoutMs / 1000} s; see ${files.log}` };
     await sleep(2_000);
@@ -43,15 +45,4 @@ export async function awaitBackgroundBuilds(root, timeoutMs) {
     return { ok: false, message: `the background builds failed (exit ${code}) after ${took} s; the end of ${files.log}:\n${tail}` };
   }
   return { ok: true, message: `the system stage's background builds took ${took} s; the system stage waited ${waited} s for them` };
-}
-
-/** @param {number} pid */
-function alive(pid) {
-  if (!Number.isInteger(pid) || pid <= 0) return false;
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
 }

@@ -104,12 +104,14 @@ async function specChange(name: string, subnet24: string, round: number): Promis
   );
 }
 
-async function metricValue(metrics: ReturnType<typeof createRuntimeMetrics>, name: string, labels: string): Promise<number> {
+/** The metric's series whose labels start with `labels`, as the registry prints them. */
+async function metricLines(metrics: ReturnType<typeof createRuntimeMetrics>, name: string, labels: string): Promise<string[]> {
   const text = await metrics.registry.getSingleMetricAsString(name);
-  return text
-    .split('\n')
-    .filter((l) => l.startsWith(`${name}{${labels}`))
-    .reduce((sum, l) => sum + Number(l.slice(l.lastIndexOf(' ') + 1)), 0);
+  return text.split('\n').filter((l) => l.startsWith(`${name}{${labels}`));
+}
+
+async function metricValue(metrics: ReturnType<typeof createRuntimeMetrics>, name: string, labels: string): Promise<number> {
+  return (await metricLines(metrics, name, labels)).reduce((sum, l) => sum + Number(l.slice(l.lastIndexOf(' ') + 1)), 0);
 }
 
 describe('what a pass writes', () => {
@@ -236,9 +238,7 @@ describe('what a pass writes', () => {
       expect(passes).toBeGreaterThanOrEqual(claims + 1);
       const bound = claims + Math.ceil((seconds * 1000) / COUNT_WRITE_INTERVAL_MS) + 2;
       // On failure, how the passes ended says what the extra ones were (requeues, errors, or woken).
-      const results = (await metrics.registry.getSingleMetricAsString('controller_runtime_reconcile_total'))
-        .split('\n')
-        .filter((l) => l.includes('controller="inclusterippool"'));
+      const results = await metricLines(metrics, 'controller_runtime_reconcile_total', 'controller="inclusterippool"');
       expect({ passes, seconds, withinBound: passes <= bound, results }).toMatchObject({ withinBound: true });
     } finally {
       await controller.stop();

@@ -74,6 +74,7 @@ export async function keepClaims(scope: MachineNetworkScope, at: { readonly devi
     `It is released once Metal says the device is gone (checked about every ${Math.round(ctx.timings.driftCheckMs / 1000)} s); ` +
     `fix what was missing, or delete this IPAddressClaim to release the address now`;
   const keptNames = new Set(keptEarlier(scope, at.deviceID));
+  let keptNow = 0;
   for (const claim of ownedClaims(scope).filter((c) => c.metadata.deletionTimestamp === undefined)) {
     const owners: OwnerReference[] = (claim.metadata.ownerReferences ?? []).filter((o) => o.uid !== mn.metadata.uid);
     const name = claim.metadata.name ?? '';
@@ -97,8 +98,10 @@ export async function keepClaims(scope: MachineNetworkScope, at: { readonly devi
       throw new Error(`keep IPAddressClaim ${describe(scope, name)} for device ${at.deviceID}`, { cause: err });
     }
     keptNames.add(name);
-    scope.rctx.logger.info('kept an address claim for a device that could not be checked', { claim: name, deviceID: at.deviceID });
+    keptNow++;
   }
+  if (keptNow > 0)
+    scope.rctx.logger.info('kept address claims for a device that could not be checked', { count: keptNow, deviceID: at.deviceID });
   return [...keptNames].sort().map((name) => {
     const address = (mn.status?.addresses ?? []).find((a) => a.claimName === name);
     return address === undefined ? `claim ${name}` : `${address.address} (claim ${name})`;
