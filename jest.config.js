@@ -3,7 +3,7 @@
 // (packages/*/src/**/*.test.ts) need nothing; the core and system stages (packages/*/test, test/)
 // share one real control plane: hack/test-stages.js starts it once for both, and the global setup
 // starts one when jest runs on its own (a single file, `--selectProjects core`).
-import { INTEGRATION_MATCH, SYSTEM_FILES, UNIT_MATCH, exactPathPattern } from './hack/test/stages.js';
+import { INTEGRATION_MATCH, SYSTEM_FILES, UNIT_MATCH, exactPathPattern, systemFilesOf } from './hack/test/stages.js';
 
 const tsJest = ['ts-jest', { useESM: true, tsconfig: '<rootDir>/tsconfig.test.json' }];
 const common = {
@@ -28,12 +28,14 @@ const integration = {
   slowTestThreshold: 30,
 };
 const systemFiles = Object.keys(SYSTEM_FILES);
+// One lane of the system stage when hack/test-stages.js runs its lanes side by side.
+const systemLaneFiles = systemFilesOf(process.env['METAL_L2_TEST_LANE'] || undefined);
 
 export default {
   projects: [
     { ...common, displayName: 'unit', testMatch: UNIT_MATCH },
     { ...integration, displayName: 'core', testMatch: INTEGRATION_MATCH, testPathIgnorePatterns: systemFiles.map(exactPathPattern) },
-    { ...integration, displayName: 'system', testMatch: systemFiles.map((f) => `<rootDir>/${f}`) },
+    { ...integration, displayName: 'system', testMatch: systemLaneFiles.map((f) => `<rootDir>/${f}`) },
   ],
   // Per-file durations for hack/test-stages.js (written only when it asks, through the environment).
   reporters: ['default', '<rootDir>/hack/test/times-reporter.js'],

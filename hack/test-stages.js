@@ -72,11 +72,11 @@ if (checkOnly) {
 const results = [];
 /** @type {{ stateDir: string } | undefined} */
 let plane;
-/** @type {import('node:child_process').ChildProcess | undefined} */
-let running;
+/** The jests running now (a stage's lanes run side by side). @type {Set<import('node:child_process').ChildProcess>} */
+const running = new Set();
 for (const signal of /** @type {const} */ (['SIGINT', 'SIGTERM'])) {
   process.once(signal, () => {
-    if (running?.pid !== undefined) killGroup(running.pid, 'SIGKILL');
+    for (const child of running) if (child.pid !== undefined) killGroup(child.pid, 'SIGKILL');
     void (plane === undefined ? Promise.resolve() : stopControlPlane(plane.stateDir)).finally(() => process.exit(130));
   });
 }
@@ -181,8 +181,11 @@ function walkTests(dir) {
 
 /** The files jest runs for one project, repository-relative. @param {string} project @returns {string[]} */
 function listTests(project) {
+  const env = { ...process.env };
+  delete env['METAL_L2_TEST_LANE']; // every lane's files
   const res = spawnSync(process.execPath, [jestBin, '--listTests', '--json', '--selectProjects', project], {
     cwd: root,
+    env,
     encoding: 'utf8',
     maxBuffer: 16 * 1024 * 1024,
   });
@@ -204,14 +207,70 @@ async function startSharedControlPlane() {
   return owned;
 }
 
-/** @param {Stage} stage @param {string[]} files @returns {Promise<StageResult>} */
+/**
+ * One stage: its jest, or its lanes' jests side by side (each on its lane's files), under the
+ * stage's timeout and its limit for one file. A hang kills the whole stage.
+ * @param {Stage} stage @param {string[]} files @returns {Promise<StageResult>}
+ */
 async function runStage(stage, files) {
-  const timesFile = join(timesDir, `${stage.name}.json`);
-  rmSync(timesFile, { force: true });
+  // A developer's filter (-- -t x, a path) runs as one jest: lanes are for the whole stage's cost.
+  const lanes = stage.lanes !== undefined && jestArgs.length === 0 ? stage.lanes : [undefined];
+  const how = stage.workers === 1 ? 'one at a time' : `${stage.workers} workers`;
   console.log(
-    `\n== stage ${stage.name}: ${files.length} files, ${stage.workers === 1 ? 'one at a time' : `${stage.workers} workers`}, ` +
+    `\n== stage ${stage.name}: ${files.length} files, ${lanes.length > 1 ? `lanes ${lanes.join(' and ')} side by side, each ${how}` : how}, ` +
       `budget ${stage.budgetSeconds} s, timeout ${stage.timeoutSeconds} s: ${stage.what}`,
   );
+  const started = Date.now();
+  const runs = lanes.map((lane) => startJest(stage, lane));
+  /** @type {string | undefined} */
+  let killed;
+  const kill = (/** @type {string} */ why) => {
+    if (killed !== undefined) return;
+    killed = why;
+    console.error(`\nstage ${stage.name}: ${why}: killing its jest (a hang?)`);
+    for (const { child } of runs) {
+      if (child.pid !== undefined) killGroup(child.pid, 'SIGTERM');
+      setTimeout(() => child.pid !== undefined && killGroup(child.pid, 'SIGKILL'), KILL_GRACE_MS).unref();
+    }
+  };
+  const timer = setTimeout(() => kill(`over its timeout of ${stage.timeoutSeconds} s`), stage.timeoutSeconds * 1000);
+  // A file running past its limit is a hang: the stage stops there rather than at its own timeout.
+  const watchdog = setInterval(() => {
+    const now = Date.now();
+    for (const { timesFile } of runs) {
+      for (const [path, since] of Object.entries(readTimes(timesFile).running)) {
+        if (now - since > stage.fileTimeoutSeconds * 1000)
+          kill(`${path} has run ${seconds(now - since)} s, over the ${stage.fileTimeoutSeconds} s a file may take`);
+      }
+    }
+  }, 5_000);
+  const codes = await Promise.all(runs.map(({ exited }) => exited));
+  clearTimeout(timer);
+  clearInterval(watchdog);
+  // Control planes of test files killed with the stage (their owner is gone) are stopped now.
+  if (killed !== undefined) await sweepOrphanedControlPlanes(clustersDir);
+  const wall = seconds(Date.now() - started);
+  const times = runs.flatMap(({ timesFile }) => readTimes(timesFile).files);
+  const reported = new Set(times.map((t) => t.path));
+  const failed = times.some((t) => t.failed > 0);
+  return {
+    stage,
+    outcome: killed !== undefined ? 'timed out' : codes.every((c) => c === 0) && !failed ? 'passed' : 'failed',
+    killed,
+    seconds: wall,
+    files: times,
+    missing: jestArgs.length > 0 ? [] : files.filter((f) => !reported.has(f)),
+  };
+}
+
+/**
+ * One jest of a stage (of one lane when given), in its own process group, so a timeout kills jest's
+ * workers and what the tests started with it.
+ * @param {Stage} stage @param {string | undefined} lane
+ */
+function startJest(stage, lane) {
+  const timesFile = join(timesDir, `${stage.name}${lane === undefined ? '' : `-${lane}`}.json`);
+  rmSync(timesFile, { force: true });
   const args = [
     '--experimental-vm-modules',
     jestBin,
@@ -220,52 +279,19 @@ async function runStage(stage, files) {
     ...(stage.workers === 1 ? ['--runInBand'] : [`--maxWorkers=${stage.workers}`]),
     ...(jestArgs.length > 0 ? ['--passWithNoTests', ...jestArgs] : []),
   ];
-  const started = Date.now();
-  // Its own process group, so a timeout kills jest's workers and what the tests started with it.
-  const child = spawn(process.execPath, args, {
-    cwd: root,
-    stdio: 'inherit',
-    detached: true,
-    env: { ...process.env, METAL_L2_TEST_TIMES_FILE: timesFile },
-  });
-  running = child;
-  /** @type {string | undefined} */
-  let killed;
-  const kill = (/** @type {string} */ why) => {
-    if (killed !== undefined) return;
-    killed = why;
-    console.error(`\nstage ${stage.name}: ${why}: killing its jest (a hang?)`);
-    if (child.pid !== undefined) killGroup(child.pid, 'SIGTERM');
-    setTimeout(() => child.pid !== undefined && killGroup(child.pid, 'SIGKILL'), KILL_GRACE_MS).unref();
-  };
-  const timer = setTimeout(() => kill(`over its timeout of ${stage.timeoutSeconds} s`), stage.timeoutSeconds * 1000);
-  // A file running past its limit is a hang: the stage stops there rather than at its own timeout.
-  const watchdog = setInterval(() => {
-    const now = Date.now();
-    for (const [path, since] of Object.entries(readTimes(timesFile).running)) {
-      if (now - since > stage.fileTimeoutSeconds * 1000)
-        kill(`${path} has run ${seconds(now - since)} s, over the ${stage.fileTimeoutSeconds} s a file may take`);
-    }
-  }, 5_000);
-  /** @type {number | null} */
-  const code = await new Promise((resolve) => child.once('exit', (c) => resolve(c)));
-  clearTimeout(timer);
-  clearInterval(watchdog);
-  running = undefined;
-  // Control planes of test files killed with the stage (their owner is gone) are stopped now.
-  if (killed !== undefined) await sweepOrphanedControlPlanes(clustersDir);
-  const wall = seconds(Date.now() - started);
-  const times = readTimes(timesFile).files;
-  const reported = new Set(times.map((t) => t.path));
-  const failed = times.some((t) => t.failed > 0);
-  return {
-    stage,
-    outcome: killed !== undefined ? 'timed out' : code === 0 && !failed ? 'passed' : 'failed',
-    killed,
-    seconds: wall,
-    files: times,
-    missing: jestArgs.length > 0 ? [] : files.filter((f) => !reported.has(f)),
-  };
+  const env = { ...process.env, METAL_L2_TEST_TIMES_FILE: timesFile };
+  delete env['METAL_L2_TEST_LANE'];
+  if (lane !== undefined) env['METAL_L2_TEST_LANE'] = lane;
+  const child = spawn(process.execPath, args, { cwd: root, stdio: 'inherit', detached: true, env });
+  running.add(child);
+  /** @type {Promise<number | null>} */
+  const exited = new Promise((resolve) =>
+    child.once('exit', (code) => {
+      running.delete(child);
+      resolve(code);
+    }),
+  );
+  return { child, timesFile, exited };
 }
 
 /** @param {Stage} stage @param {string[]} files @returns {StageResult} */

@@ -57,7 +57,7 @@ export function renderRecord(all) {
     '',
     'Written by `npm test` (hack/test-stages.js) after a full green run; commit it with the change that',
     'moved the figures. Budgets and timeouts live in hack/test/stages.js. Seconds are wall time on the',
-    'machine named below; with two workers (core) the files overlap, so their sum exceeds the stage.',
+    'machine named below; with three workers (core) or two lanes (system) the files overlap, so their sum exceeds the stage.',
     '',
     `Last run: ${new Date().toISOString().slice(0, 10)}, ${cpus().length} cores, load average ${loadavg()[0]?.toFixed(1)} at the end.`,
     '',
